@@ -1,0 +1,10 @@
+"""CAPE Lab — entry point. Run with `bash run.sh` (or `streamlit run app.py`)."""
+
+import streamlit as st
+
+st.set_page_config(page_title="CAPE Lab", page_icon="🔐", layout="wide")
+
+pages = {
+    "Learn": [st.Page("pages/overview.py", title="Overview", icon="🏠", default=True)],
+}
+st.navigation(pages).run()

@@ -1,0 +1,94 @@
+"""Input checks for the public entry points.
+
+Each helper validates one parameter and returns the cleaned value. Messages name the
+parameter, the allowed range and the value received, e.g.
+``epsilon must be a float in (0, inf]; got -1.0``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from numbers import Integral, Real
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+
+def check_real(
+    value: object,
+    name: str,
+    *,
+    low: float = -math.inf,
+    high: float = math.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a float after checking it lies in the stated interval."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+    x = float(value)
+    below = x <= low if low_open else x < low
+    above = x >= high if high_open else x > high
+    if math.isnan(x) or below or above:
+        lo_b = "(" if low_open else "["
+        hi_b = ")" if high_open else "]"
+        raise ValueError(f"{name} must be a float in {lo_b}{low:g}, {high:g}{hi_b}; got {value!r}")
+    return x
+
+
+def check_epsilon(value: object, name: str = "epsilon") -> float:
+    """ε in (0, ∞]; ``inf`` means no privacy (no noise)."""
+    return check_real(value, name, low=0.0, low_open=True)
+
+
+def check_delta(value: object, name: str = "delta") -> float:
+    """δ in (0, 1)."""
+    return check_real(value, name, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def check_int(value: object, name: str, *, low: int = 1, high: int | None = None) -> int:
+    """Return ``value`` as an int after checking ``low <= value <= high``."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}")
+    v = int(value)
+    if v < low or (high is not None and v > high):
+        hi = "inf" if high is None else str(high)
+        raise ValueError(f"{name} must be an integer in [{low}, {hi}]; got {v}")
+    return v
+
+
+def check_choice(value: object, name: str, choices: Sequence[str]) -> str:
+    """Return ``value`` after checking it is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}; got {value!r}")
+    return str(value)
+
+
+def check_positive_array(
+    value: ArrayLike, name: str, *, allow_inf: bool = False, allow_zero: bool = False
+) -> NDArray[np.float64]:
+    """A non-empty 1-D float array of positive (or non-negative) finite values."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence; got shape {arr.shape}")
+    bad = np.isnan(arr) | (arr < 0 if allow_zero else arr <= 0)
+    if not allow_inf:
+        bad |= np.isinf(arr)
+    if bad.any():
+        rng = "[0, " if allow_zero else "(0, "
+        rng += "inf]" if allow_inf else "inf)"
+        raise ValueError(f"every entry of {name} must be in {rng}; got {arr[bad][0]!r}")
+    return arr
+
+
+def check_weights(value: ArrayLike | None, n_sites: int, name: str = "weights") -> NDArray:
+    """Site weights μ_s ≥ 0 with Σ μ_s = 1 (to 1e-9); ``None`` gives equal weights 1/S."""
+    if value is None:
+        return np.full(n_sites, 1.0 / n_sites)
+    w = check_positive_array(value, name, allow_zero=True)
+    if w.size != n_sites:
+        raise ValueError(f"{name} must have one entry per site ({n_sites}); got {w.size}")
+    if not math.isclose(w.sum(), 1.0, rel_tol=0.0, abs_tol=1e-9):
+        raise ValueError(f"{name} must sum to 1 (within 1e-9); got sum {w.sum()!r}")
+    return w / w.sum()

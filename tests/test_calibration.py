@@ -1,0 +1,179 @@
+"""Privacy calibration: classic and analytic Gaussian σ, sensitivities, symmetric noise."""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpcore import (
+    ClassicGaussianWarning,
+    gaussian_delta,
+    gaussian_sigma,
+    second_moment_sensitivity,
+    site_noise_std,
+    symmetric_noise,
+)
+from dpcore.noise import n_free_entries
+
+EPS_BELOW_1 = [1e-3, 0.01, 0.1, 0.5, 0.9]
+DELTAS = [1e-10, 1e-6, 1e-3, 0.05]
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), list(itertools.product(EPS_BELOW_1, DELTAS)))
+def test_classic_sigma_is_private_below_eps_1(epsilon, delta):
+    # Dwork & Roth Thm A.1: for ε < 1 the classic σ gives (ε, δ)-DP, so the exact
+    # privacy profile at that σ must not exceed the target δ.
+    sigma = gaussian_sigma(1.0, epsilon, delta)
+    assert gaussian_delta(sigma, sensitivity=1.0, epsilon=epsilon) <= delta
+
+
+def test_classic_sigma_matches_paper_formula():
+    # Sec. 2: τ = (1/(Nε)) sqrt(2 log(1.25/δ)), here with N = 250 (Δ = 1/N).
+    assert gaussian_sigma(1 / 250, 0.5, 0.01) == pytest.approx(
+        math.sqrt(2 * math.log(125.0)) / (250 * 0.5), rel=1e-15
+    )
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 2.0, 10.0])
+def test_classic_warns_from_eps_1(epsilon):
+    with pytest.warns(ClassicGaussianWarning, match="epsilon < 1"):
+        gaussian_sigma(1.0, epsilon, 1e-5)
+
+
+def test_classic_does_not_warn_below_1_and_analytic_never_warns():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gaussian_sigma(1.0, 0.99, 1e-5)
+        gaussian_sigma(1.0, 10.0, 1e-5, method="analytic")
+
+
+def test_classic_above_1_can_fail_to_be_private():
+    # The reason for the warning: at ε = 10, δ = 0.05 the classic σ attains a δ above target.
+    with pytest.warns(ClassicGaussianWarning):
+        sigma = gaussian_sigma(1.0, 10.0, 0.05)
+    assert gaussian_delta(sigma, sensitivity=1.0, epsilon=10.0) > 0.05
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "delta"), list(itertools.product([1e-4, 0.01, 0.5, 1.0, 5.0, 100.0, 1e4], DELTAS))
+)
+def test_analytic_sigma_attains_target_delta_exactly(epsilon, delta):
+    # The analytic σ is the root of δ(σ) = δ; brentq runs to 1e-14 in log σ, so the attained δ
+    # matches to far better than 1e-8 relative.
+    sigma = gaussian_sigma(2.5, epsilon, delta, method="analytic")
+    attained = gaussian_delta(sigma, sensitivity=2.5, epsilon=epsilon)
+    assert attained == pytest.approx(delta, rel=1e-8)
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), list(itertools.product([*EPS_BELOW_1, 1.0], DELTAS)))
+def test_analytic_is_smaller_than_classic_up_to_eps_1(epsilon, delta):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClassicGaussianWarning)
+        classic = gaussian_sigma(1.0, epsilon, delta)
+    assert gaussian_sigma(1.0, epsilon, delta, method="analytic") < classic
+
+
+def test_analytic_is_linear_in_sensitivity_and_decreasing_in_eps_and_delta():
+    base = gaussian_sigma(1.0, 0.5, 1e-5, method="analytic")
+    assert gaussian_sigma(3.0, 0.5, 1e-5, method="analytic") == pytest.approx(3 * base, rel=1e-12)
+    assert gaussian_sigma(1.0, 0.6, 1e-5, method="analytic") < base
+    assert gaussian_sigma(1.0, 0.5, 1e-4, method="analytic") < base
+
+
+@pytest.mark.parametrize("method", ["classic", "analytic"])
+def test_infinite_epsilon_means_no_noise(method):
+    assert gaussian_sigma(1.0, math.inf, 0.01, method=method) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"epsilon": 0.0}, r"epsilon must be a float in \(0, inf\]; got 0.0"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": math.nan}, "epsilon"),
+        ({"delta": 0.0}, r"delta must be a float in \(0, 1\); got 0.0"),
+        ({"delta": 1.0}, "delta"),
+        ({"sensitivity": 0.0}, "sensitivity"),
+        ({"sensitivity": math.inf}, "sensitivity"),
+        ({"method": "laplace"}, "method must be one of"),
+    ],
+)
+def test_gaussian_sigma_rejects_bad_input(kwargs, match):
+    args = {"sensitivity": 1.0, "epsilon": 0.5, "delta": 1e-5, "method": "classic", **kwargs}
+    method = args.pop("method")
+    with pytest.raises(ValueError, match=match):
+        gaussian_sigma(**args, method=method)
+
+
+def test_gaussian_sigma_rejects_wrong_types():
+    with pytest.raises(TypeError, match="epsilon"):
+        gaussian_sigma(1.0, "0.5", 1e-5)
+
+
+def test_sensitivities_follow_the_neighbouring_relation():
+    np.testing.assert_allclose(second_moment_sensitivity([1, 10, 1000]), [1, 0.1, 0.001])
+    np.testing.assert_allclose(
+        second_moment_sensitivity(100, neighbouring="replace"), math.sqrt(2) / 100
+    )
+    with pytest.raises(ValueError, match="neighbouring"):
+        second_moment_sensitivity(10, neighbouring="swap")
+    with pytest.raises(ValueError, match="n_samples"):
+        second_moment_sensitivity(0)
+
+
+def test_sensitivity_bounds_hold_on_random_neighbours():
+    # Empirical check of Δ: for unit-ball data, removing one sample (N public) changes
+    # A = XᵀX/N by at most 1/N in Frobenius norm, replacing one by at most √2/N; the replace
+    # bound is attained by orthogonal unit vectors.
+    rng = np.random.default_rng(7)
+    n, d = 50, 6
+    for _ in range(200):
+        x = rng.standard_normal((n, d))
+        x /= np.maximum(1.0, np.linalg.norm(x, axis=1))[:, None] * rng.uniform(1, 3)
+        a = x.T @ x / n
+        i = rng.integers(n)
+        removed = np.delete(x, i, axis=0)
+        assert np.linalg.norm(a - removed.T @ removed / n) <= 1 / n + 1e-15
+        y = x.copy()
+        y[i] = rng.standard_normal(d)
+        y[i] /= np.linalg.norm(y[i])
+        assert np.linalg.norm(a - y.T @ y / n) <= math.sqrt(2) / n + 1e-15
+    e1, e2 = np.eye(d)[0], np.eye(d)[1]
+    assert np.linalg.norm(np.outer(e1, e1) - np.outer(e2, e2)) == pytest.approx(math.sqrt(2))
+
+
+def test_site_noise_std_is_per_site_and_warns_once():
+    with pytest.warns(ClassicGaussianWarning) as record:
+        tau = site_noise_std([100, 200], [1.0, 2.0], 0.01)
+        expected = [gaussian_sigma(1 / 100, 1.0, 0.01), gaussian_sigma(1 / 200, 2.0, 0.01)]
+    assert len(record) == 3  # one from site_noise_std for both sites, one per direct call
+    np.testing.assert_allclose(tau, expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_symmetric_noise_is_symmetric_with_one_value_per_multiset(order):
+    d = 5
+    x = symmetric_noise(d, order, 1.0, rng=np.random.default_rng(0))
+    for perm in itertools.permutations(range(order)):
+        np.testing.assert_array_equal(x, x.transpose(perm))
+    assert np.unique(x).size == n_free_entries(d, order) == math.comb(d + order - 1, order)
+
+
+def test_symmetric_noise_entry_variance_including_diagonal():
+    # 40,000 draws: an empirical variance has relative standard error sqrt(2/n) ≈ 0.0071; allow
+    # 5 standard errors. Diagonal entries must have variance τ², not 2τ².
+    n, tau = 40_000, 0.3
+    x = symmetric_noise(4, 2, tau, size=(n,), rng=np.random.default_rng(1))
+    tol = 5 * math.sqrt(2 / n)
+    np.testing.assert_allclose(x[:, 0, 0].var(), tau**2, rtol=tol)
+    np.testing.assert_allclose(x[:, 1, 3].var(), tau**2, rtol=tol)
+    # Distinct free entries are independent: |corr| below 5/sqrt(n).
+    assert abs(np.corrcoef(x[:, 0, 1], x[:, 1, 2])[0, 1]) < 5 / math.sqrt(n)
+
+
+def test_symmetric_noise_is_reproducible():
+    a = symmetric_noise(6, 3, 1.0, rng=np.random.default_rng(3))
+    b = symmetric_noise(6, 3, 1.0, rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(a, b)

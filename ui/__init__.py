@@ -1,0 +1,1 @@
+"""Shared Streamlit helpers: cached wrappers around dpcore, figure builders, controls."""
