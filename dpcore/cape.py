@@ -185,24 +185,30 @@ def cape_design(tau_site: ArrayLike, *, weights: ArrayLike | None = None) -> Cap
     mu = check_weights(weights, tau.size)
     u = mu * tau
     u_max = float(u.max())
-    var_y = np.zeros_like(u)
-    mixing_y = np.zeros((u.size, u.size))
-    if u_max > 0 and np.count_nonzero(u) >= 2:
-        r = u / u_max  # scale-free: avoids under/overflow for tiny or huge τ
-        big_u = float(np.sum(r**2))
-        lam2 = (big_u - 1.0) / (big_u - float(np.sum(r**4)) / big_u)
-        beta = math.sqrt(lam2) * r  # in units of u_max
-        p = beta**2 / np.sum(beta**2)
-        var_y = beta**2 * (1.0 - p) * u_max**2
-        # y = (I − p 1ᵀ) diag(β) z
-        mixing_y = (np.eye(u.size) - np.outer(p, np.ones(u.size))) * (beta * u_max)
-    pos = mu > 0
     var_e = np.zeros_like(tau)
-    var_e[pos] = var_y[pos] / mu[pos] ** 2
+    mixing = np.zeros((tau.size, tau.size))
+    r = u / u_max if u_max > 0 else u  # scale-free: avoids under/overflow for tiny or huge τ
+    big_u = float(np.sum(r**2))
+    spread = big_u - float(np.sum(r**4)) / big_u if big_u > 0 else 0.0
+    if big_u > 1.0 and spread > 0:  # else one site carries all weight: no e is needed
+        lam2 = (big_u - 1.0) / spread
+        beta = math.sqrt(lam2) * r  # β_s / u_max
+        sq = beta**2
+        # 1 − p_s = Σ_{t≠s} β_t² / Σβ², summed directly: 1 − p_s by subtraction cancels
+        # catastrophically for a dominant site (p_s ≈ 1).
+        one_minus_p = ((1.0 - np.eye(tau.size)) @ sq) / sq.sum()
+        # In e-space (e_s = y_s/μ_s) without dividing by μ_s, which may underflow:
+        # Var e_s = λ²τ_s²(1 − p_s); e = M z with M_ss = λτ_s(1 − p_s), M_st = −c_s β_t,
+        # c_s = p_s u_max / μ_s = λ² μ_s τ_s² / (Σβ² u_max).
+        var_e = lam2 * tau**2 * one_minus_p
+        c = lam2 * mu * tau**2 / (sq.sum() * u_max)
+        mixing = -np.outer(c, beta)
+        mixing[np.diag_indices(tau.size)] = math.sqrt(lam2) * tau * one_minus_p
+    zero = mu == 0  # sites outside the estimate get no e
+    var_e[zero] = 0.0
+    mixing[zero] = 0.0
     var_e = np.minimum(var_e, tau**2)  # rounding guard: var_e ≤ τ_s² holds exactly in theory
     var_g = tau**2 - var_e
-    mixing = np.zeros_like(mixing_y)
-    mixing[pos] = mixing_y[pos] / mu[pos, None]
     return CapeDesign(
         tau_site=tau,
         weights=mu,

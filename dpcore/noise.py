@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from itertools import combinations_with_replacement
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,11 +35,9 @@ def symmetric_index_map(dim: int, order: int) -> NDArray[np.intp]:
     order = check_int(order, "order", low=1, high=3)
     grids = np.indices((dim,) * order).reshape(order, -1)
     srt = np.sort(grids, axis=0)  # the multiset of each entry, as sorted indices
-    # Rank of a sorted tuple among combinations_with_replacement, via a lookup table.
-    table = np.full((dim,) * order, -1, dtype=np.intp)
-    for rank, combo in enumerate(combinations_with_replacement(range(dim), order)):
-        table[combo] = rank
-    out = table[tuple(srt)].reshape((dim,) * order)
+    # np.unique orders the sorted tuples lexicographically; its inverse is each entry's rank.
+    _, inverse = np.unique(srt.T, axis=0, return_inverse=True)
+    out = inverse.reshape((dim,) * order).astype(np.intp)
     out.setflags(write=False)
     return out
 

@@ -15,7 +15,7 @@ from dpcore import (
     site_noise_std,
     symmetric_noise,
 )
-from dpcore.noise import n_free_entries
+from dpcore.noise import n_free_entries, symmetric_index_map
 
 EPS_BELOW_1 = [1e-3, 0.01, 0.1, 0.5, 0.9]
 DELTAS = [1e-10, 1e-6, 1e-3, 0.05]
@@ -177,3 +177,10 @@ def test_symmetric_noise_is_reproducible():
     a = symmetric_noise(6, 3, 1.0, rng=np.random.default_rng(3))
     b = symmetric_noise(6, 3, 1.0, rng=np.random.default_rng(3))
     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(("dim", "order"), [(5, 2), (4, 3), (7, 3)])
+def test_index_map_enumerates_multisets_in_lexicographic_order(dim, order):
+    m = symmetric_index_map(dim, order)
+    for rank, combo in enumerate(itertools.combinations_with_replacement(range(dim), order)):
+        assert m[combo] == rank
