@@ -25,15 +25,28 @@ from dpcore.cape import (
     conventional_average,
     paper_design,
 )
+from dpcore.costs import communication_cost
 from dpcore.datasets import Dataset, split_sizes, synthetic_dataset
-from dpcore.experiments import SWEEP_AXES, pca_sweep
-from dpcore.metrics import captured_energy, optimal_energy, subspace_distance, top_k_eigvecs
+from dpcore.experiments import SWEEP_AXES, otd_sweep, pca_sweep
+from dpcore.metrics import (
+    captured_energy,
+    component_error,
+    component_error_matched,
+    optimal_energy,
+    subspace_distance,
+    top_k_eigvecs,
+    weight_error,
+)
+from dpcore.models import MODELS, MixtureModel, make_model, mog_model, stm_model
 from dpcore.noise import symmetric_noise
+from dpcore.otd import OTD_ALGORITHMS
 from dpcore.pca import PCA_ALGORITHMS
 
 __all__ = [
     "CALIBRATIONS",
+    "MODELS",
     "NEIGHBOURING",
+    "OTD_ALGORITHMS",
     "PCA_ALGORITHMS",
     "SWEEP_AXES",
     "AveragingRun",
@@ -41,22 +54,31 @@ __all__ = [
     "ClassicGaussianWarning",
     "Dataset",
     "Message",
+    "MixtureModel",
     "cape_average",
     "cape_design",
     "cape_gain",
     "cape_gain_bounds",
     "captured_energy",
+    "communication_cost",
+    "component_error",
+    "component_error_matched",
     "conventional_average",
     "gaussian_delta",
     "gaussian_sigma",
+    "make_model",
+    "mog_model",
     "optimal_energy",
+    "otd_sweep",
     "paper_design",
     "pca_sweep",
     "second_moment_sensitivity",
     "site_noise_std",
     "split_sizes",
+    "stm_model",
     "subspace_distance",
     "symmetric_noise",
     "synthetic_dataset",
     "top_k_eigvecs",
+    "weight_error",
 ]

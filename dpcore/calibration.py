@@ -207,7 +207,16 @@ def site_noise_std(
     Imtiaz & Sarwate, Sec. 3.1: τ_s = (1/(N_s ε_s)) sqrt(2 log(1.25/δ_s)).
     """
     sens = second_moment_sensitivity(n_samples, neighbouring=neighbouring)
-    sens, eps, dlt = np.broadcast_arrays(sens, np.asarray(epsilon, float), np.asarray(delta, float))
+    return gaussian_sigmas(sens, epsilon, delta, method=method)
+
+
+def gaussian_sigmas(
+    sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike, *, method: str = "classic"
+) -> NDArray[np.float64]:
+    """:func:`gaussian_sigma` element-wise over broadcast arrays, warning at most once."""
+    sens, eps, dlt = np.broadcast_arrays(
+        np.asarray(sensitivity, float), np.asarray(epsilon, float), np.asarray(delta, float)
+    )
     out = np.empty(sens.shape)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ClassicGaussianWarning)
@@ -216,5 +225,5 @@ def site_noise_std(
                 float(sens[idx]), float(eps[idx]), float(dlt[idx]), method=method
             )
     if caught:  # one warning for the whole call, not one per site
-        warnings.warn(caught[0].message, ClassicGaussianWarning, stacklevel=2)
+        warnings.warn(caught[0].message, ClassicGaussianWarning, stacklevel=3)
     return out

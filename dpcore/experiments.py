@@ -9,15 +9,37 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore._validation import (
-    check_choice,
-    check_delta,
-    check_epsilon,
-    check_int,
+from dpcore._validation import check_choice, check_delta, check_epsilon, check_int, check_real
+from dpcore.calibration import (
+    CALIBRATIONS,
+    NEIGHBOURING,
+    ClassicGaussianWarning,
+    gaussian_sigmas,
+    site_noise_std,
 )
-from dpcore.calibration import CALIBRATIONS, NEIGHBOURING, ClassicGaussianWarning, site_noise_std
 from dpcore.datasets import Dataset, draw_sites, second_moments, split_sizes, synthetic_dataset
-from dpcore.metrics import captured_energy, optimal_energy, subspace_distance, top_k_eigvecs
+from dpcore.metrics import (
+    captured_energy,
+    component_error,
+    component_error_matched,
+    optimal_energy,
+    subspace_distance,
+    top_k_eigvecs,
+    weight_error,
+)
+from dpcore.models import make_model
+from dpcore.moments import moment_sensitivities, site_moments
+from dpcore.otd import (
+    OTD_ALGORITHMS,
+    PowerOptions,
+    agn_otd,
+    avn_otd,
+    cape_otd,
+    conv_otd,
+    decompose,
+    nonprivate_otd,
+    random_components,
+)
 from dpcore.pca import PCA_ALGORITHMS, cape_pca, conv_pca, dpdis_pca, local_pca, nonprivate_pca
 
 SWEEP_AXES = ("epsilon", "delta", "n_per_site", "sites")
@@ -62,6 +84,27 @@ def sweep_grid(**axes: Any) -> tuple[str, list[Any], dict[str, Any]]:
         raise ValueError(f"{axis} must have at least one value to sweep; got an empty list")
     grid = [_CHECKS[axis](v.item() if isinstance(v, np.generic) else v) for v in values]
     return axis, grid, fixed
+
+
+def site_layout(cfg: dict[str, Any], shares, weighting: str) -> tuple[np.ndarray, np.ndarray]:
+    """Site sizes N_s and aggregator weights μ_s (N_s/N or 1/S) for one grid point."""
+    sizes = split_sizes(cfg["n_per_site"], cfg["sites"], shares)
+    if weighting == "proportional":
+        return sizes, sizes / sizes.sum()
+    return sizes, np.full(sizes.size, 1.0 / sizes.size)
+
+
+def _check_common(runs, seed, weighting, site_shares, axis, algorithms, allowed):
+    runs = check_int(runs, "runs", low=1)
+    check_choice(weighting, "weighting", WEIGHTINGS)
+    algorithms = [check_choice(a, "algorithms", allowed) for a in algorithms]
+    if not algorithms:
+        raise ValueError(f"algorithms must name at least one of {list(allowed)}; got []")
+    if site_shares is not None and axis == "sites":
+        raise ValueError("site_shares fixes S, so sites cannot be the swept axis")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an integer; got {type(seed).__name__}")
+    return runs, algorithms
 
 
 def pca_sweep(
@@ -135,17 +178,11 @@ def pca_sweep(
     data set's reference matrix (Imtiaz & Sarwate, Sec. 6.1).
     """
     axis, grid, fixed = sweep_grid(epsilon=epsilon, delta=delta, n_per_site=n_per_site, sites=sites)
-    runs = check_int(runs, "runs", low=1)
+    runs, algorithms = _check_common(
+        runs, seed, weighting, site_shares, axis, algorithms, PCA_ALGORITHMS
+    )
     calibration = check_choice(calibration, "calibration", CALIBRATIONS)
     neighbouring = check_choice(neighbouring, "neighbouring", NEIGHBOURING)
-    weighting = check_choice(weighting, "weighting", WEIGHTINGS)
-    algorithms = [check_choice(a, "algorithms", PCA_ALGORITHMS) for a in algorithms]
-    if not algorithms:
-        raise ValueError(f"algorithms must name at least one of {list(PCA_ALGORITHMS)}; got []")
-    if site_shares is not None and axis == "sites":
-        raise ValueError("site_shares fixes S, so sites cannot be the swept axis")
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an integer; got {type(seed).__name__}")
 
     data_rng, draw_rng, noise_rng = np.random.default_rng(seed).spawn(3)
     if isinstance(data, Dataset):
@@ -178,9 +215,7 @@ def pca_sweep(
             noise_rng.spawn(len(grid)), draw_rng.spawn(len(grid)), grid, strict=True
         ):
             cfg = {**fixed, axis: value}
-            sizes = split_sizes(cfg["n_per_site"], cfg["sites"], site_shares)
-            weights = sizes / sizes.sum() if weighting == "proportional" else None
-            weights = np.full(sizes.size, 1 / sizes.size) if weights is None else weights
+            sizes, weights = site_layout(cfg, site_shares, weighting)
             tau = site_noise_std(
                 sizes, cfg["epsilon"], cfg["delta"], method=calibration, neighbouring=neighbouring
             )
@@ -232,3 +267,202 @@ def _run_pca(alg, moments, k, tau, weights, rank, faithful, rng):
     if alg == "local":
         return local_pca(moments[0], k, tau=float(tau[0]), rng=rng)
     return dpdis_pca(moments, k, tau_site=tau, weights=weights, rank=rank, rng=rng)
+
+
+def otd_sweep(
+    *,
+    model: str = "mog",
+    dim: int = 10,
+    k: int = 5,
+    sites: int | Sequence[int] = 5,
+    n_per_site: int | Sequence[int] = 20_000,
+    epsilon: float | Sequence[float],
+    delta: float | Sequence[float] = 0.01,
+    runs: int = 10,
+    seed: int = 0,
+    algorithms: Sequence[str] = OTD_ALGORITHMS,
+    calibration: str = "classic",
+    sensitivity: str = "paper",
+    budget_split: float = 0.5,
+    sigma2: float = 0.05,
+    scaling: str = "public",
+    sigma2_source: str = "model",
+    restarts: int = 10,
+    max_iter: int = 100,
+    tol: float = 1e-8,
+    site_shares: Sequence[float] | None = None,
+    weighting: str = "proportional",
+    faithful: bool = False,
+) -> pd.DataFrame:
+    """Component recovery of distributed tensor decomposition along one swept axis.
+
+    Parameters
+    ----------
+    model : {"mog", "stm"}
+        Mixture of Gaussians or single topic model, planted from ``seed``.
+    dim, k : int
+        D and K (1 ≤ K ≤ D).
+    sites, n_per_site, epsilon, delta : scalar or list
+        As in :func:`pca_sweep`; ε, δ are the totals, split between M2 and M3.
+    runs, seed, algorithms, site_shares, weighting, faithful, calibration
+        As in :func:`pca_sweep`; algorithms from ``("nonprivate", "cape", "conv",
+        "local_agn", "local_avn", "random")``.
+    sensitivity : {"paper", "add-remove", "replace"}
+        Sensitivities of M2, M3 (:func:`dpcore.moments.moment_sensitivities`).
+    budget_split : float
+        Fraction in (0, 1) of ε and δ given to M2: ε₁ = split·ε, ε₂ = (1 − split)·ε
+        (paper: 1/2). capeAGN is (ε₁ + ε₂, δ₁ + δ₂)-DP (Theorem 2).
+    sigma2, scaling, sigma2_source : MOG preprocessing
+        σ² of the model; ``scaling`` "public" (clip to a public bound, private) or
+        "max-norm" (paper, non-private); ``sigma2_source`` "model" or "data" (paper,
+        non-private). See :func:`dpcore.moments.mog_site_moments`.
+    restarts, max_iter, tol : tensor power method settings (``restarts=1, max_iter=1000,
+        tol=1e-6`` is the authors' variant).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (algorithm, grid point, run): ``algorithm``, ``epsilon``, ``delta``,
+        ``n_per_site``, ``sites``, ``run``, ``component_error`` (q_comp),
+        ``component_error_matched``, ``weight_error``, ``invalid_components`` (STM columns
+        with no positive entry),
+        ``iterations`` and ``private_preprocessing``.
+
+    Notes
+    -----
+    Moments are computed once per data draw and reused across grid points and runs: once
+    for ε and δ sweeps, afresh per run for N_s and S sweeps. ``local_*`` use site 1.
+    AVN uses (ε₁, δ₁ + δ₂) for M2 and pure ε₂ for M3 (Algorithm 4).
+    """
+    axis, grid, fixed = sweep_grid(epsilon=epsilon, delta=delta, n_per_site=n_per_site, sites=sites)
+    runs, algorithms = _check_common(
+        runs, seed, weighting, site_shares, axis, algorithms, OTD_ALGORITHMS
+    )
+    calibration = check_choice(calibration, "calibration", CALIBRATIONS)
+    split = check_real(
+        budget_split, "budget_split", low=0.0, high=1.0, low_open=True, high_open=True
+    )
+    options = PowerOptions(restarts, max_iter, tol)
+    check_int(options.restarts, "restarts", low=1)
+    check_int(options.max_iter, "max_iter", low=1)
+    check_real(options.tol, "tol", low=0.0, low_open=True)
+    data_rng, draw_rng, noise_rng = np.random.default_rng(seed).spawn(3)
+    planted = make_model(model, dim, k, sigma2=sigma2, rng=data_rng)
+    moment_opts = {"scaling": scaling, "sigma2_source": sigma2_source} if model == "mog" else {}
+
+    def draw(cfg, rng):
+        sizes, _ = site_layout(cfg, site_shares, weighting)
+        return site_moments(planted, sizes, rng=rng, **moment_opts)
+
+    resample = axis in ("n_per_site", "sites")
+    fixed_moments = None if resample else draw(fixed | {axis: grid[0]}, draw_rng)
+    rows: list[dict[str, Any]] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ClassicGaussianWarning)
+        for point_rng, point_draw_rng, value in zip(
+            noise_rng.spawn(len(grid)), draw_rng.spawn(len(grid)), grid, strict=True
+        ):
+            cfg = {**fixed, axis: value}
+            sizes, weights = site_layout(cfg, site_shares, weighting)
+            eps1, eps2 = split * cfg["epsilon"], (1 - split) * cfg["epsilon"]
+            dlt1, dlt2 = split * cfg["delta"], (1 - split) * cfg["delta"]
+            draws = point_draw_rng.spawn(runs)
+            for run, run_rng in enumerate(point_rng.spawn(runs)):
+                mom = draw(cfg, draws[run]) if resample else fixed_moments
+                sens2, sens3 = moment_sensitivities(
+                    planted.kind, sizes, dim=planted.dim, sigma2=mom.sigma2, relation=sensitivity
+                )
+                noise = {
+                    "tau2": gaussian_sigmas(sens2, eps1, dlt1, method=calibration),
+                    "tau3": gaussian_sigmas(sens3, eps2, dlt2, method=calibration),
+                    "tau2_avn": gaussian_sigmas(sens2, eps1, dlt1 + dlt2, method=calibration),
+                    "beta": eps2 / sens3,
+                }
+                alg_rngs = dict(
+                    zip(OTD_ALGORITHMS, run_rng.spawn(len(OTD_ALGORITHMS)), strict=True)
+                )
+                for alg in algorithms:
+                    rec = _run_otd(
+                        alg, planted, mom, weights, noise, options, faithful, alg_rngs[alg]
+                    )
+                    truth = planted.components
+                    rows.append(
+                        {
+                            "algorithm": alg,
+                            **cfg,
+                            "run": run,
+                            "component_error": component_error(rec.components, truth),
+                            "component_error_matched": component_error_matched(
+                                rec.components, truth
+                            ),
+                            "weight_error": weight_error(
+                                rec.weights, planted.weights, rec.components, truth
+                            ),
+                            "invalid_components": int(rec.invalid.sum()),
+                            "iterations": rec.iterations,
+                            "private_preprocessing": mom.private_preprocessing,
+                        }
+                    )
+    if caught:
+        warnings.warn(caught[0].message, ClassicGaussianWarning, stacklevel=2)
+    columns = [
+        "algorithm",
+        *SWEEP_AXES,
+        "run",
+        "component_error",
+        "component_error_matched",
+        "weight_error",
+        "invalid_components",
+        "iterations",
+        "private_preprocessing",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _run_otd(alg, planted, mom, weights, noise, options, faithful, rng):
+    if alg == "random":
+        return random_components(planted, rng=rng)
+    k = planted.k
+    tpm_rng, noise_rng = rng.spawn(2)
+    if alg == "nonprivate":
+        white = nonprivate_otd(mom.m2, mom.m3, k, weights=weights)
+    elif alg == "cape":
+        white = cape_otd(
+            mom.m2,
+            mom.m3,
+            k,
+            tau2=noise["tau2"],
+            tau3=noise["tau3"],
+            weights=weights,
+            faithful=faithful,
+            rng=noise_rng,
+        )
+    elif alg == "conv":
+        white = conv_otd(
+            mom.m2,
+            mom.m3,
+            k,
+            tau2=noise["tau2"],
+            tau3=noise["tau3"],
+            weights=weights,
+            rng=noise_rng,
+        )
+    elif alg == "local_agn":
+        white = agn_otd(
+            mom.m2[0],
+            mom.m3[0],
+            k,
+            tau2=float(noise["tau2"][0]),
+            tau3=float(noise["tau3"][0]),
+            rng=noise_rng,
+        )
+    else:
+        white = avn_otd(
+            mom.m2[0],
+            mom.m3[0],
+            k,
+            tau2=float(noise["tau2_avn"][0]),
+            beta=float(noise["beta"][0]),
+            rng=noise_rng,
+        )
+    return decompose(white, k, kind=planted.kind, options=options, rng=tpm_rng)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import eigh
+from scipy.optimize import linear_sum_assignment
 
 
 def top_k_eigvecs(matrix: NDArray[np.float64], k: int) -> NDArray[np.float64]:
@@ -51,3 +52,38 @@ def subspace_distance(basis: NDArray[np.float64], truth: NDArray[np.float64]) ->
     """
     residual = basis - truth @ (truth.T @ basis)
     return float(np.linalg.norm(residual, ord=2))
+
+
+def _distances(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> NDArray:
+    """‖â_i − a_j‖₂ for every pair of columns: shape (K_est, K_true)."""
+    return np.linalg.norm(estimate[:, :, None] - truth[:, None, :], axis=0)
+
+
+def component_error(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> float:
+    """q_comp = (1/K) Σ_k min_j ‖â_k − a_j‖₂ (Imtiaz & Sarwate, Sec. 6.2).
+
+    Two recovered vectors may match the same true one; see :func:`component_error_matched`.
+    """
+    return float(np.mean(_distances(estimate, truth).min(axis=1)))
+
+
+def matching(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> NDArray[np.intp]:
+    """One-to-one assignment (Hungarian) minimising total distance: est column i ↔ truth[i]."""
+    rows, cols = linear_sum_assignment(_distances(estimate, truth))
+    out = np.empty(estimate.shape[1], dtype=np.intp)
+    out[rows] = cols
+    return out
+
+
+def component_error_matched(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> float:
+    """Mean ‖â_k − a_π(k)‖₂ under the optimal one-to-one matching π."""
+    pi = matching(estimate, truth)
+    return float(np.mean(np.linalg.norm(estimate - truth[:, pi], axis=0)))
+
+
+def weight_error(
+    est_weights: NDArray, true_weights: NDArray, estimate: NDArray, truth: NDArray
+) -> float:
+    """Mean |ŵ_k − w_π(k)| with π the component matching of :func:`matching`."""
+    pi = matching(estimate, truth)
+    return float(np.mean(np.abs(est_weights - true_weights[pi])))
