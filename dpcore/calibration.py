@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -218,12 +220,23 @@ def gaussian_sigmas(
         np.asarray(sensitivity, float), np.asarray(epsilon, float), np.asarray(delta, float)
     )
     out = np.empty(sens.shape)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ClassicGaussianWarning)
+    with classic_warning_once(stacklevel=4):
         for idx in np.ndindex(sens.shape):
             out[idx] = gaussian_sigma(
                 float(sens[idx]), float(eps[idx]), float(dlt[idx]), method=method
             )
-    if caught:  # one warning for the whole call, not one per site
-        warnings.warn(caught[0].message, ClassicGaussianWarning, stacklevel=3)
     return out
+
+
+@contextmanager
+def classic_warning_once(stacklevel: int = 3) -> Iterator[None]:
+    """Collapse the ClassicGaussianWarnings raised inside into one; re-emit all others."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    classic = [w for w in caught if issubclass(w.category, ClassicGaussianWarning)]
+    if classic:
+        warnings.warn(classic[0].message, ClassicGaussianWarning, stacklevel=stacklevel)
+    for w in caught:
+        if not issubclass(w.category, ClassicGaussianWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

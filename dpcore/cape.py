@@ -387,6 +387,26 @@ def aggregate_step(
     return np.tensordot(weights, released - f, axes=1)
 
 
+def site_releases(
+    values: NDArray[np.float64], design: CapeDesign, *, symmetric: bool, rng: np.random.Generator
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Protocol up to the sites' releases: E_s, F_s, G_s and â_s = a_s + E_s + F_s + G_s.
+
+    ``rng`` is spawned into streams for the noise generator, the aggregator and each site.
+    """
+    gen_rng, agg_rng, *site_rngs = rng.spawn(design.n_sites + 2)
+    shape = values.shape[1:]
+    e = noise_generator_step(design, shape, symmetric=symmetric, rng=gen_rng)
+    f = aggregator_step(design, shape, symmetric=symmetric, rng=agg_rng)
+    g = np.empty_like(values)
+    released = np.empty_like(values)
+    for s in range(design.n_sites):
+        g[s], released[s] = site_step(
+            values[s], e[s], f[s], float(design.tau_g[s]), symmetric=symmetric, rng=site_rngs[s]
+        )
+    return e, f, g, released
+
+
 @dataclass(frozen=True, eq=False)
 class Message:
     """One message of a protocol run: who sends what to whom."""
@@ -482,16 +502,7 @@ def cape_average(
     elif design.n_sites != tau.size or not np.allclose(design.tau_site, tau):
         raise ValueError("design must have been made for the same tau_site")
     arr = _check_values(values, design.n_sites, symmetric)
-    gen_rng, agg_rng, *site_rngs = rng.spawn(design.n_sites + 2)
-    shape = arr.shape[1:]
-    e = noise_generator_step(design, shape, symmetric=symmetric, rng=gen_rng)
-    f = aggregator_step(design, shape, symmetric=symmetric, rng=agg_rng)
-    g = np.empty_like(arr)
-    released = np.empty_like(arr)
-    for s in range(design.n_sites):
-        g[s], released[s] = site_step(
-            arr[s], e[s], f[s], float(design.tau_g[s]), symmetric=symmetric, rng=site_rngs[s]
-        )
+    e, f, g, released = site_releases(arr, design, symmetric=symmetric, rng=rng)
     estimate = aggregate_step(released, f, design.weights)
     return AveragingRun("cape", arr, design.weights, e, f, g, released, estimate, design)
 

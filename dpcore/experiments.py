@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +12,7 @@ from dpcore._validation import check_choice, check_delta, check_epsilon, check_i
 from dpcore.calibration import (
     CALIBRATIONS,
     NEIGHBOURING,
-    ClassicGaussianWarning,
+    classic_warning_once,
     gaussian_sigmas,
     site_noise_std,
 )
@@ -84,6 +83,27 @@ def sweep_grid(**axes: Any) -> tuple[str, list[Any], dict[str, Any]]:
         raise ValueError(f"{axis} must have at least one value to sweep; got an empty list")
     grid = [_CHECKS[axis](v.item() if isinstance(v, np.generic) else v) for v in values]
     return axis, grid, fixed
+
+
+def _grid_runs(axis, grid, fixed, runs, noise_rng, draw_rng):
+    """Yield (config, run, noise stream, data stream) for every grid point and run.
+
+    Streams are spawned per grid point and then per run, so a point's numbers do not
+    depend on how many other points the grid has after it.
+    """
+    for point_rng, point_draw_rng, value in zip(
+        noise_rng.spawn(len(grid)), draw_rng.spawn(len(grid)), grid, strict=True
+    ):
+        cfg = {**fixed, axis: value}
+        for run, (run_rng, run_draw_rng) in enumerate(
+            zip(point_rng.spawn(runs), point_draw_rng.spawn(runs), strict=True)
+        ):
+            yield cfg, run, run_rng, run_draw_rng
+
+
+def _streams(names, rng) -> dict[str, np.random.Generator]:
+    """One stream per algorithm in canonical order: choosing a subset changes no numbers."""
+    return dict(zip(names, rng.spawn(len(names)), strict=True))
 
 
 def site_layout(cfg: dict[str, Any], shares, weighting: str) -> tuple[np.ndarray, np.ndarray]:
@@ -203,48 +223,36 @@ def pca_sweep(
     optimum = optimal_energy(dataset.reference, k)
 
     resample = axis in ("n_per_site", "sites")
-    fixed_moments = None
     if not resample:
         sizes = split_sizes(fixed["n_per_site"], fixed["sites"], site_shares)
-        fixed_moments = second_moments(draw_sites(dataset, sizes, rng=draw_rng))
+        moments = second_moments(draw_sites(dataset, sizes, rng=draw_rng))
 
     rows: list[dict[str, Any]] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ClassicGaussianWarning)
-        for point_rng, point_draw_rng, value in zip(
-            noise_rng.spawn(len(grid)), draw_rng.spawn(len(grid)), grid, strict=True
+    with classic_warning_once():
+        for cfg, run, run_rng, run_draw_rng in _grid_runs(
+            axis, grid, fixed, runs, noise_rng, draw_rng
         ):
-            cfg = {**fixed, axis: value}
             sizes, weights = site_layout(cfg, site_shares, weighting)
             tau = site_noise_std(
                 sizes, cfg["epsilon"], cfg["delta"], method=calibration, neighbouring=neighbouring
             )
-            draws = point_draw_rng.spawn(runs)
-            for run, run_rng in enumerate(point_rng.spawn(runs)):
-                moments = (
-                    second_moments(draw_sites(dataset, sizes, rng=draws[run]))
-                    if resample
-                    else fixed_moments
+            if resample:
+                moments = second_moments(draw_sites(dataset, sizes, rng=run_draw_rng))
+            alg_rngs = _streams(PCA_ALGORITHMS, run_rng)
+            for alg in algorithms:
+                basis = _run_pca(alg, moments, k, tau, weights, rank, faithful, alg_rngs[alg])
+                energy = captured_energy(basis, dataset.reference)
+                rows.append(
+                    {
+                        "algorithm": alg,
+                        **cfg,
+                        "run": run,
+                        "captured_energy": energy,
+                        "captured_energy_ratio": energy / optimum,
+                        "subspace_distance": subspace_distance(basis, truth),
+                        "optimal_energy": optimum,
+                    }
                 )
-                alg_rngs = dict(
-                    zip(PCA_ALGORITHMS, run_rng.spawn(len(PCA_ALGORITHMS)), strict=True)
-                )
-                for alg in algorithms:
-                    basis = _run_pca(alg, moments, k, tau, weights, rank, faithful, alg_rngs[alg])
-                    energy = captured_energy(basis, dataset.reference)
-                    rows.append(
-                        {
-                            "algorithm": alg,
-                            **cfg,
-                            "run": run,
-                            "captured_energy": energy,
-                            "captured_energy_ratio": energy / optimum,
-                            "subspace_distance": subspace_distance(basis, truth),
-                            "optimal_energy": optimum,
-                        }
-                    )
-    if caught:
-        warnings.warn(caught[0].message, ClassicGaussianWarning, stacklevel=2)
     columns = [
         "algorithm",
         *SWEEP_AXES,
@@ -357,54 +365,42 @@ def otd_sweep(
     resample = axis in ("n_per_site", "sites")
     fixed_moments = None if resample else draw(fixed | {axis: grid[0]}, draw_rng)
     rows: list[dict[str, Any]] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ClassicGaussianWarning)
-        for point_rng, point_draw_rng, value in zip(
-            noise_rng.spawn(len(grid)), draw_rng.spawn(len(grid)), grid, strict=True
+    with classic_warning_once():
+        for cfg, run, run_rng, run_draw_rng in _grid_runs(
+            axis, grid, fixed, runs, noise_rng, draw_rng
         ):
-            cfg = {**fixed, axis: value}
             sizes, weights = site_layout(cfg, site_shares, weighting)
             eps1, eps2 = split * cfg["epsilon"], (1 - split) * cfg["epsilon"]
             dlt1, dlt2 = split * cfg["delta"], (1 - split) * cfg["delta"]
-            draws = point_draw_rng.spawn(runs)
-            for run, run_rng in enumerate(point_rng.spawn(runs)):
-                mom = draw(cfg, draws[run]) if resample else fixed_moments
-                sens2, sens3 = moment_sensitivities(
-                    planted.kind, sizes, dim=planted.dim, sigma2=mom.sigma2, relation=sensitivity
+            mom = draw(cfg, run_draw_rng) if resample else fixed_moments
+            sens2, sens3 = moment_sensitivities(
+                planted.kind, sizes, dim=planted.dim, sigma2=mom.sigma2, relation=sensitivity
+            )
+            noise = {
+                "tau2": gaussian_sigmas(sens2, eps1, dlt1, method=calibration),
+                "tau3": gaussian_sigmas(sens3, eps2, dlt2, method=calibration),
+                "tau2_avn": gaussian_sigmas(sens2, eps1, dlt1 + dlt2, method=calibration),
+                "beta": eps2 / sens3,
+            }
+            alg_rngs = _streams(OTD_ALGORITHMS, run_rng)
+            for alg in algorithms:
+                rec = _run_otd(alg, planted, mom, weights, noise, options, faithful, alg_rngs[alg])
+                truth = planted.components
+                rows.append(
+                    {
+                        "algorithm": alg,
+                        **cfg,
+                        "run": run,
+                        "component_error": component_error(rec.components, truth),
+                        "component_error_matched": component_error_matched(rec.components, truth),
+                        "weight_error": weight_error(
+                            rec.weights, planted.weights, rec.components, truth
+                        ),
+                        "invalid_components": int(rec.invalid.sum()),
+                        "iterations": rec.iterations,
+                        "private_preprocessing": mom.private_preprocessing,
+                    }
                 )
-                noise = {
-                    "tau2": gaussian_sigmas(sens2, eps1, dlt1, method=calibration),
-                    "tau3": gaussian_sigmas(sens3, eps2, dlt2, method=calibration),
-                    "tau2_avn": gaussian_sigmas(sens2, eps1, dlt1 + dlt2, method=calibration),
-                    "beta": eps2 / sens3,
-                }
-                alg_rngs = dict(
-                    zip(OTD_ALGORITHMS, run_rng.spawn(len(OTD_ALGORITHMS)), strict=True)
-                )
-                for alg in algorithms:
-                    rec = _run_otd(
-                        alg, planted, mom, weights, noise, options, faithful, alg_rngs[alg]
-                    )
-                    truth = planted.components
-                    rows.append(
-                        {
-                            "algorithm": alg,
-                            **cfg,
-                            "run": run,
-                            "component_error": component_error(rec.components, truth),
-                            "component_error_matched": component_error_matched(
-                                rec.components, truth
-                            ),
-                            "weight_error": weight_error(
-                                rec.weights, planted.weights, rec.components, truth
-                            ),
-                            "invalid_components": int(rec.invalid.sum()),
-                            "iterations": rec.iterations,
-                            "private_preprocessing": mom.private_preprocessing,
-                        }
-                    )
-    if caught:
-        warnings.warn(caught[0].message, ClassicGaussianWarning, stacklevel=2)
     columns = [
         "algorithm",
         *SWEEP_AXES,

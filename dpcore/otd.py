@@ -16,11 +16,9 @@ from numpy.typing import NDArray
 
 from dpcore.cape import (
     aggregate_step,
-    aggregator_step,
     cape_average,
     cape_design,
-    noise_generator_step,
-    site_step,
+    site_releases,
     standard_noise,
 )
 from dpcore.models import MixtureModel
@@ -110,16 +108,7 @@ def cape_tensor_stage(
     (Σ μ_s (M3^s + G3^s))(W, W, W) (Appendix C.2).
     """
     design = cape_design(tau_site, weights=weights)
-    gen_rng, agg_rng, *site_rngs = rng.spawn(design.n_sites + 2)
-    shape = m3.shape[1:]
-    e = noise_generator_step(design, shape, symmetric=True, rng=gen_rng)
-    f = aggregator_step(design, shape, symmetric=True, rng=agg_rng)
-    g = np.empty_like(m3)
-    released = np.empty_like(m3)
-    for s in range(design.n_sites):
-        g[s], released[s] = site_step(
-            m3[s], e[s], f[s], float(design.tau_g[s]), symmetric=True, rng=site_rngs[s]
-        )
+    e, f, g, released = site_releases(m3, design, symmetric=True, rng=rng)
     messages = multilinear(released, w)
     t = aggregate_step(messages, multilinear(f, w), design.weights)
     return CapeTensorRun(e, f, g, messages, t)

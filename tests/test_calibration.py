@@ -184,3 +184,16 @@ def test_index_map_enumerates_multisets_in_lexicographic_order(dim, order):
     m = symmetric_index_map(dim, order)
     for rank, combo in enumerate(itertools.combinations_with_replacement(range(dim), order)):
         assert m[combo] == rank
+
+
+def test_classic_warning_once_collapses_classic_and_keeps_other_warnings():
+    from dpcore.calibration import classic_warning_once
+
+    with pytest.warns(Warning) as record:
+        with classic_warning_once():
+            gaussian_sigma(1.0, 2.0, 0.01)
+            gaussian_sigma(1.0, 3.0, 0.01)
+            warnings.warn("something else", RuntimeWarning, stacklevel=1)
+    kinds = [w.category for w in record]
+    assert kinds.count(ClassicGaussianWarning) == 1
+    assert kinds.count(RuntimeWarning) == 1
