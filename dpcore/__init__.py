@@ -7,10 +7,12 @@ Algorithms for Matrix and Tensor Factorization". No UI code lives here.
 
 from dpcore.calibration import (
     CALIBRATIONS,
+    CLASSIC_PROOF_LIMIT,
     NEIGHBOURING,
     ClassicGaussianWarning,
     gaussian_delta,
     gaussian_sigma,
+    gaussian_sigmas,
     second_moment_sensitivity,
     site_noise_std,
 )
@@ -44,6 +46,7 @@ from dpcore.pca import PCA_ALGORITHMS
 
 __all__ = [
     "CALIBRATIONS",
+    "CLASSIC_PROOF_LIMIT",
     "MODELS",
     "NEIGHBOURING",
     "OTD_ALGORITHMS",
@@ -66,6 +69,7 @@ __all__ = [
     "conventional_average",
     "gaussian_delta",
     "gaussian_sigma",
+    "gaussian_sigmas",
     "make_model",
     "mog_model",
     "optimal_energy",

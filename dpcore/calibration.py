@@ -29,6 +29,7 @@ from scipy.special import log_ndtr
 from dpcore._validation import check_choice, check_delta, check_epsilon, check_real
 
 CALIBRATIONS = ("classic", "analytic")
+CLASSIC_PROOF_LIMIT = 1.0  # the classic bound is a proof of (ε, δ)-DP only for ε below this
 NEIGHBOURING = ("add-remove", "replace")
 
 
@@ -137,7 +138,7 @@ def gaussian_sigma(
     if math.isinf(epsilon):
         return 0.0
     if method == "classic":
-        if epsilon >= 1.0:
+        if epsilon >= CLASSIC_PROOF_LIMIT:
             warnings.warn(
                 f"the classic Gaussian bound sqrt(2 ln(1.25/delta))/epsilon is proven only for "
                 f"epsilon < 1; got epsilon = {epsilon:g}. The value is returned to reproduce the "

@@ -9,23 +9,76 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
 
 
+def page(name: str) -> AppTest:
+    return AppTest.from_file(str(ROOT / "pages" / name), default_timeout=60)
+
+
 def test_entry_point_runs_without_exception():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception
     assert at.title[0].value == "CAPE Lab"
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_every_page_runs_without_exception(page):
-    at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=30).run()
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_runs_without_exception(name):
+    at = page(name).run()
     assert not at.exception
     assert not at.error
 
 
 def test_overview_metrics_follow_the_sliders():
-    at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=30).run()
+    at = page("overview.py").run()
     at.slider(key="sites").set_value(4).run()
     # With S equal sites CAPE has S times less variance than conventional averaging.
     assert at.metric[2].delta == "4.0× less variance"
     at.slider(key="sites").set_value(25).run()
     assert at.metric[2].delta == "25.0× less variance"
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_pca_metrics_change_with_epsilon():
+    at = page("pca.py").run()
+    before = _metrics(at)
+    assert set(before) >= {"CAPE", "Conventional", "Non-private (pooled)"}
+    at.select_slider(key="eps").set_value(5.0).run()
+    after = _metrics(at)
+    assert not at.exception
+    assert after["CAPE"] != before["CAPE"]
+    assert after["Non-private (pooled)"] == before["Non-private (pooled)"]  # no noise, same data
+    assert float(after["CAPE"].rstrip("%")) > float(before["CAPE"].rstrip("%"))
+
+
+def test_pca_impossible_k_gives_exactly_one_error():
+    at = page("pca.py").run()
+    at.number_input(key="k").set_value(80).run()  # K > D = 50
+    assert len(at.error) == 1
+    assert "k must be an integer in [1, 50]" in at.error[0].value
+    assert not at.exception
+
+
+def test_pca_classic_warning_shown_only_where_it_applies():
+    at = page("pca.py").run()
+    assert len(at.warning) == 1  # the ε sweep reaches 10 with the classic calibration
+    at.radio(key="calib").set_value("analytic").run()
+    assert len(at.warning) == 0
+
+
+def test_pca_other_axes_and_unequal_sites():
+    at = page("pca.py").run()
+    at.radio(key="sizes").set_value("one site holds half").run()
+    at.segmented_control(key="axis").set_value("n_per_site").run()
+    assert not at.exception and not at.error
+    at.segmented_control(key="axis").set_value("sites").run()
+    assert not at.exception and not at.error
+
+
+def test_pca_heavy_settings_wait_for_run():
+    at = page("pca.py").run()
+    at.select_slider(key="dim").set_value(200).run()
+    assert not at.metric  # nothing computed yet
+    assert any("Press **Run**" in i.value for i in at.info)
+    at.button(key="pca_run").click().run()
+    assert len(at.metric) == 5

@@ -1,10 +1,49 @@
-"""Cached wrappers around dpcore: pages call these, never the linear algebra directly."""
+"""Cached wrappers around dpcore: pages call these, never the linear algebra directly.
+
+Every wrapper takes hashable primitives (seed included) and builds its Generator inside, so
+the same arguments give the same numbers in every session and process.
+"""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 import dpcore
+from dpcore import ClassicGaussianWarning
+
+T = TypeVar("T")
+
+
+def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a core call; a ValueError/TypeError becomes one ``st.error`` and stops the page.
+
+    Core warnings are silenced here: a cached result would not repeat them, so pages show
+    the classic-bound warning from the parameters (:func:`classic_warning`).
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClassicGaussianWarning)
+            return fn(*args, **kwargs)
+    except (ValueError, TypeError) as err:
+        st.error(str(err), icon="🚫")
+        st.stop()
+
+
+def classic_warning(calibration: str, epsilons) -> None:
+    """Show the warning when the classic calibration meets ε ≥ 1 (not a proof there)."""
+    if calibration == "classic" and max(epsilons) >= dpcore.CLASSIC_PROOF_LIMIT:
+        st.warning(
+            "Some settings use ε ≥ 1 with the **classic** Gaussian calibration, which is proven "
+            "only for ε < 1 (the paper uses it up to ε = 10). Choose the *analytic* calibration "
+            "for noise that is a proof of privacy at every ε.",
+            icon="⚠️",
+        )
 
 
 @st.cache_data(show_spinner=False)
@@ -18,3 +57,98 @@ def equal_sites_noise(sites: int, n_per_site: int, epsilon: float, delta: float)
         "tau_cape": design.tau_agg,
         "variance_gain": design.tau_conv**2 / design.tau_agg**2,
     }
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def pca_results(**params: Any) -> pd.DataFrame:
+    """:func:`dpcore.pca_sweep` with keyword primitives (lists as tuples)."""
+    return dpcore.pca_sweep(**_lists(params))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def otd_results(**params: Any) -> pd.DataFrame:
+    """:func:`dpcore.otd_sweep` with keyword primitives (lists as tuples)."""
+    return dpcore.otd_sweep(**_lists(params))
+
+
+def _lists(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def averaging_design(
+    n_per_site: tuple[int, ...],
+    epsilon: tuple[float, ...],
+    delta: tuple[float, ...],
+    weights: tuple[float, ...],
+    calibration: str,
+) -> dict[str, Any]:
+    """The CAPE design table and the paper's closed form for per-site settings (a mean in [0,1]).
+
+    The released statistic is the site's mean of values in [0, 1]: sensitivity 1/N_s.
+    """
+    tau = dpcore.gaussian_sigmas(
+        1.0 / np.asarray(n_per_site, float), epsilon, delta, method=calibration
+    )
+    design = dpcore.cape_design(tau, weights=weights)
+    paper = dpcore.paper_design(tau, weights=weights, tau_pool=design.tau_pool)
+    table = pd.DataFrame(
+        {
+            "site": np.arange(1, len(tau) + 1),
+            "N_s": n_per_site,
+            "μ_s": design.weights,
+            "τ_s": tau,
+            "τ_e": design.tau_e,
+            "τ_f": design.tau_f,
+            "τ_g": design.tau_g,
+            "paper τ_g²": paper.var_g,
+        }
+    )
+    return {
+        "table": table,
+        "tau_pool": design.tau_pool,
+        "tau_cape": design.tau_agg,
+        "tau_conv": design.tau_conv,
+        "paper_feasible": paper.feasible,
+    }
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def averaging_monte_carlo(
+    n_per_site: tuple[int, ...],
+    epsilon: tuple[float, ...],
+    delta: tuple[float, ...],
+    weights: tuple[float, ...],
+    calibration: str,
+    draws: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Aggregate noise of many faithful CAPE runs and conventional runs on a scalar mean."""
+    tau = dpcore.gaussian_sigmas(
+        1.0 / np.asarray(n_per_site, float), epsilon, delta, method=calibration
+    )
+    rng = np.random.default_rng(seed)
+    zeros = np.zeros((len(tau), draws))  # one protocol run, `draws` independent entries
+    cape_rng, conv_rng = rng.spawn(2)
+    cape = dpcore.cape_average(zeros, tau, weights=weights, rng=cape_rng)
+    conv = dpcore.conventional_average(zeros, tau, weights=weights, rng=conv_rng)
+    return {
+        "cape": cape.estimate,
+        "conv": conv.estimate,
+        "e_sum": np.tensordot(cape.weights, cape.e, axes=1),
+    }
+
+
+@st.cache_data(show_spinner=False)
+def gain_curve(total: int, sites: int, points: int = 60) -> pd.DataFrame:
+    """G(n) as the largest site grows from N/S to N − S + 1, the rest sharing equally."""
+    shares = np.linspace(1.0 / sites, (total - sites + 1) / total, points)
+    rows = []
+    for share in shares:
+        big = round(float(share) * total)
+        rest = total - big
+        small = np.full(sites - 1, rest // (sites - 1))
+        small[: rest - small.sum()] += 1
+        sizes = np.concatenate([[big], np.maximum(small, 1)])
+        rows.append({"largest_share": sizes[0] / sizes.sum(), "gain": dpcore.cape_gain(sizes)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,88 @@
+"""Figure builders, tested directly (AppTest cannot read Plotly figures)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ui.figures import figure_html, gain_figure, noise_histogram_figure, summarise, sweep_figure
+from ui.theme import STYLES
+
+
+@pytest.fixture
+def frame():
+    rows = []
+    for alg, base in [("nonprivate", 1.0), ("cape", 0.8), ("conv", 0.5)]:
+        for eps in (0.1, 1.0, 10.0):
+            for run in range(4):
+                rows.append(
+                    {
+                        "algorithm": alg,
+                        "epsilon": eps,
+                        "run": run,
+                        "captured_energy_ratio": base * eps / (1 + eps) + 0.01 * run,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_summary_is_mean_and_std_per_point(frame):
+    s = summarise(frame, "epsilon", "captured_energy_ratio")
+    row = s[(s.algorithm == "cape") & (s.epsilon == 1.0)].iloc[0]
+    vals = frame[(frame.algorithm == "cape") & (frame.epsilon == 1.0)].captured_energy_ratio
+    assert row["mean"] == pytest.approx(vals.mean())
+    assert row["std"] == pytest.approx(vals.std())
+    assert row["count"] == 4
+
+
+def test_sweep_figure_has_a_band_and_a_line_per_algorithm(frame):
+    fig = sweep_figure(
+        frame,
+        axis="epsilon",
+        metric="captured_energy_ratio",
+        y_title="q",
+        algorithms=["cape", "conv", "nonprivate"],
+        marker=1.0,
+    )
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    assert [t.name for t in lines] == [STYLES[a].label for a in ("cape", "conv", "nonprivate")]
+    assert len(fig.data) == 6  # band + line for each
+    cape = lines[0]
+    np.testing.assert_allclose(cape.x, [0.1, 1.0, 10.0])
+    assert cape.line.color == STYLES["cape"].color
+    assert lines[2].line.dash == "dash"  # non-private is the dashed reference
+    assert fig.layout.xaxis.type == "log"
+    assert fig.layout.shapes  # the current-value marker
+    band = fig.data[0]
+    assert band.fill == "toself" and len(band.x) == 6
+
+
+def test_sites_axis_is_linear(frame):
+    df = frame.rename(columns={"epsilon": "sites"})
+    fig = sweep_figure(df, axis="sites", metric="captured_energy_ratio", y_title="q")
+    assert fig.layout.xaxis.type != "log"
+
+
+def test_histogram_overlays_theoretical_density():
+    rng = np.random.default_rng(0)
+    fig = noise_histogram_figure(
+        {"CAPE": rng.normal(0, 1, 500)}, {"CAPE": 1.0}, {"CAPE": "#D55E00"}
+    )
+    density = fig.data[1]
+    # the overlaid curve is the N(0, 1) density: peak 1/sqrt(2π)
+    assert max(density.y) == pytest.approx(1 / np.sqrt(2 * np.pi), rel=1e-3)
+
+
+def test_gain_figure_draws_bounds():
+    curve = pd.DataFrame({"largest_share": [0.25, 0.5, 0.9], "gain": [4.0, 6.0, 40.0]})
+    fig = gain_figure(curve, sites=4, maximum=100.0, current=4.0)
+    ys = sorted(shape.y0 for shape in fig.layout.shapes)
+    assert ys == [4.0, 4.0, 100.0]
+
+
+def test_html_export_is_standalone(frame):
+    html = figure_html(
+        sweep_figure(frame, axis="epsilon", metric="captured_energy_ratio", y_title="q")
+    )
+    assert html.lower().startswith("<!doctype html>") and "</html>" in html
+    assert "<script src=\"http" not in html  # plotly.js is embedded: works offline
+    assert len(html) > 1_000_000

@@ -1,0 +1,178 @@
+"""Shared controls. Every widget has a stable key and lives in the URL (bind="query-params")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.theme import AXIS_LABELS, DESCRIPTIONS, label
+
+EPSILONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+DELTAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1)
+SWEEP_GRIDS: dict[str, tuple] = {
+    "epsilon": (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0),
+    "delta": (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1),
+    "n_per_site": (100, 200, 500, 1000, 2000, 5000),
+    "sites": (2, 3, 5, 10, 20, 50),
+}
+
+
+def sweep_values(axis: str, current: float) -> tuple:
+    """The standard grid of an axis with the current slider value added (sorted)."""
+    return tuple(sorted(set(SWEEP_GRIDS[axis]) | {current}))
+
+
+def fmt(x: float) -> str:
+    """Readable number: 0.001, 1e-06, 10."""
+    return f"{x:g}"
+
+
+def _bound(widget: Callable[..., Any], label_: str, key: str, **kwargs: Any) -> Any:
+    return widget(label_, key=key, bind="query-params", **kwargs)
+
+
+def epsilon_slider(container, default: float = 0.5, key: str = "eps") -> float:
+    """ε on a log-spaced slider 0.001–10."""
+    return _bound(
+        container.select_slider,
+        "Privacy ε",
+        key,
+        options=EPSILONS,
+        value=default,
+        format_func=fmt,
+        help="Smaller ε = stronger privacy = more noise (noise std ∝ 1/ε).",
+    )
+
+
+def delta_slider(container, default: float = 0.01, key: str = "delta") -> float:
+    """δ on a log-spaced slider 1e-6–0.1."""
+    return _bound(
+        container.select_slider,
+        "Privacy δ",
+        key,
+        options=DELTAS,
+        value=default,
+        format_func=fmt,
+        help="Smaller δ = stronger privacy = more noise (std ∝ sqrt(2 ln(1.25/δ))).",
+    )
+
+
+def calibration_controls(container) -> tuple[str, str]:
+    """Calibration method and neighbouring relation."""
+    method = _bound(
+        container.radio,
+        "Noise calibration",
+        "calib",
+        options=["classic", "analytic"],
+        horizontal=True,
+        help="classic: the paper's σ = Δ√(2 ln(1.25/δ))/ε, a proof only for ε < 1. "
+        "analytic: the exact Gaussian mechanism (Balle & Wang 2018) — valid "
+        "for every ε and never more noise than classic.",
+    )
+    relation = _bound(
+        container.radio,
+        "Neighbouring datasets",
+        "nbr",
+        options=["add-remove", "replace"],
+        horizontal=True,
+        help="add-remove (the paper): one person added or removed, Δ = 1/N_s. "
+        "replace: one person's data changed, Δ = √2/N_s — 41% more noise.",
+    )
+    return method, relation
+
+
+def seed_controls(container, key: str = "seed") -> int:
+    """Seed input plus a button that bumps it (a new noise draw)."""
+
+    def bump() -> None:
+        st.session_state[key] = int(st.session_state.get(key, 0)) + 1
+
+    seed = _bound(
+        container.number_input,
+        "Seed",
+        key,
+        min_value=0,
+        max_value=2**31 - 1,
+        value=0,
+        step=1,
+        help="Every random draw derives from it: the same seed gives the same figure.",
+    )
+    container.button(
+        "🎲 New noise draw",
+        on_click=bump,
+        key=f"{key}_bump",
+        help="Re-run every algorithm with fresh random noise (seed + 1).",
+    )
+    return int(seed)
+
+
+def sweep_axis_control(container, default: str = "epsilon", key: str = "axis") -> str:
+    """Which parameter the plot sweeps; the sliders fix the others."""
+    return (
+        _bound(
+            container.segmented_control,
+            "Sweep along",
+            key,
+            options=list(SWEEP_GRIDS),
+            default=default,
+            format_func=lambda a: AXIS_LABELS[a].split(" ")[-1],
+            help="The x-axis of the plot. The other parameters stay at their slider values.",
+        )
+        or default
+    )
+
+
+def algorithm_picker(
+    container, options: Sequence[str], default: Sequence[str], key: str = "algs"
+) -> list[str]:
+    """Which algorithms to show."""
+    return _bound(
+        container.multiselect,
+        "Algorithms",
+        key,
+        options=list(options),
+        default=list(default),
+        format_func=label,
+        help="; ".join(f"{label(a)}: {DESCRIPTIONS[a]}" for a in options),
+    )
+
+
+def download_buttons(container, df: pd.DataFrame, html: str, stem: str) -> None:
+    """CSV of the plotted results and the figure as standalone HTML."""
+    left, right = container.columns(2)
+    left.download_button(
+        "⬇️ Results (CSV)",
+        df.to_csv(index=False),
+        f"{stem}.csv",
+        "text/csv",
+        key=f"{stem}_csv",
+        on_click="ignore",
+    )
+    right.download_button(
+        "⬇️ Figure (HTML)", html, f"{stem}.html", "text/html", key=f"{stem}_html", on_click="ignore"
+    )
+
+
+def run_gate(params: dict[str, Any], heavy: bool, key: str) -> bool:
+    """True when results for ``params`` may be shown now.
+
+    Light requests run at once. Heavy ones wait for an explicit Run press; once run, the
+    same parameters show again without a press (the result is cached).
+    """
+    done: set = st.session_state.setdefault(f"{key}_done", set())
+    token = repr(sorted(params.items()))
+    if not heavy or token in done:
+        return True
+    if st.button(
+        "▶️ Run",
+        key=f"{key}_run",
+        type="primary",
+        help="These settings take several seconds; results are cached once computed.",
+    ):
+        done.add(token)
+        return True
+    st.info("These settings are heavy (several seconds). Press **Run** to compute.", icon="⏳")
+    return False

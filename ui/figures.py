@@ -1,0 +1,203 @@
+"""Plotly figure builders. Pure functions of data frames: unit-tested without Streamlit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.theme import AXIS_LABELS, LOG_AXES, STYLES, label
+
+FONT = {"size": 16}
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def summarise(df: pd.DataFrame, axis: str, metric: str) -> pd.DataFrame:
+    """Mean, std and count of ``metric`` per (algorithm, axis value)."""
+    out = df.groupby(["algorithm", axis])[metric].agg(["mean", "std", "count"]).reset_index()
+    out["std"] = out["std"].fillna(0.0)
+    return out
+
+
+def sweep_figure(
+    df: pd.DataFrame,
+    *,
+    axis: str,
+    metric: str,
+    y_title: str,
+    algorithms: Sequence[str] | None = None,
+    marker: float | None = None,
+    y_range: tuple[float, float] | None = None,
+) -> go.Figure:
+    """One line per algorithm: mean over runs with a ±1 std band; non-private dashed.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy sweep output (one row per algorithm, grid point, run).
+    axis : str
+        Swept column; ε, δ and N_s are drawn on log axes.
+    metric : str
+        Column to plot.
+    y_title : str
+    algorithms : sequence of str, optional
+        Order of the lines (default: as they appear).
+    marker : float, optional
+        Draw a vertical line at the current slider value.
+    y_range : (float, float), optional
+    """
+    stats = summarise(df, axis, metric)
+    order = list(algorithms) if algorithms else list(dict.fromkeys(df["algorithm"]))
+    fig = go.Figure()
+    for alg in order:
+        part = stats[stats["algorithm"] == alg].sort_values(axis)
+        if part.empty:
+            continue
+        style = STYLES.get(alg)
+        color = style.color if style else "#333333"
+        x = part[axis].to_numpy()
+        lo, hi = (part["mean"] - part["std"]).to_numpy(), (part["mean"] + part["std"]).to_numpy()
+        fig.add_trace(
+            go.Scatter(
+                x=np.concatenate([x, x[::-1]]),
+                y=np.concatenate([hi, lo[::-1]]),
+                fill="toself",
+                fillcolor=_rgba(color, 0.15),
+                line={"width": 0},
+                hoverinfo="skip",
+                showlegend=False,
+                legendgroup=alg,
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=part["mean"],
+                mode="lines+markers",
+                name=label(alg),
+                legendgroup=alg,
+                line={"color": color, "dash": style.dash if style else "solid", "width": 3},
+                customdata=np.column_stack([part["std"], part["count"]]),
+                hovertemplate=(
+                    f"<b>{label(alg)}</b><br>{AXIS_LABELS.get(axis, axis)} = %{{x:.4g}}<br>"
+                    f"{y_title} = %{{y:.4g}} ± %{{customdata[0]:.2g}} (%{{customdata[1]}} runs)"
+                    "<extra></extra>"
+                ),
+            )
+        )
+    if marker is not None:
+        fig.add_vline(
+            x=marker,
+            line={"color": "#666666", "dash": "dot"},
+            annotation_text="current",
+            annotation_position="top",
+        )
+    fig.update_layout(
+        font=FONT,
+        xaxis_title=AXIS_LABELS.get(axis, axis),
+        yaxis_title=y_title,
+        hovermode="closest",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        height=480,
+    )
+    if axis in LOG_AXES:
+        fig.update_xaxes(type="log")
+    if y_range is not None:
+        fig.update_yaxes(range=list(y_range))
+    return fig
+
+
+def noise_histogram_figure(
+    samples: dict[str, np.ndarray], stds: dict[str, float], colors: dict[str, str]
+) -> go.Figure:
+    """Monte Carlo histograms of aggregate noise with the N(0, σ²) density overlaid."""
+    fig = go.Figure()
+    span = 4 * max(stds.values()) if stds else 1.0
+    grid = np.linspace(-span, span, 400)
+    for name, draws in samples.items():
+        std = stds[name]
+        fig.add_trace(
+            go.Histogram(
+                x=draws,
+                histnorm="probability density",
+                name=f"{name} (draws)",
+                marker_color=_rgba(colors[name], 0.45),
+                nbinsx=60,
+                legendgroup=name,
+            )
+        )
+        dens = np.exp(-0.5 * (grid / std) ** 2) / (std * np.sqrt(2 * np.pi)) if std > 0 else None
+        if dens is not None:
+            fig.add_trace(
+                go.Scatter(
+                    x=grid,
+                    y=dens,
+                    mode="lines",
+                    name=f"{name}: N(0, {std:.3g}²)",
+                    line={"color": colors[name], "width": 3},
+                    legendgroup=name,
+                )
+            )
+    fig.update_layout(
+        barmode="overlay",
+        font=FONT,
+        xaxis_title="noise in the aggregate",
+        yaxis_title="density",
+        height=420,
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
+    return fig
+
+
+def gain_figure(curve: pd.DataFrame, *, sites: int, maximum: float, current: float) -> go.Figure:
+    """CAPE gain G(n) as one site grows from equal share, with the Prop. 1 bounds."""
+    fig = go.Figure(
+        go.Scatter(
+            x=curve["largest_share"],
+            y=curve["gain"],
+            mode="lines",
+            name="G(n)",
+            line={"color": STYLES["cape"].color, "width": 3},
+            hovertemplate="largest site holds %{x:.1%}<br>G = %{y:.3g}<extra></extra>",
+        )
+    )
+    fig.add_hline(
+        y=sites,
+        line={"dash": "dash", "color": "#000000"},
+        annotation_text=f"minimum S = {sites} (equal sizes)",
+    )
+    fig.add_hline(
+        y=maximum,
+        line={"dash": "dot", "color": "#666666"},
+        annotation_text=f"maximum {maximum:.3g} (sizes 1, …, 1, N−S+1)",
+    )
+    fig.add_hline(
+        y=current,
+        line={"color": STYLES["conv"].color, "width": 1},
+        annotation_text=f"your sites: {current:.3g}",
+        annotation_position="bottom right",
+    )
+    fig.update_layout(
+        font=FONT,
+        height=420,
+        xaxis_title="share of all samples at the largest site",
+        yaxis_title="gain G(n) = conventional / CAPE variance",
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        showlegend=False,
+    )
+    fig.update_yaxes(type="log")
+    fig.update_xaxes(tickformat=".0%")
+    return fig
+
+
+def figure_html(fig: go.Figure) -> str:
+    """Standalone HTML of a figure (plotly.js embedded, works offline)."""
+    return fig.to_html(include_plotlyjs=True, full_html=True)
