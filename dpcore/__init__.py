@@ -25,6 +25,7 @@ from dpcore.cape import (
     cape_gain,
     cape_gain_bounds,
     conventional_average,
+    normalise_weights,
     paper_design,
 )
 from dpcore.costs import communication_cost
@@ -72,6 +73,7 @@ __all__ = [
     "gaussian_sigmas",
     "make_model",
     "mog_model",
+    "normalise_weights",
     "optimal_energy",
     "otd_sweep",
     "paper_design",

@@ -540,6 +540,20 @@ def conventional_average(
     return AveragingRun("conv", arr, mu, zeros, zeros, g, released, estimate)
 
 
+def normalise_weights(weights: ArrayLike) -> NDArray[np.float64]:
+    """μ_s / Σ μ_t for non-negative weights with a positive sum.
+
+    Raises
+    ------
+    ValueError
+        If a weight is negative or not finite, or all are zero (nothing to normalise).
+    """
+    w = check_positive_array(weights, "weights", allow_zero=True)
+    if w.sum() <= 0:
+        raise ValueError("weights must have a positive sum to be normalised; got all zeros")
+    return w / w.sum()
+
+
 def cape_gain(n_per_site: ArrayLike) -> float:
     """CAPE's gain over conventional averaging, G(n) = (N²/S²) Σ_s 1/N_s² (Proposition 1).
 

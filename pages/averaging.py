@@ -1,4 +1,187 @@
+"""CAPE averaging: the protocol on a private mean, site by site."""
+
+import numpy as np
 import streamlit as st
 
+import dpcore
+from ui.controls import seed_controls
+from ui.core import (
+    averaging_design,
+    averaging_monte_carlo,
+    call_core,
+    classic_warning,
+    gain_curve,
+)
+from ui.figures import gain_figure, noise_histogram_figure
+from ui.sites_table import editor, set_weights, table_state
+from ui.theme import STYLES
+
 st.title("CAPE averaging")
-st.info("Coming in this session.")
+st.markdown(
+    "Each site holds values in [0, 1] and releases its **mean** with its own privacy level "
+    "(ε_s, δ_s). Alone, site s must add Gaussian noise of std τ_s. With CAPE, the noise "
+    "generator's E_s cancel in the weighted sum and the aggregator removes its own F_s, so "
+    "only the sites' small G_s remain: the aggregate is as accurate as if one trusted curator "
+    "held all the data."
+)
+
+side = st.sidebar
+sites = side.slider(
+    "Sites S",
+    2,
+    20,
+    5,
+    key="S",
+    bind="query-params",
+    help="Number of sites; the table below gets one row per site.",
+)
+calibration = side.radio(
+    "Noise calibration",
+    ["classic", "analytic"],
+    key="calib",
+    bind="query-params",
+    horizontal=True,
+    help="classic: σ = Δ√(2 ln(1.25/δ))/ε (a proof only for ε < 1); "
+    "analytic: exact Gaussian mechanism, valid for every ε.",
+)
+draws = side.select_slider(
+    "Monte Carlo draws",
+    [1000, 5000, 20000, 50000],
+    value=20000,
+    key="draws",
+    bind="query-params",
+    help="Independent runs of the protocol for the histograms.",
+)
+seed = seed_controls(side)
+
+st.subheader("Sites")
+base = table_state(sites)
+left, right, _ = st.columns([1, 1, 3])
+left.button(
+    "Equal weights",
+    key="w_equal",
+    on_click=set_weights,
+    args=([1.0 / sites] * sites,),
+    help="μ_s = 1/S for every site.",
+)
+right.button(
+    "Weights ∝ N_s",
+    key="w_prop",
+    on_click=set_weights,
+    args=(list(base["N_s"] / base["N_s"].sum()),),
+    help="μ_s = N_s/N: the pooled mean. CAPE then matches a central curator exactly.",
+)
+table = editor(base)
+weights = call_core(dpcore.normalise_weights, table["μ_s"].to_numpy(float))
+if not np.isclose(table["μ_s"].sum(), 1.0):
+    st.caption(f"Weights sum to {table['μ_s'].sum():.4g}; they are normalised to sum to 1.")
+args = (
+    tuple(int(n) for n in table["N_s"]),
+    tuple(float(e) for e in table["ε_s"]),
+    tuple(float(d) for d in table["δ_s"]),
+    tuple(float(w) for w in weights),
+    calibration,
+)
+design = call_core(averaging_design, *args)
+classic_warning(calibration, args[1])
+
+st.subheader("Noise in the aggregate")
+c1, c2, c3, c4 = st.columns(4)
+c1.metric(
+    "Pooled requirement",
+    f"{design['tau_pool']:.3g}",
+    help="Std a trusted curator with all the data must add: max_s μ_s τ_s.",
+)
+c2.metric(
+    "CAPE aggregate std",
+    f"{design['tau_cape']:.3g}",
+    help="Std of Σ μ_s G_s — equal to the pooled requirement by design.",
+)
+c3.metric(
+    "Conventional aggregate std",
+    f"{design['tau_conv']:.3g}",
+    help="Each site adds its own τ_s: std sqrt(Σ μ_s² τ_s²).",
+)
+c4.metric(
+    "Variance saved by CAPE",
+    f"{(design['tau_conv'] / design['tau_cape']) ** 2:.2f}×",
+    help="Conventional variance / CAPE variance.",
+)
+
+st.markdown(
+    "**Noise design per site** — τ_e from the noise generator, τ_f from the "
+    "aggregator, τ_g the site's own. Every site's release carries τ_s² both in the "
+    "aggregator's view (τ_e² + τ_g²) and in the noise generator's view (τ_f² + τ_g²)."
+)
+st.dataframe(
+    design["table"],
+    hide_index=True,
+    column_config={
+        c: st.column_config.NumberColumn(format="%.4g")
+        for c in ("μ_s", "τ_s", "τ_e", "τ_f", "τ_g", "paper τ_g²")
+    },
+)
+if design["paper_feasible"]:
+    st.success("The paper's closed-form design (Sec. 3.1) is feasible here too.", icon="✅")
+else:
+    st.warning(
+        "The paper's closed-form design (Sec. 3.1, last column) asks for a **negative "
+        "variance** here, so it cannot be used; for S equal sites its last site gets "
+        "τ_g² = τ_s²(3 − S)/2. CAPE Lab uses a design that is always feasible "
+        "(see docs/cape-design.md).",
+        icon="⚠️",
+    )
+
+mc = call_core(averaging_monte_carlo, *args, draws=int(draws), seed=seed)
+fig = noise_histogram_figure(
+    {"CAPE": mc["cape"], "Conventional": mc["conv"]},
+    {"CAPE": design["tau_cape"], "Conventional": design["tau_conv"]},
+    {"CAPE": STYLES["cape"].color, "Conventional": STYLES["conv"].color},
+)
+st.plotly_chart(fig, key="hist_chart")
+st.caption(
+    f"{draws:,} runs of the full protocol. Largest |Σ μ_s e_s| over all runs: "
+    f"{np.max(np.abs(mc['e_sum'])):.1e} — the noise generator's noise cancels to rounding."
+)
+
+st.subheader("CAPE gain and unequal sizes")
+sizes = np.asarray(args[0])
+gain = call_core(dpcore.cape_gain, sizes)
+low, high = call_core(dpcore.cape_gain_bounds, int(sizes.sum()), sites)
+st.metric(
+    "Gain G(n) for these sizes",
+    f"{gain:.3g}",
+    help="Proposition 1: variance of conventional averaging (weights 1/S) over CAPE's.",
+)
+curve = call_core(gain_curve, int(sizes.sum()), sites)
+st.plotly_chart(gain_figure(curve, sites=sites, maximum=high, current=gain), key="gain_chart")
+st.caption(
+    "One site grows while the others share the rest equally (N fixed). The gain is S for "
+    "equal sizes and grows as sizes become unbalanced; with weights ∝ N_s instead of 1/S, "
+    "conventional averaging loses exactly S×, whatever the sizes."
+)
+
+with st.expander("How it works — the equations"):
+    st.markdown("Site s releases (Algorithm 5, Appendix A) and the aggregator combines:")
+    st.latex(
+        r"\hat a_s = a_s + e_s + f_s + g_s,\qquad "
+        r"a^{\text{imp}} = \sum_s \mu_s(\hat a_s - f_s) = \sum_s \mu_s a_s + \sum_s \mu_s g_s"
+    )
+    st.markdown("Equal sites, eq. (2):")
+    st.latex(
+        r"\tau_e^2 = \tau_f^2 = \left(1-\tfrac1S\right)\tau_s^2,\quad \tau_g^2 = "
+        r"\tfrac{\tau_s^2}{S}"
+    )
+    st.markdown(
+        "Unequal sites, the constraints of Sec. 3.1 (our design meets them with "
+        "equality and pooled requirement max_s μ_s τ_s):"
+    )
+    st.latex(
+        r"\tau_{es}^2+\tau_{gs}^2 \ge \tau_s^2,\quad \tau_{fs}^2+\tau_{gs}^2\ge\tau_s^2,"
+        r"\quad \sum_s\mu_s^2\tau_{gs}^2 = \tau_{\text{pool}}^2,\quad \sum_s\mu_s e_s = 0"
+    )
+    st.markdown("Gain, Proposition 1:")
+    st.latex(
+        r"G(\mathbf n) = \frac{N^2}{S^2}\sum_s \frac{1}{N_s^2},\quad S \le G \le "
+        r"\frac{N^2}{S^2}\left(\frac{1}{(N-S+1)^2} + S - 1\right)"
+    )

@@ -82,3 +82,24 @@ def test_pca_heavy_settings_wait_for_run():
     assert any("Press **Run**" in i.value for i in at.info)
     at.button(key="pca_run").click().run()
     assert len(at.metric) == 5
+
+
+def test_averaging_reacts_to_sites_and_weight_presets():
+    at = page("averaging.py").run()
+    assert _metrics(at)["Variance saved by CAPE"] == "5.00×"  # S = 5 equal sites
+    at.slider(key="S").set_value(8).run()
+    at.button(key="w_prop").click().run()
+    m = _metrics(at)
+    assert m["Variance saved by CAPE"] == "8.00×"
+    assert m["CAPE aggregate std"] == m["Pooled requirement"]
+    assert not at.exception and not at.error
+
+
+def test_averaging_table_from_url_and_bad_weights():
+    at = page("averaging.py")
+    at.query_params["sites_table"] = "100,0.5,0.001,0;1000,0.5,0.001,0"
+    at.query_params["S"] = "2"
+    at.run()
+    assert len(at.error) == 1  # all-zero weights cannot be normalised
+    assert "positive sum" in at.error[0].value
+    assert not at.exception

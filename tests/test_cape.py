@@ -240,3 +240,13 @@ def test_gain_is_the_variance_ratio_of_conv_over_cape():
 def test_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_normalise_weights():
+    from dpcore import normalise_weights
+
+    np.testing.assert_allclose(normalise_weights([1, 3]), [0.25, 0.75])
+    with pytest.raises(ValueError, match="positive sum"):
+        normalise_weights([0, 0])
+    with pytest.raises(ValueError, match="weights"):
+        normalise_weights([1, -1])

@@ -84,5 +84,5 @@ def test_html_export_is_standalone(frame):
         sweep_figure(frame, axis="epsilon", metric="captured_energy_ratio", y_title="q")
     )
     assert html.lower().startswith("<!doctype html>") and "</html>" in html
-    assert "<script src=\"http" not in html  # plotly.js is embedded: works offline
+    assert '<script src="http' not in html  # plotly.js is embedded: works offline
     assert len(html) > 1_000_000
