@@ -30,7 +30,7 @@ from dpcore.cape import (
 )
 from dpcore.costs import communication_cost
 from dpcore.datasets import Dataset, split_sizes, synthetic_dataset
-from dpcore.experiments import SWEEP_AXES, otd_sweep, pca_sweep
+from dpcore.experiments import SWEEP_AXES, otd_example, otd_sweep, pca_sweep
 from dpcore.metrics import (
     captured_energy,
     component_error,
@@ -75,6 +75,7 @@ __all__ = [
     "mog_model",
     "normalise_weights",
     "optimal_energy",
+    "otd_example",
     "otd_sweep",
     "paper_design",
     "pca_sweep",

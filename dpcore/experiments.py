@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from dpcore.metrics import (
     captured_energy,
     component_error,
     component_error_matched,
+    matching,
     optimal_energy,
     subspace_distance,
     top_k_eigvecs,
@@ -342,6 +344,90 @@ def otd_sweep(
     for ε and δ sweeps, afresh per run for N_s and S sweeps. ``local_*`` use site 1.
     AVN uses (ε₁, δ₁ + δ₂) for M2 and pure ε₂ for M3 (Algorithm 4).
     """
+    params = dict(locals())  # exactly otd_sweep's parameters
+    rows = [
+        {
+            "algorithm": alg,
+            **cfg,
+            "run": run,
+            "component_error": component_error(rec.components, truth),
+            "component_error_matched": component_error_matched(rec.components, truth),
+            "weight_error": weight_error(rec.weights, weights, rec.components, truth),
+            "invalid_components": int(rec.invalid.sum()),
+            "iterations": rec.iterations,
+            "private_preprocessing": private,
+        }
+        for cfg, run, alg, rec, truth, weights, private in _otd_iter(**params)
+    ]
+    columns = [
+        "algorithm",
+        *SWEEP_AXES,
+        "run",
+        "component_error",
+        "component_error_matched",
+        "weight_error",
+        "invalid_components",
+        "iterations",
+        "private_preprocessing",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def otd_example(**params: Any) -> pd.DataFrame:
+    """True and recovered mixing weights of one run, per algorithm (matched components).
+
+    Takes :func:`otd_sweep`'s parameters with scalar ε, δ, N_s and S; ``runs`` is 1.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``component``, ``true_weight`` and one column of recovered weights per
+        algorithm, under the one-to-one matching of :func:`dpcore.metrics.matching`.
+    """
+    kwargs = {
+        name: p.default
+        for name, p in inspect.signature(otd_sweep).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    kwargs.update(params, runs=1)
+    table: dict[str, Any] = {}
+    for _, _, alg, rec, truth, weights, _ in _otd_iter(**kwargs):
+        table.setdefault("component", np.arange(1, weights.size + 1))
+        table.setdefault("true_weight", weights)
+        recovered = np.empty(weights.size)
+        recovered[matching(rec.components, truth)] = rec.weights
+        table[alg] = recovered
+    return pd.DataFrame(table)
+
+
+def _otd_iter(
+    *,
+    model,
+    dim,
+    k,
+    sites,
+    n_per_site,
+    epsilon,
+    delta,
+    runs,
+    seed,
+    algorithms,
+    calibration,
+    sensitivity,
+    budget_split,
+    sigma2,
+    scaling,
+    sigma2_source,
+    restarts,
+    max_iter,
+    tol,
+    site_shares,
+    weighting,
+    faithful,
+):
+    """Validate :func:`otd_sweep`'s parameters, then yield one recovery per (grid point, run,
+    algorithm): (config, run, algorithm, Recovery, true components, true weights,
+    private_preprocessing)."""
     axis, grid, fixed = sweep_grid(epsilon=epsilon, delta=delta, n_per_site=n_per_site, sites=sites)
     runs, algorithms = _check_common(
         runs, seed, weighting, site_shares, axis, algorithms, OTD_ALGORITHMS
@@ -364,7 +450,6 @@ def otd_sweep(
 
     resample = axis in ("n_per_site", "sites")
     fixed_moments = None if resample else draw(fixed | {axis: grid[0]}, draw_rng)
-    rows: list[dict[str, Any]] = []
     with classic_warning_once():
         for cfg, run, run_rng, run_draw_rng in _grid_runs(
             axis, grid, fixed, runs, noise_rng, draw_rng
@@ -385,34 +470,15 @@ def otd_sweep(
             alg_rngs = _streams(OTD_ALGORITHMS, run_rng)
             for alg in algorithms:
                 rec = _run_otd(alg, planted, mom, weights, noise, options, faithful, alg_rngs[alg])
-                truth = planted.components
-                rows.append(
-                    {
-                        "algorithm": alg,
-                        **cfg,
-                        "run": run,
-                        "component_error": component_error(rec.components, truth),
-                        "component_error_matched": component_error_matched(rec.components, truth),
-                        "weight_error": weight_error(
-                            rec.weights, planted.weights, rec.components, truth
-                        ),
-                        "invalid_components": int(rec.invalid.sum()),
-                        "iterations": rec.iterations,
-                        "private_preprocessing": mom.private_preprocessing,
-                    }
+                yield (
+                    cfg,
+                    run,
+                    alg,
+                    rec,
+                    planted.components,
+                    planted.weights,
+                    mom.private_preprocessing,
                 )
-    columns = [
-        "algorithm",
-        *SWEEP_AXES,
-        "run",
-        "component_error",
-        "component_error_matched",
-        "weight_error",
-        "invalid_components",
-        "iterations",
-        "private_preprocessing",
-    ]
-    return pd.DataFrame(rows, columns=columns)
 
 
 def _run_otd(alg, planted, mom, weights, noise, options, faithful, rng):

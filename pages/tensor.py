@@ -1,4 +1,253 @@
+"""Tensor decomposition: component recovery of capeAGN and baselines for MOG or STM."""
+
 import streamlit as st
 
-st.title("Tensor decomposition")
-st.info("Coming in this session.")
+import dpcore
+from ui.controls import (
+    algorithm_picker,
+    calibration_controls,
+    delta_slider,
+    download_buttons,
+    epsilon_slider,
+    run_gate,
+    seed_controls,
+    sweep_axis_control,
+)
+from ui.core import call_core, classic_warning, otd_example_table, otd_results
+from ui.figures import figure_html, sweep_figure
+from ui.theme import AXIS_LABELS, label
+
+GRIDS = {
+    "epsilon": (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0),
+    "delta": (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1),
+    "n_per_site": (2000, 5000, 10000, 20000, 50000),
+    "sites": (2, 3, 5, 10, 20),
+}
+
+st.title("Distributed private tensor decomposition")
+st.markdown(
+    "Latent-variable models — a **mixture of Gaussians** or a **single-topic model** — are "
+    "learned from the second and third moments of the data (M2, a D×D matrix; M3, a D×D×D "
+    "tensor). **capeAGN** (Algorithm 2) computes both with CAPE: first M2 for the whitening "
+    "W, then M3 projected to K×K×K at the sites, so only small tensors travel. The plot shows "
+    "how far the recovered components are from the true ones (lower is better)."
+)
+
+side = st.sidebar
+side.header("Model")
+model = side.radio(
+    "Model",
+    ["mog", "stm"],
+    key="model",
+    bind="query-params",
+    horizontal=True,
+    format_func={"mog": "Mixture of Gaussians", "stm": "Topic model"}.get,
+    help="MOG: samples = a component mean + Gaussian noise (σ² = 0.05). STM: "
+    "documents of 3 words from one of K topics.",
+)
+dim = side.select_slider(
+    "Dimension D",
+    [5, 10, 20, 50],
+    value=10,
+    key="dim",
+    bind="query-params",
+    help="Features (MOG) or vocabulary size (STM). M3 has D³ entries to "
+    "noise, so larger D needs more samples.",
+)
+k = side.number_input(
+    "Components K",
+    min_value=1,
+    max_value=50,
+    value=5,
+    key="k",
+    bind="query-params",
+    help="Number of components or topics (K ≤ D).",
+)
+side.header("Sites and privacy")
+sites = side.select_slider(
+    "Sites S",
+    GRIDS["sites"],
+    value=5,
+    key="sites",
+    bind="query-params",
+    help="More sites: CAPE's advantage over conventional grows.",
+)
+n_per_site = side.select_slider(
+    "Samples per site N_s",
+    GRIDS["n_per_site"],
+    value=20000,
+    key="ns",
+    bind="query-params",
+    help="Noise std per site ∝ 1/N_s.",
+)
+epsilon = epsilon_slider(side)
+delta = delta_slider(side)
+side.caption(
+    "ε and δ are split equally between M2 and M3: (ε/2, δ/2) each, composing to (ε, δ) (Theorem 2)."
+)
+calibration, _ = calibration_controls(side)
+sensitivity = side.radio(
+    "Sensitivity",
+    ["paper", "add-remove", "replace"],
+    key="sens",
+    bind="query-params",
+    horizontal=True,
+    help="paper: Appendix E's Δ₂, Δ₃. add-remove / replace: the tight "
+    "bounds for each neighbouring relation (docs/tensor.md).",
+)
+if model == "mog":
+    scaling = side.radio(
+        "Scaling into the unit ball",
+        ["public", "max-norm"],
+        key="scaling",
+        bind="query-params",
+        horizontal=True,
+        help="public: divide by a bound from the model's public parameters and "
+        "clip the rare samples beyond it (private). max-norm: divide by "
+        "the data's largest norm, as the paper does (NOT private).",
+    )
+else:
+    scaling = "public"
+side.header("Experiment")
+axis = sweep_axis_control(side)
+runs = side.slider(
+    "Runs per point",
+    1,
+    20,
+    5,
+    key="runs",
+    bind="query-params",
+    help="Independent noise draws per grid point; the band shows ±1 std.",
+)
+variant = side.radio(
+    "Power method",
+    ["robust", "authors"],
+    key="tpm",
+    bind="query-params",
+    horizontal=True,
+    help="robust: 10 random restarts per component (Anandkumar et al. 2014). "
+    "authors: one start, up to 1000 iterations, tolerance 1e-6.",
+)
+seed = seed_controls(side)
+algorithms = algorithm_picker(
+    side, dpcore.OTD_ALGORITHMS, ["nonprivate", "cape", "conv", "local_agn", "random"]
+)
+matched = side.toggle(
+    "One-to-one matched error",
+    key="matched",
+    bind="query-params",
+    help="Off: the paper's q_comp (each recovered vector to its nearest true "
+    "one — two may share a match). On: a one-to-one matching.",
+)
+
+if not algorithms:
+    st.info("Choose at least one algorithm in the sidebar.")
+    st.stop()
+if model == "mog" and scaling == "max-norm":
+    st.warning(
+        "Max-norm scaling looks at the data: this preprocessing is **not** private.", icon="⚠️"
+    )
+
+current = {"epsilon": epsilon, "delta": delta, "n_per_site": n_per_site, "sites": sites}
+power = (
+    {"restarts": 10, "max_iter": 100, "tol": 1e-8}
+    if variant == "robust"
+    else {"restarts": 1, "max_iter": 1000, "tol": 1e-6}
+)
+common = {
+    "model": model,
+    "dim": int(dim),
+    "k": int(k),
+    "seed": seed,
+    "calibration": calibration,
+    "sensitivity": sensitivity,
+    "scaling": scaling,
+    "algorithms": tuple(algorithms),
+    **power,
+}
+grid = tuple(sorted(set(GRIDS[axis]) | {current[axis]}))
+params = {**common, **current, axis: grid, "runs": int(runs)}
+work = (
+    runs
+    * len(grid)
+    * (dim / 10) ** 3
+    * max(n_per_site * sites / 100_000, 1.0)
+    ** (1.0 if axis not in ("n_per_site", "sites") else 1.5)
+)
+if run_gate(params, work > 60, key="otd"):
+    with st.spinner("Running the sweep…"):
+        df = call_core(otd_results, **params)
+    classic_warning(calibration, [e / 2 for e in (grid if axis == "epsilon" else [epsilon])])
+    metric = "component_error_matched" if matched else "component_error"
+    at_current = df[df[axis] == current[axis]].groupby("algorithm")[metric].mean()
+    for col, alg in zip(st.columns(len(algorithms)), algorithms, strict=True):
+        col.metric(
+            label(alg),
+            f"{at_current[alg]:.3f}",
+            help=f"Mean component error over {runs} runs at "
+            f"{AXIS_LABELS[axis]} = {current[axis]:g} (lower is better).",
+        )
+    y_title = "matched component error" if matched else "component error q_comp"
+    fig = sweep_figure(
+        df, axis=axis, metric=metric, y_title=y_title, algorithms=algorithms, marker=current[axis]
+    )
+    st.plotly_chart(fig, key="otd_chart")
+    download_buttons(st, df, figure_html(fig), "cape_otd")
+    if df["invalid_components"].sum():
+        st.caption(
+            f"{int(df['invalid_components'].sum())} recovered topic vectors had no "
+            "positive entry and were replaced by the uniform distribution."
+        )
+
+    st.subheader("Recovered weights, one run")
+    example = call_core(otd_example_table, **common, **current)
+    st.dataframe(
+        example.rename(columns={a: label(a) for a in algorithms}),
+        hide_index=True,
+        column_config={
+            c: st.column_config.NumberColumn(format="%.3f")
+            for c in example.columns
+            if c != "component"
+        },
+    )
+    st.caption(
+        f"At the current settings (seed {seed}); recovered weights ŵ_k = 1/λ_k², "
+        "matched one-to-one to the true components."
+    )
+
+    st.subheader("Communication cost")
+    st.dataframe(
+        [
+            {
+                "algorithm": label(a),
+                **dpcore.communication_cost(
+                    a, problem="otd", dim=int(dim), k=min(int(k), int(dim)), sites=sites
+                ),
+            }
+            for a in algorithms
+        ],
+        hide_index=True,
+    )
+
+with st.expander("How it works — the equations"):
+    st.markdown("MOG moments with the σ² correction (Appendix D.2):")
+    st.latex(
+        r"M_2 = \mathbb E[x x^\top] - \sigma^2 I,\quad M_3 = \mathbb E[x^{\otimes 3}] - "
+        r"\sigma^2\sum_d (m\otimes e_d\otimes e_d + e_d\otimes m\otimes e_d + "
+        r"e_d\otimes e_d\otimes m)"
+    )
+    st.markdown("Both are low rank in the components (Appendix D):")
+    st.latex(r"M_2 = \sum_k w_k a_k a_k^\top,\qquad M_3 = \sum_k w_k\, a_k\otimes a_k\otimes a_k")
+    st.markdown(
+        "capeAGN (Algorithm 2): whitening from the CAPE estimate of M2, then sites send "
+        "projected K×K×K tensors; E3 cancels and F3 is subtracted (Appendix C.2):"
+    )
+    st.latex(
+        r"W = U D^{-1/2},\quad \tilde M_3 = \sum_s \mu_s\big(\hat M_3^s(W,W,W) - "
+        r"F_3^s(W,W,W)\big) = \Big(\sum_s \mu_s (M_3^s + G_3^s)\Big)(W,W,W)"
+    )
+    st.markdown("Tensor power iteration (eq. (3)) and the error measure (Sec. 6.2):")
+    st.latex(
+        r"u \mapsto \frac{\tilde M_3(I,u,u)}{\|\tilde M_3(I,u,u)\|},\qquad "
+        r"q_{\text{comp}} = \frac1K\sum_k \min_{k'}\|\hat a_k - a_{k'}\|_2"
+    )

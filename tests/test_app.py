@@ -103,3 +103,21 @@ def test_averaging_table_from_url_and_bad_weights():
     assert len(at.error) == 1  # all-zero weights cannot be normalised
     assert "positive sum" in at.error[0].value
     assert not at.exception
+
+
+def test_tensor_page_metrics_follow_epsilon_and_model():
+    at = page("tensor.py").run()
+    before = _metrics(at)
+    at.select_slider(key="eps").set_value(5.0).run()
+    after = _metrics(at)
+    assert float(after["CAPE"]) < float(before["CAPE"])  # more ε, less error
+    assert after["Non-private (pooled)"] == before["Non-private (pooled)"]
+    at.radio(key="model").set_value("stm").run()
+    assert not at.exception and not at.error
+    assert len(at.dataframe) == 2  # recovered weights and communication cost
+
+
+def test_tensor_impossible_k_gives_exactly_one_error():
+    at = page("tensor.py").run()
+    at.number_input(key="k").set_value(12).run()  # K > D = 10
+    assert len(at.error) == 1 and "k must be an integer in [1, 10]" in at.error[0].value

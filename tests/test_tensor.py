@@ -299,3 +299,16 @@ def test_samplers_draw_from_the_planted_model():
     x = sample_mog(mog, n, rng=np.random.default_rng(16))
     np.testing.assert_allclose(x.mean(axis=0), mog.components @ mog.weights, atol=5 * 0.0023)
     np.testing.assert_allclose(x.var(axis=0).min(), 0.05, rtol=0.5)  # σ² is the noise floor
+
+
+def test_otd_example_reports_matched_weights():
+    from dpcore import otd_example
+
+    table = otd_example(
+        epsilon=math.inf, dim=6, k=3, sites=3, n_per_site=20_000, algorithms=["nonprivate", "cape"]
+    )
+    assert list(table.columns) == ["component", "true_weight", "nonprivate", "cape"]
+    np.testing.assert_allclose(table["true_weight"].sum(), 1.0)
+    # ε = ∞: CAPE is the pooled estimate; both recover the weights from 60k samples
+    np.testing.assert_allclose(table["cape"], table["nonprivate"], rtol=1e-9)
+    np.testing.assert_allclose(table["cape"], table["true_weight"], atol=0.05)

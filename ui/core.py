@@ -152,3 +152,9 @@ def gain_curve(total: int, sites: int, points: int = 60) -> pd.DataFrame:
         sizes = np.concatenate([[big], np.maximum(small, 1)])
         rows.append({"largest_share": sizes[0] / sizes.sum(), "gain": dpcore.cape_gain(sizes)})
     return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def otd_example_table(**params: Any) -> pd.DataFrame:
+    """:func:`dpcore.otd_example`: true vs recovered weights of one run."""
+    return dpcore.otd_example(**_lists(params))
