@@ -10,7 +10,9 @@ PAGES = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
 
 
 def page(name: str) -> AppTest:
-    return AppTest.from_file(str(ROOT / "pages" / name), default_timeout=60)
+    """The app opened on one page, through app.py's navigation (as a user sees it)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    return at.switch_page(f"pages/{name}")
 
 
 def test_entry_point_runs_without_exception():
