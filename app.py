@@ -2,16 +2,16 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="CAPE Lab", page_icon="🔐", layout="wide")
+st.set_page_config(page_title="CAPE Lab", page_icon=":material/lock:", layout="wide")
 
 pages = {
     "Learn": [
-        st.Page("pages/overview.py", title="Overview", icon="🏠", default=True),
-        st.Page("pages/averaging.py", title="CAPE averaging", icon="➕"),
+        st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
+        st.Page("pages/averaging.py", title="CAPE averaging", icon=":material/functions:"),
     ],
     "Experiments": [
-        st.Page("pages/pca.py", title="PCA", icon="📈"),
-        st.Page("pages/tensor.py", title="Tensor decomposition", icon="🧊"),
+        st.Page("pages/pca.py", title="PCA", icon=":material/show_chart:"),
+        st.Page("pages/tensor.py", title="Tensor decomposition", icon=":material/view_in_ar:"),
     ],
 }
 st.navigation(pages).run()

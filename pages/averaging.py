@@ -122,14 +122,17 @@ st.dataframe(
     },
 )
 if design["paper_feasible"]:
-    st.success("The paper's closed-form design (Sec. 3.1) is feasible here too.", icon="✅")
+    st.success(
+        "The paper's closed-form design (Sec. 3.1) is feasible here too.",
+        icon=":material/check_circle:",
+    )
 else:
     st.warning(
         "The paper's closed-form design (Sec. 3.1, last column) asks for a **negative "
         "variance** here, so it cannot be used; for S equal sites its last site gets "
         "τ_g² = τ_s²(3 − S)/2. CAPE Lab uses a design that is always feasible "
         "(see docs/cape-design.md).",
-        icon="⚠️",
+        icon=":material/warning:",
     )
 
 mc = call_core(averaging_monte_carlo, *args, draws=int(draws), seed=seed)

@@ -23,54 +23,115 @@ PCA, and for tensor decomposition (Imtiaz & Sarwate, *Distributed Differentially
 Algorithms for Matrix and Tensor Factorization*).
 """
 )
-st.image(str(ASSETS / "network.svg"),
-         caption="Left: conventional — each site adds its full noise. Right: CAPE — "
-                 "e_s from the noise generator cancel, the aggregator subtracts its f_s "
-                 "(after the paper's Figure 1).")
+st.image(
+    str(ASSETS / "network.svg"),
+    caption="Left: conventional — each site adds its full noise. Right: CAPE — "
+    "e_s from the noise generator cancel, the aggregator subtracts its f_s "
+    "(after the paper's Figure 1).",
+)
 
 st.subheader("Explore")
 c1, c2, c3 = st.columns(3)
-c1.page_link("pages/averaging.py", label="CAPE averaging", icon="➕",
-             help="The protocol step by step on a private mean: who adds which noise.")
-c2.page_link("pages/pca.py", label="Distributed PCA", icon="📈",
-             help="Captured energy of capePCA vs conventional, local and DPdisPCA.")
-c3.page_link("pages/tensor.py", label="Tensor decomposition", icon="🧊",
-             help="capeAGN for mixtures of Gaussians and topic models.")
+c1.page_link(
+    "pages/averaging.py",
+    label="CAPE averaging",
+    icon=":material/functions:",
+    help="The protocol step by step on a private mean: who adds which noise.",
+)
+c2.page_link(
+    "pages/pca.py",
+    label="Distributed PCA",
+    icon=":material/show_chart:",
+    help="Captured energy of capePCA vs conventional, local and DPdisPCA.",
+)
+c3.page_link(
+    "pages/tensor.py",
+    label="Tensor decomposition",
+    icon=":material/view_in_ar:",
+    help="capeAGN for mixtures of Gaussians and topic models.",
+)
 
 st.subheader("Classroom presets")
 p1, p2, p3, p4 = st.columns(4)
-p1.page_link("pages/averaging.py", label="Equal hospitals", icon="🏥",
-             query_params={"S": "5", "sites_table": ";".join(["1000,0.5,0.001,0.2"] * 5)},
-             help="Five hospitals with 1,000 patients each and the same privacy: CAPE gains 5×.")
-p2.page_link("pages/averaging.py", label="One big site, many small", icon="🐘",
-             query_params={"S": "6", "sites_table": "10000,0.5,0.001,0.8;"
-                           + ";".join(["500,0.5,0.001,0.04"] * 5)},
-             help="One site holds most data. Weights ∝ N_s: CAPE still matches pooled noise.")
-p3.page_link("pages/averaging.py", label="Different privacy needs", icon="🔒",
-             query_params={"S": "4", "sites_table": "1000,0.1,0.0001,0.25;1000,0.5,0.001,0.25;"
-                           "1000,1,0.001,0.25;1000,2,0.01,0.25"},
-             help="Sites ask for different (ε, δ): the design gives each its own noise levels.")
-p4.page_link("pages/pca.py", label="Strong privacy PCA", icon="🛡️",
-             query_params={"eps": "0.05", "delta": "1e-05", "calib": "analytic"},
-             help="ε = 0.05, δ = 1e-5 with the analytic calibration.")
+p1.page_link(
+    "pages/averaging.py",
+    label="Equal hospitals",
+    icon=":material/local_hospital:",
+    query_params={"S": "5", "sites_table": ";".join(["1000,0.5,0.001,0.2"] * 5)},
+    help="Five hospitals with 1,000 patients each and the same privacy: CAPE gains 5×.",
+)
+p2.page_link(
+    "pages/averaging.py",
+    label="One big site, many small",
+    icon=":material/scale:",
+    query_params={
+        "S": "6",
+        "sites_table": "10000,0.5,0.001,0.8;" + ";".join(["500,0.5,0.001,0.04"] * 5),
+    },
+    help="One site holds most data. Weights ∝ N_s: CAPE still matches pooled noise.",
+)
+p3.page_link(
+    "pages/averaging.py",
+    label="Different privacy needs",
+    icon=":material/lock:",
+    query_params={
+        "S": "4",
+        "sites_table": "1000,0.1,0.0001,0.25;1000,0.5,0.001,0.25;"
+        "1000,1,0.001,0.25;1000,2,0.01,0.25",
+    },
+    help="Sites ask for different (ε, δ): the design gives each its own noise levels.",
+)
+p4.page_link(
+    "pages/pca.py",
+    label="Strong privacy PCA",
+    icon=":material/shield:",
+    query_params={"eps": "0.05", "delta": "1e-05", "calib": "analytic"},
+    help="ε = 0.05, δ = 1e-5 with the analytic calibration.",
+)
 
 st.subheader("Try it: noise levels for equal sites")
 col1, col2, col3 = st.columns(3)
-sites = col1.slider("Sites S", 2, 50, 10, key="sites", bind="query-params",
-                    help="More sites: CAPE's advantage over conventional averaging grows with S.")
-n_per_site = col2.select_slider("Samples per site N_s", [100, 500, 1000, 5000, 10000], 1000,
-                                key="n_per_site", bind="query-params",
-                                help="More samples: less noise per site (std ∝ 1/N_s).")
-epsilon = col3.select_slider("Privacy ε", [0.01, 0.05, 0.1, 0.5, 0.9], 0.5, key="epsilon",
-                             bind="query-params",
-                             help="Smaller ε: stronger privacy, more noise everywhere.")
+sites = col1.slider(
+    "Sites S",
+    2,
+    50,
+    10,
+    key="sites",
+    bind="query-params",
+    help="More sites: CAPE's advantage over conventional averaging grows with S.",
+)
+n_per_site = col2.select_slider(
+    "Samples per site N_s",
+    [100, 500, 1000, 5000, 10000],
+    1000,
+    key="n_per_site",
+    bind="query-params",
+    help="More samples: less noise per site (std ∝ 1/N_s).",
+)
+epsilon = col3.select_slider(
+    "Privacy ε",
+    [0.01, 0.05, 0.1, 0.5, 0.9],
+    0.5,
+    key="epsilon",
+    bind="query-params",
+    help="Smaller ε: stronger privacy, more noise everywhere.",
+)
 noise = call_core(equal_sites_noise, sites, n_per_site, epsilon, 0.01)
 m1, m2, m3 = st.columns(3)
-m1.metric("Site noise std τ_s", f"{noise['tau_site']:.3g}",
-          help="What one site must add on its own (a mean of values in [0, 1]).")
+m1.metric(
+    "Site noise std τ_s",
+    f"{noise['tau_site']:.3g}",
+    help="What one site must add on its own (a mean of values in [0, 1]).",
+)
 m2.metric("Conventional aggregate std", f"{noise['tau_conv']:.3g}", help="τ_s/√S.")
-m3.metric("CAPE aggregate std (= pooled)", f"{noise['tau_cape']:.3g}",
-          delta=f"{noise['variance_gain']:.1f}× less variance", delta_color="off",
-          help="τ_s/S: exactly what a trusted curator with all the data would add.")
-st.caption("Classic Gaussian mechanism with Δ = 1/N_s and δ = 0.01 (paper, Sec. 2); CAPE noise "
-           "design from eq. (2).")
+m3.metric(
+    "CAPE aggregate std (= pooled)",
+    f"{noise['tau_cape']:.3g}",
+    delta=f"{noise['variance_gain']:.1f}× less variance",
+    delta_color="off",
+    help="τ_s/S: exactly what a trusted curator with all the data would add.",
+)
+st.caption(
+    "Classic Gaussian mechanism with Δ = 1/N_s and δ = 0.01 (paper, Sec. 2); CAPE noise "
+    "design from eq. (2)."
+)

@@ -145,7 +145,8 @@ if not algorithms:
     st.stop()
 if model == "mog" and scaling == "max-norm":
     st.warning(
-        "Max-norm scaling looks at the data: this preprocessing is **not** private.", icon="⚠️"
+        "Max-norm scaling looks at the data: this preprocessing is **not** private.",
+        icon=":material/warning:",
     )
 
 current = {"epsilon": epsilon, "delta": delta, "n_per_site": n_per_site, "sites": sites}

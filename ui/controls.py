@@ -101,7 +101,8 @@ def seed_controls(container, key: str = "seed") -> int:
         help="Every random draw derives from it: the same seed gives the same figure.",
     )
     container.button(
-        "🎲 New noise draw",
+        "New noise draw",
+        icon=":material/casino:",
         on_click=bump,
         key=f"{key}_bump",
         help="Re-run every algorithm with fresh random noise (seed + 1).",
@@ -142,17 +143,24 @@ def algorithm_picker(
 
 def download_buttons(container, df: pd.DataFrame, html: str, stem: str) -> None:
     """CSV of the plotted results and the figure as standalone HTML."""
-    left, right = container.columns(2)
+    left, right, _ = container.columns([1, 1, 3])
     left.download_button(
-        "⬇️ Results (CSV)",
+        "Results (CSV)",
         df.to_csv(index=False),
         f"{stem}.csv",
         "text/csv",
         key=f"{stem}_csv",
+        icon=":material/download:",
         on_click="ignore",
     )
     right.download_button(
-        "⬇️ Figure (HTML)", html, f"{stem}.html", "text/html", key=f"{stem}_html", on_click="ignore"
+        "Figure (HTML)",
+        html,
+        f"{stem}.html",
+        "text/html",
+        key=f"{stem}_html",
+        icon=":material/download:",
+        on_click="ignore",
     )
 
 
@@ -167,12 +175,16 @@ def run_gate(params: dict[str, Any], heavy: bool, key: str) -> bool:
     if not heavy or token in done:
         return True
     if st.button(
-        "▶️ Run",
+        "Run",
+        icon=":material/play_arrow:",
         key=f"{key}_run",
         type="primary",
         help="These settings take several seconds; results are cached once computed.",
     ):
         done.add(token)
         return True
-    st.info("These settings are heavy (several seconds). Press **Run** to compute.", icon="⏳")
+    st.info(
+        "These settings are heavy (several seconds). Press **Run** to compute.",
+        icon=":material/hourglass_top:",
+    )
     return False

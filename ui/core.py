@@ -31,7 +31,7 @@ def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             warnings.simplefilter("ignore", ClassicGaussianWarning)
             return fn(*args, **kwargs)
     except (ValueError, TypeError) as err:
-        st.error(str(err), icon="🚫")
+        st.error(str(err), icon=":material/error:")
         st.stop()
 
 
@@ -42,7 +42,7 @@ def classic_warning(calibration: str, epsilons) -> None:
             "Some settings use ε ≥ 1 with the **classic** Gaussian calibration, which is proven "
             "only for ε < 1 (the paper uses it up to ε = 10). Choose the *analytic* calibration "
             "for noise that is a proof of privacy at every ε.",
-            icon="⚠️",
+            icon=":material/warning:",
         )
 
 

@@ -67,6 +67,7 @@ def sweep_figure(
             go.Scatter(
                 x=np.concatenate([x, x[::-1]]),
                 y=np.concatenate([hi, lo[::-1]]),
+                mode="lines",
                 fill="toself",
                 fillcolor=_rgba(color, 0.15),
                 line={"width": 0},
@@ -107,6 +108,8 @@ def sweep_figure(
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
         height=480,
     )
+    ticks = sorted(stats[axis].unique())
+    fig.update_xaxes(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     if axis in LOG_AXES:
         fig.update_xaxes(type="log")
     if y_range is not None:

@@ -73,6 +73,7 @@ def editor(base: pd.DataFrame) -> pd.DataFrame:
         base,
         key=f"site_editor_{st.session_state.site_version}",
         num_rows="fixed",
+        hide_index=True,
         column_config={
             "N_s": st.column_config.NumberColumn(
                 "N_s",
