@@ -6,12 +6,12 @@ st.set_page_config(page_title="CAPE Lab", page_icon=":material/lock:", layout="w
 
 pages = {
     "Learn": [
-        st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
-        st.Page("pages/averaging.py", title="CAPE averaging", icon=":material/functions:"),
+        st.Page("app_pages/overview.py", title="Overview", icon=":material/home:", default=True),
+        st.Page("app_pages/averaging.py", title="CAPE averaging", icon=":material/functions:"),
     ],
     "Experiments": [
-        st.Page("pages/pca.py", title="PCA", icon=":material/show_chart:"),
-        st.Page("pages/tensor.py", title="Tensor decomposition", icon=":material/view_in_ar:"),
+        st.Page("app_pages/pca.py", title="PCA", icon=":material/show_chart:"),
+        st.Page("app_pages/tensor.py", title="Tensor decomposition", icon=":material/view_in_ar:"),
     ],
 }
 st.navigation(pages).run()

@@ -6,13 +6,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
+PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 
 
 def page(name: str) -> AppTest:
     """The app opened on one page, through app.py's navigation (as a user sees it)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    return at.switch_page(f"pages/{name}")
+    return at.switch_page(f"app_pages/{name}")
 
 
 def test_entry_point_runs_without_exception():

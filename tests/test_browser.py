@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,8 +43,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+@contextmanager
+def streamlit_server():
+    """`streamlit run app.py` on a free loopback port; yields its base URL."""
     port = _free_port()
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     proc = subprocess.Popen(
@@ -66,20 +68,27 @@ def server():
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.read() == b"ok":
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start within 60 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read() == b"ok":
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("streamlit did not start within 60 s")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +171,19 @@ def test_moving_epsilon_changes_the_pca_chart(server, browser):
     _assert_no_errors(page)
     page.screenshot(path=str(SHOTS / "pca-after-epsilon.png"), full_page=True)
     page.close()
+
+
+def test_a_shared_link_is_the_first_request_to_a_fresh_server(browser):
+    # A copied URL must reproduce the view even when nobody opened the app before: the
+    # page runs through app.py's navigation (sections shown) with the URL's settings.
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/pca?eps=2&calib=analytic&seed=3")
+        _settle(page, charts=1)
+        nav = page.locator("[data-testid='stSidebarNav']").inner_text()
+        assert "Experiments" in nav and "Tensor decomposition" in nav
+        eps = page.locator("[data-testid='stSlider']").filter(has_text="Privacy ε")
+        assert eps.locator("input[type='range']").first.get_attribute("aria-valuetext") == "2"
+        assert page.locator("[data-testid='stNumberInputField']").last.input_value() == "3"
+        _assert_no_errors(page)
+        page.close()

@@ -77,6 +77,8 @@ def test_gain_figure_draws_bounds():
     fig = gain_figure(curve, sites=4, maximum=100.0, current=4.0)
     ys = sorted(shape.y0 for shape in fig.layout.shapes)
     assert ys == [4.0, 4.0, 100.0]
+    # labels sit on their lines: log10 units on the log axis
+    assert sorted(a.y for a in fig.layout.annotations) == pytest.approx([np.log10(4)] * 2 + [2.0])
 
 
 def test_html_export_is_standalone(frame):

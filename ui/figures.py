@@ -172,22 +172,24 @@ def gain_figure(curve: pd.DataFrame, *, sites: int, maximum: float, current: flo
             hovertemplate="largest site holds %{x:.1%}<br>G = %{y:.3g}<extra></extra>",
         )
     )
-    fig.add_hline(
-        y=sites,
-        line={"dash": "dash", "color": "#000000"},
-        annotation_text=f"minimum S = {sites} (equal sizes)",
-    )
-    fig.add_hline(
-        y=maximum,
-        line={"dash": "dot", "color": "#666666"},
-        annotation_text=f"maximum {maximum:.3g} (sizes 1, …, 1, N−S+1)",
-    )
-    fig.add_hline(
-        y=current,
-        line={"color": STYLES["conv"].color, "width": 1},
-        annotation_text=f"your sites: {current:.3g}",
-        annotation_position="bottom right",
-    )
+    # On a log axis Plotly reads annotation y in log10 units, so place the labels explicitly.
+    for y, text, dash, color, anchor in [
+        (sites, f"minimum S = {sites} (equal sizes)", "dash", "#000000", "bottom"),
+        (maximum, f"maximum {maximum:.3g} (sizes 1, …, 1, N−S+1)", "dot", "#666666", "top"),
+        (current, f"your sites: G = {current:.3g}", "solid", STYLES["conv"].color, "top"),
+    ]:
+        fig.add_hline(y=y, line={"dash": dash, "color": color, "width": 1.5})
+        fig.add_annotation(
+            x=0.01 if anchor == "bottom" else 0.99,
+            xref="paper",
+            y=float(np.log10(y)),
+            yref="y",
+            text=text,
+            showarrow=False,
+            xanchor="left" if anchor == "bottom" else "right",
+            yanchor=anchor,
+            font={"color": color, "size": 14},
+        )
     fig.update_layout(
         font=FONT,
         height=420,

@@ -33,19 +33,19 @@ st.image(
 st.subheader("Explore")
 c1, c2, c3 = st.columns(3)
 c1.page_link(
-    "pages/averaging.py",
+    "app_pages/averaging.py",
     label="CAPE averaging",
     icon=":material/functions:",
     help="The protocol step by step on a private mean: who adds which noise.",
 )
 c2.page_link(
-    "pages/pca.py",
+    "app_pages/pca.py",
     label="Distributed PCA",
     icon=":material/show_chart:",
     help="Captured energy of capePCA vs conventional, local and DPdisPCA.",
 )
 c3.page_link(
-    "pages/tensor.py",
+    "app_pages/tensor.py",
     label="Tensor decomposition",
     icon=":material/view_in_ar:",
     help="capeAGN for mixtures of Gaussians and topic models.",
@@ -54,14 +54,14 @@ c3.page_link(
 st.subheader("Classroom presets")
 p1, p2, p3, p4 = st.columns(4)
 p1.page_link(
-    "pages/averaging.py",
+    "app_pages/averaging.py",
     label="Equal hospitals",
     icon=":material/local_hospital:",
     query_params={"S": "5", "sites_table": ";".join(["1000,0.5,0.001,0.2"] * 5)},
     help="Five hospitals with 1,000 patients each and the same privacy: CAPE gains 5×.",
 )
 p2.page_link(
-    "pages/averaging.py",
+    "app_pages/averaging.py",
     label="One big site, many small",
     icon=":material/scale:",
     query_params={
@@ -71,7 +71,7 @@ p2.page_link(
     help="One site holds most data. Weights ∝ N_s: CAPE still matches pooled noise.",
 )
 p3.page_link(
-    "pages/averaging.py",
+    "app_pages/averaging.py",
     label="Different privacy needs",
     icon=":material/lock:",
     query_params={
@@ -82,7 +82,7 @@ p3.page_link(
     help="Sites ask for different (ε, δ): the design gives each its own noise levels.",
 )
 p4.page_link(
-    "pages/pca.py",
+    "app_pages/pca.py",
     label="Strong privacy PCA",
     icon=":material/shield:",
     query_params={"eps": "0.05", "delta": "1e-05", "calib": "analytic"},
