@@ -1,6 +1,5 @@
 """PCA: captured energy of capePCA and baselines along one swept parameter."""
 
-import pandas as pd
 import streamlit as st
 
 import dpcore
@@ -8,17 +7,16 @@ from ui.controls import (
     SWEEP_GRIDS,
     algorithm_picker,
     calibration_controls,
-    delta_slider,
-    download_buttons,
-    epsilon_slider,
     run_gate,
+    runs_slider,
     seed_controls,
+    sites_and_privacy,
     sweep_axis_control,
     sweep_values,
 )
 from ui.core import call_core, classic_warning, pca_results
-from ui.figures import figure_html, sweep_figure
-from ui.theme import AXIS_LABELS, label
+from ui.results import communication_table, show_sweep
+from ui.theme import AXIS_LABELS
 
 st.title("Distributed private PCA")
 st.markdown(
@@ -49,25 +47,14 @@ k = side.number_input(
     bind="query-params",
     help="Size of the subspace to find (K ≤ D). The paper uses K = 50 at D = 200.",
 )
-side.header("Sites and privacy")
-sites = side.select_slider(
-    "Sites S",
-    [2, 3, 5, 10, 20, 50],
-    value=10,
-    key="sites",
-    bind="query-params",
-    help="More sites: conventional noise variance grows S-fold over CAPE's.",
+current = sites_and_privacy(
+    side,
+    sites=[2, 3, 5, 10, 20, 50],
+    sites_default=10,
+    n_values=SWEEP_GRIDS["n_per_site"],
+    n_default=1000,
 )
-n_per_site = side.select_slider(
-    "Samples per site N_s",
-    SWEEP_GRIDS["n_per_site"],
-    value=1000,
-    key="ns",
-    bind="query-params",
-    help="Noise std per site ∝ 1/N_s: more samples, less noise.",
-)
-epsilon = epsilon_slider(side)
-delta = delta_slider(side)
+sites, epsilon = current["sites"], current["epsilon"]
 sizes = side.radio(
     "Site sizes",
     ["equal", "one site holds half"],
@@ -79,15 +66,7 @@ sizes = side.radio(
 calibration, relation = calibration_controls(side)
 side.header("Experiment")
 axis = sweep_axis_control(side)
-runs = side.slider(
-    "Runs per point",
-    1,
-    20,
-    5,
-    key="runs",
-    bind="query-params",
-    help="Independent noise draws per grid point; the band shows ±1 std.",
-)
+runs = runs_slider(side)
 seed = seed_controls(side)
 algorithms = algorithm_picker(
     side, dpcore.PCA_ALGORITHMS, ["nonprivate", "cape", "conv", "dpdis", "local"]
@@ -103,7 +82,6 @@ if not algorithms:
     st.info("Choose at least one algorithm in the sidebar.")
     st.stop()
 
-current = {"epsilon": epsilon, "delta": delta, "n_per_site": n_per_site, "sites": sites}
 params = {
     "dim": int(dim),
     "k": int(k),
@@ -130,35 +108,18 @@ if run_gate(params, heavy, key="pca"):
         if absolute
         else ("captured_energy_ratio", "captured energy / optimum")
     )
-    at_current = df[df[axis] == current[axis]].groupby("algorithm")[metric].mean()
-    cols = st.columns(len(algorithms))
-    for col, alg in zip(cols, algorithms, strict=True):
-        value = at_current[alg]
-        col.metric(
-            label(alg),
-            f"{value:.1%}" if not absolute else f"{value:.3g}",
-            help=f"Mean over {runs} runs at {AXIS_LABELS[axis]} = {current[axis]:g}.",
-        )
-    fig = sweep_figure(
-        df, axis=axis, metric=metric, y_title=y_title, algorithms=algorithms, marker=current[axis]
+    show_sweep(
+        df,
+        axis=axis,
+        metric=metric,
+        y_title=y_title,
+        current=current[axis],
+        algorithms=algorithms,
+        stem="cape_pca",
+        help_text="Captured energy",
+        value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
     )
-    st.plotly_chart(fig, key="pca_chart")
-    download_buttons(st, df, figure_html(fig), "cape_pca")
-
-    st.subheader("Communication cost")
-    cost = pd.DataFrame(
-        [
-            {
-                "algorithm": label(a),
-                **dpcore.communication_cost(
-                    a, problem="pca", dim=int(dim), k=min(int(k), int(dim)), sites=sites
-                ),
-            }
-            for a in algorithms
-        ]
-    )
-    st.dataframe(cost, hide_index=True)
-    st.caption(f"Real numbers sent per run at D = {dim}, K = {k}, S = {sites}.")
+    communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=sites)
 
 with st.expander("How it works — the equations"):
     st.markdown(

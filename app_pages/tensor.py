@@ -6,16 +6,15 @@ import dpcore
 from ui.controls import (
     algorithm_picker,
     calibration_controls,
-    delta_slider,
-    download_buttons,
-    epsilon_slider,
     run_gate,
+    runs_slider,
     seed_controls,
+    sites_and_privacy,
     sweep_axis_control,
 )
 from ui.core import call_core, classic_warning, otd_example_table, otd_results
-from ui.figures import figure_html, sweep_figure
-from ui.theme import AXIS_LABELS, label
+from ui.results import communication_table, show_sweep
+from ui.theme import label
 
 GRIDS = {
     "epsilon": (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0),
@@ -63,25 +62,10 @@ k = side.number_input(
     bind="query-params",
     help="Number of components or topics (K ≤ D).",
 )
-side.header("Sites and privacy")
-sites = side.select_slider(
-    "Sites S",
-    GRIDS["sites"],
-    value=5,
-    key="sites",
-    bind="query-params",
-    help="More sites: CAPE's advantage over conventional grows.",
+current = sites_and_privacy(
+    side, sites=GRIDS["sites"], sites_default=5, n_values=GRIDS["n_per_site"], n_default=20000
 )
-n_per_site = side.select_slider(
-    "Samples per site N_s",
-    GRIDS["n_per_site"],
-    value=20000,
-    key="ns",
-    bind="query-params",
-    help="Noise std per site ∝ 1/N_s.",
-)
-epsilon = epsilon_slider(side)
-delta = delta_slider(side)
+sites, epsilon = current["sites"], current["epsilon"]
 side.caption(
     "ε and δ are split equally between M2 and M3: (ε/2, δ/2) each, composing to (ε, δ) (Theorem 2)."
 )
@@ -110,15 +94,7 @@ else:
     scaling = "public"
 side.header("Experiment")
 axis = sweep_axis_control(side)
-runs = side.slider(
-    "Runs per point",
-    1,
-    20,
-    5,
-    key="runs",
-    bind="query-params",
-    help="Independent noise draws per grid point; the band shows ±1 std.",
-)
+runs = runs_slider(side)
 variant = side.radio(
     "Power method",
     ["robust", "authors"],
@@ -149,7 +125,6 @@ if model == "mog" and scaling == "max-norm":
         icon=":material/warning:",
     )
 
-current = {"epsilon": epsilon, "delta": delta, "n_per_site": n_per_site, "sites": sites}
 power = (
     {"restarts": 10, "max_iter": 100, "tol": 1e-8}
     if variant == "robust"
@@ -172,7 +147,7 @@ work = (
     runs
     * len(grid)
     * (dim / 10) ** 3
-    * max(n_per_site * sites / 100_000, 1.0)
+    * max(current["n_per_site"] * sites / 100_000, 1.0)
     ** (1.0 if axis not in ("n_per_site", "sites") else 1.5)
 )
 if run_gate(params, work > 60, key="otd"):
@@ -180,20 +155,18 @@ if run_gate(params, work > 60, key="otd"):
         df = call_core(otd_results, **params)
     classic_warning(calibration, [e / 2 for e in (grid if axis == "epsilon" else [epsilon])])
     metric = "component_error_matched" if matched else "component_error"
-    at_current = df[df[axis] == current[axis]].groupby("algorithm")[metric].mean()
-    for col, alg in zip(st.columns(len(algorithms)), algorithms, strict=True):
-        col.metric(
-            label(alg),
-            f"{at_current[alg]:.3f}",
-            help=f"Mean component error over {runs} runs at "
-            f"{AXIS_LABELS[axis]} = {current[axis]:g} (lower is better).",
-        )
     y_title = "matched component error" if matched else "component error q_comp"
-    fig = sweep_figure(
-        df, axis=axis, metric=metric, y_title=y_title, algorithms=algorithms, marker=current[axis]
+    show_sweep(
+        df,
+        axis=axis,
+        metric=metric,
+        y_title=y_title,
+        current=current[axis],
+        algorithms=algorithms,
+        stem="cape_otd",
+        value_format=lambda v: f"{v:.3f}",
+        help_text="Component error (lower is better)",
     )
-    st.plotly_chart(fig, key="otd_chart")
-    download_buttons(st, df, figure_html(fig), "cape_otd")
     if df["invalid_components"].sum():
         st.caption(
             f"{int(df['invalid_components'].sum())} recovered topic vectors had no "
@@ -216,19 +189,7 @@ if run_gate(params, work > 60, key="otd"):
         "matched one-to-one to the true components."
     )
 
-    st.subheader("Communication cost")
-    st.dataframe(
-        [
-            {
-                "algorithm": label(a),
-                **dpcore.communication_cost(
-                    a, problem="otd", dim=int(dim), k=min(int(k), int(dim)), sites=sites
-                ),
-            }
-            for a in algorithms
-        ],
-        hide_index=True,
-    )
+    communication_table("otd", algorithms, dim=int(dim), k=int(k), sites=sites)
 
 with st.expander("How it works — the equations"):
     st.markdown("MOG moments with the σ² correction (Appendix D.2):")

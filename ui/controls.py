@@ -188,3 +188,52 @@ def run_gate(params: dict[str, Any], heavy: bool, key: str) -> bool:
         icon=":material/hourglass_top:",
     )
     return False
+
+
+def sites_and_privacy(
+    container,
+    *,
+    sites: Sequence[int],
+    sites_default: int,
+    n_values: Sequence[int],
+    n_default: int,
+) -> dict[str, Any]:
+    """S, N_s, ε and δ: the four axes a sweep can run along, at their slider values."""
+    container.header("Sites and privacy")
+    s = _bound(
+        container.select_slider,
+        "Sites S",
+        "sites",
+        options=list(sites),
+        value=sites_default,
+        help="More sites: conventional noise variance grows S-fold over CAPE's.",
+    )
+    n = _bound(
+        container.select_slider,
+        "Samples per site N_s",
+        "ns",
+        options=list(n_values),
+        value=n_default,
+        help="Noise std per site ∝ 1/N_s: more samples, less noise.",
+    )
+    return {
+        "sites": s,
+        "n_per_site": n,
+        "epsilon": epsilon_slider(container),
+        "delta": delta_slider(container),
+    }
+
+
+def runs_slider(container, default: int = 5) -> int:
+    """Repetitions per grid point."""
+    return int(
+        _bound(
+            container.slider,
+            "Runs per point",
+            "runs",
+            min_value=1,
+            max_value=20,
+            value=default,
+            help="Independent noise draws per grid point; the band shows ±1 std.",
+        )
+    )

@@ -1,0 +1,61 @@
+"""The results block shared by the experiment pages: metrics, chart, downloads, cost."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+import dpcore
+from ui.controls import download_buttons
+from ui.figures import figure_html, sweep_figure
+from ui.theme import AXIS_LABELS, label
+
+
+def show_sweep(
+    df: pd.DataFrame,
+    *,
+    axis: str,
+    metric: str,
+    y_title: str,
+    current: float,
+    algorithms: Sequence[str],
+    value_format: Callable[[float], str],
+    stem: str,
+    help_text: str,
+) -> None:
+    """One metric per algorithm at the current value, the sweep chart and the downloads."""
+    at_current = df[df[axis] == current].groupby("algorithm")[metric].mean()
+    runs = int(df["run"].nunique())
+    for col, alg in zip(st.columns(len(algorithms)), algorithms, strict=True):
+        col.metric(
+            label(alg),
+            value_format(at_current[alg]),
+            help=f"{help_text}: mean over {runs} runs at {AXIS_LABELS[axis]} = {current:g}.",
+        )
+    fig = sweep_figure(
+        df, axis=axis, metric=metric, y_title=y_title, algorithms=algorithms, marker=current
+    )
+    st.plotly_chart(fig, key=f"{stem}_chart")
+    download_buttons(st, df, figure_html(fig), stem)
+
+
+def communication_table(
+    problem: str, algorithms: Sequence[str], *, dim: int, k: int, sites: int
+) -> None:
+    """Reals sent per run by each party, per algorithm (dpcore.communication_cost)."""
+    st.subheader("Communication cost")
+    st.dataframe(
+        [
+            {
+                "algorithm": label(a),
+                **dpcore.communication_cost(
+                    a, problem=problem, dim=dim, k=min(k, dim), sites=sites
+                ),
+            }
+            for a in algorithms
+        ],
+        hide_index=True,
+    )
+    st.caption(f"Real numbers sent per run at D = {dim}, K = {k}, S = {sites}.")
