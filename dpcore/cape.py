@@ -130,7 +130,7 @@ class CapeDesign:
     @property
     def tau_conv(self) -> float:
         """Aggregate noise std of conventional averaging: sqrt(Σ μ_s² τ_s²)."""
-        return float(np.sqrt(np.sum(self.weights**2 * self.tau_site**2)))
+        return conventional_std(self.tau_site, self.weights)
 
     @property
     def e_covariance(self) -> NDArray[np.float64]:
@@ -334,6 +334,35 @@ def standard_noise(
     if symmetric:
         return expand_symmetric(free, shape[0], len(shape))
     return free.reshape((*size, *shape))
+
+
+def add_symmetric_noise(
+    value: NDArray[np.float64], std: float, *, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    """value + symmetric N(0, std²) noise (one draw per multiset of indices)."""
+    return value + std * standard_noise(value.shape, symmetric=True, rng=rng)
+
+
+def pooled_plus_noise(
+    values: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    std: float,
+    *,
+    rng: np.random.Generator,
+) -> NDArray[np.float64]:
+    """Σ μ_s a_s plus symmetric noise of the aggregate's std, drawn directly.
+
+    The fast path for sweeps: equal in distribution to running the protocol, because the
+    E_s cancel exactly, the F_s are subtracted, and Σ μ_s G_s is Gaussian with the design's
+    aggregate variance (tested in ``tests/test_pca.py``).
+    """
+    return add_symmetric_noise(np.tensordot(weights, values, axes=1), std, rng=rng)
+
+
+def conventional_std(tau_site: ArrayLike, weights: ArrayLike) -> float:
+    """Aggregate noise std of conventional averaging: sqrt(Σ μ_s² τ_s²)."""
+    mu, tau = np.asarray(weights, dtype=float), np.asarray(tau_site, dtype=float)
+    return float(np.sqrt(np.sum(mu**2 * tau**2)))
 
 
 def _scaled(std: NDArray[np.float64], noise: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -15,11 +15,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcore.cape import (
+    add_symmetric_noise,
     aggregate_step,
     cape_average,
     cape_design,
+    conventional_std,
+    pooled_plus_noise,
     site_releases,
-    standard_noise,
 )
 from dpcore.models import MixtureModel
 from dpcore.noise import expand_symmetric, n_free_entries
@@ -74,17 +76,9 @@ def decompose(
     return recover(dec, whitened.u, whitened.d, kind=kind)
 
 
-def _pooled(moments: NDArray, weights: NDArray) -> NDArray:
-    return np.tensordot(weights, moments, axes=1)
-
-
-def _noisy(value: NDArray, std: float, rng) -> NDArray:
-    return value + std * standard_noise(value.shape, symmetric=True, rng=rng)
-
-
 def nonprivate_otd(m2: NDArray, m3: NDArray, k: int, *, weights: NDArray) -> WhitenedTensor:
     """Pooled moments Σ μ_s M_s, no noise."""
-    return _whiten(_pooled(m2, weights), _pooled(m3, weights), k)
+    return _whiten(np.tensordot(weights, m2, axes=1), np.tensordot(weights, m3, axes=1), k)
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,8 +130,8 @@ def cape_otd(
         w, u, d = whitening(m2_hat, k)
         t = cape_tensor_stage(m3, w, tau_site=tau3, weights=weights, rng=rng3).t
         return WhitenedTensor(w, u, d, t)
-    m2_hat = _noisy(_pooled(m2, weights), cape_design(tau2, weights=weights).tau_agg, rng2)
-    m3_hat = _noisy(_pooled(m3, weights), cape_design(tau3, weights=weights).tau_agg, rng3)
+    m2_hat = pooled_plus_noise(m2, weights, cape_design(tau2, weights=weights).tau_agg, rng=rng2)
+    m3_hat = pooled_plus_noise(m3, weights, cape_design(tau3, weights=weights).tau_agg, rng=rng3)
     return _whiten(m2_hat, m3_hat, k)
 
 
@@ -149,15 +143,17 @@ def conv_otd(
     Drawn as the aggregate noise, std sqrt(Σ μ_s² τ_s²) per stage.
     """
     rng2, rng3 = rng.spawn(2)
-    m2_hat = _noisy(_pooled(m2, weights), float(np.sqrt(np.sum(weights**2 * tau2**2))), rng2)
-    m3_hat = _noisy(_pooled(m3, weights), float(np.sqrt(np.sum(weights**2 * tau3**2))), rng3)
+    m2_hat = pooled_plus_noise(m2, weights, conventional_std(tau2, weights), rng=rng2)
+    m3_hat = pooled_plus_noise(m3, weights, conventional_std(tau3, weights), rng=rng3)
     return _whiten(m2_hat, m3_hat, k)
 
 
 def agn_otd(m2: NDArray, m3: NDArray, k: int, *, tau2: float, tau3: float, rng) -> WhitenedTensor:
     """AGN (Algorithm 3) on one data set: symmetric Gaussian noise on M2 and on M3."""
     rng2, rng3 = rng.spawn(2)
-    return _whiten(_noisy(m2, tau2, rng2), _noisy(m3, tau3, rng3), k)
+    return _whiten(
+        add_symmetric_noise(m2, tau2, rng=rng2), add_symmetric_noise(m3, tau3, rng=rng3), k
+    )
 
 
 def avn_noise(dim: int, beta: float, *, rng: np.random.Generator) -> NDArray[np.float64]:
@@ -178,7 +174,9 @@ def avn_vector(n: int, beta: float, *, rng: np.random.Generator) -> NDArray[np.f
 def avn_otd(m2: NDArray, m3: NDArray, k: int, *, tau2: float, beta: float, rng) -> WhitenedTensor:
     """AVN (Algorithm 4) on one data set: AG noise on M2, vector noise (pure ε₂) on M3."""
     rng2, rng3 = rng.spawn(2)
-    return _whiten(_noisy(m2, tau2, rng2), m3 + avn_noise(m3.shape[0], beta, rng=rng3), k)
+    return _whiten(
+        add_symmetric_noise(m2, tau2, rng=rng2), m3 + avn_noise(m3.shape[0], beta, rng=rng3), k
+    )
 
 
 def random_components(model: MixtureModel, *, rng: np.random.Generator) -> Recovery:

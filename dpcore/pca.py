@@ -10,7 +10,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore.cape import cape_average, cape_design, conventional_average, standard_noise
+from dpcore.cape import (
+    add_symmetric_noise,
+    cape_average,
+    cape_design,
+    conventional_average,
+    conventional_std,
+    pooled_plus_noise,
+)
 from dpcore.metrics import top_k_eigh, top_k_eigvecs
 
 PCA_ALGORITHMS = ("nonprivate", "cape", "conv", "local", "dpdis")
@@ -51,7 +58,7 @@ def cape_pca(
         est = cape_average(moments, tau_site, weights=weights, symmetric=True, rng=rng).estimate
     else:
         design = cape_design(tau_site, weights=weights)
-        est = _pooled_plus_noise(moments, weights, design.tau_agg, rng)
+        est = pooled_plus_noise(moments, weights, design.tau_agg, rng=rng)
     return top_k_eigvecs(est, k)
 
 
@@ -77,8 +84,7 @@ def conv_pca(
             moments, tau_site, weights=weights, symmetric=True, rng=rng
         ).estimate
     else:
-        tau_conv = float(np.sqrt(np.sum(weights**2 * np.asarray(tau_site) ** 2)))
-        est = _pooled_plus_noise(moments, weights, tau_conv, rng)
+        est = pooled_plus_noise(moments, weights, conventional_std(tau_site, weights), rng=rng)
     return top_k_eigvecs(est, k)
 
 
@@ -86,8 +92,7 @@ def local_pca(
     moment: NDArray[np.float64], k: int, *, tau: float, rng: np.random.Generator
 ) -> NDArray[np.float64]:
     """One site alone: top-K of A_s + G_s with G_s ~ sym N(0, τ_s²) (AG, Dwork et al. 2014)."""
-    noisy = moment + tau * standard_noise(moment.shape, symmetric=True, rng=rng)
-    return top_k_eigvecs(noisy, k)
+    return top_k_eigvecs(add_symmetric_noise(moment, tau, rng=rng), k)
 
 
 def dpdis_pca(
@@ -112,15 +117,7 @@ def dpdis_pca(
     site_rngs = rng.spawn(moments.shape[0])
     agg = np.zeros(moments.shape[1:])
     for s, (a_s, tau, w) in enumerate(zip(moments, tau_site, weights, strict=True)):
-        noisy = a_s + tau * standard_noise(a_s.shape, symmetric=True, rng=site_rngs[s])
-        vals, vecs = top_k_eigh(noisy, rank)
+        vals, vecs = top_k_eigh(add_symmetric_noise(a_s, tau, rng=site_rngs[s]), rank)
         p_s = vecs * np.sqrt(np.clip(vals, 0.0, None))
         agg += w * (p_s @ p_s.T)
     return top_k_eigvecs(agg, k)
-
-
-def _pooled_plus_noise(
-    moments: NDArray[np.float64], weights: NDArray[np.float64], std: float, rng
-) -> NDArray[np.float64]:
-    pooled = np.tensordot(weights, moments, axes=1)
-    return pooled + std * standard_noise(pooled.shape, symmetric=True, rng=rng)
