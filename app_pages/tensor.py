@@ -11,6 +11,7 @@ from ui.controls import (
     seed_controls,
     sites_and_privacy,
     sweep_axis_control,
+    sweep_values,
 )
 from ui.core import call_core, classic_warning, otd_example_table, otd_results
 from ui.results import communication_table, show_sweep
@@ -141,7 +142,7 @@ common = {
     "algorithms": tuple(algorithms),
     **power,
 }
-grid = tuple(sorted(set(GRIDS[axis]) | {current[axis]}))
+grid = sweep_values(axis, current[axis], GRIDS)
 params = {**common, **current, axis: grid, "runs": int(runs)}
 work = (
     runs

@@ -20,9 +20,9 @@ SWEEP_GRIDS: dict[str, tuple] = {
 }
 
 
-def sweep_values(axis: str, current: float) -> tuple:
+def sweep_values(axis: str, current: float, grids: dict[str, tuple] = SWEEP_GRIDS) -> tuple:
     """The standard grid of an axis with the current slider value added (sorted)."""
-    return tuple(sorted(set(SWEEP_GRIDS[axis]) | {current}))
+    return tuple(sorted(set(grids[axis]) | {current}))
 
 
 def fmt(x: float) -> str:

@@ -61,18 +61,21 @@ def equal_sites_noise(sites: int, n_per_site: int, epsilon: float, delta: float)
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def pca_results(**params: Any) -> pd.DataFrame:
-    """:func:`dpcore.pca_sweep` with keyword primitives (lists as tuples)."""
-    return dpcore.pca_sweep(**_lists(params))
+    """:func:`dpcore.pca_sweep` with keyword primitives (the swept axis as a tuple)."""
+    return dpcore.pca_sweep(**params)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def otd_results(**params: Any) -> pd.DataFrame:
-    """:func:`dpcore.otd_sweep` with keyword primitives (lists as tuples)."""
-    return dpcore.otd_sweep(**_lists(params))
+    """:func:`dpcore.otd_sweep` with keyword primitives (the swept axis as a tuple)."""
+    return dpcore.otd_sweep(**params)
 
 
-def _lists(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+def _mean_taus(n_per_site, epsilon, delta, calibration: str) -> np.ndarray:
+    """τ_s for each site's mean of values in [0, 1] (sensitivity 1/N_s)."""
+    return dpcore.gaussian_sigmas(
+        1.0 / np.asarray(n_per_site, float), epsilon, delta, method=calibration
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -87,9 +90,7 @@ def averaging_design(
 
     The released statistic is the site's mean of values in [0, 1]: sensitivity 1/N_s.
     """
-    tau = dpcore.gaussian_sigmas(
-        1.0 / np.asarray(n_per_site, float), epsilon, delta, method=calibration
-    )
+    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
     design = dpcore.cape_design(tau, weights=weights)
     paper = dpcore.paper_design(tau, weights=weights, tau_pool=design.tau_pool)
     table = pd.DataFrame(
@@ -124,9 +125,7 @@ def averaging_monte_carlo(
     seed: int,
 ) -> dict[str, np.ndarray]:
     """Aggregate noise of many faithful CAPE runs and conventional runs on a scalar mean."""
-    tau = dpcore.gaussian_sigmas(
-        1.0 / np.asarray(n_per_site, float), epsilon, delta, method=calibration
-    )
+    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
     rng = np.random.default_rng(seed)
     zeros = np.zeros((len(tau), draws))  # one protocol run, `draws` independent entries
     cape_rng, conv_rng = rng.spawn(2)
@@ -157,4 +156,4 @@ def gain_curve(total: int, sites: int, points: int = 60) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=32)
 def otd_example_table(**params: Any) -> pd.DataFrame:
     """:func:`dpcore.otd_example`: true vs recovered weights of one run."""
-    return dpcore.otd_example(**_lists(params))
+    return dpcore.otd_example(**params)
