@@ -2,58 +2,98 @@
 
 Usage::
 
-    .venv/bin/python -m benchmarks            # full PCA scenarios, prints a Markdown table
+    .venv/bin/python -m benchmarks            # scenarios 1–7, prints a Markdown table
+    .venv/bin/python -m benchmarks --only 2 4 # some of them
     .venv/bin/python -m benchmarks --quick    # small sizes: the agreement check CI runs
 
-Each scenario runs ours and the reference alternately ``--repeat`` times and reports the
-median wall time, the ratio reference/ours, and the peak memory (tracemalloc) of ours. Before
-timing, both are checked to give the same mean captured energy per (algorithm, ε) within
-Monte Carlo error, so speed is never bought with a different answer.
+Each scenario runs ours and the reference alternately ``--repeat`` times (heavy scenarios
+once) and reports the median wall time, the ratio reference/ours, and the peak memory
+(tracemalloc, in a separate untimed call) of ours. Before timing, both are checked to give
+the same means per (algorithm, ε) within Monte Carlo error, so speed is never bought with a
+different answer. Scenario 7 times ours only, along D, and fits the exponent of D.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
+
+# Before NumPy loads OpenBLAS: one BLAS thread per task (see docs/performance.md).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
 import platform
 import statistics
 import time
 import tracemalloc
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 import dpcore
-from benchmarks.reference import reference_pca_sweep
+from benchmarks.reference import reference_otd_sweep, reference_pca_sweep
+from dpcore.models import sample_mog, sample_stm
+from dpcore.moments import public_bound
+from dpcore.parallel import default_workers
 
-PAPER_EPS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0]
-ALGS = ["nonprivate", "cape", "conv", "local", "dpdis"]
+PAPER_EPS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
+PCA_ALGS = ("nonprivate", "cape", "conv", "local", "dpdis")
+OTD_ALGS = dpcore.OTD_ALGORITHMS
+SCALING_DIMS = (50, 100, 200, 400, 784)
 
 
 @dataclass(frozen=True)
 class Scenario:
     name: str
+    task: str  # "pca", "mog" or "stm"
     dim: int
     k: int
     sites: int
     n_per_site: int
     epsilons: tuple[float, ...]
     runs: int
-    algorithms: tuple[str, ...] = tuple(ALGS)
+    repeat: int | None = None  # None: the command line's --repeat
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        return PCA_ALGS if self.task == "pca" else OTD_ALGS
+
+    @property
+    def metric(self) -> str:
+        return "captured_energy_ratio" if self.task == "pca" else "component_error"
 
 
-SCENARIOS = {
-    "1 app default PCA view": Scenario(
-        "1 app default PCA view", 50, 10, 10, 1000, tuple(PAPER_EPS), 5
+SCENARIOS = [
+    Scenario("1 app default PCA view", "pca", 50, 10, 10, 1000, PAPER_EPS, 5),
+    Scenario("2 Fig. 2(a) synthetic", "pca", 200, 50, 10, 1000, PAPER_EPS, 10),
+    Scenario("3 MNIST-scale D=784", "pca", 784, 50, 10, 1000, PAPER_EPS, 10, repeat=1),
+    Scenario("4 MOG K=5, D=10, N_s=20k", "mog", 10, 5, 5, 20_000, PAPER_EPS, 10),
+    Scenario("5 MOG K=10, D=50, N_s=160k", "mog", 50, 10, 5, 160_000, PAPER_EPS, 10, 1),
+    Scenario("6 STM K=10, D=50, N_s=160k", "stm", 50, 10, 5, 160_000, PAPER_EPS, 10, 1),
+]
+QUICK = [
+    Scenario(
+        "quick PCA (D=30, K=5, S=5, N_s=200, 3 ε × 20 runs)",
+        "pca",
+        30,
+        5,
+        5,
+        200,
+        (0.05, 0.5, 5.0),
+        20,
     ),
-    "2 Fig. 2(a) synthetic": Scenario(
-        "2 Fig. 2(a) synthetic", 200, 50, 10, 1000, tuple(PAPER_EPS), 10
+    Scenario(
+        "quick MOG (D=6, K=3, S=3, N_s=5k, 3 ε × 20 runs)",
+        "mog",
+        6,
+        3,
+        3,
+        5000,
+        (0.5, 2.0, 10.0),
+        20,
     ),
-    "3 MNIST-scale D=784": Scenario("3 MNIST-scale D=784", 784, 50, 10, 1000, tuple(PAPER_EPS), 10),
-}
-QUICK = Scenario("quick", 30, 5, 5, 200, (0.05, 0.5, 5.0), 20)
+]
 
 
 def _pool(s: Scenario, seed: int) -> dpcore.Dataset:
@@ -61,78 +101,109 @@ def _pool(s: Scenario, seed: int) -> dpcore.Dataset:
     return dpcore.synthetic_dataset(dim=s.dim, k=s.k, n_samples=n, rng=np.random.default_rng(seed))
 
 
-def ours(s: Scenario, data: dpcore.Dataset, seed: int) -> pd.DataFrame:
+def prepare(s: Scenario, seed: int):
+    """The shared input: a synthetic pool (PCA) or a planted model (tensors)."""
+    if s.task == "pca":
+        return _pool(s, seed)
+    return dpcore.make_model(s.task, s.dim, s.k, rng=np.random.default_rng(seed))
+
+
+def ours(s: Scenario, data, seed: int) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpcore.ClassicGaussianWarning)
-        return dpcore.pca_sweep(
-            data=data,
-            k=s.k,
-            sites=s.sites,
-            n_per_site=s.n_per_site,
-            epsilon=list(s.epsilons),
-            runs=s.runs,
-            seed=seed,
-            algorithms=list(s.algorithms),
+        common = {
+            "k": s.k,
+            "sites": s.sites,
+            "n_per_site": s.n_per_site,
+            "epsilon": list(s.epsilons),
+            "runs": s.runs,
+            "seed": seed,
+            "algorithms": list(s.algorithms),
+        }
+        if s.task == "pca":
+            return dpcore.pca_sweep(data=data, **common)
+        # same planted model as the reference: otd_sweep plants it from the seed
+        return dpcore.otd_sweep(model=s.task, dim=s.dim, **common)
+
+
+def reference(s: Scenario, data, seed: int) -> pd.DataFrame:
+    common = {
+        "sites": s.sites,
+        "n_per_site": s.n_per_site,
+        "epsilons": s.epsilons,
+        "delta": 0.01,
+        "runs": s.runs,
+        "seed": seed,
+        "algorithms": s.algorithms,
+    }
+    if s.task == "pca":
+        return reference_pca_sweep(
+            np.asarray(data.samples), np.asarray(data.reference), k=s.k, **common
         )
+    sample = sample_mog if s.task == "mog" else sample_stm
+    return reference_otd_sweep(data, sample, public_bound, **common)
 
 
-def reference(s: Scenario, data: dpcore.Dataset, seed: int) -> pd.DataFrame:
-    return reference_pca_sweep(
-        np.asarray(data.samples),
-        np.asarray(data.reference),
-        k=s.k,
-        sites=s.sites,
-        n_per_site=s.n_per_site,
-        epsilons=s.epsilons,
-        delta=0.01,
-        runs=s.runs,
-        seed=seed,
-        algorithms=s.algorithms,
-    )
+def _planted(s: Scenario, seed: int):
+    """The model otd_sweep plants from ``seed`` (its first spawned stream)."""
+    data_rng = np.random.default_rng(seed).spawn(3)[0]
+    return dpcore.make_model(s.task, s.dim, s.k, rng=data_rng)
 
 
-def agreement(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+def agreement(a: pd.DataFrame, b: pd.DataFrame, metric: str = "captured_energy_ratio"):
     """Per (algorithm, ε): difference of means against its Monte Carlo tolerance.
 
     Tolerance: 4 standard errors of the difference of two independent means,
-    4·sqrt(s_a²/n_a + s_b²/n_b), plus 0.01 for the data subsample (each side draws its own
-    N rows once, a variation the run-to-run spread does not show).
+    4·sqrt(s_a²/n_a + s_b²/n_b), plus 0.01 (PCA) or 0.02 (tensors) for the data draw (each
+    side draws its own data once, a variation the run-to-run spread does not show).
     """
     stats = [
-        df.groupby(["algorithm", "epsilon"]).captured_energy_ratio.agg(["mean", "var", "count"])
-        for df in (a, b)
+        df.groupby(["algorithm", "epsilon"])[metric].agg(["mean", "var", "count"]) for df in (a, b)
     ]
     out = stats[0].merge(stats[1], left_index=True, right_index=True, suffixes=("_ours", "_ref"))
     out["diff"] = (out["mean_ours"] - out["mean_ref"]).abs()
+    slack = 0.01 if metric == "captured_energy_ratio" else 0.02
     out["tol"] = (
-        4 * np.sqrt(out["var_ours"] / out["count_ours"] + out["var_ref"] / out["count_ref"]) + 0.01
+        4 * np.sqrt(out["var_ours"] / out["count_ours"] + out["var_ref"] / out["count_ref"]) + slack
     )
     out["ok"] = out["diff"] <= out["tol"]
     return out
 
 
-def _timed(fn, *args) -> tuple[float, float, pd.DataFrame]:
-    tracemalloc.start()
+def check(s: Scenario, seed: int = 0) -> pd.DataFrame:
+    """Agreement of ours and the reference on scenario ``s`` (independent randomness)."""
+    if s.task == "pca":
+        data = prepare(s, seed)
+        return agreement(ours(s, data, seed), reference(s, data, seed + 1), s.metric)
+    return agreement(ours(s, None, seed), reference(s, _planted(s, seed), seed + 1), s.metric)
+
+
+def _timed(fn, *args) -> float:
     t0 = time.perf_counter()
-    out = fn(*args)
-    elapsed = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return elapsed, peak / 2**20, out
+    fn(*args)
+    return time.perf_counter() - t0
+
+
+def _peak_mib(fn, *args) -> float:
+    """Peak traced memory of one untimed call (tracemalloc slows Python-heavy code ~2×)."""
+    tracemalloc.start()
+    try:
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def run(scenarios: list[Scenario], repeat: int, seed: int = 0) -> list[dict]:
     rows = []
     for s in scenarios:
-        data = _pool(s, seed)
-        check = agreement(ours(s, data, seed), reference(s, data, seed + 1))
-        times_ours, times_ref, peaks = [], [], []
-        for _ in range(repeat):  # interleaved: both see the same machine state
-            t, peak, _ = _timed(ours, s, data, seed)
-            times_ours.append(t)
-            peaks.append(peak)
-            t, _, _ = _timed(reference, s, data, seed)
-            times_ref.append(t)
+        data = prepare(s, seed) if s.task == "pca" else None
+        ref_data = data if s.task == "pca" else _planted(s, seed)
+        same = bool(check(s, seed)["ok"].all())
+        times_ours, times_ref = [], []
+        for _ in range(s.repeat or repeat):  # interleaved: both see the same machine state
+            times_ours.append(_timed(ours, s, data, seed))
+            times_ref.append(_timed(reference, s, ref_data, seed))
         ref_s, ours_s = statistics.median(times_ref), statistics.median(times_ours)
         rows.append(
             {
@@ -140,16 +211,32 @@ def run(scenarios: list[Scenario], repeat: int, seed: int = 0) -> list[dict]:
                 "reference s": ref_s,
                 "ours s": ours_s,
                 "ratio": ref_s / ours_s,
-                "peak MiB": max(peaks),
-                "same answer": bool(check["ok"].all()),
+                "peak MiB": _peak_mib(ours, s, data, seed),
+                "same answer": same,
             }
         )
+        print(markdown(rows[-1:], header=len(rows) == 1), end="", flush=True)
     return rows
 
 
-def markdown(rows: list[dict]) -> str:
-    head = "| scenario | reference s | ours s | ratio | peak MiB | same answer |\n"
-    head += "| --- | ---: | ---: | ---: | ---: | --- |\n"
+def scaling(seed: int = 0) -> tuple[pd.DataFrame, float]:
+    """Scenario 7: scenario 2's cost along D (ours, one run each) and the fitted exponent."""
+    base = SCENARIOS[1]
+    rows = []
+    for dim in SCALING_DIMS:
+        s = replace(base, dim=dim, name=f"D={dim}")
+        data = prepare(s, seed)
+        rows.append({"D": dim, "ours s": _timed(ours, s, data, seed)})
+    df = pd.DataFrame(rows)
+    slope = float(np.polyfit(np.log(df["D"]), np.log(df["ours s"]), 1)[0])
+    return df, slope
+
+
+def markdown(rows: list[dict], header: bool = True) -> str:
+    head = ""
+    if header:
+        head = "| scenario | reference s | ours s | ratio | peak MiB | same answer |\n"
+        head += "| --- | ---: | ---: | ---: | ---: | --- |\n"
     body = "".join(
         f"| {r['scenario']} | {r['reference s']:.2f} | {r['ours s']:.2f} | {r['ratio']:.1f}× "
         f"| {r['peak MiB']:.0f} | {'yes' if r['same answer'] else 'NO'} |\n"
@@ -162,7 +249,8 @@ def machine() -> str:
     return (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, NumPy {np.__version__}, "
-        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
+        f"{default_workers()} worker threads"
     )
 
 
@@ -170,20 +258,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (the CI check)")
     parser.add_argument("--repeat", type=int, default=3, help="timed repetitions (median)")
-    parser.add_argument("--only", nargs="*", help="scenario numbers to run, e.g. 1 2")
+    parser.add_argument("--only", nargs="*", help="scenario numbers to run, e.g. 1 2 7")
     args = parser.parse_args()
-    chosen = (
-        [QUICK]
-        if args.quick
-        else [s for key, s in SCENARIOS.items() if not args.only or key.split()[0] in args.only]
-    )
-    rows = run(chosen, args.repeat)
+    wanted = set(args.only or [str(i) for i in range(1, 8)])
+    chosen = QUICK if args.quick else [s for s in SCENARIOS if s.name.split()[0] in wanted]
     print(f"Machine: {machine()}\n")
-    print(markdown(rows))
+    rows = run(chosen, args.repeat)
+    if not args.quick and "7" in wanted:
+        df, slope = scaling()
+        print("\n7 scaling of scenario 2 along D (ours):\n")
+        print("| D | ours s |\n| ---: | ---: |")
+        print("".join(f"| {r.D} | {r._2:.2f} |\n" for r in df.itertuples()), end="")
+        print(f"\nFitted cost ∝ D^{slope:.2f}")
     if not all(r["same answer"] for r in rows):
         raise SystemExit("ours and the reference disagree beyond Monte Carlo error")
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     main()

@@ -37,10 +37,11 @@ from dpcore.otd import (
     avn_otd,
     cape_otd,
     conv_otd,
-    decompose,
+    decompose_batch,
     nonprivate_otd,
     random_components,
 )
+from dpcore.parallel import parallel_map
 from dpcore.pca import PCA_ALGORITHMS, cape_pca, conv_pca, dpdis_pca, local_pca, nonprivate_pca
 
 SWEEP_AXES = ("epsilon", "delta", "n_per_site", "sites")
@@ -148,6 +149,7 @@ def pca_sweep(
     rank: int | None = None,
     faithful: bool = False,
     pool_size: int = 60_000,
+    workers: int | None = None,
 ) -> pd.DataFrame:
     """Captured energy of distributed PCA algorithms along one swept axis.
 
@@ -183,6 +185,9 @@ def pca_sweep(
         noise directly (same distribution, see :func:`dpcore.pca.cape_pca`).
     pool_size : int
         Synthetic pool size (paper: 60,000).
+    workers : int, optional
+        Threads for the (grid point, run) tasks (:func:`dpcore.parallel.parallel_map`);
+        the frame is identical for any value.
 
     Returns
     -------
@@ -225,36 +230,61 @@ def pca_sweep(
     optimum = optimal_energy(dataset.reference, k)
 
     resample = axis in ("n_per_site", "sites")
+    fixed_moments = None
     if not resample:
         sizes = split_sizes(fixed["n_per_site"], fixed["sites"], site_shares)
-        moments = second_moments(draw_sites(dataset, sizes, rng=draw_rng))
+        fixed_moments = second_moments(draw_sites(dataset, sizes, rng=draw_rng))
 
-    rows: list[dict[str, Any]] = []
-    with classic_warning_once():
+    def noise_std(cfg):
+        sizes, _ = site_layout(cfg, site_shares, weighting)
+        return site_noise_std(
+            sizes, cfg["epsilon"], cfg["delta"], method=calibration, neighbouring=neighbouring
+        )
+
+    def evaluate(basis):
+        energy = captured_energy(basis, dataset.reference)
+        return {
+            "captured_energy": energy,
+            "captured_energy_ratio": energy / optimum,
+            "subspace_distance": subspace_distance(basis, truth),
+            "optimal_energy": optimum,
+        }
+
+    # The non-private basis is a deterministic function of the moments and weights: with
+    # one data draw (ε and δ sweeps) it is computed once, not once per grid point and run.
+    fixed_nonprivate = None
+    if not resample and "nonprivate" in algorithms:
+        _, weights = site_layout(fixed | {axis: grid[0]}, site_shares, weighting)
+        fixed_nonprivate = evaluate(nonprivate_pca(fixed_moments, k, weights=weights))
+
+    def task(item):
+        cfg, run, run_rng, run_draw_rng, tau = item
+        sizes, weights = site_layout(cfg, site_shares, weighting)
+        moments = (
+            second_moments(draw_sites(dataset, sizes, rng=run_draw_rng))
+            if resample
+            else fixed_moments
+        )
+        alg_rngs = _streams(PCA_ALGORITHMS, run_rng)
+        out = []
+        for alg in algorithms:
+            if alg == "nonprivate" and fixed_nonprivate is not None:
+                scores = fixed_nonprivate
+            else:
+                basis = _run_pca(alg, moments, k, tau, weights, rank, faithful, alg_rngs[alg])
+                scores = evaluate(basis)
+            out.append({"algorithm": alg, **cfg, "run": run, **scores})
+        return out
+
+    with classic_warning_once():  # calibration here, in this thread: its warnings collapse
+        taus = {value: noise_std({**fixed, axis: value}) for value in dict.fromkeys(grid)}
+    tasks = [
+        (cfg, run, run_rng, run_draw_rng, taus[cfg[axis]])
         for cfg, run, run_rng, run_draw_rng in _grid_runs(
             axis, grid, fixed, runs, noise_rng, draw_rng
-        ):
-            sizes, weights = site_layout(cfg, site_shares, weighting)
-            tau = site_noise_std(
-                sizes, cfg["epsilon"], cfg["delta"], method=calibration, neighbouring=neighbouring
-            )
-            if resample:
-                moments = second_moments(draw_sites(dataset, sizes, rng=run_draw_rng))
-            alg_rngs = _streams(PCA_ALGORITHMS, run_rng)
-            for alg in algorithms:
-                basis = _run_pca(alg, moments, k, tau, weights, rank, faithful, alg_rngs[alg])
-                energy = captured_energy(basis, dataset.reference)
-                rows.append(
-                    {
-                        "algorithm": alg,
-                        **cfg,
-                        "run": run,
-                        "captured_energy": energy,
-                        "captured_energy_ratio": energy / optimum,
-                        "subspace_distance": subspace_distance(basis, truth),
-                        "optimal_energy": optimum,
-                    }
-                )
+        )
+    ]
+    rows = [row for chunk in parallel_map(task, tasks, workers) for row in chunk]
     columns = [
         "algorithm",
         *SWEEP_AXES,
@@ -303,6 +333,7 @@ def otd_sweep(
     site_shares: Sequence[float] | None = None,
     weighting: str = "proportional",
     faithful: bool = False,
+    workers: int | None = None,
 ) -> pd.DataFrame:
     """Component recovery of distributed tensor decomposition along one swept axis.
 
@@ -328,6 +359,9 @@ def otd_sweep(
         non-private). See :func:`dpcore.moments.mog_site_moments`.
     restarts, max_iter, tol : tensor power method settings (``restarts=1, max_iter=1000,
         tol=1e-6`` is the authors' variant).
+    workers : int, optional
+        Threads for data draws and noisy moments (:func:`dpcore.parallel.parallel_map`); the
+        frame is identical for any value.
 
     Returns
     -------
@@ -424,6 +458,7 @@ def _otd_iter(
     site_shares,
     weighting,
     faithful,
+    workers,
 ):
     """Validate :func:`otd_sweep`'s parameters, then yield one recovery per (grid point, run,
     algorithm): (config, run, algorithm, Recovery, true components, true weights,
@@ -450,46 +485,79 @@ def _otd_iter(
 
     resample = axis in ("n_per_site", "sites")
     fixed_moments = None if resample else draw(fixed | {axis: grid[0]}, draw_rng)
-    with classic_warning_once():
-        for cfg, run, run_rng, run_draw_rng in _grid_runs(
-            axis, grid, fixed, runs, noise_rng, draw_rng
-        ):
-            sizes, weights = site_layout(cfg, site_shares, weighting)
-            eps1, eps2 = split * cfg["epsilon"], (1 - split) * cfg["epsilon"]
-            dlt1, dlt2 = split * cfg["delta"], (1 - split) * cfg["delta"]
-            mom = draw(cfg, run_draw_rng) if resample else fixed_moments
-            sens2, sens3 = moment_sensitivities(
-                planted.kind, sizes, dim=planted.dim, sigma2=mom.sigma2, relation=sensitivity
+
+    def noise_scales(cfg, sigma2_used):
+        sizes, _ = site_layout(cfg, site_shares, weighting)
+        eps1, eps2 = split * cfg["epsilon"], (1 - split) * cfg["epsilon"]
+        dlt1, dlt2 = split * cfg["delta"], (1 - split) * cfg["delta"]
+        sens2, sens3 = moment_sensitivities(
+            planted.kind, sizes, dim=planted.dim, sigma2=sigma2_used, relation=sensitivity
+        )
+        return {
+            "tau2": gaussian_sigmas(sens2, eps1, dlt1, method=calibration),
+            "tau3": gaussian_sigmas(sens3, eps2, dlt2, method=calibration),
+            "tau2_avn": gaussian_sigmas(sens2, eps1, dlt1 + dlt2, method=calibration),
+            "beta": eps2 / sens3,
+        }
+
+    def task(item):
+        """Everything up to the whitened tensors of one (grid point, run)."""
+        cfg, run, run_rng, mom, noise = item
+        _, weights = site_layout(cfg, site_shares, weighting)
+        alg_rngs = _streams(OTD_ALGORITHMS, run_rng)
+        out = []
+        for alg in algorithms:
+            tpm_rng, noise_rng = alg_rngs[alg].spawn(2)
+            white = (
+                None
+                if alg == "random"
+                else _whiten_otd(alg, mom, weights, noise, k, faithful, noise_rng)
             )
-            noise = {
-                "tau2": gaussian_sigmas(sens2, eps1, dlt1, method=calibration),
-                "tau3": gaussian_sigmas(sens3, eps2, dlt2, method=calibration),
-                "tau2_avn": gaussian_sigmas(sens2, eps1, dlt1 + dlt2, method=calibration),
-                "beta": eps2 / sens3,
-            }
-            alg_rngs = _streams(OTD_ALGORITHMS, run_rng)
-            for alg in algorithms:
-                rec = _run_otd(alg, planted, mom, weights, noise, options, faithful, alg_rngs[alg])
-                yield (
-                    cfg,
-                    run,
-                    alg,
-                    rec,
-                    planted.components,
-                    planted.weights,
-                    mom.private_preprocessing,
-                )
+            out.append((cfg, run, alg, white, tpm_rng, alg_rngs[alg], mom.private_preprocessing))
+        return out
+
+    # Three phases: data draws (threads), calibration (this thread, so that its warnings
+    # collapse into one: warnings.catch_warnings is not thread-safe), whitening (threads).
+    points = list(_grid_runs(axis, grid, fixed, runs, noise_rng, draw_rng))
+    if resample:
+        draws = parallel_map(lambda p: draw(p[0], p[3]), points, workers)
+    else:
+        draws = [fixed_moments] * len(points)
+    cache: dict[tuple, dict] = {}  # the noise depends only on the grid value and σ²
+    with classic_warning_once():
+        for (cfg, *_), mom in zip(points, draws, strict=True):
+            key = (cfg[axis], mom.sigma2)
+            if key not in cache:
+                cache[key] = noise_scales(cfg, mom.sigma2)
+    scales = [cache[(cfg[axis], mom.sigma2)] for (cfg, *_), mom in zip(points, draws, strict=True)]
+    tasks = [
+        (cfg, run, run_rng, mom, noise)
+        for (cfg, run, run_rng, _), mom, noise in zip(points, draws, scales, strict=True)
+    ]
+    items = [item for chunk in parallel_map(task, tasks, workers) for item in chunk]
+    # the power method runs batched over every whitened tensor (dpcore.tensor)
+    tensors = [item for item in items if item[3] is not None]
+    recovered = decompose_batch(
+        [item[3] for item in tensors],
+        k,
+        kind=planted.kind,
+        options=options,
+        rngs=[item[4] for item in tensors],
+    )
+    recovered_iter = iter(recovered)
+    for cfg, run, alg, white, _, alg_rng, private in items:
+        if white is None:
+            rec = random_components(planted, rng=alg_rng)
+        else:
+            rec = next(recovered_iter)
+        yield cfg, run, alg, rec, planted.components, planted.weights, private
 
 
-def _run_otd(alg, planted, mom, weights, noise, options, faithful, rng):
-    if alg == "random":
-        return random_components(planted, rng=rng)
-    k = planted.k
-    tpm_rng, noise_rng = rng.spawn(2)
+def _whiten_otd(alg, mom, weights, noise, k, faithful, rng):
     if alg == "nonprivate":
-        white = nonprivate_otd(mom.m2, mom.m3, k, weights=weights)
-    elif alg == "cape":
-        white = cape_otd(
+        return nonprivate_otd(mom.m2, mom.m3, k, weights=weights)
+    if alg == "cape":
+        return cape_otd(
             mom.m2,
             mom.m3,
             k,
@@ -497,34 +565,26 @@ def _run_otd(alg, planted, mom, weights, noise, options, faithful, rng):
             tau3=noise["tau3"],
             weights=weights,
             faithful=faithful,
-            rng=noise_rng,
+            rng=rng,
         )
-    elif alg == "conv":
-        white = conv_otd(
-            mom.m2,
-            mom.m3,
-            k,
-            tau2=noise["tau2"],
-            tau3=noise["tau3"],
-            weights=weights,
-            rng=noise_rng,
+    if alg == "conv":
+        return conv_otd(
+            mom.m2, mom.m3, k, tau2=noise["tau2"], tau3=noise["tau3"], weights=weights, rng=rng
         )
-    elif alg == "local_agn":
-        white = agn_otd(
+    if alg == "local_agn":
+        return agn_otd(
             mom.m2[0],
             mom.m3[0],
             k,
             tau2=float(noise["tau2"][0]),
             tau3=float(noise["tau3"][0]),
-            rng=noise_rng,
+            rng=rng,
         )
-    else:
-        white = avn_otd(
-            mom.m2[0],
-            mom.m3[0],
-            k,
-            tau2=float(noise["tau2_avn"][0]),
-            beta=float(noise["beta"][0]),
-            rng=noise_rng,
-        )
-    return decompose(white, k, kind=planted.kind, options=options, rng=tpm_rng)
+    return avn_otd(
+        mom.m2[0],
+        mom.m3[0],
+        k,
+        tau2=float(noise["tau2_avn"][0]),
+        beta=float(noise["beta"][0]),
+        rng=rng,
+    )

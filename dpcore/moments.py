@@ -21,6 +21,7 @@ from scipy.stats import chi2
 
 from dpcore._validation import check_choice, check_int
 from dpcore.models import MixtureModel, sample_mog, sample_stm
+from dpcore.parallel import parallel_map
 
 SCALINGS = ("public", "max-norm")
 SIGMA2_SOURCES = ("model", "data")
@@ -63,10 +64,18 @@ def symmetrise(tensor: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def cube_sum(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Σ_n x_n⊗x_n⊗x_n for rows x_n, as one matrix product (no (n, D, D, D) array)."""
-    n, d = x.shape
-    outer = (x[:, :, None] * x[:, None, :]).reshape(n, d * d)
-    return (x.T @ outer).reshape(d, d, d)
+    """Σ_n x_n⊗x_n⊗x_n for rows x_n, as one matrix product (no (n, D, D, D) array).
+
+    Only the pairs j ≤ k of x_j x_k are formed (the result is symmetric in its last two
+    axes), which halves the work of the product; the other half is mirrored.
+    """
+    d = x.shape[1]
+    j, k = np.triu_indices(d)
+    half = x.T @ (x[:, j] * x[:, k])
+    out = np.empty((d, d, d))
+    out[:, j, k] = half
+    out[:, k, j] = half
+    return out
 
 
 def mog_correction(mean: NDArray[np.float64], sigma2: float) -> NDArray[np.float64]:
@@ -162,12 +171,11 @@ def mog_site_moments(
         if sigma2_source == "data":
             mean = s1 / n_all
             sigma2 = float(np.linalg.eigvalsh(s2 / n_all - np.outer(mean, mean))[0])
-    m2 = np.empty((len(sizes), d, d))
-    m3 = np.empty((len(sizes), d, d, d))
-    clipped = 0
     sigma2_scaled = sigma2 / bound**2
-    for s, (n_s, site_rng) in enumerate(zip(sizes, site_rngs, strict=True)):
-        s1, s2, s3 = np.zeros(d), np.zeros((d, d)), np.zeros((d, d, d))
+
+    def one_site(site):
+        n_s, site_rng = site
+        s1, s2, s3, clipped = np.zeros(d), np.zeros((d, d)), np.zeros((d, d, d)), 0
         for c in _chunks(int(n_s), chunk):
             x = sample_mog(model, c, rng=site_rng)
             norms = np.linalg.norm(x, axis=1)
@@ -178,8 +186,14 @@ def mog_site_moments(
             s1 += x.sum(axis=0)
             s2 += x.T @ x
             s3 += cube_sum(x)
-        m2[s] = s2 / n_s - sigma2_scaled * np.eye(d)
-        m3[s] = s3 / n_s - mog_correction(s1 / n_s, sigma2_scaled)
+        m2 = s2 / n_s - sigma2_scaled * np.eye(d)
+        return m2, s3 / n_s - mog_correction(s1 / n_s, sigma2_scaled), clipped
+
+    # sites are independent streams: one thread per core (dpcore.parallel)
+    per_site = parallel_map(one_site, list(zip(sizes, site_rngs, strict=True)))
+    m2 = np.stack([m for m, _, _ in per_site])
+    m3 = np.stack([m for _, m, _ in per_site])
+    clipped = sum(c for _, _, c in per_site)
     return SiteMoments(
         m2,
         m3,

@@ -31,6 +31,7 @@ from dpcore.tensor import (
     normalise_components,
     recover,
     tensor_power_method,
+    tensor_power_method_batch,
     whitening,
 )
 
@@ -74,6 +75,27 @@ def decompose(
         rng=rng,
     )
     return recover(dec, whitened.u, whitened.d, kind=kind)
+
+
+def decompose_batch(
+    whitened: list[WhitenedTensor], k: int, *, kind: str, options: PowerOptions, rngs
+) -> list[Recovery]:
+    """:func:`decompose` for many whitened tensors at once (same results, one by one).
+
+    The power method runs batched over all tensors (:func:`tensor_power_method_batch`);
+    each keeps its own stream and stopping rule.
+    """
+    if not whitened:
+        return []
+    decs = tensor_power_method_batch(
+        np.stack([wt.t for wt in whitened]),
+        k,
+        restarts=options.restarts,
+        max_iter=options.max_iter,
+        tol=options.tol,
+        rngs=list(rngs),
+    )
+    return [recover(dec, wt.u, wt.d, kind=kind) for dec, wt in zip(decs, whitened, strict=True)]
 
 
 def nonprivate_otd(m2: NDArray, m3: NDArray, k: int, *, weights: NDArray) -> WhitenedTensor:

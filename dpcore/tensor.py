@@ -44,8 +44,19 @@ def multilinear(tensor: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[
 
 
 def _apply(t: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:
-    """T(I, u, u) for every column u of ``u`` (shape (K, L)) at once."""
-    return np.einsum("ijk,jl,kl->il", t, u, u)
+    """T_b(I, u, u) for every tensor T_b (shape (B, K, K, K)) and column u of u_b (B, K, L).
+
+    One batched matrix product of T unfolded to K×K² with the columns u⊗u: the power method
+    calls this thousands of times on tiny tensors, where ``einsum``'s per-call cost
+    dominated.
+    """
+    b, k, _ = u.shape
+    pairs = (u[:, :, None, :] * u[:, None, :, :]).reshape(b, k * k, u.shape[2])
+    return t.reshape(b, k, k * k) @ pairs
+
+
+def _column_norms(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.sqrt(np.sum(x * x, axis=-2))
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,14 @@ class RankOneResult:
     eigenvalue: float
     vector: NDArray[np.float64]
     iterations: int
+
+
+def _check_power_options(restarts, max_iter, tol) -> tuple[int, int, float]:
+    return (
+        check_int(restarts, "restarts", low=1),
+        check_int(max_iter, "max_iter", low=1),
+        check_real(tol, "tol", low=0.0, low_open=True),
+    )
 
 
 def power_iteration(
@@ -77,34 +96,54 @@ def power_iteration(
     RankOneResult
         λ = T(u,u,u) ≥ 0 (u is sign-flipped if needed) and the total iterations used.
     """
-    restarts = check_int(restarts, "restarts", low=1)
-    max_iter = check_int(max_iter, "max_iter", low=1)
-    tol = check_real(tol, "tol", low=0.0, low_open=True)
-    k = t.shape[0]
-    u = rng.standard_normal((k, restarts))
-    u /= np.linalg.norm(u, axis=0)
+    options = _check_power_options(restarts, max_iter, tol)
+    lam, vec, used = _power_batch(t[None], options, [rng])
+    return RankOneResult(float(lam[0]), vec[0], int(used[0]))
+
+
+def _power_batch(t, options, rngs):
+    """:func:`power_iteration` on every tensor of a batch (B, K, K, K) at once.
+
+    Tensor b draws its starts from ``rngs[b]`` and stops when its own starts have
+    converged, so its result is the one it would get alone.
+    """
+    restarts, max_iter, tol = options
+    k = t.shape[1]
+    u = np.stack([r.standard_normal((k, restarts)) for r in rngs])
+    u /= _column_norms(u)[:, None, :]
     u, used = _iterate(t, u, max_iter, tol)
-    values = np.einsum("il,il->l", _apply(t, u), u)
-    best = u[:, [int(np.argmax(values))]]
+    values = np.sum(_apply(t, u) * u, axis=1)
+    best = np.take_along_axis(u, np.argmax(values, axis=1)[:, None, None], axis=2)
     best, more = _iterate(t, best, max_iter, tol)
-    vec = best[:, 0]
-    lam = float(vec @ _apply(t, best)[:, 0])
-    if lam < 0:  # T(I,u,u) is even in u: −u is as good a fixed point, with −λ
-        vec, lam = -vec, -lam
-    return RankOneResult(lam, vec, used + more)
+    lam = np.sum(_apply(t, best) * best, axis=1)[:, 0]
+    vec = best[:, :, 0] * np.where(lam < 0, -1.0, 1.0)[:, None]
+    # T(I,u,u) is even in u: −u is as good a fixed point, with −λ
+    return np.abs(lam), vec, used + more
 
 
 def _iterate(t, u, max_iter, tol):
+    """Power steps for a batch; tensor b stops once all its columns move by < tol."""
+    u = u.copy()
+    used = np.full(t.shape[0], max_iter)
+    active = np.arange(t.shape[0])
+    t_act, u_act = t, u
     for it in range(1, max_iter + 1):
-        nxt = _apply(t, u)
-        norms = np.linalg.norm(nxt, axis=0)
+        nxt = _apply(t_act, u_act)
+        norms = _column_norms(nxt)[:, None, :]
         nxt = nxt / np.where(norms > 0, norms, 1.0)
         # distance up to sign, since ±u are the same direction
-        moved = np.minimum(np.linalg.norm(nxt - u, axis=0), np.linalg.norm(nxt + u, axis=0))
-        u = nxt
-        if np.all(moved < tol):
-            return u, it
-    return u, max_iter
+        moved = np.minimum(_column_norms(nxt - u_act), _column_norms(nxt + u_act))
+        u_act = nxt
+        done = np.all(moved < tol, axis=1)
+        if done.any():
+            u[active] = u_act
+            used[active[done]] = it
+            active, keep = active[~done], ~done
+            if active.size == 0:
+                return u, used
+            t_act, u_act = t_act[keep], u_act[keep]
+    u[active] = u_act
+    return u, used
 
 
 def deflate(t: NDArray[np.float64], eigenvalue: float, vector: NDArray) -> NDArray[np.float64]:
@@ -134,14 +173,44 @@ def tensor_power_method(
 
     ``restarts=1, max_iter=1000, tol=1e-6`` reproduces the authors' single-start variant.
     """
-    k = check_int(k, "k", low=1, high=t.shape[0])
-    vals, vecs, iters = np.empty(k), np.empty((t.shape[0], k)), 0
-    for j, step_rng in enumerate(rng.spawn(k)):
-        res = power_iteration(t, restarts=restarts, max_iter=max_iter, tol=tol, rng=step_rng)
-        vals[j], vecs[:, j] = res.eigenvalue, res.vector
-        iters += res.iterations
-        t = deflate(t, res.eigenvalue, res.vector)
-    return Decomposition(vals, vecs, iters)
+    return tensor_power_method_batch(
+        t[None], k, restarts=restarts, max_iter=max_iter, tol=tol, rngs=[rng]
+    )[0]
+
+
+def tensor_power_method_batch(
+    tensors: NDArray[np.float64],
+    k: int,
+    *,
+    restarts: int = 10,
+    max_iter: int = 100,
+    tol: float = 1e-8,
+    rngs: list[np.random.Generator],
+) -> list[Decomposition]:
+    """:func:`tensor_power_method` on a batch of tensors (B, K', K', K') at once.
+
+    Each tensor uses its own stream ``rngs[b]`` and its own stopping rule, so its
+    decomposition is the one :func:`tensor_power_method` gives it alone; batching only
+    removes the per-step Python overhead (the tensors are tiny: K ≤ 10 in the paper).
+    """
+    options = _check_power_options(restarts, max_iter, tol)
+    if tensors.ndim != 4 or len(rngs) != tensors.shape[0]:
+        raise ValueError(
+            f"tensors must have shape (B, K, K, K) with one rng each; got {tensors.shape} "
+            f"and {len(rngs)} rngs"
+        )
+    k = check_int(k, "k", low=1, high=tensors.shape[1])
+    batch = tensors.shape[0]
+    vals, vecs = np.empty((batch, k)), np.empty((batch, tensors.shape[1], k))
+    iters = np.zeros(batch, dtype=int)
+    step_rngs = [r.spawn(k) for r in rngs]
+    t = np.array(tensors, dtype=float)
+    for j in range(k):
+        lam, vec, used = _power_batch(t, options, [steps[j] for steps in step_rngs])
+        vals[:, j], vecs[:, :, j] = lam, vec
+        iters += used
+        t = t - lam[:, None, None, None] * np.einsum("bi,bj,bk->bijk", vec, vec, vec)
+    return [Decomposition(vals[b], vecs[b], int(iters[b])) for b in range(batch)]
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,24 +1,26 @@
 """The benchmark's quick mode as a test: the fast path and the reference agree.
 
-Not a timing assertion — only that both implementations give the same mean captured energy
-per (algorithm, ε) within Monte Carlo error (tolerance derivation in benchmarks.agreement).
+Not a timing assertion — only that both implementations give the same means per
+(algorithm, ε) within Monte Carlo error (tolerance derivation in benchmarks.agreement), for
+PCA (captured energy) and for tensors (component error).
 """
 
 import numpy as np
+import pytest
 
-from benchmarks.__main__ import QUICK, _pool, agreement, ours, reference
+from benchmarks.__main__ import QUICK, agreement, check, ours, prepare
 
 
-def test_quick_benchmark_fast_and_reference_agree():
-    data = _pool(QUICK, seed=0)
-    check = agreement(ours(QUICK, data, 0), reference(QUICK, data, 1))
-    assert len(check) == len(QUICK.algorithms) * len(QUICK.epsilons)
-    assert check["ok"].all(), check[~check["ok"]]
+@pytest.mark.parametrize("scenario", QUICK, ids=lambda s: s.task)
+def test_quick_benchmark_fast_and_reference_agree(scenario):
+    result = check(scenario, seed=0)
+    assert len(result) == len(scenario.algorithms) * len(scenario.epsilons)
+    assert result["ok"].all(), result[~result["ok"]]
 
 
 def test_agreement_detects_a_different_answer():
-    data = _pool(QUICK, seed=0)
-    a = ours(QUICK, data, 0)
+    pca = QUICK[0]
+    a = ours(pca, prepare(pca, 0), 0)
     b = a.copy()
     b["captured_energy_ratio"] = b["captured_energy_ratio"] * np.where(
         b["algorithm"] == "cape", 0.8, 1.0
@@ -26,3 +28,11 @@ def test_agreement_detects_a_different_answer():
     flagged = ~agreement(a, b).loc["cape", "ok"]
     assert flagged.any()  # caught at least where CAPE is accurate (large ε)
     assert flagged.loc[5.0]
+
+
+def test_agreement_detects_a_worse_tensor_decomposition():
+    mog = QUICK[1]
+    a = ours(mog, None, 0)
+    b = a.copy()
+    b["component_error"] = b["component_error"] + np.where(b["algorithm"] == "cape", 0.1, 0.0)
+    assert not agreement(a, b, "component_error").loc[("cape", 10.0), "ok"]

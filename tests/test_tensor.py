@@ -25,6 +25,7 @@ from dpcore.tensor import (
     normalise_components,
     recover,
     tensor_power_method,
+    tensor_power_method_batch,
     whitening,
 )
 
@@ -252,6 +253,42 @@ def test_otd_same_seed_same_frame():
     b = otd_sweep(epsilon=[0.5, 2.0], seed=4, **SMALL)
     pd.testing.assert_frame_equal(a, b)
     assert a.isna().sum().sum() == 0
+
+
+@pytest.mark.parametrize("model", ["mog", "stm"])
+@pytest.mark.parametrize("axis", ["epsilon", "n_per_site"])
+def test_otd_number_of_threads_does_not_change_numbers(model, axis):
+    grid = {"epsilon": [0.5, 2.0], "n_per_site": [300, 500]}[axis]
+    kwargs = {**SMALL, "model": model, "epsilon": 1.0, axis: grid, "seed": 6}
+    pd.testing.assert_frame_equal(
+        otd_sweep(**kwargs, workers=1), otd_sweep(**kwargs, workers=3)
+    )
+
+
+def test_batched_power_method_equals_one_tensor_at_a_time():
+    # Each tensor keeps its own stream and stopping rule, so a batch must reproduce the
+    # single-tensor decompositions: eigenpairs to rounding, iteration counts exactly. The
+    # batch mixes easy (noise-free) and hard (noise-dominated) tensors, so tensors stop at
+    # different steps and the shrinking active set is exercised.
+    rng = np.random.default_rng(8)
+    k = 4
+    model = mog_model(k, k, rng=rng)
+    _, m3 = population_moments(model)
+    m2 = population_moments(model)[0]
+    t0 = multilinear(m3, whitening(m2, k)[0])
+    tensors = np.stack([t0 + scale * rng.standard_normal((k, k, k)) for scale in (0, 0.3, 3.0)])
+    seeds = [11, 12, 13]
+    batch = tensor_power_method_batch(
+        tensors, k, rngs=[np.random.default_rng(s) for s in seeds], restarts=5, max_iter=60
+    )
+    for t, seed, dec in zip(tensors, seeds, batch, strict=True):
+        alone = tensor_power_method(
+            t, k, rng=np.random.default_rng(seed), restarts=5, max_iter=60
+        )
+        np.testing.assert_allclose(dec.eigenvalues, alone.eigenvalues, rtol=1e-12)
+        np.testing.assert_allclose(dec.vectors, alone.vectors, atol=1e-12)
+        assert dec.iterations == alone.iterations
+    assert len({dec.iterations for dec in batch}) == 3
 
 
 @pytest.mark.parametrize("axis", ["n_per_site", "sites", "delta"])
