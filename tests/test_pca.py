@@ -158,6 +158,7 @@ def test_same_seed_same_frame_and_other_seed_differs():
     assert not np.allclose(a.captured_energy, c.captured_energy)
 
 
+@pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 @pytest.mark.parametrize("axis", ["epsilon", "n_per_site"])
 def test_number_of_threads_does_not_change_numbers(axis):
     # Every (grid point, run) task carries its own spawned stream, so scheduling on 1 or 3
@@ -168,6 +169,7 @@ def test_number_of_threads_does_not_change_numbers(axis):
     pd.testing.assert_frame_equal(serial, pca_sweep(**kwargs, workers=3))
 
 
+@pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 def test_nonprivate_is_constant_across_an_epsilon_sweep():
     # One data draw for an ε sweep: the non-private basis depends on nothing random after
     # it, so every grid point and run must report the same (near-optimal) energy.

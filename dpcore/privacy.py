@@ -1,0 +1,455 @@
+"""Who sees what in CAPE: per-party views, colluding coalitions and site dropouts.
+
+Every release is â_s = a_s + e_s + f_s + g_s (:mod:`dpcore.cape`). Noise is independent
+across the entries of a value and has the same S×S site covariance in every entry, so one
+entry tells the whole story: changing site s's data by v shifts release s by v and nothing
+else, and a Gaussian observation with covariance C distinguishes the shift with Mahalanobis
+distance ‖v‖·sqrt([C⁻¹]_ss). Site s is therefore protected exactly like a Gaussian mechanism
+with sensitivity Δ_s and std
+
+    σ_joint,s = 1 / sqrt([C⁻¹]_ss)       (what all the releases it sees tell an observer)
+
+while the paper's argument looks at site s's own release only,
+
+    σ_release,s = sqrt(C_ss)            (Imtiaz & Sarwate, Sec. 3, proof of Theorem 1).
+
+σ_joint ≤ σ_release always; they are equal when the noise of different releases is
+independent. ``docs/privacy.md`` explains why the aggregator's joint view is weaker than
+τ_s even without collusion, and what that means.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpcore._validation import check_int
+from dpcore.calibration import gaussian_epsilon
+from dpcore.cape import CapeDesign, site_releases, standard_noise
+
+REMEDIES = ("none", "naive", "cape")
+
+
+def _check_design(design: CapeDesign) -> CapeDesign:
+    if not isinstance(design, CapeDesign):
+        raise TypeError(f"design must be a CapeDesign; got {type(design).__name__}")
+    design.tau_g  # noqa: B018 - raises ValueError if the design is infeasible
+    return design
+
+
+def _check_sites(sites: Sequence[int], n_sites: int, name: str) -> tuple[int, ...]:
+    if isinstance(sites, (str, bytes)) or not isinstance(sites, (Sequence, np.ndarray)):
+        raise TypeError(f"{name} must be a sequence of site indices; got {type(sites).__name__}")
+    out = tuple(check_int(s, name, low=0, high=n_sites - 1) for s in sites)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name} must not repeat a site; got {list(out)}")
+    return tuple(sorted(out))
+
+
+def condition(
+    cov: NDArray[np.float64], observe: NDArray[np.float64], noise: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Covariance of x ~ N(0, Σ) after observing y = A x + n, n ~ N(0, N) independent.
+
+    Σ − Σ Aᵀ (A Σ Aᵀ + N)⁺ A Σ (Gaussian conditioning; the pseudo-inverse handles exactly
+    known, linearly dependent observations such as the zero sum).
+    """
+    if observe.shape[0] == 0:
+        return cov.copy()
+    gain = cov @ observe.T
+    inner = observe @ gain + noise
+    out = cov - gain @ np.linalg.pinv(inner, rcond=1e-12, hermitian=True) @ gain.T
+    return (out + out.T) / 2
+
+
+def _joint_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
+    """1/sqrt([C⁻¹]_ss): the std of the best unbiased estimate of a_s from all releases."""
+    if cov.size == 0:
+        return np.zeros(0)
+    scale = np.sqrt(np.clip(np.diag(cov), 0, None))
+    ok = scale > 0
+    out = np.zeros(cov.shape[0])
+    if ok.any():  # correlation form: well conditioned even for τ's of very different size
+        sub = cov[np.ix_(ok, ok)] / np.outer(scale[ok], scale[ok])
+        precision = np.diag(np.linalg.pinv(sub, rcond=1e-12, hermitian=True))
+        out[ok] = scale[ok] / np.sqrt(np.maximum(precision, 1.0))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class CoalitionView:
+    """What a coalition of the aggregator, optionally the noise generator, and some sites
+    still cannot remove from the honest sites' releases.
+
+    Attributes
+    ----------
+    colluding : tuple of int
+        Colluding sites (0-based).
+    noise_generator : bool
+        Whether the noise generator is in the coalition.
+    honest : ndarray of int
+        The other sites.
+    covariance : ndarray, shape (H, H)
+        Per-entry covariance of the noise left on the honest releases a_s + e_s + g_s once
+        the coalition subtracts every F_s and everything it knows about the E's.
+    release_std, joint_std, required_std : ndarray, shape (H,)
+        σ_release, σ_joint (module docstring) and τ_s.
+    """
+
+    colluding: tuple[int, ...]
+    noise_generator: bool
+    honest: NDArray[np.intp]
+    covariance: NDArray[np.float64]
+    release_std: NDArray[np.float64]
+    joint_std: NDArray[np.float64]
+    required_std: NDArray[np.float64]
+
+
+def coalition_view(
+    design: CapeDesign, colluding: Sequence[int] = (), *, noise_generator: bool = False
+) -> CoalitionView:
+    """Noise protecting each honest site against the aggregator and its colluders.
+
+    The coalition knows every F_s (the aggregator drew them), the E_j and G_j of colluding
+    sites, and the zero-sum constraint Σ μ_s E_s = 0 (public). With the noise generator it
+    knows every E_s. What remains on the honest releases is E_H conditioned on the known
+    E's, plus the honest G's.
+
+    Parameters
+    ----------
+    design : CapeDesign
+        A feasible design (:func:`dpcore.cape_design`).
+    colluding : sequence of int
+        0-based indices of colluding sites.
+    noise_generator : bool
+        Include the noise generator.
+
+    Returns
+    -------
+    CoalitionView
+
+    References
+    ----------
+    Imtiaz & Sarwate, Sec. 3 (threat model); H. Imtiaz, J. Mohammadi, A. D. Sarwate,
+    arXiv:1904.10059 (collusion bound S_C ≤ ⌈S/3⌉ − 1).
+    """
+    design = _check_design(design)
+    colluding = _check_sites(colluding, design.n_sites, "colluding")
+    if not isinstance(noise_generator, (bool, np.bool_)):
+        raise TypeError(f"noise_generator must be a bool; got {type(noise_generator).__name__}")
+    honest = np.array([s for s in range(design.n_sites) if s not in colluding], dtype=np.intp)
+    cov_e = design.e_covariance
+    if noise_generator:
+        cond = np.zeros((honest.size, honest.size))
+    else:
+        known = np.eye(design.n_sites)[list(colluding)]
+        full = condition(cov_e, known, np.zeros((len(colluding), len(colluding))))
+        cond = full[np.ix_(honest, honest)]
+    cov = cond + np.diag(design.var_g[honest])
+    return CoalitionView(
+        colluding=colluding,
+        noise_generator=bool(noise_generator),
+        honest=honest,
+        covariance=cov,
+        release_std=np.sqrt(np.clip(np.diag(cov), 0, None)),
+        joint_std=_joint_std(cov),
+        required_std=design.tau_site[honest].copy(),
+    )
+
+
+def effective_epsilons(std, sensitivity, delta) -> NDArray[np.float64]:
+    """ε a Gaussian mechanism with these std's and sensitivities has at δ (analytic, exact)."""
+    std, sens, dlt = np.broadcast_arrays(
+        np.asarray(std, float), np.asarray(sensitivity, float), np.asarray(delta, float)
+    )
+    return np.array(
+        [
+            gaussian_epsilon(float(s), sensitivity=float(d), delta=float(t))
+            for s, d, t in zip(std.ravel(), sens.ravel(), dlt.ravel(), strict=True)
+        ]
+    ).reshape(std.shape)
+
+
+def coalition_report(
+    design: CapeDesign,
+    sensitivity,
+    delta,
+    colluding: Sequence[int] = (),
+    *,
+    noise_generator: bool = False,
+) -> pd.DataFrame:
+    """One row per honest site: required τ_s, σ_release, σ_joint and their effective ε.
+
+    ``epsilon_at_required`` is the analytic ε of noise τ_s itself (below the site's nominal
+    ε_s when τ_s came from the classic formula), the fair reference for the other two.
+    """
+    view = coalition_view(design, colluding, noise_generator=noise_generator)
+    sens = np.broadcast_to(np.asarray(sensitivity, float), (design.n_sites,))[view.honest]
+    dlt = np.broadcast_to(np.asarray(delta, float), (design.n_sites,))[view.honest]
+    tol = 1 - 1e-9
+    return pd.DataFrame(
+        {
+            "site": view.honest + 1,
+            "required_std": view.required_std,
+            "release_std": view.release_std,
+            "joint_std": view.joint_std,
+            "epsilon_at_required": effective_epsilons(view.required_std, sens, dlt),
+            "epsilon_release": effective_epsilons(view.release_std, sens, dlt),
+            "epsilon_joint": effective_epsilons(view.joint_std, sens, dlt),
+            "release_meets": view.release_std >= tol * view.required_std,
+            "joint_meets": view.joint_std >= tol * view.required_std,
+        }
+    )
+
+
+def collusion_curve(
+    design: CapeDesign, sensitivity, delta, *, noise_generator: bool = False
+) -> pd.DataFrame:
+    """Effective ε of the most exposed honest site against the number of colluding sites.
+
+    For each number n = 0 … S−1 of colluding sites, the coalition grows greedily: it adds
+    the site whose collusion most lowers the smallest remaining σ (exact worst case for
+    equal sites, by symmetry; a greedy worst case otherwise).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``colluding`` (n), ``view`` ("own release" or "all releases"),
+        ``epsilon`` (largest effective ε over honest sites), ``std_ratio`` (smallest σ/τ_s).
+    """
+    design = _check_design(design)
+    sens = np.broadcast_to(np.asarray(sensitivity, float), (design.n_sites,))
+    dlt = np.broadcast_to(np.asarray(delta, float), (design.n_sites,))
+    rows = []
+    for key, view_name in (("release_std", "own release"), ("joint_std", "all releases")):
+        coalition: list[int] = []
+        for n in range(design.n_sites):
+            if n:
+                candidates = [s for s in range(design.n_sites) if s not in coalition]
+                scores = [
+                    _worst_ratio(design, [*coalition, c], key, noise_generator) for c in candidates
+                ]
+                coalition.append(candidates[int(np.argmin(scores))])
+            view = coalition_view(design, coalition, noise_generator=noise_generator)
+            stds = getattr(view, key)
+            eps = effective_epsilons(stds, sens[view.honest], dlt[view.honest])
+            rows.append(
+                {
+                    "colluding": n,
+                    "view": view_name,
+                    "epsilon": float(eps.max()),
+                    "std_ratio": float(np.min(_ratio(stds, view.required_std))),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _ratio(std, required):
+    return np.where(required > 0, std / np.where(required > 0, required, 1.0), np.inf)
+
+
+def _worst_ratio(design, coalition, key, noise_generator) -> float:
+    view = coalition_view(design, coalition, noise_generator=noise_generator)
+    return float(np.min(_ratio(getattr(view, key), view.required_std)))
+
+
+def collusion_bound(n_sites: int) -> int:
+    """S_C ≤ ⌈S/3⌉ − 1: colluding sites tolerated by the follow-up CAPE analysis
+    (Imtiaz, Mohammadi & Sarwate, arXiv:1904.10059)."""
+    n_sites = check_int(n_sites, "n_sites", low=2)
+    return math.ceil(n_sites / 3) - 1
+
+
+def party_views(design: CapeDesign) -> pd.DataFrame:
+    """What each party receives and the noise protecting each site in its view.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (party, site): ``party``, ``receives``, ``site`` (1-based),
+        ``release_std``, ``joint_std``, ``required_std`` and ``meets`` (joint view ≥ τ_s).
+        A party that sees nothing of a site has σ = ∞.
+
+    Notes
+    -----
+    Noise generator: receives nothing, knows every E_s; were it to see the releases, F_s +
+    G_s would be left (independent across sites). Aggregator: receives every â_s, knows
+    every F_s (:func:`coalition_view` with no colluders). Site j: receives E_j and F_j and
+    no other site's release. Anyone: the final estimate Σ μ_s a_s + Σ μ_s G_s, whose
+    noise is τ_agg/μ_s relative to site s's contribution.
+    """
+    design = _check_design(design)
+    tau = design.tau_site
+    n = design.n_sites
+    rows = []
+
+    def add(party, receives, site, release, joint):
+        rows.append(
+            {
+                "party": party,
+                "receives": receives,
+                "site": site + 1,
+                "release_std": release,
+                "joint_std": joint,
+                "required_std": float(tau[site]),
+                "meets": bool(joint >= (1 - 1e-9) * tau[site]),
+            }
+        )
+
+    ng = np.sqrt(design.var_f + design.var_g)
+    for s in range(n):
+        add("noise generator", "nothing (it sends E_s; it knows every E_s)", s, ng[s], ng[s])
+    agg = coalition_view(design)
+    for i, s in enumerate(agg.honest):
+        add(
+            "aggregator",
+            "every release â_s (it knows every F_s)",
+            int(s),
+            agg.release_std[i],
+            agg.joint_std[i],
+        )
+    for j in range(n):
+        for s in range(n):
+            if s != j:
+                add(f"site {j + 1}", f"E_{j + 1} and F_{j + 1} only", s, math.inf, math.inf)
+    tau_agg = design.tau_agg
+    for s in range(n):
+        std = tau_agg / design.weights[s] if design.weights[s] > 0 else math.inf
+        add("anyone (final output)", "the estimate Σ μ_s a_s + Σ μ_s G_s", s, std, std)
+    return pd.DataFrame(rows)
+
+
+# --- dropouts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DropoutAnalysis:
+    """Aggregate noise when sites drop out after the noise generator sent the E's.
+
+    All std's are of the renormalised estimate Σ_R μ_t (â_t − F_t) / W, W = Σ_R μ_t, over
+    the remaining sites R.
+
+    Attributes
+    ----------
+    dropped : tuple of int
+    remaining_weights : ndarray, shape (S,)
+        μ_t / W on R, 0 for dropped sites.
+    required_std : float
+        max_R μ_t τ_t / W: what the pooled estimate of the remaining data needs.
+    std : dict
+        Per remedy: ``"none"`` (the missing E's no longer cancel), ``"naive"`` (the noise
+        generator sends Σ_D μ_d E_d: the E's cancel, but the dropped G's are missing too) and
+        ``"cape"`` (it sends Σ_D μ_d (E_d + H_d), H_d ~ N(0, τ_gd²), standing in for the
+        dropped sites' G's).
+    release_std : dict
+        Per remedy, the smallest σ_release / τ_t over remaining sites in the aggregator's
+        view (the correction is something the aggregator learns).
+    joint_std : dict
+        The same for σ_joint.
+    """
+
+    dropped: tuple[int, ...]
+    remaining_weights: NDArray[np.float64]
+    required_std: float
+    std: dict[str, float]
+    release_std: dict[str, float]
+    joint_std: dict[str, float]
+
+
+def dropout_analysis(design: CapeDesign, dropped: Sequence[int]) -> DropoutAnalysis:
+    """Extra noise from dropped sites, and what each remedy restores.
+
+    Raises
+    ------
+    ValueError
+        If no site with positive weight remains.
+    """
+    design = _check_design(design)
+    dropped = _check_sites(dropped, design.n_sites, "dropped")
+    mu = design.weights
+    remaining = np.array([s for s in range(design.n_sites) if s not in dropped], dtype=np.intp)
+    total = float(mu[remaining].sum()) if remaining.size else 0.0
+    if total <= 0:
+        raise ValueError(
+            f"dropped must leave at least one site with positive weight; got {list(dropped)}"
+        )
+    mu_d = np.zeros(design.n_sites)
+    mu_d[list(dropped)] = mu[list(dropped)]
+    cov_e = design.e_covariance
+    var_missing_e = float(mu_d @ cov_e @ mu_d)
+    var_g_remaining = float(np.sum(mu[remaining] ** 2 * design.var_g[remaining]))
+    var_h = float(np.sum(mu_d**2 * design.var_g))
+    std = {
+        "none": math.sqrt(var_g_remaining + var_missing_e) / total,
+        "naive": math.sqrt(var_g_remaining) / total,
+        "cape": math.sqrt(var_g_remaining + var_h) / total,
+    }
+    # What the aggregator learns about the remaining E's: nothing extra without a
+    # correction; Σ_D μ_d E_d exactly (naive); Σ_D μ_d (E_d + H_d) (cape).
+    release, joint = {}, {}
+    row = mu_d[None, :]
+    for remedy, noise in (("none", None), ("naive", 0.0), ("cape", var_h)):
+        cond = cov_e if noise is None else condition(cov_e, row, np.array([[noise]]))
+        cov = cond[np.ix_(remaining, remaining)] + np.diag(design.var_g[remaining])
+        tau = design.tau_site[remaining]
+        release[remedy] = float(np.min(_ratio(np.sqrt(np.diag(cov)), tau)))
+        joint[remedy] = float(np.min(_ratio(_joint_std(cov), tau)))
+    weights = np.zeros(design.n_sites)
+    weights[remaining] = mu[remaining] / total
+    return DropoutAnalysis(
+        dropped=dropped,
+        remaining_weights=weights,
+        required_std=float(np.max(mu[remaining] * design.tau_site[remaining])) / total,
+        std=std,
+        release_std=release,
+        joint_std=joint,
+    )
+
+
+def dropout_run(
+    values: NDArray[np.float64],
+    design: CapeDesign,
+    dropped: Sequence[int],
+    *,
+    remedy: str = "cape",
+    symmetric: bool = False,
+    rng: np.random.Generator,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Run CAPE message by message with dropped sites and a remedy.
+
+    The noise generator sends every E_s; the dropped sites release nothing; the aggregator
+    forms Σ_R μ_t (â_t − F_t), adds the noise generator's correction (``"naive"``:
+    Σ_D μ_d E_d; ``"cape"``: Σ_D μ_d (E_d + H_d) with fresh H_d ~ N(0, τ_gd²)) and divides
+    by W = Σ_R μ_t.
+
+    Returns
+    -------
+    estimate : ndarray
+        The renormalised estimate.
+    correction : ndarray
+        What the noise generator sent the aggregator (zeros for ``"none"``).
+    """
+    if remedy not in REMEDIES:
+        raise ValueError(f"remedy must be one of {list(REMEDIES)}; got {remedy!r}")
+    analysis = dropout_analysis(design, dropped)
+    values = np.asarray(values, dtype=float)
+    protocol_rng, h_rng = rng.spawn(2)
+    e, f, _, released = site_releases(values, design, symmetric=symmetric, rng=protocol_rng)
+    keep = analysis.remaining_weights > 0
+    mu = design.weights
+    partial = np.tensordot(mu[keep], released[keep] - f[keep], axes=1)
+    correction = np.zeros(values.shape[1:])
+    if remedy != "none":
+        idx = list(analysis.dropped)
+        correction = np.tensordot(mu[idx], e[idx], axes=1)
+        if remedy == "cape":
+            h = standard_noise(values.shape[1:], symmetric=symmetric, size=(len(idx),), rng=h_rng)
+            h *= np.sqrt(design.var_g[idx]).reshape(-1, *([1] * (h.ndim - 1)))
+            correction = correction + np.tensordot(mu[idx], h, axes=1)
+    total = float(mu[keep].sum())
+    return (partial + correction) / total, correction

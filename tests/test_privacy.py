@@ -1,0 +1,285 @@
+"""Per-party views, collusion, dropouts and the inverse calibration (dpcore.privacy)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcore.calibration import gaussian_delta, gaussian_epsilon, gaussian_sigma
+from dpcore.cape import cape_design, site_releases
+from dpcore.privacy import (
+    coalition_report,
+    coalition_view,
+    collusion_bound,
+    collusion_curve,
+    dropout_analysis,
+    dropout_run,
+    party_views,
+)
+
+UNEQUAL = cape_design([0.5, 1.0, 2.0, 0.8, 1.3], weights=[0.1, 0.3, 0.2, 0.25, 0.15])
+
+
+# --- sanity anchors (issue #8) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("design", [cape_design(np.ones(6)), UNEQUAL], ids=["equal", "unequal"])
+def test_no_colluding_sites_every_site_keeps_its_full_tau_in_its_own_release(design):
+    view = coalition_view(design)
+    np.testing.assert_allclose(view.release_std, design.tau_site, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n_sites", [2, 3, 5, 10])
+def test_all_other_sites_colluding_leave_only_g(n_sites):
+    design = cape_design(np.full(n_sites, 2.0))
+    view = coalition_view(design, range(1, n_sites))
+    assert view.honest.tolist() == [0]
+    # the zero sum pins E_1 down: only G_1 is left, std τ/√S in the equal case
+    np.testing.assert_allclose(view.release_std, [2.0 / math.sqrt(n_sites)], rtol=1e-10)
+    np.testing.assert_allclose(view.joint_std, view.release_std, rtol=1e-10)
+
+
+@pytest.mark.parametrize("design", [cape_design(np.ones(4)), UNEQUAL], ids=["equal", "unequal"])
+def test_noise_generator_with_aggregator_removes_all_correlated_noise(design):
+    view = coalition_view(design, noise_generator=True)
+    np.testing.assert_allclose(view.covariance, np.diag(design.var_g), rtol=1e-12)
+    np.testing.assert_allclose(view.joint_std, np.sqrt(design.var_g), rtol=1e-12)
+
+
+# --- the joint view ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_sites", [2, 3, 10, 50])
+def test_aggregator_joint_view_equal_sites_closed_form(n_sites):
+    # C = τ²((1 + 1/S) I − J/S), whose inverse has diagonal 2/(τ²(1 + 1/S)):
+    # σ_joint = τ sqrt((1 + 1/S)/2) < τ (derivation in docs/privacy.md).
+    view = coalition_view(cape_design(np.full(n_sites, 3.0)))
+    np.testing.assert_allclose(view.joint_std, 3.0 * math.sqrt((1 + 1 / n_sites) / 2), rtol=1e-10)
+
+
+def test_joint_never_exceeds_own_release_and_more_colluders_never_help():
+    prev = coalition_view(UNEQUAL)
+    assert np.all(prev.joint_std <= prev.release_std * (1 + 1e-12))
+    for n in range(1, 5):
+        view = coalition_view(UNEQUAL, range(n))
+        assert np.all(view.joint_std <= view.release_std * (1 + 1e-12))
+        # honest sites common to both: knowing more can only lower the noise left
+        common = np.isin(prev.honest, view.honest)
+        assert np.all(view.release_std <= prev.release_std[common] * (1 + 1e-12))
+        prev = view
+
+
+def _coalition_residuals(design, colluding, n_draws, seed):
+    """Draw the protocol's noise and remove what the coalition knows (conditional mean)."""
+    e, f, _, released = site_releases(
+        np.zeros((design.n_sites, n_draws)),
+        design,
+        symmetric=False,
+        rng=np.random.default_rng(seed),
+    )
+    view = coalition_view(design, colluding)
+    known = list(view.colluding)
+    cov = design.e_covariance
+    honest = view.honest
+    if known:
+        gain = cov[np.ix_(honest, known)] @ np.linalg.pinv(cov[np.ix_(known, known)])
+        mean = gain @ e[known]
+    else:
+        mean = 0.0
+    return view, (released - f)[honest] - mean
+
+
+@pytest.mark.parametrize("colluding", [(), (1,), (0, 3)])
+def test_monte_carlo_covariance_of_what_the_coalition_sees(colluding):
+    # Sample covariance entries have std sqrt((C_ii C_jj + C_ij²)/n); 5 of them is the
+    # tolerance (a false alarm has probability ~1e-6 per entry at n = 200,000).
+    n = 200_000
+    view, resid = _coalition_residuals(UNEQUAL, colluding, n, seed=len(colluding))
+    emp = resid @ resid.T / n
+    c = view.covariance
+    tol = 5 * np.sqrt((np.outer(np.diag(c), np.diag(c)) + c**2) / n)
+    assert np.all(np.abs(emp - c) <= tol), np.abs(emp - c) / tol
+
+
+def test_monte_carlo_best_estimate_attains_the_joint_std():
+    # The best linear unbiased estimate of a_s from all honest releases has variance
+    # 1/[C⁻¹]_ss = σ_joint²; its sample variance is within 5·sqrt(2/n) relative.
+    n = 200_000
+    view, resid = _coalition_residuals(UNEQUAL, (), n, seed=7)
+    precision = np.linalg.inv(view.covariance)
+    for s in range(view.honest.size):
+        w = precision[:, s] / precision[s, s]
+        var = np.var(w @ resid)
+        assert var == pytest.approx(view.joint_std[s] ** 2, rel=5 * math.sqrt(2 / n))
+    assert np.all(view.joint_std < view.release_std)
+
+
+def test_report_and_curve_give_consistent_epsilons():
+    design = cape_design(np.full(9, 0.02))
+    report = coalition_report(design, 0.01, 1e-5)
+    assert report.release_meets.all() and not report.joint_meets.any()
+    np.testing.assert_allclose(report.epsilon_release, report.epsilon_at_required, rtol=1e-9)
+    assert np.all(report.epsilon_joint > report.epsilon_at_required)
+    curve = collusion_curve(design, 0.01, 1e-5)
+    own = curve[curve.view == "own release"].set_index("colluding")
+    assert own.epsilon.is_monotonic_increasing
+    assert own.loc[0, "epsilon"] == pytest.approx(report.epsilon_at_required.max(), rel=1e-9)
+    assert own.loc[8, "std_ratio"] == pytest.approx(1 / 3, rel=1e-9)  # only G: τ/√9
+    joint = curve[curve.view == "all releases"].set_index("colluding")
+    assert np.all(joint.epsilon >= own.epsilon - 1e-12)
+
+
+@pytest.mark.parametrize(("n_sites", "bound"), [(2, 0), (3, 0), (4, 1), (9, 2), (10, 3)])
+def test_collusion_bound(n_sites, bound):
+    assert collusion_bound(n_sites) == bound
+
+
+def test_party_views():
+    views = party_views(UNEQUAL)
+    agg = views[views.party == "aggregator"]
+    np.testing.assert_allclose(agg.release_std, UNEQUAL.tau_site, rtol=1e-12)
+    ng = views[views.party == "noise generator"]
+    np.testing.assert_allclose(ng.joint_std, UNEQUAL.tau_site, rtol=1e-12)
+    assert ng.meets.all()
+    final = views[views.party.str.startswith("anyone")]
+    assert np.all(final.joint_std >= UNEQUAL.tau_site * (1 - 1e-12))
+    sites = views[views.party.str.startswith("site")]
+    assert np.isinf(sites.joint_std).all() and len(sites) == 5 * 4
+
+
+# --- dropouts -----------------------------------------------------------------------------------
+
+
+def test_dropout_analysis_equal_sites():
+    design = cape_design(np.ones(10))
+    a = dropout_analysis(design, [0])
+    w = 0.9
+    # none: Σ_R μ² τ_g² + μ_d² τ_e² = 9/1000 + 9/1000; naive: only the G's; cape: all G's
+    assert a.std["none"] == pytest.approx(math.sqrt(0.018) / w, rel=1e-12)
+    assert a.std["naive"] == pytest.approx(math.sqrt(0.009) / w, rel=1e-12)
+    assert a.std["cape"] == pytest.approx(0.1 / w, rel=1e-12)
+    assert a.required_std == pytest.approx(0.1 / w, rel=1e-12)
+    assert a.std["naive"] < a.required_std <= a.std["cape"] * (1 + 1e-12)
+    # the remedy lets the aggregator learn exactly as much as in the normal run; the naive
+    # correction (E's without stand-in G's) lets it learn more
+    normal = coalition_view(design).joint_std.min() / 1.0
+    assert a.joint_std["cape"] == pytest.approx(normal, rel=1e-10)
+    assert a.joint_std["naive"] < normal
+
+
+@pytest.mark.parametrize("dropped", [(0,), (1, 3)])
+def test_dropout_remedy_meets_the_requirement(dropped):
+    a = dropout_analysis(UNEQUAL, dropped)
+    assert a.std["cape"] >= a.required_std * (1 - 1e-12)
+    assert a.std["naive"] < a.std["cape"]
+    assert a.remaining_weights.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("remedy", ["none", "naive", "cape"])
+def test_dropout_run_monte_carlo_matches_analysis(remedy):
+    # Estimate minus truth over n independent entries: its sample std is within
+    # 5·sqrt(1/(2n)) relative of the analytic one.
+    n = 100_000
+    values = np.random.default_rng(1).uniform(-1, 1, (5, n))
+    est, corr = dropout_run(values, UNEQUAL, [1, 3], remedy=remedy, rng=np.random.default_rng(2))
+    a = dropout_analysis(UNEQUAL, [1, 3])
+    truth = a.remaining_weights @ values
+    assert np.std(est - truth) == pytest.approx(a.std[remedy], rel=5 / math.sqrt(2 * n))
+    assert (remedy == "none") == bool(np.all(corr == 0))
+
+
+def test_dropout_remedy_view_is_a_normal_run_view():
+    # What the aggregator holds in the remedied run — (â_t − F_t) for remaining t and the
+    # correction c = μ_d (E_d + H_d) — has the covariance of the normal run's
+    # (â_t − F_t, μ_d (â_d − F_d)) with a_d = 0: it learns no more. Checked by Monte Carlo
+    # with twice the sample-covariance variance (two independent estimates).
+    design, n, d = UNEQUAL, 200_000, 2
+    zeros = np.zeros((5, n))
+    _, f, _, released = site_releases(zeros, design, symmetric=False, rng=np.random.default_rng(4))
+    keep = [0, 1, 3, 4]
+    normal = np.vstack([(released - f)[keep], design.weights[d] * (released - f)[d]])
+    cov_normal = normal @ normal.T / n
+    _, corr = dropout_run(zeros, design, [d], remedy="cape", rng=np.random.default_rng(3))
+    _, f2, _, rel2 = site_releases(
+        zeros, design, symmetric=False, rng=np.random.default_rng(3).spawn(2)[0]
+    )
+    remedied = np.vstack([(rel2 - f2)[keep], corr])
+    cov_rem = remedied @ remedied.T / n
+    diag = np.diag(cov_normal)
+    tol = 5 * np.sqrt(2 * (np.outer(diag, diag) + cov_normal**2) / n)
+    assert np.all(np.abs(cov_rem - cov_normal) <= tol)
+
+
+# --- the inverse calibration ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon", [1e-3, 0.1, 1.0, 7.0, 50.0])
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 0.05])
+def test_gaussian_epsilon_inverts_the_analytic_calibration(epsilon, delta):
+    sigma = gaussian_sigma(0.3, epsilon, delta, method="analytic")
+    assert gaussian_epsilon(sigma, sensitivity=0.3, delta=delta) == pytest.approx(epsilon, rel=1e-7)
+    eps_found = gaussian_epsilon(sigma, sensitivity=0.3, delta=delta)
+    assert gaussian_delta(sigma, sensitivity=0.3, epsilon=eps_found) == pytest.approx(
+        delta, rel=1e-6
+    )
+
+
+def test_gaussian_epsilon_edges():
+    assert gaussian_epsilon(0.0, sensitivity=1.0, delta=1e-5) == math.inf
+    assert gaussian_epsilon(1e9, sensitivity=1.0, delta=0.5) == 0.0  # δ(0) ≤ δ already
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: coalition_view(UNEQUAL, [0, 0]), ValueError, "must not repeat"),
+        (
+            lambda: coalition_view(UNEQUAL, [5]),
+            ValueError,
+            r"colluding must be an integer in \[0, 4\]",
+        ),
+        (lambda: coalition_view(UNEQUAL, "12"), TypeError, "sequence of site indices"),
+        (lambda: coalition_view(UNEQUAL, [1.5]), TypeError, "colluding must be an integer"),
+        (lambda: coalition_view("design"), TypeError, "CapeDesign"),
+        (lambda: coalition_view(UNEQUAL, noise_generator=1), TypeError, "noise_generator"),
+        (lambda: dropout_analysis(UNEQUAL, range(5)), ValueError, "at least one site"),
+        (
+            lambda: dropout_run(
+                np.zeros((5, 2)), UNEQUAL, [0], remedy="x", rng=np.random.default_rng()
+            ),
+            ValueError,
+            "remedy must be one of",
+        ),
+        (lambda: gaussian_epsilon(-1.0, sensitivity=1.0, delta=0.1), ValueError, "sigma"),
+        (lambda: collusion_bound(1), ValueError, "n_sites"),
+    ],
+)
+def test_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_calibration_comparison():
+    from dpcore.calibration import calibration_comparison
+
+    table = calibration_comparison([0.1, 0.5, 1.0, 4.0], 1e-5, sensitivity=2.0)
+    assert table.classic_is_proof.tolist() == [True, True, False, False]
+    # analytic is never larger than classic where classic is a proof, and both calibrate
+    # to the stated δ: the analytic σ attains it exactly
+    assert np.all(table.analytic[table.classic_is_proof] <= table.classic[table.classic_is_proof])
+    for row in table.itertuples():
+        assert gaussian_delta(row.analytic, sensitivity=2.0, epsilon=row.epsilon) == pytest.approx(
+            1e-5, rel=1e-6
+        )
+    assert np.all((table.saving > 0) & (table.saving < 1))
+
+
+def test_agn_budget_composes_to_the_total():
+    from dpcore.calibration import agn_budget
+
+    b = agn_budget(1.2, 0.01, split=0.25)
+    assert b["epsilon1"] + b["epsilon2"] == pytest.approx(1.2)
+    assert b["delta1"] + b["delta2"] == pytest.approx(0.01)
+    assert b["epsilon1"] == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="split"):
+        agn_budget(1.0, 0.01, split=1.0)
