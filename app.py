@@ -8,6 +8,7 @@ pages = {
     "Learn": [
         st.Page("app_pages/overview.py", title="Overview", icon=":material/home:", default=True),
         st.Page("app_pages/averaging.py", title="CAPE averaging", icon=":material/functions:"),
+        st.Page("app_pages/privacy.py", title="Privacy explorer", icon=":material/shield:"),
     ],
     "Experiments": [
         st.Page("app_pages/pca.py", title="PCA", icon=":material/show_chart:"),

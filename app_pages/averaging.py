@@ -13,7 +13,7 @@ from ui.core import (
     gain_curve,
 )
 from ui.figures import gain_figure, noise_histogram_figure
-from ui.sites_table import editor, set_weights, table_state
+from ui.sites_table import site_args, site_settings
 from ui.theme import STYLES
 
 st.title("CAPE averaging")
@@ -26,24 +26,8 @@ st.markdown(
 )
 
 side = st.sidebar
-sites = side.slider(
-    "Sites S",
-    2,
-    20,
-    5,
-    key="S",
-    bind="query-params",
-    help="Number of sites; the table below gets one row per site.",
-)
-calibration = side.radio(
-    "Noise calibration",
-    ["classic", "analytic"],
-    key="calib",
-    bind="query-params",
-    horizontal=True,
-    help="classic: σ = Δ√(2 ln(1.25/δ))/ε (a proof only for ε < 1); "
-    "analytic: exact Gaussian mechanism, valid for every ε.",
-)
+table, calibration = site_settings(side)
+sites = len(table)
 draws = side.select_slider(
     "Monte Carlo draws",
     [1000, 5000, 20000, 50000],
@@ -54,34 +38,7 @@ draws = side.select_slider(
 )
 seed = seed_controls(side)
 
-st.subheader("Sites")
-base = table_state(sites)
-left, right, _ = st.columns([1, 1, 3])
-left.button(
-    "Equal weights",
-    key="w_equal",
-    on_click=set_weights,
-    args=([1.0 / sites] * sites,),
-    help="μ_s = 1/S for every site.",
-)
-right.button(
-    "Weights ∝ N_s",
-    key="w_prop",
-    on_click=set_weights,
-    args=(list(base["N_s"] / base["N_s"].sum()),),
-    help="μ_s = N_s/N: the pooled mean. CAPE then matches a central curator exactly.",
-)
-table = editor(base)
-weights = call_core(dpcore.normalise_weights, table["μ_s"].to_numpy(float))
-if not np.isclose(table["μ_s"].sum(), 1.0):
-    st.caption(f"Weights sum to {table['μ_s'].sum():.4g}; they are normalised to sum to 1.")
-args = (
-    tuple(int(n) for n in table["N_s"]),
-    tuple(float(e) for e in table["ε_s"]),
-    tuple(float(d) for d in table["δ_s"]),
-    tuple(float(w) for w in weights),
-    calibration,
-)
+args = site_args(table, calibration)
 design = call_core(averaging_design, *args)
 classic_warning(calibration, args[1])
 

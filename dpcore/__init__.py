@@ -33,7 +33,7 @@ from dpcore.cape import (
 )
 from dpcore.costs import communication_cost
 from dpcore.datasets import Dataset, split_sizes, synthetic_dataset
-from dpcore.experiments import SWEEP_AXES, otd_example, otd_sweep, pca_sweep
+from dpcore.experiments import SWEEP_AXES, dropout_pca, otd_example, otd_sweep, pca_sweep
 from dpcore.metrics import (
     captured_energy,
     component_error,
@@ -87,6 +87,7 @@ __all__ = [
     "component_error_matched",
     "conventional_average",
     "dropout_analysis",
+    "dropout_pca",
     "dropout_run",
     "gaussian_delta",
     "gaussian_epsilon",

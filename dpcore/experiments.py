@@ -17,6 +17,7 @@ from dpcore.calibration import (
     gaussian_sigmas,
     site_noise_std,
 )
+from dpcore.cape import cape_design
 from dpcore.datasets import Dataset, draw_sites, second_moments, split_sizes, synthetic_dataset
 from dpcore.metrics import (
     captured_energy,
@@ -43,6 +44,7 @@ from dpcore.otd import (
 )
 from dpcore.parallel import parallel_map
 from dpcore.pca import PCA_ALGORITHMS, cape_pca, conv_pca, dpdis_pca, local_pca, nonprivate_pca
+from dpcore.privacy import dropout_run
 
 SWEEP_AXES = ("epsilon", "delta", "n_per_site", "sites")
 WEIGHTINGS = ("proportional", "equal")
@@ -588,3 +590,63 @@ def _whiten_otd(alg, mom, weights, noise, k, faithful, rng):
         beta=float(noise["beta"][0]),
         rng=rng,
     )
+
+
+DROPOUT_CASES = ("no dropout", "none", "naive", "cape")
+
+
+def dropout_pca(
+    *,
+    n_per_site: Sequence[int],
+    epsilon: Sequence[float],
+    delta: Sequence[float],
+    weights: Sequence[float],
+    dropped: Sequence[int],
+    calibration: str = "classic",
+    dim: int = 50,
+    k: int = 10,
+    runs: int = 20,
+    seed: int = 0,
+    pool_size: int = 60_000,
+) -> pd.DataFrame:
+    """Captured energy of capePCA when sites drop out, with and without a remedy.
+
+    Parameters
+    ----------
+    n_per_site, epsilon, delta, weights : sequence, one entry per site
+        N_s, ε_s, δ_s and the aggregator's μ_s.
+    dropped : sequence of int
+        0-based sites that drop out after the noise generator has sent the E's.
+    calibration : {"classic", "analytic"}
+    dim, k, runs, seed, pool_size
+        Synthetic data (:func:`dpcore.synthetic_dataset`), repetitions and seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``case`` ("no dropout", then the remedies "none", "naive", "cape" of
+        :func:`dpcore.privacy.dropout_run`), ``run`` and ``captured_energy_ratio`` (of the
+        optimum for the pool's reference matrix).
+    """
+    sizes = np.array([check_int(n, "n_per_site", low=1) for n in n_per_site])
+    calibration = check_choice(calibration, "calibration", CALIBRATIONS)
+    tau = site_noise_std(sizes, epsilon, delta, method=calibration)
+    design = cape_design(tau, weights=weights)
+    data_rng, draw_rng, noise_rng = np.random.default_rng(seed).spawn(3)
+    dim = check_int(dim, "dim", low=1)
+    k = check_int(k, "k", low=1, high=dim)
+    runs = check_int(runs, "runs", low=1)
+    dataset = synthetic_dataset(dim=dim, k=k, n_samples=pool_size, rng=data_rng)
+    moments = second_moments(draw_sites(dataset, sizes, rng=draw_rng))
+    optimum = optimal_energy(dataset.reference, k)
+    rows = []
+    for run, run_rng in enumerate(noise_rng.spawn(runs)):
+        case_rngs = run_rng.spawn(len(DROPOUT_CASES))
+        for case, rng in zip(DROPOUT_CASES, case_rngs, strict=True):
+            if case == "no dropout":
+                est, _ = dropout_run(moments, design, (), remedy="none", symmetric=True, rng=rng)
+            else:
+                est, _ = dropout_run(moments, design, dropped, remedy=case, symmetric=True, rng=rng)
+            energy = captured_energy(top_k_eigvecs(est, k), dataset.reference)
+            rows.append({"case": case, "run": run, "captured_energy_ratio": energy / optimum})
+    return pd.DataFrame(rows)

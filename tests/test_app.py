@@ -123,3 +123,48 @@ def test_tensor_impossible_k_gives_exactly_one_error():
     at = page("tensor.py").run()
     at.number_input(key="k").set_value(12).run()  # K > D = 10
     assert len(at.error) == 1 and "k must be an integer in [1, 10]" in at.error[0].value
+
+
+def _privacy_table(at, header: str):
+    return next(df.value for df in at.dataframe if header in df.value.columns)
+
+
+def test_privacy_views_collusion_anchors_and_url_state():
+    at = page("privacy.py").run()
+    assert not at.exception and not at.error
+    assert any("joint view is weaker" in w.value for w in at.warning)
+    # every other site colludes (S = 5 equal sites): only G_1 is left, τ/√5
+    at.multiselect(key="colluders").set_value([2, 3, 4, 5]).run()
+    report = _privacy_table(at, "σ own release")
+    assert report["site"].tolist() == [1]
+    ratio = report["σ own release"].iloc[0] / report["τ_s required"].iloc[0]
+    assert abs(ratio - 5**-0.5) < 1e-9
+    assert at.query_params["colluders"] == ["site 2", "site 3", "site 4", "site 5"]
+    # with the noise generator and no colluding site: only the G's, for every site
+    at.multiselect(key="colluders").set_value([]).run()
+    at.toggle(key="ng").set_value(True).run()
+    report = _privacy_table(at, "σ own release")
+    assert len(report) == 5
+    assert ((report["σ own release"] / report["τ_s required"] - 5**-0.5).abs() < 1e-9).all()
+    assert not at.exception and not at.error
+
+
+def test_privacy_dropouts_remedy_and_errors():
+    at = page("privacy.py").run()
+    m = _metrics(at)
+    required = float(m["Noise required"])
+    assert float(m["… plus stand-in G's (our remedy)"]) >= required * (1 - 1e-3)
+    assert float(m["noise generator sends Σ μ_d E_d"]) < required
+    at.multiselect(key="dropped").set_value([1, 2, 3, 4, 5]).run()
+    assert len(at.error) == 1 and "nothing to aggregate" in at.error[0].value
+    assert not at.exception
+
+
+def test_privacy_lowering_sites_drops_stale_selections():
+    at = page("privacy.py").run()
+    at.multiselect(key="colluders").set_value([5]).run()
+    at.multiselect(key="dropped").set_value([4]).run()
+    at.slider(key="S").set_value(3).run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="colluders").value == []
+    assert at.multiselect(key="dropped").value == []

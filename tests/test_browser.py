@@ -23,8 +23,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "artifacts" / "screenshots"
-PAGES = {"overview": "", "averaging": "averaging", "pca": "pca", "tensor": "tensor"}
-CHARTS = {"overview": 0, "averaging": 2, "pca": 1, "tensor": 1}  # Plotly charts per page
+PAGES = {
+    "overview": "",
+    "averaging": "averaging",
+    "privacy": "privacy",
+    "pca": "pca",
+    "tensor": "tensor",
+}
+CHARTS = {"overview": 0, "averaging": 2, "privacy": 2, "pca": 1, "tensor": 1}  # Plotly charts
 
 try:
     from playwright.sync_api import sync_playwright
@@ -142,7 +148,10 @@ def _chart_data(page) -> str:
 
 @pytest.mark.parametrize("name", list(PAGES))
 def test_page_renders_without_errors(server, browser, name):
-    page = browser.new_page(viewport={"width": 1400, "height": 2200})
+    # Streamlit scrolls inside its main container, so a full-page shot is the viewport:
+    # make it tall enough for the longest page.
+    height = 3800 if name == "privacy" else 2200
+    page = browser.new_page(viewport={"width": 1400, "height": height})
     page.goto(f"{server}/{PAGES[name]}")
     _settle(page, CHARTS[name])
     _assert_no_errors(page)
@@ -187,3 +196,18 @@ def test_a_shared_link_is_the_first_request_to_a_fresh_server(browser):
         assert page.locator("[data-testid='stNumberInputField']").last.input_value() == "3"
         _assert_no_errors(page)
         page.close()
+
+
+def test_privacy_page_collusion_from_a_link(server, browser):
+    # The coalition lives in the URL: a link with sites 2–5 colluding shows one honest site.
+    page = browser.new_page(viewport={"width": 1400, "height": 2600})
+    page.goto(
+        f"{server}/privacy?colluders=site+2&colluders=site+3&colluders=site+4"
+        "&colluders=site+5&dropped=site+2"
+    )
+    _settle(page, charts=2)
+    _assert_no_errors(page)
+    text = page.locator("[data-testid='stMultiSelect']").first.inner_text()
+    assert "site 5" in text and "site 1" not in text
+    page.screenshot(path=str(SHOTS / "privacy-collusion.png"), full_page=True)
+    page.close()

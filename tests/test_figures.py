@@ -88,3 +88,27 @@ def test_html_export_is_standalone(frame):
     assert html.lower().startswith("<!doctype html>") and "</html>" in html
     assert '<script src="http' not in html  # plotly.js is embedded: works offline
     assert len(html) > 1_000_000
+
+
+def test_collusion_figure_draws_both_views_bound_and_promise():
+    import dpcore
+    from ui.figures import collusion_figure
+
+    design = dpcore.cape_design(np.full(6, 0.01))
+    curve = dpcore.collusion_curve(design, 0.002, 1e-5)
+    fig = collusion_figure(curve, bound=dpcore.collusion_bound(6), reference=0.3)
+    assert [len(t.x) for t in fig.data] == [6, 6]
+    shapes = fig.layout.shapes
+    assert any(s.x0 == 1 and s.x1 == 1 for s in shapes)  # ⌈6/3⌉ − 1 = 1
+    assert any(s.y0 == 0.3 for s in shapes)
+
+
+def test_calibration_figure_shades_where_classic_is_no_proof():
+    import dpcore
+    from ui.figures import calibration_figure
+
+    table = dpcore.calibration_comparison([0.1, 1.0, 10.0], 1e-5)
+    fig = calibration_figure(table, current=[0.5, 0.5, 2.0])
+    rect = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(rect) == 1 and rect[0].x0 == 1.0 and rect[0].x1 == 10.0
+    assert sum(s.type == "line" for s in fig.layout.shapes) == 2  # one line per distinct ε

@@ -283,3 +283,22 @@ def test_agn_budget_composes_to_the_total():
     assert b["epsilon1"] == pytest.approx(0.3)
     with pytest.raises(ValueError, match="split"):
         agn_budget(1.0, 0.01, split=1.0)
+
+
+def test_dropout_pca_remedy_beats_no_remedy_and_stays_below_full_run():
+    # 20 runs each; the three means differ by ≥ 0.02 where their standard errors are
+    # ≈ 0.02/√20 ≈ 0.005, so the ordering is decided by ≥ 4 standard errors.
+    from dpcore import dropout_pca
+
+    df = dropout_pca(
+        n_per_site=[1000] * 5,
+        epsilon=[0.5] * 5,
+        delta=[1e-3] * 5,
+        weights=[0.2] * 5,
+        dropped=[0],
+        runs=20,
+        seed=1,
+    )
+    means = df.groupby("case").captured_energy_ratio.mean()
+    assert means["none"] + 0.02 < means["cape"] < means["no dropout"] - 0.02
+    assert set(df.case) == {"no dropout", "none", "naive", "cape"}

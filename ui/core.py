@@ -157,3 +157,66 @@ def gain_curve(total: int, sites: int, points: int = 60) -> pd.DataFrame:
 def otd_example_table(**params: Any) -> pd.DataFrame:
     """:func:`dpcore.otd_example`: true vs recovered weights of one run."""
     return dpcore.otd_example(**params)
+
+
+def _mean_design(n_per_site, epsilon, delta, weights, calibration):
+    """CAPE design and sensitivities for each site's mean of values in [0, 1]."""
+    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
+    return dpcore.cape_design(tau, weights=weights), 1.0 / np.asarray(n_per_site, float)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def privacy_views(
+    n_per_site, epsilon, delta, weights, calibration, colluding: tuple[int, ...], ng: bool
+) -> dict[str, pd.DataFrame]:
+    """Per-party views, the chosen coalition's report and the collusion curve."""
+    design, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration)
+    return {
+        "parties": dpcore.party_views(design),
+        "coalition": dpcore.coalition_report(design, sens, delta, colluding, noise_generator=ng),
+        "curve": dpcore.collusion_curve(design, sens, delta, noise_generator=ng),
+    }
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def dropout_views(
+    n_per_site, epsilon, delta, weights, calibration, dropped: tuple[int, ...], seed: int
+) -> dict[str, Any]:
+    """Dropout noise per remedy and its effect on capePCA's captured energy."""
+    design, _ = _mean_design(n_per_site, epsilon, delta, weights, calibration)
+    analysis = dpcore.dropout_analysis(design, dropped)
+    table = pd.DataFrame(
+        {
+            "remedy": list(analysis.std),
+            "aggregate_std": list(analysis.std.values()),
+            "joint_ratio": [analysis.joint_std[r] for r in analysis.std],
+        }
+    )
+    table["meets_requirement"] = table["aggregate_std"] >= analysis.required_std * (1 - 1e-9)
+    view = dpcore.coalition_view(design)
+    normal_ratio = float(np.min(view.joint_std / view.required_std))
+    pca = dpcore.dropout_pca(
+        n_per_site=n_per_site,
+        epsilon=epsilon,
+        delta=delta,
+        weights=weights,
+        dropped=dropped,
+        calibration=calibration,
+        seed=seed,
+    )
+    return {
+        "table": table,
+        "required": analysis.required_std,
+        "normal_std": design.tau_agg,
+        "normal_joint": normal_ratio,
+        "pca": pca,
+    }
+
+
+@st.cache_data(show_spinner=False)
+def calibration_table(epsilon: float, delta: float, grid: tuple[float, ...]) -> dict[str, Any]:
+    """Classic vs analytic σ over ε (Δ = 1), and capeAGN's budget split at (ε, δ)."""
+    return {
+        "curve": dpcore.calibration_comparison(grid, delta),
+        "budget": dpcore.agn_budget(epsilon, delta),
+    }

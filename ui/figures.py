@@ -203,6 +203,120 @@ def gain_figure(curve: pd.DataFrame, *, sites: int, maximum: float, current: flo
     return fig
 
 
+VIEW_STYLES = {
+    "own release": ("#0072B2", "solid", "own release only (the paper's argument)"),
+    "all releases": ("#D55E00", "dash", "all releases together (joint view)"),
+}
+
+
+def collusion_figure(curve: pd.DataFrame, *, bound: int, reference: float) -> go.Figure:
+    """Effective ε of the most exposed honest site against the number of colluding sites.
+
+    Parameters
+    ----------
+    curve : DataFrame
+        :func:`dpcore.collusion_curve` output.
+    bound : int
+        ⌈S/3⌉ − 1 (arXiv:1904.10059), drawn as a vertical line.
+    reference : float
+        ε that noise τ_s itself gives (the promise), drawn as a horizontal line.
+    """
+    fig = go.Figure()
+    for view, (color, dash, name) in VIEW_STYLES.items():
+        part = curve[curve["view"] == view]
+        fig.add_trace(
+            go.Scatter(
+                x=part["colluding"],
+                y=part["epsilon"],
+                mode="lines+markers",
+                name=name,
+                line={"color": color, "dash": dash, "width": 3},
+                hovertemplate="%{x} colluding sites<br>effective ε = %{y:.3g}<extra></extra>",
+            )
+        )
+    fig.add_hline(y=reference, line={"dash": "dot", "color": "#000000", "width": 1.5})
+    fig.add_annotation(
+        x=0.01,
+        xref="paper",
+        y=reference,
+        yref="y",
+        text=f"promised ε = {reference:.3g}",
+        showarrow=False,
+        xanchor="left",
+        yanchor="bottom",
+        font={"size": 14},
+    )
+    fig.add_vline(x=bound, line={"dash": "dot", "color": "#666666", "width": 1.5})
+    fig.add_annotation(
+        x=bound,
+        y=1.0,
+        yref="paper",
+        text=f"⌈S/3⌉ − 1 = {bound}",
+        showarrow=False,
+        xanchor="left",
+        yanchor="top",
+        font={"size": 14, "color": "#666666"},
+    )
+    fig.update_layout(
+        font=FONT,
+        height=420,
+        xaxis_title="colluding sites (with the aggregator)",
+        yaxis_title="effective ε of the most exposed site",
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": -0.25},
+    )
+    fig.update_xaxes(dtick=1)
+    return fig
+
+
+def calibration_figure(table: pd.DataFrame, *, current: Sequence[float]) -> go.Figure:
+    """Classic and analytic σ/Δ over ε, the region where classic is no proof shaded."""
+    fig = go.Figure()
+    fig.add_vrect(
+        x0=1.0,
+        x1=float(table["epsilon"].max()),
+        fillcolor="#999999",
+        opacity=0.15,
+        line_width=0,
+    )
+    fig.add_annotation(
+        x=float(np.log10(3.0)),
+        y=1.0,
+        yref="paper",
+        text="classic is not a proof (ε ≥ 1)",
+        showarrow=False,
+        yanchor="top",
+        font={"size": 14, "color": "#444444"},
+    )
+    for col, color, dash, name in (
+        ("classic", STYLES["conv"].color, "dash", "classic √(2 ln(1.25/δ))/ε"),
+        ("analytic", STYLES["cape"].color, "solid", "analytic (Balle & Wang)"),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=table["epsilon"],
+                y=table[col],
+                mode="lines",
+                name=name,
+                line={"color": color, "dash": dash, "width": 3},
+                hovertemplate="ε = %{x:.3g}<br>σ/Δ = %{y:.3g}<extra></extra>",
+            )
+        )
+    for eps in sorted(set(current)):
+        fig.add_vline(x=eps, line={"dash": "dot", "color": "#000000", "width": 1})
+    fig.update_layout(
+        font=FONT,
+        height=400,
+        xaxis_title="privacy ε",
+        yaxis_title="noise σ / sensitivity Δ",
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": -0.25},
+    )
+    fig.update_xaxes(type="log", dtick=1)
+    fig.update_yaxes(type="log", dtick=1)
+    return fig
+
+
 def figure_html(fig: go.Figure) -> str:
     """Standalone HTML of a figure (plotly.js embedded, works offline)."""
     return fig.to_html(include_plotlyjs=True, full_html=True)

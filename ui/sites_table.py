@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
+
+import dpcore
+from ui.core import call_core
 
 COLUMNS = ["N_s", "ε_s", "δ_s", "μ_s"]
 PARAM = "sites_table"
@@ -52,8 +56,10 @@ def table_state(sites: int) -> pd.DataFrame:
         state.site_version = 0
     base: pd.DataFrame = state.site_base
     if len(base) != sites:
-        extra = default_table(max(sites - len(base), 0))
-        base = pd.concat([base.iloc[:sites], extra], ignore_index=True)
+        if sites < len(base):
+            base = base.iloc[:sites].reset_index(drop=True)
+        else:
+            base = pd.concat([base, default_table(sites - len(base))], ignore_index=True)
         state.site_base = base
         state.site_version += 1
     return base
@@ -103,3 +109,70 @@ def editor(base: pd.DataFrame) -> pd.DataFrame:
     )
     st.query_params[PARAM] = encode(edited)
     return edited
+
+
+def site_settings(side) -> tuple[pd.DataFrame, str]:
+    """S and calibration in the sidebar, then the per-site table with weight presets.
+
+    Shared by every page that works with per-site (N_s, ε_s, δ_s, μ_s); the table lives in
+    the session and in the URL, so it follows the user from page to page.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        The edited table (weights not yet normalised).
+    calibration : str
+    """
+    sites = side.slider(
+        "Sites S",
+        2,
+        20,
+        5,
+        key="S",
+        bind="query-params",
+        help="Number of sites; the table below gets one row per site.",
+    )
+    calibration = side.radio(
+        "Noise calibration",
+        ["classic", "analytic"],
+        key="calib",
+        bind="query-params",
+        horizontal=True,
+        help="classic: σ = Δ√(2 ln(1.25/δ))/ε (a proof only for ε < 1); "
+        "analytic: exact Gaussian mechanism, valid for every ε.",
+    )
+    st.subheader("Sites")
+    base = table_state(sites)
+    left, right, _ = st.columns([1, 1, 3])
+    left.button(
+        "Equal weights",
+        key="w_equal",
+        on_click=set_weights,
+        args=([1.0 / sites] * sites,),
+        help="μ_s = 1/S for every site.",
+    )
+    right.button(
+        "Weights ∝ N_s",
+        key="w_prop",
+        on_click=set_weights,
+        args=(list(base["N_s"] / base["N_s"].sum()),),
+        help="μ_s = N_s/N: the pooled mean. CAPE then matches a central curator exactly.",
+    )
+    return editor(base), calibration
+
+
+SiteArgs = tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...], str]
+
+
+def site_args(table: pd.DataFrame, calibration: str) -> SiteArgs:
+    """Hashable (N_s, ε_s, δ_s, μ_s normalised, calibration) for the cached core wrappers."""
+    weights = call_core(dpcore.normalise_weights, table["μ_s"].to_numpy(float))
+    if not np.isclose(table["μ_s"].sum(), 1.0):
+        st.caption(f"Weights sum to {table['μ_s'].sum():.4g}; they are normalised to sum to 1.")
+    return (
+        tuple(int(n) for n in table["N_s"]),
+        tuple(float(e) for e in table["ε_s"]),
+        tuple(float(d) for d in table["δ_s"]),
+        tuple(float(w) for w in weights),
+        calibration,
+    )

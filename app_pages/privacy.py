@@ -1,0 +1,271 @@
+"""Privacy explorer: who sees what, collusion, dropouts and honest calibration."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import dpcore
+from ui.controls import seed_controls
+from ui.core import (
+    calibration_table,
+    call_core,
+    classic_warning,
+    dropout_views,
+    privacy_views,
+)
+from ui.figures import calibration_figure, collusion_figure
+from ui.sites_table import site_args, site_settings
+
+st.title("Privacy explorer")
+st.markdown(
+    "The paper's threat model in one paragraph (Sec. 3): sites are honest but curious, the "
+    "aggregator is untrusted, the noise generator is trusted, and sites may collude. Here "
+    "you can see what that means for your sites: what each party receives, what is left "
+    "to protect each site when parties pool their knowledge, and what happens when a site "
+    "drops out. Each site releases its **mean** of values in [0, 1] (sensitivity 1/N_s), "
+    "as on the *CAPE averaging* page."
+)
+
+side = st.sidebar
+table, calibration = site_settings(side)
+seed = seed_controls(side)
+args = site_args(table, calibration)
+classic_warning(calibration, args[1])
+sites = len(table)
+site_names = list(range(1, sites + 1))
+
+
+def _valid(key: str) -> None:
+    """Drop selections of sites that no longer exist (S was lowered)."""
+    if key in st.session_state:
+        st.session_state[key] = [s for s in st.session_state[key] if s in site_names]
+
+
+def _ratio_cell(std: float, required: float) -> str:
+    if np.isinf(std):
+        return "sees nothing ✓"
+    ratio = std / required if required > 0 else np.inf
+    return f"{ratio:.2f} {'✓' if ratio >= 1 - 1e-9 else '✗'}"
+
+
+# --- per-party views ------------------------------------------------------------------------
+st.header("Who sees what")
+views = call_core(privacy_views, *args, (), False)
+parties = views["parties"]
+parties["party_kind"] = np.where(
+    parties["party"].str.startswith("site "), "each other site", parties["party"]
+)
+show = parties.drop_duplicates(["party_kind", "site"])
+cells = show.assign(
+    own=[_ratio_cell(r.release_std, r.required_std) for r in show.itertuples()],
+    joint=[_ratio_cell(r.joint_std, r.required_std) for r in show.itertuples()],
+)
+receives = cells.drop_duplicates("party_kind").set_index("party_kind")["receives"]
+receives["each other site"] = "E_j and F_j only; no other site's release"
+pivot = cells.pivot(index="party_kind", columns="site", values="joint").rename(
+    columns=lambda s: f"site {s}"
+)
+pivot.insert(0, "receives", receives)
+order = ["noise generator", "aggregator", "each other site", "anyone (final output)"]
+st.dataframe(pivot.loc[order].rename_axis("party"), width="stretch")
+st.caption(
+    "Each cell: the noise protecting that site in that party's view, as a multiple of the "
+    "τ_s the site requires (✓ ≥ 1). It counts **everything the party sees at once** "
+    "(a Mahalanobis-distance argument, see below). In its *own* release, every site has "
+    "exactly τ_s against the aggregator and the noise generator — the paper's argument."
+)
+agg_joint = parties[parties.party == "aggregator"]
+worst = float((agg_joint.joint_std / agg_joint.required_std).min())
+if worst < 1 - 1e-9:
+    st.warning(
+        f"**The aggregator's joint view is weaker than the paper states.** It receives every "
+        f"release, and the E's are correlated (they sum to zero), so combining all releases "
+        f"estimates a site's value better than its own release does: the noise left is "
+        f"{worst:.2f} × τ_s (for S equal sites, √((1 + 1/S)/2)). The paper checks each "
+        f"release on its own. See docs/privacy.md.",
+        icon=":material/warning:",
+    )
+
+# --- collusion ----------------------------------------------------------------------------------
+st.header("Collusion")
+_valid("colluders")
+left, right = st.columns([3, 2])
+colluders = left.multiselect(
+    "Sites colluding with the aggregator",
+    site_names,
+    default=[],
+    key="colluders",
+    bind="query-params",
+    format_func=lambda s: f"site {s}",
+    help="They hand the aggregator their E_j and G_j.",
+)
+with_ng = right.toggle(
+    "The noise generator colludes too",
+    key="ng",
+    bind="query-params",
+    help="It knows every E_s: with the aggregator, only the G's are left.",
+)
+if len(colluders) == sites:
+    st.info("Every site colludes: no honest site is left to protect.")
+else:
+    chosen = call_core(privacy_views, *args, tuple(s - 1 for s in colluders), bool(with_ng))
+    report = chosen["coalition"]
+    st.dataframe(
+        report.rename(
+            columns={
+                "required_std": "τ_s required",
+                "release_std": "σ own release",
+                "joint_std": "σ all releases",
+                "epsilon_at_required": "ε at τ_s",
+                "epsilon_release": "ε own release",
+                "epsilon_joint": "ε all releases",
+                "release_meets": "own ✓",
+                "joint_meets": "joint ✓",
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            c: st.column_config.NumberColumn(format="%.4g")
+            for c in (
+                "τ_s required",
+                "σ own release",
+                "σ all releases",
+                "ε at τ_s",
+                "ε own release",
+                "ε all releases",
+            )
+        },
+    )
+    st.caption(
+        "ε: the exact (analytic) ε of a Gaussian mechanism with that noise and the site's "
+        "δ_s. 'ε at τ_s' is what the site was promised (below its nominal ε_s when τ_s comes "
+        "from the classic formula, which over-calibrates)."
+    )
+curve = call_core(privacy_views, *args, (), bool(with_ng))["curve"]
+promised = float(views["coalition"]["epsilon_at_required"].max())
+bound = call_core(dpcore.collusion_bound, sites)
+st.plotly_chart(collusion_figure(curve, bound=bound, reference=promised), key="collusion_chart")
+st.caption(
+    "Worst honest site as more sites collude (the coalition grows greedily by the site "
+    "that hurts most)"
+    + (", the noise generator included" if with_ng else "")
+    + ". With every other site colluding, only G_s is left: τ_s/√S for equal sites. The "
+    "dotted line marks the collusion bound S_C ≤ ⌈S/3⌉ − 1 of the follow-up CAPE paper "
+    "(Imtiaz, Mohammadi & Sarwate, arXiv:1904.10059)."
+)
+
+# --- dropouts -----------------------------------------------------------------------------------
+st.header("Dropouts")
+_valid("dropped")
+dropped = st.multiselect(
+    "Sites that drop out after the noise generator sent the E's",
+    site_names,
+    default=[1],
+    key="dropped",
+    bind="query-params",
+    format_func=lambda s: f"site {s}",
+    help="They release nothing; their E's no longer cancel in the sum.",
+)
+if not dropped:
+    st.info("Pick at least one site to drop.")
+elif len(dropped) == sites:
+    st.error("Every site dropped out: there is nothing to aggregate.", icon=":material/error:")
+else:
+    drop = call_core(dropout_views, *args, tuple(s - 1 for s in dropped), seed)
+    names = {
+        "none": "no remedy (the E's do not cancel)",
+        "naive": "noise generator sends Σ μ_d E_d",
+        "cape": "… plus stand-in G's (our remedy)",
+    }
+    cols = st.columns(4)
+    cols[0].metric(
+        "Noise required",
+        f"{drop['required']:.3g}",
+        help="max over remaining sites of μ_t τ_t / W: the pooled requirement of what is left.",
+    )
+    for col, row in zip(cols[1:], drop["table"].itertuples(), strict=True):
+        col.metric(
+            names[row.remedy],
+            f"{row.aggregate_std:.3g}",
+            delta="meets" if row.meets_requirement else "too little noise",
+            delta_color="green" if row.meets_requirement else "red",
+            delta_arrow="off",
+            help=f"Aggregate noise std of the renormalised estimate. Worst remaining site in "
+            f"the aggregator's joint view: {row.joint_ratio:.3f} τ_s "
+            f"(normal run: {drop['normal_joint']:.3f} τ_s).",
+        )
+    pca = drop["pca"].groupby("case", sort=False).captured_energy_ratio.agg(["mean", "std"])
+    st.markdown("**Effect on capePCA** (synthetic D = 50, K = 10, 20 runs, these sites):")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "case": ["no dropout", *[names[c] for c in ("none", "naive", "cape")]],
+                "captured energy (of optimum)": pca["mean"].to_numpy(),
+                "± std over runs": pca["std"].to_numpy(),
+            }
+        ),
+        hide_index=True,
+        column_config={
+            "captured energy (of optimum)": st.column_config.NumberColumn(format="%.3f"),
+            "± std over runs": st.column_config.NumberColumn(format="%.3f"),
+        },
+    )
+    st.markdown(
+        "**The remedy.** The noise generator, told who dropped, sends the aggregator "
+        "c = Σ_d μ_d (E_d + H_d) with fresh H_d ~ N(0, τ_gd²). Adding c cancels the missing "
+        "E's, and the H's stand in for the dropped sites' G's, so the aggregate carries "
+        "τ_pool again — at least what the remaining sites need. The noise generator may do "
+        "this: it is trusted, already knows every E, and sees no data. Nothing new leaks: "
+        "(releases, c) is distributed exactly like (releases, μ_d(â_d − F_d)) of a normal "
+        "run in which the dropped site held zeros. The naive correction (E's only) leaves "
+        "too little noise and tells the aggregator Σ μ_d E_d exactly."
+    )
+
+# --- calibration ----------------------------------------------------------------------------------
+st.header("Calibration: classic or analytic")
+grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
+eps_sites = args[1]
+cal = call_core(calibration_table, float(eps_sites[0]), float(args[2][0]), grid)
+st.plotly_chart(calibration_figure(cal["curve"], current=eps_sites), key="calib_chart")
+mine = call_core(dpcore.calibration_comparison, eps_sites, float(args[2][0]))
+low, high = mine.saving.min(), mine.saving.max()
+saving = f"{low:.0%}" if round(low, 2) == round(high, 2) else f"{low:.0%}–{high:.0%}"
+st.caption(
+    f"At δ = {args[2][0]:g} (site 1). Dotted lines: your sites' ε. The classic formula "
+    f"σ = Δ√(2 ln(1.25/δ))/ε (Dwork & Roth, Thm. A.1; used by the paper for every τ) is a "
+    f"proof only for ε < 1. The analytic calibration (Balle & Wang 2018) is exact for every ε; "
+    f"for your sites it saves {saving} of the noise std."
+)
+b = cal["budget"]
+st.markdown(
+    f"**capeAGN's budget** (Theorem 2): at (ε, δ) = ({eps_sites[0]:g}, {args[2][0]:g}) "
+    f"it spends (ε₁, δ₁) = ({b['epsilon1']:g}, {b['delta1']:g}) on M2 and "
+    f"(ε₂, δ₂) = ({b['epsilon2']:g}, {b['delta2']:g}) on M3; by composition the whole "
+    f"algorithm is (ε₁ + ε₂, δ₁ + δ₂)-DP."
+)
+
+with st.expander("How it works — the equations"):
+    st.markdown(
+        "Noise is independent across entries, with the same S×S covariance C per entry. "
+        "Changing site s's data by v shifts only release s, so the privacy loss is that of "
+        "a Gaussian mechanism with sensitivity Δ_s and std"
+    )
+    st.latex(
+        r"\sigma_{\text{joint},s} = \frac{1}{\sqrt{[C^{-1}]_{ss}}}\quad\text{(all releases)},"
+        r"\qquad \sigma_{\text{own},s} = \sqrt{C_{ss}}\quad\text{(own release)}"
+    )
+    st.markdown(
+        "For a coalition knowing E_K (its sites) and the zero sum, C is the Gaussian "
+        "conditional covariance plus the honest G's:"
+    )
+    st.latex(
+        r"C = \Sigma_{HH} - \Sigma_{HK}\Sigma_{KK}^{+}\Sigma_{KH} + "
+        r"\operatorname{diag}(\tau_{g,H}^2)"
+    )
+    st.markdown("Effective ε: the root of the exact Gaussian privacy profile at δ_s:")
+    st.latex(
+        r"\delta_s = \Phi\!\left(\tfrac{\Delta}{2\sigma} - \tfrac{\varepsilon\sigma}{\Delta}\right)"
+        r" - e^{\varepsilon}\,\Phi\!\left(-\tfrac{\Delta}{2\sigma} - "
+        r"\tfrac{\varepsilon\sigma}{\Delta}\right)"
+    )
