@@ -14,7 +14,7 @@ from ui.controls import (
     sweep_axis_control,
     sweep_values,
 )
-from ui.core import call_core, classic_warning, pca_results
+from ui.core import DATA_SOURCES, call_core, classic_warning, load_dataset, pca_results
 from ui.results import communication_table, show_sweep
 from ui.theme import AXIS_LABELS
 
@@ -29,15 +29,59 @@ st.markdown(
 
 side = st.sidebar
 side.header("Data")
-dim = side.select_slider(
-    "Dimension D",
-    [20, 50, 100, 200],
-    value=50,
-    key="dim",
+choice = side.selectbox(
+    "Data set",
+    list(DATA_SOURCES),
+    key="data",
     bind="query-params",
-    help="Features per sample. Noise is added to every entry of a D×D "
-    "matrix, so larger D needs more samples for the same accuracy.",
+    help="synthetic: the paper's Gaussian. digits, breast cancer, wine: small real sets "
+    "bundled with scikit-learn. MNIST, Covertype: the paper's real data from a file on this "
+    "machine. CSV upload: your own table.",
 )
+kind = DATA_SOURCES[choice]
+source: tuple = (kind,)
+if kind == "synthetic":
+    dim = side.select_slider(
+        "Dimension D",
+        [20, 50, 100, 200],
+        value=50,
+        key="dim",
+        bind="query-params",
+        help="Features per sample. Noise is added to every entry of a D×D "
+        "matrix, so larger D needs more samples for the same accuracy.",
+    )
+elif kind in ("mnist", "covtype"):
+    env = {"mnist": "CAPE_MNIST", "covtype": "CAPE_COVTYPE"}[kind]
+    path = side.text_input(
+        "File on this machine",
+        key=f"{kind}_path",
+        placeholder=f"empty: use ${env}",
+        help="MNIST: train-images-idx3-ubyte(.gz), .npz or a 785-column CSV. Covertype: "
+        "covtype.data(.gz) from UCI. Nothing is downloaded.",
+    )
+    source = (kind, path.strip())
+elif kind == "upload":
+    upload = side.file_uploader(
+        "CSV file (rows = samples, numeric columns)",
+        type=["csv", "txt", "tsv"],
+        key="upload",
+        help="Comma, semicolon, tab or | separated; an optional header row. Not stored and "
+        "not in the page's URL.",
+    )
+    if upload is None:
+        st.info("Upload a CSV file in the sidebar (rows = samples, numeric columns).")
+        st.stop()
+    source = (kind, upload.getvalue())
+if kind != "synthetic":
+    dataset = call_core(load_dataset, *source)
+    dim = dataset.dim
+    side.caption(f"D = {dataset.dim}, {dataset.n_samples:,} samples in the pool.")
+    st.caption(
+        f"**Data:** {dataset.description} Captured energy is measured against the pool's own "
+        "second-moment matrix. Centring and scaling look at the whole pool, so this "
+        "preprocessing is **not private** (the paper does the same, Sec. 6.1); only the "
+        "site releases are."
+    )
 k = side.number_input(
     "Components K",
     min_value=1,
@@ -55,6 +99,17 @@ current = sites_and_privacy(
     n_default=1000,
 )
 sites, epsilon = current["sites"], current["epsilon"]
+pool = dataset.n_samples if kind != "synthetic" else None
+if pool is not None and sites * current["n_per_site"] > pool:
+    if pool // sites < 1:
+        st.error(f"The data set has {pool} samples: too few for S = {sites} sites.")
+        st.stop()
+    current["n_per_site"] = pool // sites
+    st.warning(
+        f"The data set has {pool:,} samples, so S·N_s cannot exceed it: N_s is "
+        f"{current['n_per_site']:,} per site here (S = {sites}).",
+        icon=":material/info:",
+    )
 sizes = side.radio(
     "Site sizes",
     ["equal", "one site holds half"],
@@ -93,14 +148,17 @@ params = {
     **current,
     axis: sweep_values(axis, current[axis]),
 }
+if pool is not None and axis in ("n_per_site", "sites"):  # only what the pool can hold
+    other = current["sites"] if axis == "n_per_site" else current["n_per_site"]
+    params[axis] = tuple(v for v in params[axis] if v * other <= pool)
 if sizes != "equal" and axis != "sites":
     params["site_shares"] = (sites - 1,) + (1,) * (sites - 1)
 elif sizes != "equal":
     st.caption("Sweeping S: sites are equal (unequal shares need a fixed S).")
-heavy = dim >= 200 or runs * len(params[axis]) > 100
+heavy = dim >= 200 or runs * len(params[axis]) > 100 or kind in ("mnist", "covtype")
 if run_gate(params, heavy, key="pca"):
     with st.spinner("Running the sweep…"):
-        df = call_core(pca_results, **params)
+        df = call_core(pca_results, source, **params)
     eps_values = params["epsilon"] if axis == "epsilon" else [epsilon]
     classic_warning(calibration, eps_values)
     metric, y_title = (
@@ -143,8 +201,9 @@ with st.expander("How it works — the equations"):
     )
     st.markdown("Quality: the captured energy of the top-K eigenvectors V̂ of Â (Sec. 2, 6.1):")
     st.latex(r"q(\hat V) = \operatorname{tr}(\hat V^\top A \hat V) \le \sum_{k\le K}\lambda_k(A)")
-    st.caption(
-        f"Data: the paper's synthetic set scaled to D = {dim}: eigenvalues linspace(10, 1, K) "
-        "then 0.5·U(0,1); 60,000 samples scaled into the unit ball by the largest norm (not "
-        f"private). Sweeping {AXIS_LABELS[axis]}; top-K by signed eigenvalue."
-    )
+    if kind == "synthetic":
+        st.caption(
+            f"Data: the paper's synthetic set scaled to D = {dim}: eigenvalues linspace(10, 1, "
+            "K) then 0.5·U(0,1); 60,000 samples scaled into the unit ball by the largest norm "
+            f"(not private). Sweeping {AXIS_LABELS[axis]}; top-K by signed eigenvalue."
+        )

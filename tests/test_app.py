@@ -168,3 +168,35 @@ def test_privacy_lowering_sites_drops_stale_selections():
     assert not at.exception and not at.error
     assert at.multiselect(key="colluders").value == []
     assert at.multiselect(key="dropped").value == []
+
+
+def test_pca_on_a_bundled_real_data_set():
+    at = page("pca.py")
+    at.query_params["data"] = "wine"  # the URL holds the label
+    at.run()
+    assert not at.exception and not at.error
+    assert any("178 samples" in w.value for w in at.warning)  # N_s capped to the pool
+    assert any("not private" in c.value for c in at.caption)
+    assert "CAPE" in _metrics(at)
+
+
+def test_pca_on_local_mnist_file_and_a_missing_one(tmp_path):
+    import struct
+
+    import numpy as np
+
+    images = np.random.default_rng(0).integers(0, 256, (60, 28, 28), dtype=np.uint8)
+    header = bytes([0, 0, 8, 3]) + b"".join(struct.pack(">I", n) for n in images.shape)
+    (tmp_path / "imgs.idx").write_bytes(header + images.tobytes())
+    at = page("pca.py")
+    at.query_params["data"] = "MNIST"
+    at.query_params["runs"] = "1"
+    at.query_params["algs"] = ["CAPE"]  # D = 784: keep the test light
+    at.run()
+    at.text_input(key="mnist_path").set_value(str(tmp_path / "missing.idx")).run()
+    assert len(at.error) == 1 and "not found" in at.error[0].value
+    at.text_input(key="mnist_path").set_value(str(tmp_path / "imgs.idx")).run()
+    assert not at.exception and not at.error
+    at.button(key="pca_run").click().run()  # local files count as heavy: Run first
+    assert not at.exception and not at.error
+    assert "CAPE" in _metrics(at)

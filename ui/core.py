@@ -59,9 +59,47 @@ def equal_sites_noise(sites: int, n_per_site: int, epsilon: float, delta: float)
     }
 
 
+# What the data-set picker shows (and the URL holds) → the source kind.
+DATA_SOURCES = {
+    "synthetic": "synthetic",
+    "digits": "digits",
+    "breast cancer": "breast_cancer",
+    "wine": "wine",
+    "MNIST": "mnist",
+    "Covertype": "covtype",
+    "CSV upload": "upload",
+}
+
+
+@st.cache_resource(show_spinner="Loading the data set…", max_entries=4)
+def load_dataset(kind: str, arg: Any = None) -> dpcore.Dataset:
+    """A real data set by source: bundled name, local path (MNIST, Covertype) or CSV bytes.
+
+    Cached as a shared resource (one copy per server, read-only arrays): MNIST alone is
+    ~380 MB in float64.
+    """
+    from dpcore import realdata
+
+    if kind in realdata.BUNDLED:
+        return realdata.load_bundled(kind)
+    if kind == "mnist":
+        return realdata.load_mnist(arg or None)
+    if kind == "covtype":
+        return realdata.load_covtype(arg or None, rng=np.random.default_rng(0))
+    if kind == "upload":
+        return realdata.load_csv(arg, name="your CSV")
+    raise ValueError(f"data must be one of {list(DATA_SOURCES.values())}; got {kind!r}")
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
-def pca_results(**params: Any) -> pd.DataFrame:
-    """:func:`dpcore.pca_sweep` with keyword primitives (the swept axis as a tuple)."""
+def pca_results(source: tuple = ("synthetic",), **params: Any) -> pd.DataFrame:
+    """:func:`dpcore.pca_sweep` with keyword primitives (the swept axis as a tuple).
+
+    ``source`` is ``("synthetic",)`` or the arguments of :func:`load_dataset`.
+    """
+    if source[0] != "synthetic":
+        params = {**params, "data": load_dataset(*source)}
+        params.pop("dim", None)
     return dpcore.pca_sweep(**params)
 
 

@@ -1,0 +1,210 @@
+"""Real-data loaders on small files the tests write; no test needs the real MNIST/Covertype."""
+
+import gzip
+import struct
+
+import numpy as np
+import pytest
+
+from dpcore import pca_sweep
+from dpcore.realdata import (
+    BUNDLED,
+    MAX_DIM,
+    dataset_from_array,
+    load_bundled,
+    load_covtype,
+    load_csv,
+    load_mnist,
+    parse_idx,
+)
+
+
+def _idx(images: np.ndarray) -> bytes:
+    header = bytes([0, 0, 0x08, images.ndim]) + b"".join(struct.pack(">I", n) for n in images.shape)
+    return header + images.astype(np.uint8).tobytes()
+
+
+@pytest.fixture
+def images():
+    return np.random.default_rng(0).integers(0, 256, (40, 28, 28), dtype=np.uint8)
+
+
+def _check_preprocessing(ds, n, d):
+    x = ds.samples
+    assert x.shape == (n, d)
+    np.testing.assert_allclose(x.mean(axis=0), 0, atol=1e-12)  # centred
+    assert np.max(np.linalg.norm(x, axis=1)) == pytest.approx(1.0)  # scaled into the ball
+    np.testing.assert_allclose(ds.reference, x.T @ x / n, rtol=1e-12)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_mnist_idx_plain_and_gzip(tmp_path, images, compress):
+    raw = _idx(images)
+    path = tmp_path / ("train-images-idx3-ubyte" + (".gz" if compress else ""))
+    path.write_bytes(gzip.compress(raw) if compress else raw)
+    ds = load_mnist(path)
+    _check_preprocessing(ds, 40, 784)
+    flat = images.reshape(40, -1).astype(float)
+    centred = flat - flat.mean(axis=0)
+    np.testing.assert_allclose(ds.samples * np.max(np.linalg.norm(centred, axis=1)), centred)
+
+
+def test_mnist_npz_csv_and_environment_variable(tmp_path, images, monkeypatch):
+    flat = images.reshape(40, -1)
+    np.savez(tmp_path / "mnist.npz", x_train=images)
+    labels = np.arange(40)[:, None] % 10
+    np.savetxt(tmp_path / "mnist.csv", np.hstack([labels, flat]), fmt="%d", delimiter=",")
+    a = load_mnist(tmp_path / "mnist.npz")
+    b = load_mnist(tmp_path / "mnist.csv")  # label column dropped
+    np.testing.assert_allclose(a.samples, b.samples)
+    monkeypatch.setenv("CAPE_MNIST", str(tmp_path / "mnist.npz"))
+    np.testing.assert_allclose(load_mnist().samples, a.samples)
+    sub = load_mnist(tmp_path / "mnist.npz", max_rows=15, rng=np.random.default_rng(1))
+    assert sub.n_samples == 15
+
+
+def test_covtype_random_rows_and_label_dropped(tmp_path):
+    rng = np.random.default_rng(2)
+    table = np.hstack([rng.integers(0, 100, (300, 54)), rng.integers(1, 8, (300, 1))])
+    text = "\n".join(",".join(str(v) for v in row) for row in table).encode()
+    (tmp_path / "covtype.data.gz").write_bytes(gzip.compress(text))
+    ds = load_covtype(tmp_path / "covtype.data.gz", rows=120, rng=np.random.default_rng(3))
+    _check_preprocessing(ds, 120, 54)
+    again = load_covtype(tmp_path / "covtype.data.gz", rows=120, rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(ds.samples, again.samples)  # same seed, same rows
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda p: load_mnist(p / "nope.idx"), "mnist file not found"),
+        (lambda p: load_mnist(None), "CAPE_MNIST"),
+        (lambda p: load_covtype(p / "nope.data", rng=np.random.default_rng()), "not found"),
+    ],
+)
+def test_missing_files(tmp_path, monkeypatch, call, match):
+    monkeypatch.delenv("CAPE_MNIST", raising=False)
+    with pytest.raises(ValueError, match=match):
+        call(tmp_path)
+
+
+def test_wrong_formats(tmp_path, images):
+    (tmp_path / "bad.idx").write_bytes(b"\x00\x01\x02\x03garbage")
+    with pytest.raises(ValueError, match="magic number"):
+        load_mnist(tmp_path / "bad.idx")
+    (tmp_path / "short.idx").write_bytes(_idx(images)[:-5])
+    with pytest.raises(ValueError, match="does not match its header"):
+        load_mnist(tmp_path / "short.idx")
+    (tmp_path / "small.idx").write_bytes(_idx(images[:, :10, :10]))
+    with pytest.raises(ValueError, match="784 pixels"):
+        load_mnist(tmp_path / "small.idx")
+    (tmp_path / "covtype.data").write_text("1,2,3\n4,5,6\n")
+    with pytest.raises(ValueError, match="55 comma-separated columns"):
+        load_covtype(tmp_path / "covtype.data", rng=np.random.default_rng())
+    (tmp_path / "fake.gz").write_bytes(b"\x1f\x8bnot really gzip")
+    with pytest.raises(ValueError, match="gzip"):
+        load_mnist(tmp_path / "fake.gz")
+
+
+def test_idx_round_trip():
+    arr = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
+    np.testing.assert_array_equal(parse_idx(_idx(arr)), arr)
+
+
+def _csv(rows) -> bytes:
+    return "\n".join(rows).encode()
+
+
+GOOD = ["a,b,c"] + [f"{i},{i * i % 7},{(3 * i) % 5}" for i in range(12)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _csv(GOOD),
+        _csv([r.replace(",", ";") for r in GOOD]),
+        _csv([r.replace(",", "\t") for r in GOOD]),
+        _csv(GOOD[1:]),  # no header
+        _csv([r.replace(",", " ") for r in GOOD[1:]]),  # whitespace-separated
+    ],
+    ids=["comma", "semicolon", "tab", "no-header", "spaces"],
+)
+def test_csv_accepted_layouts(text):
+    ds = load_csv(text, name="t.csv")
+    _check_preprocessing(ds, 12, 3)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (b"", "empty"),
+        (b"   \n\n", "empty"),
+        (_csv(["a,b,c"]), "no data rows"),
+        (_csv([r.replace(",", "|").replace("|", ":") for r in GOOD]), "could not split"),
+        (_csv(["a,name,c"] + [f"{i},x{i},{i}" for i in range(12)]), "non-numeric columns: name"),
+        (_csv([*GOOD[:5], "1,nan,2", *GOOD[5:]]), "NaN/inf"),
+        (_csv([*GOOD[:5], "1,inf,2", *GOOD[5:]]), "NaN/inf"),
+        (_csv([*GOOD[:5], "1,,2", *GOOD[5:]]), "NaN/inf"),
+        (_csv(GOOD[:2]), "at least 10 rows"),
+        (_csv(["a"] + [str(i) for i in range(12)]), "at least 2 numeric columns"),
+        (_csv(["a,a,c", *GOOD[1:]]), "duplicate column names"),
+        (_csv([",".join(["1"] * (MAX_DIM + 1))] * 12), f"at most {MAX_DIM} columns"),
+        (_csv([*GOOD[:4], "1,2,3,4", *GOOD[4:]]), "could not be parsed"),
+        (_csv(["a,b"] + ["1,1"] * 12), "must vary"),
+    ],
+    ids=[
+        "empty",
+        "blank",
+        "header-only",
+        "wrong-delimiter",
+        "text-column",
+        "nan",
+        "inf",
+        "empty-cell",
+        "one-row",
+        "one-column",
+        "duplicate-header",
+        "huge-D",
+        "ragged",
+        "constant",
+    ],
+)
+def test_csv_rejected_with_a_clear_message(text, match):
+    with pytest.raises(ValueError, match=match):
+        load_csv(text, name="t.csv")
+
+
+def test_csv_size_limit_and_type():
+    with pytest.raises(ValueError, match="limit"):
+        load_csv(b"1,2\n" * 100, max_bytes=10)
+    with pytest.raises(TypeError, match="bytes"):
+        load_csv("1,2\n3,4")
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_bundled_sets_and_pca_on_them(name):
+    ds = load_bundled(name)
+    assert ds.dim in (64, 30, 13) and ds.n_samples >= 178
+    _check_preprocessing(ds, ds.n_samples, ds.dim)
+    # captured energy is measured against the pool's own second moment: with no noise the
+    # pooled estimate of a large subsample captures nearly all of the optimum
+    df = pca_sweep(
+        data=ds,
+        k=3,
+        sites=2,
+        n_per_site=ds.n_samples // 2,
+        epsilon=1e6,
+        runs=1,
+        algorithms=["nonprivate"],
+        calibration="analytic",
+    )
+    assert df.captured_energy_ratio.iloc[0] > 0.97
+
+
+def test_dataset_from_array_rejects_non_numeric_and_wrong_shapes():
+    with pytest.raises(ValueError, match="2-D"):
+        dataset_from_array(np.zeros(20), name="x")
+    with pytest.raises(ValueError, match="real numbers"):
+        dataset_from_array(np.array([["a", "b"]] * 20), name="x")
+    with pytest.raises(ValueError, match="needs an rng"):
+        dataset_from_array(np.random.default_rng(0).normal(size=(30, 3)), name="x", max_rows=10)
