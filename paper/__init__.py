@@ -1,0 +1,1 @@
+"""Headless reproduction of the paper's figures: ``python -m paper --figure 2a --out results/``."""
