@@ -13,6 +13,7 @@ pages = {
     "Experiments": [
         st.Page("app_pages/pca.py", title="PCA", icon=":material/show_chart:"),
         st.Page("app_pages/tensor.py", title="Tensor decomposition", icon=":material/view_in_ar:"),
+        st.Page("app_pages/paper_figures.py", title="Paper figures", icon=":material/article:"),
     ],
 }
 st.navigation(pages).run()

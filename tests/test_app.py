@@ -200,3 +200,26 @@ def test_pca_on_local_mnist_file_and_a_missing_one(tmp_path):
     at.button(key="pca_run").click().run()  # local files count as heavy: Run first
     assert not at.exception and not at.error
     assert "CAPE" in _metrics(at)
+
+
+def test_paper_figures_page_runs_on_demand_and_checks_claims():
+    at = page("paper_figures.py")
+    at.query_params["figure"] = "3"
+    at.query_params["runs"] = "2"
+    at.run()
+    assert not at.exception and not at.error
+    assert len(at.get("plotly_chart")) == 1  # only the legend: nothing runs before a press
+    at.button(key="paper_run").click().run()
+    assert not at.exception and not at.error
+    claims = [m.value for m in at.markdown if "[✓]" in m.value or "[✗]" in m.value]
+    assert len(claims) == 6  # two light panels (3a, 3c), three claims each
+    assert len(at.get("plotly_chart")) == 3  # legend and two panels
+
+
+def test_paper_figure_2_without_real_data_says_so(monkeypatch):
+    monkeypatch.delenv("CAPE_MNIST", raising=False)
+    monkeypatch.delenv("CAPE_COVTYPE", raising=False)
+    at = page("paper_figures.py").run()
+    assert not at.exception and not at.error
+    notes = [i.value for i in at.info]
+    assert sum("Data not available" in n for n in notes) == 6  # MNIST and Covertype panels

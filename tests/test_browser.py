@@ -29,8 +29,16 @@ PAGES = {
     "privacy": "privacy",
     "pca": "pca",
     "tensor": "tensor",
+    "paper_figures": "paper_figures",
 }
-CHARTS = {"overview": 0, "averaging": 2, "privacy": 2, "pca": 1, "tensor": 1}  # Plotly charts
+CHARTS = {  # Plotly charts per page on first load
+    "overview": 0,
+    "averaging": 2,
+    "privacy": 2,
+    "pca": 1,
+    "tensor": 1,
+    "paper_figures": 1,  # the shared legend
+}
 
 try:
     from playwright.sync_api import sync_playwright
@@ -210,4 +218,17 @@ def test_privacy_page_collusion_from_a_link(server, browser):
     text = page.locator("[data-testid='stMultiSelect']").first.inner_text()
     assert "site 5" in text and "site 1" not in text
     page.screenshot(path=str(SHOTS / "privacy-collusion.png"), full_page=True)
+    page.close()
+
+
+def test_paper_figure_regenerates_in_the_browser(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page.goto(f"{server}/paper_figures?figure=3&runs=3")
+    _settle(page)
+    page.get_by_role("button", name="Regenerate").click()
+    _settle(page, charts=3)
+    _assert_no_errors(page)
+    assert page.locator("[data-testid='stPlotlyChart']").count() == 3  # legend + 2 panels
+    assert page.get_by_text("capeAGN outperforms conv and local").count() >= 1
+    page.screenshot(path=str(SHOTS / "paper-figure-3.png"), full_page=True)
     page.close()

@@ -258,3 +258,15 @@ def calibration_table(epsilon: float, delta: float, grid: tuple[float, ...]) -> 
         "curve": dpcore.calibration_comparison(grid, delta),
         "budget": dpcore.agn_budget(epsilon, delta),
     }
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = "") -> pd.DataFrame:
+    """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), cached."""
+    from dpcore import paper
+
+    panel = paper.get_panel(key)
+    data = None
+    if panel.task == "pca" and panel.data != "synthetic":
+        data = load_dataset(panel.data, path)
+    return paper.run_panel(panel, runs=runs, seed=seed, calibration=calibration, data=data)

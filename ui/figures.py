@@ -34,6 +34,7 @@ def sweep_figure(
     algorithms: Sequence[str] | None = None,
     marker: float | None = None,
     y_range: tuple[float, float] | None = None,
+    compact: bool = False,
 ) -> go.Figure:
     """One line per algorithm: mean over runs with a ±1 std band; non-private dashed.
 
@@ -51,6 +52,8 @@ def sweep_figure(
     marker : float, optional
         Draw a vertical line at the current slider value.
     y_range : (float, float), optional
+    compact : bool
+        For a small panel: only decades are labelled on a log x-axis.
     """
     stats = summarise(df, axis, metric)
     order = list(algorithms) if algorithms else list(dict.fromkeys(df["algorithm"]))
@@ -109,6 +112,9 @@ def sweep_figure(
         height=480,
     )
     ticks = sorted(stats[axis].unique())
+    if compact and axis in LOG_AXES:  # a narrow panel: label decades only
+        lo, hi = np.log10(ticks[0]), np.log10(ticks[-1])
+        ticks = [10.0**e for e in range(int(np.ceil(lo - 1e-9)), int(np.floor(hi + 1e-9)) + 1)]
     fig.update_xaxes(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     if axis in LOG_AXES:
         fig.update_xaxes(type="log")
@@ -314,6 +320,32 @@ def calibration_figure(table: pd.DataFrame, *, current: Sequence[float]) -> go.F
     )
     fig.update_xaxes(type="log", dtick=1)
     fig.update_yaxes(type="log", dtick=1)
+    return fig
+
+
+def legend_figure(algorithms: Sequence[str]) -> go.Figure:
+    """A legend alone (one entry per algorithm, in the app's styles), to share across panels."""
+    fig = go.Figure()
+    for alg in algorithms:
+        style = STYLES[alg]
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=style.label,
+                line={"color": style.color, "dash": style.dash, "width": 3},
+            )
+        )
+    fig.update_layout(
+        height=60,
+        margin={"l": 0, "r": 0, "t": 0, "b": 0},
+        font=FONT,
+        legend={"orientation": "h", "x": 0, "y": 1, "yanchor": "top"},
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
     return fig
 
 
