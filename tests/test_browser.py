@@ -18,6 +18,7 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,4 +232,31 @@ def test_paper_figure_regenerates_in_the_browser(server, browser):
     assert page.locator("[data-testid='stPlotlyChart']").count() == 3  # legend + 2 panels
     assert page.get_by_text("capeAGN outperforms conv and local").count() >= 1
     page.screenshot(path=str(SHOTS / "paper-figure-3.png"), full_page=True)
+    page.close()
+
+
+def test_csv_upload_on_the_pca_page(server, browser, tmp_path):
+    # A bad file gives one clear error; a good one becomes the data set.
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,name\n" + "\n".join(f"{i},x{i}" for i in range(20)))
+    rng = np.random.default_rng(0)
+    good = tmp_path / "good.csv"
+    rows = rng.normal(size=(400, 6)) * np.arange(1, 7)
+    good.write_text(
+        "f1,f2,f3,f4,f5,f6\n" + "\n".join(",".join(f"{v:.4f}" for v in r) for r in rows)
+    )
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page.goto(f"{server}/pca?data=CSV+upload&k=2&sites=2&ns=100")
+    _settle(page)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(bad))
+    page.locator("[data-testid='stAlertContentError']").wait_for(timeout=30_000)
+    assert (
+        "non-numeric columns: name"
+        in page.locator("[data-testid='stAlertContentError']").inner_text()
+    )
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(good))
+    _settle(page, charts=1)
+    _assert_no_errors(page)
+    assert page.get_by_text("not private").count() >= 1
+    page.screenshot(path=str(SHOTS / "pca-upload.png"), full_page=True)
     page.close()
