@@ -19,6 +19,7 @@ from dpcore.calibration import (
 )
 from dpcore.cape import cape_design
 from dpcore.datasets import Dataset, draw_sites, second_moments, split_sizes, synthetic_dataset
+from dpcore.limits import MAX_DIM_TENSOR, check_budget, estimate_otd, estimate_pca
 from dpcore.metrics import (
     captured_energy,
     component_error,
@@ -104,6 +105,11 @@ def _grid_runs(axis, grid, fixed, runs, noise_rng, draw_rng):
             zip(point_rng.spawn(runs), point_draw_rng.spawn(runs), strict=True)
         ):
             yield cfg, run, run_rng, run_draw_rng
+
+
+def _largest(axis: str, grid, fixed: dict[str, Any], name: str):
+    """The largest value a sweep uses for one axis (the grid's max if it is the swept one)."""
+    return max(grid) if axis == name else fixed[name]
 
 
 def _streams(names, rng) -> dict[str, np.random.Generator]:
@@ -214,11 +220,25 @@ def pca_sweep(
     neighbouring = check_choice(neighbouring, "neighbouring", NEIGHBOURING)
 
     data_rng, draw_rng, noise_rng = np.random.default_rng(seed).spawn(3)
+    if not isinstance(data, Dataset):
+        check_choice(data, "data", ("synthetic",))
+        dim = check_int(dim, "dim", low=1)
+        pool_size = check_int(pool_size, "pool_size", low=2)
+    check_budget(
+        estimate_pca(
+            dim=data.dim if isinstance(data, Dataset) else dim,
+            sites=_largest(axis, grid, fixed, "sites"),
+            n_max=_largest(axis, grid, fixed, "n_per_site"),
+            pool=data.n_samples if isinstance(data, Dataset) else pool_size,
+            points=len(grid),
+            runs=runs,
+            algorithms=algorithms,
+        ),
+        what="this PCA sweep",
+    )
     if isinstance(data, Dataset):
         dataset = data
     else:
-        check_choice(data, "data", ("synthetic",))
-        dim = check_int(dim, "dim", low=1)
         dataset = synthetic_dataset(
             dim=dim, k=check_int(k, "k", low=1, high=dim), n_samples=pool_size, rng=data_rng
         )
@@ -477,6 +497,22 @@ def _otd_iter(
     check_int(options.restarts, "restarts", low=1)
     check_int(options.max_iter, "max_iter", low=1)
     check_real(options.tol, "tol", low=0.0, low_open=True)
+    dim = check_int(dim, "dim", low=1, high=MAX_DIM_TENSOR)
+    resample = axis in ("n_per_site", "sites")
+    check_budget(
+        estimate_otd(
+            dim=dim,
+            k=k,
+            sites=_largest(axis, grid, fixed, "sites"),
+            n_total=_largest(axis, grid, fixed, "sites")
+            * _largest(axis, grid, fixed, "n_per_site"),
+            draws=len(grid) * runs if resample else 1,
+            points=len(grid),
+            runs=runs,
+            faithful=bool(faithful),
+        ),
+        what="this tensor sweep",
+    )
     data_rng, draw_rng, noise_rng = np.random.default_rng(seed).spawn(3)
     planted = make_model(model, dim, k, sigma2=sigma2, rng=data_rng)
     moment_opts = {"scaling": scaling, "sigma2_source": sigma2_source} if model == "mog" else {}
@@ -485,7 +521,6 @@ def _otd_iter(
         sizes, _ = site_layout(cfg, site_shares, weighting)
         return site_moments(planted, sizes, rng=rng, **moment_opts)
 
-    resample = axis in ("n_per_site", "sites")
     fixed_moments = None if resample else draw(fixed | {axis: grid[0]}, draw_rng)
 
     def noise_scales(cfg, sigma2_used):

@@ -1,0 +1,79 @@
+"""Resource guard: estimate a request's work and memory before running it, refuse past limits.
+
+The estimates are deliberately simple cost models, calibrated on the benchmark machine
+(2 cores, ``benchmarks/``): a symmetric D×D eigendecomposition takes about 2.7 ms·(D/200)³,
+the third-moment accumulation about N·D³/10¹⁰ s, and runs are spread over two threads. They
+only need to be right within a small factor: their job is to stop a request that would take
+the server down (a classroom of thirty shares two cores), not to predict to the second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_SECONDS = 600.0  # estimated wall time of one request
+MAX_MEMORY = 2 * 2**30  # bytes
+MAX_TASKS = 5_000  # grid points × runs
+MAX_DIM_TENSOR = 100  # D³ doubles per site and per message
+EIGH_200 = 2.7e-3  # seconds for one 200×200 eigendecomposition (benchmarks/)
+FLOPS = 1e10  # effective rate of the moment products
+WORKERS = 2
+
+
+@dataclass(frozen=True)
+class WorkEstimate:
+    """Estimated cost of one request."""
+
+    seconds: float
+    memory_bytes: float
+    tasks: int
+
+
+def _eigh_seconds(dim: int) -> float:
+    return max(1e-4, EIGH_200 * (dim / 200) ** 3)
+
+
+def estimate_pca(
+    *, dim: int, sites: int, n_max: int, pool: int, points: int, runs: int, algorithms
+) -> WorkEstimate:
+    """Cost of :func:`dpcore.pca_sweep`: eigendecompositions per run, data draws, the pool."""
+    per_run = sum({"dpdis": sites + 1, "nonprivate": 0}.get(a, 1) for a in algorithms)
+    tasks = points * runs
+    seconds = tasks * per_run * _eigh_seconds(dim) / WORKERS
+    seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled
+    memory = 8.0 * (pool * dim + WORKERS * (sites + 4) * dim**2 + 3 * sites * n_max * dim)
+    return WorkEstimate(seconds, memory, tasks)
+
+
+def estimate_otd(
+    *, dim: int, k: int, sites: int, n_total: int, draws: int, points: int, runs: int,
+    faithful: bool,
+) -> WorkEstimate:
+    """Cost of :func:`dpcore.otd_sweep`: moments per data draw, noisy tensors per run."""
+    tasks = points * runs
+    seconds = draws * n_total * dim**3 / FLOPS / WORKERS
+    seconds += tasks * 6 * (dim**3 * (sites if faithful else 1) * 3e-8 + 2e-4 * k)
+    tensors = sites * dim**3 * (4 if faithful else 2)
+    memory = 8.0 * (WORKERS * tensors + 4096 * dim**2 * 3 + tasks * 6 * k**3)
+    return WorkEstimate(seconds, memory, tasks)
+
+
+def check_budget(estimate: WorkEstimate, *, what: str) -> WorkEstimate:
+    """Raise ValueError, saying what to reduce, if the estimate passes a limit."""
+    if estimate.tasks > MAX_TASKS:
+        raise ValueError(
+            f"{what} asks for {estimate.tasks:,} grid points × runs; the limit is "
+            f"{MAX_TASKS:,}. Use fewer runs or a shorter grid."
+        )
+    if estimate.memory_bytes > MAX_MEMORY:
+        raise ValueError(
+            f"{what} needs about {estimate.memory_bytes / 2**30:.1f} GiB of memory; the limit "
+            f"is {MAX_MEMORY / 2**30:.0f} GiB. Use a smaller D or fewer samples."
+        )
+    if estimate.seconds > MAX_SECONDS:
+        raise ValueError(
+            f"{what} would take about {estimate.seconds / 60:.0f} minutes; the limit is "
+            f"{MAX_SECONDS / 60:.0f} minutes. Use fewer runs, a shorter grid, a smaller D or "
+            f"fewer samples."
+        )
+    return estimate
