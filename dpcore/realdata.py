@@ -30,6 +30,7 @@ MIN_ROWS = 10
 BUNDLED = ("digits", "breast_cancer", "wine")
 ENV = {"mnist": "CAPE_MNIST", "covtype": "CAPE_COVTYPE"}
 COVTYPE_ROWS = 60_000  # the paper's random subset of Covertype's 581,012 rows
+MAX_FILE_BYTES = 300 * 2**20  # MNIST's IDX is 47 MB, covtype.data 75 MB
 
 
 def dataset_from_array(
@@ -129,19 +130,33 @@ def _path(path: str | os.PathLike | None, kind: str) -> Path:
             raise ValueError(
                 f"no {kind} file given: enter a path or set the {ENV[kind]} environment variable"
             )
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise ValueError(f"{kind} file not found: {p}")
+    p = Path(str(path)).expanduser()
+    try:
+        found = p.is_file()
+    except (OSError, ValueError) as err:  # e.g. a name too long, a NUL byte
+        raise ValueError(f"{kind} file cannot be opened: {type(err).__name__}") from err
+    if not found:
+        raise ValueError(f"{kind} file not found: {str(p)[:200]}")
     return p
 
 
-def _read_bytes(p: Path) -> bytes:
-    raw = p.read_bytes()
+def _read_bytes(p: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The file's bytes (gunzipped if needed), refusing more than ``limit`` either way."""
+    try:
+        with p.open("rb") as handle:
+            raw = handle.read(limit + 1)
+    except OSError as err:
+        raise ValueError(f"{p.name} cannot be read: {type(err).__name__}") from err
+    if len(raw) > limit:
+        raise ValueError(f"{p.name} is larger than {limit / 2**20:.0f} MiB")
     if raw[:2] == b"\x1f\x8b":
         try:
-            return gzip.decompress(raw)
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+                raw = gz.read(limit + 1)  # bounded: a gzip bomb cannot exhaust memory
         except (OSError, EOFError) as err:
             raise ValueError(f"{p.name} looks gzip-compressed but cannot be read: {err}") from err
+        if len(raw) > limit:
+            raise ValueError(f"{p.name} decompresses to more than {limit / 2**20:.0f} MiB")
     return raw
 
 
@@ -178,7 +193,7 @@ def load_mnist(path=None, *, max_rows: int | None = None, rng=None) -> Dataset:
         except (ValueError, OSError, IndexError) as err:
             raise ValueError(f"{p.name} is not a readable NPZ file: {err}") from err
     elif ".csv" in suffixes:
-        x = _parse_numeric_csv(raw, p.name).to_numpy()
+        x = _parse_numeric_csv(raw, p.name, show_names=False).to_numpy()
         if x.shape[1] == 785:  # the common "label, pixel0 … pixel783" layout
             x = x[:, 1:]
     else:
@@ -206,7 +221,7 @@ def load_covtype(path=None, *, rows: int = COVTYPE_ROWS, rng) -> Dataset:
     """
     p = _path(path, "covtype")
     rows = check_int(rows, "rows", low=MIN_ROWS)
-    table = _parse_numeric_csv(_read_bytes(p), p.name, header=None)
+    table = _parse_numeric_csv(_read_bytes(p), p.name, header=None, show_names=False)
     if table.shape[1] != 55:
         raise ValueError(
             f"covtype.data must have 55 comma-separated columns (54 features and the cover "
@@ -227,7 +242,9 @@ def load_covtype(path=None, *, rows: int = COVTYPE_ROWS, rng) -> Dataset:
 MISSING = {"", "nan", "na", "n/a", "null", "none", "inf", "-inf", "+inf", "infinity"}
 
 
-def _parse_numeric_csv(raw: bytes, source: str, header: str | None = "infer") -> pd.DataFrame:
+def _parse_numeric_csv(
+    raw: bytes, source: str, header: str | None = "infer", *, show_names: bool = True
+) -> pd.DataFrame:
     """Parse CSV text into an all-numeric table (NaN/inf kept), or explain what is wrong.
 
     The delimiter is the most frequent of , ; tab | in the first line (whitespace if none);
@@ -257,7 +274,9 @@ def _parse_numeric_csv(raw: bytes, source: str, header: str | None = "infer") ->
     if header == "infer" and not all(_is_number(c) or c.lower() in MISSING for c in first_row):
         dupes = sorted({c for c in first_row if first_row.count(c) > 1})
         if dupes:
-            raise ValueError(f"{source} has duplicate column names: {dupes}")
+            raise ValueError(
+                f"{source} has duplicate column names: {dupes if show_names else len(dupes)}"
+            )
         names, cells = first_row, cells.iloc[1:]
     else:
         names = [f"column {i + 1}" for i in range(cells.shape[1])]
@@ -274,6 +293,8 @@ def _parse_numeric_csv(raw: bytes, source: str, header: str | None = "infer") ->
                 f"semicolon, tab or | as the delimiter"
             )
         shown = ", ".join(bad[:5]) + (" …" if len(bad) > 5 else "")
+        if not show_names:  # a file on the server: say how many, not what it contains
+            shown = f"{len(bad)} of {cells.shape[1]}"
         raise ValueError(
             f"{source} has non-numeric columns: {shown}. Keep only numeric features "
             f"(rows = samples), e.g. drop label or name columns."

@@ -208,3 +208,28 @@ def test_dataset_from_array_rejects_non_numeric_and_wrong_shapes():
         dataset_from_array(np.array([["a", "b"]] * 20), name="x")
     with pytest.raises(ValueError, match="needs an rng"):
         dataset_from_array(np.random.default_rng(0).normal(size=(30, 3)), name="x", max_rows=10)
+
+
+def test_hostile_paths_and_oversized_files(tmp_path):
+    from dpcore.realdata import _read_bytes
+
+    with pytest.raises(ValueError, match="cannot be opened"):
+        load_mnist("a" * 5000)  # found by the app fuzz test: OSError "name too long"
+    with pytest.raises(ValueError, match="not found"):
+        load_mnist(tmp_path)  # a directory
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"\0" * 2048)
+    with pytest.raises(ValueError, match="larger than"):
+        _read_bytes(big, limit=1024)
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(gzip.compress(b"\0" * 4096))
+    with pytest.raises(ValueError, match="decompresses to more than"):
+        _read_bytes(bomb, limit=1024)
+
+
+def test_server_files_are_not_echoed_in_errors(tmp_path):
+    secret = tmp_path / "secret.csv"
+    secret.write_text("password,token\n" + "\n".join("hunter2,abc" for _ in range(20)))
+    with pytest.raises(ValueError) as err:
+        load_mnist(secret)
+    assert "hunter2" not in str(err.value) and "password" not in str(err.value)

@@ -1,0 +1,122 @@
+"""Fuzz every page: random widget settings, extremes included; never a traceback.
+
+Each page is driven through ``FUZZ_STEPS`` random steps (default 200). A step sets one to
+three keyed widgets to random valid values — a slider's ends as often as its middle, empty
+and full multiselects, junk text in path fields — or presses a button, then reruns the page.
+Errors must arrive as ``st.error`` (which is allowed), never as an exception. The random
+walk is seeded per page, so a failure replays exactly.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.theme import STYLES
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
+STEPS = int(os.environ.get("FUZZ_STEPS", "200"))
+SKIP_BUTTONS = {"paper_run_heavy"}  # minutes of work by design; covered by the resource guard
+CLICK_BUDGET = {"paper_run": 3}  # each press regenerates several panels (seconds each)
+JUNK_TEXT = ["", "   ", "/nonexistent/file.idx", "../../etc/passwd", "💥", "a" * 300, "C:\\x.csv"]
+
+
+# AppTest lists formatted options; these turn the app's labels back into raw values.
+RAW = {style.label: key for key, style in STYLES.items()}
+RAW |= {"Mixture of Gaussians": "mog", "Topic model": "stm"}
+
+
+def _raw(text):
+    if text in RAW:
+        return RAW[text]
+    if isinstance(text, str) and text.startswith("site ") and text[5:].isdigit():
+        return int(text[5:])
+    return text
+
+
+def _pick(rng, values):
+    values = list(values)
+    return values[int(rng.integers(len(values)))]
+
+
+def _extreme_or_random(rng, low, high, integer):
+    roll = rng.random()
+    if roll < 0.3:
+        return low
+    if roll < 0.6:
+        return high
+    value = rng.uniform(low, high)
+    return round(value) if integer else float(value)
+
+
+def _mutate(at: AppTest, rng, clicks: dict[str, int]) -> str:
+    """Change one keyed widget (or press a button); return what was done."""
+    candidates = []
+    for kind in (
+        "slider",
+        "select_slider",
+        "number_input",
+        "radio",
+        "selectbox",
+        "multiselect",
+        "toggle",
+        "text_input",
+        "button",
+    ):
+        for w in getattr(at, kind):
+            if getattr(w, "key", None) and not w.disabled:
+                if kind == "button" and (
+                    w.key in SKIP_BUTTONS or clicks.get(w.key, 0) >= CLICK_BUDGET.get(w.key, 10**9)
+                ):
+                    continue
+                candidates.append((kind, w))
+    kind, w = _pick(rng, candidates)
+    if kind == "button":
+        clicks[w.key] = clicks.get(w.key, 0) + 1
+        w.click()
+        return f"click {w.key}"
+    if kind == "slider":
+        integer = isinstance(w.min, int)
+        w.set_value(_extreme_or_random(rng, w.min, w.max, integer))
+    elif kind == "number_input":
+        low = w.min if w.min is not None else -10
+        high = min(w.max if w.max is not None else 10**6, 10**6)
+        w.set_value(_extreme_or_random(rng, low, high, isinstance(w.step, int)))
+    elif kind == "select_slider":
+        # AppTest lists the *formatted* options; give the widget a value of its own type
+        options = list(w.options)
+        text = _pick(rng, [options[0], options[-1], _pick(rng, options)])
+        w.set_value(type(w.value)(float(text)) if isinstance(w.value, (int, float)) else text)
+    elif kind in ("radio", "selectbox"):
+        w.set_value(_raw(_pick(rng, w.options)))
+    elif kind == "multiselect":
+        options = list(w.options)
+        size = _pick(rng, [0, len(options), int(rng.integers(0, len(options) + 1))])
+        w.set_value([_raw(str(o)) for o in rng.permutation(options)[:size]])
+    elif kind == "toggle":
+        w.set_value(not w.value)
+    elif kind == "text_input":
+        w.set_value(_pick(rng, JUNK_TEXT))
+    return f"{kind} {w.key} = {w.value!r}"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_random_settings_never_raise(name):
+    rng = np.random.default_rng(sum(map(ord, name)))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page(f"app_pages/{name}").run()
+    assert not at.exception
+    history, clicks = [], {}
+    for step in range(STEPS):
+        for _ in range(int(rng.integers(1, 4))):
+            try:
+                history.append(_mutate(at, rng, clicks))
+            except Exception as err:  # a widget that vanished mid-step: try another
+                history.append(f"skip ({type(err).__name__})")
+        at.run()
+        assert not at.exception, (step, history[-5:], [e.value for e in at.exception])
