@@ -1,0 +1,82 @@
+"""The classroom load test in reduced form (the full one: `python -m benchmarks.load`), and
+determinism of a shared URL across processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+
+try:
+    import playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    playwright = None
+
+browser_missing = playwright is None or not Path(CHROMIUM).exists()
+if browser_missing and os.environ.get("REQUIRE_BROWSER") == "1":
+    raise RuntimeError("REQUIRE_BROWSER=1 but playwright or /usr/bin/chromium is missing")
+
+
+@pytest.mark.skipif(browser_missing, reason="needs playwright and /usr/bin/chromium")
+def test_several_students_move_epsilon_without_errors():
+    from benchmarks.load import run
+
+    report = asyncio.run(run(clients=4, changes=2, timeout=120, deadline=400))
+    assert report["errors"] == 0, report["error details"]
+    assert report["updates measured"] == 8
+
+
+SCRIPT = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file("app.py", default_timeout=120)
+at.switch_page("app_pages/pca.py")
+for key, value in json.loads(sys.argv[1]).items():
+    at.query_params[key] = value
+at.run()
+print(json.dumps({m.label: m.value for m in at.metric}))
+"""
+
+
+def test_the_same_url_gives_the_same_numbers_in_a_new_process():
+    # Two fresh interpreters (no shared cache), the same URL parameters: equal metrics.
+    url = {"eps": "0.2", "seed": "7", "calib": "analytic", "runs": "3", "sites": "5"}
+    outputs = [
+        subprocess.run(
+            [sys.executable, "-c", SCRIPT, json.dumps(url)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+        for _ in range(2)
+    ]
+    first = json.loads(outputs[0])
+    assert first and "CAPE" in first
+    assert outputs[0] == outputs[1]
+    other = dict(url, seed="8")
+    third = (
+        subprocess.run(
+            [sys.executable, "-c", SCRIPT, json.dumps(other)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    assert third != outputs[0]  # the seed really is in the URL
