@@ -77,6 +77,8 @@ def dataset_from_array(
             raise ValueError("max_rows needs an rng to choose the rows")
         arr = arr[np.sort(rng.choice(n, size=max_rows, replace=False))]
         n = max_rows
+    if n > MAX_ROWS:
+        raise ValueError(f"data must have at most {MAX_ROWS:,} rows (samples); got {n:,}")
     centred = arr - arr.mean(axis=0)
     if not np.any(centred):
         raise ValueError("data must vary: every row is the same after centring")

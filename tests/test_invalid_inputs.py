@@ -135,3 +135,32 @@ def test_privacy_analysis_on_random_designs(design, data):
     drop = dpcore.dropout_analysis(design, dropped)
     assert drop.std["cape"] >= drop.required_std * (1 - 1e-9)
     assert all(math.isfinite(v) for v in drop.std.values())
+
+
+EXTREMES = [
+    {"epsilon": [1e-4, 1e4]},
+    {"epsilon": 1.0, "n_per_site": 1},
+    {"epsilon": 1.0, "k": 6},  # K = D
+    {"epsilon": 1.0, "sites": 2},
+    {"epsilon": 1.0, "delta": [1e-12, 0.5]},
+    {"epsilon": 1.0, "weighting": "equal", "site_shares": [100, 1, 1]},
+]
+
+
+@pytest.mark.parametrize("extra", EXTREMES, ids=lambda e: ",".join(e))
+def test_extreme_but_valid_settings_give_finite_results(extra):
+    base = {"dim": 6, "k": 2, "sites": 3, "n_per_site": 50, "runs": 2}
+    pca = dpcore.pca_sweep(**{**base, "pool_size": 500, **extra})
+    assert np.all(np.isfinite(pca.select_dtypes("number").to_numpy()))
+    otd = dpcore.otd_sweep(**{**base, **extra, "k": min(extra.get("k", 2), 6)})
+    assert np.all(np.isfinite(otd.select_dtypes("number").to_numpy()))
+
+
+@pytest.mark.parametrize("weights", [[0.0, 0.0, 1.0], [0.5, 0.0, 0.5]])
+def test_zero_weights_give_finite_designs_and_analyses(weights):
+    design = dpcore.cape_design([1.0, 2.0, 3.0], weights=weights)
+    assert design.feasible and np.isfinite(design.tau_agg)
+    view = dpcore.coalition_view(design)
+    assert np.all(np.isfinite(view.joint_std)) and np.all(view.joint_std > 0)
+    drop = dpcore.dropout_analysis(design, [0])
+    assert all(np.isfinite(v) for v in drop.std.values())
