@@ -7,6 +7,22 @@ from numpy.typing import NDArray
 from scipy.linalg import eigh
 from scipy.optimize import linear_sum_assignment
 
+from dpcore._validation import check_int
+
+
+def _matrix(value, name: str, *, square: bool = False) -> NDArray[np.float64]:
+    """A finite 2-D float array (square if asked), or a ValueError/TypeError naming it."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a numeric 2-D array; got {type(value).__name__}") from err
+    if arr.ndim != 2 or (square and arr.shape[0] != arr.shape[1]):
+        kind = "square 2-D" if square else "2-D"
+        raise ValueError(f"{name} must be a {kind} array; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite; got NaN or inf")
+    return arr
+
 
 def top_k_eigvecs(matrix: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     """Orthonormal eigenvectors of the K largest *signed* eigenvalues of a symmetric matrix.
@@ -37,12 +53,17 @@ def top_k_eigh(matrix: NDArray[np.float64], k: int) -> tuple[NDArray, NDArray]:
 
 def captured_energy(basis: NDArray[np.float64], reference: NDArray[np.float64]) -> float:
     """q(V̂) = tr(V̂ᵀ A V̂) (paper, Sec. 2 and Sec. 6.1)."""
+    basis, reference = _matrix(basis, "basis"), _matrix(reference, "reference", square=True)
+    if basis.shape[0] != reference.shape[0]:
+        raise ValueError(f"basis has {basis.shape[0]} rows; reference is {reference.shape}")
     return float(np.sum(basis * (reference @ basis)))
 
 
 def optimal_energy(reference: NDArray[np.float64], k: int) -> float:
     """max q = sum of the K largest eigenvalues of A (attained by V_K(A))."""
+    reference = _matrix(reference, "reference", square=True)
     d = reference.shape[0]
+    k = check_int(k, "k", low=1, high=d)
     return float(np.sum(eigh(reference, eigvals_only=True, subset_by_index=(d - k, d - 1))))
 
 
@@ -53,12 +74,22 @@ def subspace_distance(basis: NDArray[np.float64], truth: NDArray[np.float64]) ->
     difference for subspaces of equal dimension (paper, Sec. 4, second guarantee) and, unlike
     sqrt(1 − σ_min²), stays accurate for nearly equal subspaces.
     """
+    basis, truth = _matrix(basis, "basis"), _matrix(truth, "truth")
+    if basis.shape != truth.shape:
+        raise ValueError(
+            f"basis and truth must have the same shape; got {basis.shape}, {truth.shape}"
+        )
     residual = basis - truth @ (truth.T @ basis)
     return float(np.linalg.norm(residual, ord=2))
 
 
 def _distances(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> NDArray:
     """‖â_i − a_j‖₂ for every pair of columns: shape (K_est, K_true)."""
+    estimate, truth = _matrix(estimate, "estimate"), _matrix(truth, "truth")
+    if estimate.shape[0] != truth.shape[0]:
+        raise ValueError(
+            f"estimate and truth must have the same D; got {estimate.shape}, {truth.shape}"
+        )
     return np.linalg.norm(estimate[:, :, None] - truth[:, None, :], axis=0)
 
 

@@ -67,6 +67,28 @@ def condition(
     return (out + out.T) / 2
 
 
+def _known_removed(cov_e, known: list[int], keep) -> NDArray[np.float64]:
+    """Cov of E_keep given E_known, computed in correlation units so that sites whose τ differ
+    by orders of magnitude each keep their own relative accuracy."""
+    if not known:
+        return cov_e[np.ix_(keep, keep)]
+    scale = np.sqrt(np.clip(np.diag(cov_e), 0.0, None))
+    scale = np.where(scale > 0, scale, 1.0)
+    corr = cov_e / np.outer(scale, scale)
+    observe = np.eye(cov_e.shape[0])[known]
+    cond = _psd(condition(corr, observe, np.zeros((len(known), len(known))))[np.ix_(keep, keep)])
+    return cond * np.outer(scale[keep], scale[keep])
+
+
+def _psd(cov: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Clip rounding-level negative eigenvalues: a conditional covariance is PSD, and when the
+    zero sum pins an E down exactly, subtraction leaves ±1e-16-sized residue."""
+    if cov.size == 0:
+        return cov
+    vals, vecs = np.linalg.eigh(cov)
+    return (vecs * np.clip(vals, 0.0, None)) @ vecs.T
+
+
 def _joint_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
     """1/sqrt([C⁻¹]_ss): the std of the best unbiased estimate of a_s from all releases."""
     if cov.size == 0:
@@ -147,9 +169,7 @@ def coalition_view(
     if noise_generator:
         cond = np.zeros((honest.size, honest.size))
     else:
-        known = np.eye(design.n_sites)[list(colluding)]
-        full = condition(cov_e, known, np.zeros((len(colluding), len(colluding))))
-        cond = full[np.ix_(honest, honest)]
+        cond = _known_removed(cov_e, list(colluding), honest)
     cov = cond + np.diag(design.var_g[honest])
     return CoalitionView(
         colluding=colluding,

@@ -164,3 +164,20 @@ def test_zero_weights_give_finite_designs_and_analyses(weights):
     assert np.all(np.isfinite(view.joint_std)) and np.all(view.joint_std > 0)
     drop = dpcore.dropout_analysis(design, [0])
     assert all(np.isfinite(v) for v in drop.std.values())
+
+
+JUNK = [None, "x", -1, 0, float("nan"), float("inf"), [1.0, "a"], {}, True, np.zeros((2, 3)), []]
+
+
+@pytest.mark.parametrize("name", [n for n in dpcore.__all__ if callable(getattr(dpcore, n))])
+def test_every_public_function_rejects_junk_with_value_or_type_errors(name):
+    # 1–3 positional junk arguments, a fixed sample of the combinations: the public API
+    # answers with ValueError/TypeError (or a result), never AttributeError, IndexError, …
+    import itertools
+
+    fn = getattr(dpcore, name)
+    if isinstance(fn, type) and issubclass(fn, Warning):
+        return
+    for n in (1, 2, 3):
+        for args in itertools.islice(itertools.product(JUNK, repeat=n), 0, 300, 7):
+            _only_value_or_type_errors(lambda a=args: fn(*a))
