@@ -6,6 +6,9 @@ the same arguments give the same numbers in every session and process.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -20,14 +23,46 @@ from dpcore import ClassicGaussianWarning
 T = TypeVar("T")
 
 
+# A classroom opens the same link at once. Identical requests wait for the first one and then
+# read its cache entry (single flight), and at most one heavy computation per core runs at a
+# time (compute slots): thirty sessions do not compute the same sweep thirty times over.
+_SLOTS = threading.BoundedSemaphore(2)
+_FLIGHTS: dict[int, threading.Lock] = {}
+_FLIGHTS_GUARD = threading.Lock()
+
+
+def compute_slot(fn: Callable[..., T]) -> Callable[..., T]:
+    """Run ``fn`` holding one of the compute slots (put it under ``st.cache_data``, so that
+    cache hits never wait)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        with _SLOTS:
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _flight(fn: Callable, args: tuple, kwargs: dict) -> threading.Lock | None:
+    try:
+        key = hash((fn, args, tuple(sorted(kwargs.items()))))
+    except TypeError:  # unhashable arguments: no deduplication
+        return None
+    with _FLIGHTS_GUARD:
+        if len(_FLIGHTS) > 4096:
+            _FLIGHTS.clear()
+        return _FLIGHTS.setdefault(key, threading.Lock())
+
+
 def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a core call; a ValueError/TypeError becomes one ``st.error`` and stops the page.
 
     Core warnings are silenced here: a cached result would not repeat them, so pages show
     the classic-bound warning from the parameters (:func:`classic_warning`).
     """
+    lock = _flight(fn, args, kwargs)
     try:
-        with warnings.catch_warnings():
+        with lock or contextlib.nullcontext(), warnings.catch_warnings():
             warnings.simplefilter("ignore", ClassicGaussianWarning)
             return fn(*args, **kwargs)
     except (ValueError, TypeError) as err:
@@ -92,6 +127,7 @@ def load_dataset(kind: str, arg: Any = None) -> dpcore.Dataset:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+@compute_slot
 def pca_results(source: tuple = ("synthetic",), **params: Any) -> pd.DataFrame:
     """:func:`dpcore.pca_sweep` with keyword primitives (the swept axis as a tuple).
 
@@ -104,6 +140,7 @@ def pca_results(source: tuple = ("synthetic",), **params: Any) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+@compute_slot
 def otd_results(**params: Any) -> pd.DataFrame:
     """:func:`dpcore.otd_sweep` with keyword primitives (the swept axis as a tuple)."""
     return dpcore.otd_sweep(**params)
@@ -153,6 +190,7 @@ def averaging_design(
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
+@compute_slot
 def averaging_monte_carlo(
     n_per_site: tuple[int, ...],
     epsilon: tuple[float, ...],
@@ -192,6 +230,7 @@ def gain_curve(total: int, sites: int, points: int = 60) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
+@compute_slot
 def otd_example_table(**params: Any) -> pd.DataFrame:
     """:func:`dpcore.otd_example`: true vs recovered weights of one run."""
     return dpcore.otd_example(**params)
@@ -204,6 +243,7 @@ def _mean_design(n_per_site, epsilon, delta, weights, calibration):
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+@compute_slot
 def privacy_views(
     n_per_site, epsilon, delta, weights, calibration, colluding: tuple[int, ...], ng: bool
 ) -> dict[str, pd.DataFrame]:
@@ -217,6 +257,7 @@ def privacy_views(
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+@compute_slot
 def dropout_views(
     n_per_site, epsilon, delta, weights, calibration, dropped: tuple[int, ...], seed: int
 ) -> dict[str, Any]:
@@ -261,6 +302,7 @@ def calibration_table(epsilon: float, delta: float, grid: tuple[float, ...]) -> 
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
+@compute_slot
 def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = "") -> pd.DataFrame:
     """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), cached."""
     from dpcore import paper
