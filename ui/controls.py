@@ -141,12 +141,18 @@ def algorithm_picker(
     )
 
 
-def download_buttons(container, df: pd.DataFrame, html: str, stem: str) -> None:
-    """CSV of the plotted results and the figure as standalone HTML."""
+def download_buttons(
+    container, df: pd.DataFrame, html: Callable[[], str], stem: str
+) -> None:
+    """CSV of the plotted results and the figure as standalone HTML.
+
+    Both files are made only when clicked (callables): the HTML embeds plotly.js (~4 MB),
+    and building it on every rerun for every session made a full classroom crawl.
+    """
     left, right, _ = container.columns([1, 1, 3])
     left.download_button(
         "Results (CSV)",
-        df.to_csv(index=False),
+        lambda: df.to_csv(index=False),
         f"{stem}.csv",
         "text/csv",
         key=f"{stem}_csv",

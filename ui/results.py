@@ -38,7 +38,7 @@ def show_sweep(
         df, axis=axis, metric=metric, y_title=y_title, algorithms=algorithms, marker=current
     )
     st.plotly_chart(fig, key=f"{stem}_chart")
-    download_buttons(st, df, figure_html(fig), stem)
+    download_buttons(st, df, lambda: figure_html(fig), stem)
 
 
 def communication_table(
