@@ -4,7 +4,7 @@ import streamlit as st
 
 import dpcore
 from dpcore import paper
-from ui.controls import runs_slider, seed_controls
+from ui.controls import calibration_radio, runs_slider, seed_controls
 from ui.core import call_core, classic_warning, load_dataset, paper_panel
 from ui.figures import legend_figure, sweep_figure
 from ui.theme import AXIS_LABELS
@@ -29,14 +29,7 @@ figure = (
     )
     or "2"
 )
-calibration = side.radio(
-    "Noise calibration",
-    ["classic", "analytic"],
-    key="calib",
-    bind="query-params",
-    horizontal=True,
-    help="classic reproduces the paper; analytic is a proof at every ε.",
-)
+calibration = calibration_radio(side)
 runs = runs_slider(side, default=10)
 seed = seed_controls(side)
 paths = {}

@@ -60,9 +60,9 @@ def delta_slider(container, default: float = 0.01, key: str = "delta") -> float:
     )
 
 
-def calibration_controls(container) -> tuple[str, str]:
-    """Calibration method and neighbouring relation."""
-    method = _bound(
+def calibration_radio(container) -> str:
+    """Classic (the paper's) or analytic Gaussian calibration; one URL key on every page."""
+    return _bound(
         container.radio,
         "Noise calibration",
         "calib",
@@ -72,6 +72,11 @@ def calibration_controls(container) -> tuple[str, str]:
         "analytic: the exact Gaussian mechanism (Balle & Wang 2018) — valid "
         "for every ε and never more noise than classic.",
     )
+
+
+def calibration_controls(container) -> tuple[str, str]:
+    """Calibration method and neighbouring relation."""
+    method = calibration_radio(container)
     relation = _bound(
         container.radio,
         "Neighbouring datasets",
@@ -141,9 +146,7 @@ def algorithm_picker(
     )
 
 
-def download_buttons(
-    container, df: pd.DataFrame, html: Callable[[], str], stem: str
-) -> None:
+def download_buttons(container, df: pd.DataFrame, html: Callable[[], str], stem: str) -> None:
     """CSV of the plotted results and the figure as standalone HTML.
 
     Both files are made only when clicked (callables): the HTML embeds plotly.js (~4 MB),

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from ui.controls import calibration_radio
 from ui.core import call_core
 
 COLUMNS = ["N_s", "ε_s", "δ_s", "μ_s"]
@@ -132,15 +133,7 @@ def site_settings(side) -> tuple[pd.DataFrame, str]:
         bind="query-params",
         help="Number of sites; the table below gets one row per site.",
     )
-    calibration = side.radio(
-        "Noise calibration",
-        ["classic", "analytic"],
-        key="calib",
-        bind="query-params",
-        horizontal=True,
-        help="classic: σ = Δ√(2 ln(1.25/δ))/ε (a proof only for ε < 1); "
-        "analytic: exact Gaussian mechanism, valid for every ε.",
-    )
+    calibration = calibration_radio(side)
     st.subheader("Sites")
     base = table_state(sites)
     left, right, _ = st.columns([1, 1, 3])
