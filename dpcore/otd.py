@@ -30,7 +30,6 @@ from dpcore.tensor import (
     multilinear,
     normalise_components,
     recover,
-    tensor_power_method,
     tensor_power_method_batch,
     whitening,
 )
@@ -62,28 +61,13 @@ def _whiten(m2_hat: NDArray, m3_hat: NDArray, k: int) -> WhitenedTensor:
     return WhitenedTensor(w, u, d, multilinear(m3_hat, w))
 
 
-def decompose(
-    whitened: WhitenedTensor, k: int, *, kind: str, options: PowerOptions, rng
-) -> Recovery:
-    """Tensor power method on T̃, then un-whitening (:func:`dpcore.tensor.recover`)."""
-    dec = tensor_power_method(
-        whitened.t,
-        k,
-        restarts=options.restarts,
-        max_iter=options.max_iter,
-        tol=options.tol,
-        rng=rng,
-    )
-    return recover(dec, whitened.u, whitened.d, kind=kind)
-
-
 def decompose_batch(
     whitened: list[WhitenedTensor], k: int, *, kind: str, options: PowerOptions, rngs
 ) -> list[Recovery]:
-    """:func:`decompose` for many whitened tensors at once (same results, one by one).
+    """Tensor power method on every T̃, then un-whitening (:func:`dpcore.tensor.recover`).
 
     The power method runs batched over all tensors (:func:`tensor_power_method_batch`);
-    each keeps its own stream and stopping rule.
+    each keeps its own stream and stopping rule, so each result is the one it would get alone.
     """
     if not whitened:
         return []

@@ -59,15 +59,6 @@ def _column_norms(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.sqrt(np.sum(x * x, axis=-2))
 
 
-@dataclass(frozen=True)
-class RankOneResult:
-    """One robust power-method step: eigenvalue, unit eigenvector, iterations used."""
-
-    eigenvalue: float
-    vector: NDArray[np.float64]
-    iterations: int
-
-
 def _check_power_options(restarts, max_iter, tol) -> tuple[int, int, float]:
     return (
         check_int(restarts, "restarts", low=1),
@@ -76,36 +67,19 @@ def _check_power_options(restarts, max_iter, tol) -> tuple[int, int, float]:
     )
 
 
-def power_iteration(
-    t: NDArray[np.float64],
-    *,
-    restarts: int = 10,
-    max_iter: int = 100,
-    tol: float = 1e-8,
-    rng: np.random.Generator,
-) -> RankOneResult:
-    """Largest robust eigenpair of a symmetric K×K×K tensor by the tensor power method.
+def _power_batch(t, options, rngs):
+    """Largest robust eigenpair of every symmetric tensor of a batch (B, K, K, K).
 
     Runs ``restarts`` random starts (uniform on the sphere) in parallel for up to
     ``max_iter`` steps u ← T(I,u,u)/‖T(I,u,u)‖, keeps the start with the largest T(u,u,u),
     and polishes it with up to ``max_iter`` more steps (Anandkumar et al. 2014, Alg. 1).
-    Iteration stops early once every start moves by less than ``tol``.
+    Tensor b draws its starts from ``rngs[b]`` and stops once all its starts move by less
+    than ``tol``, so its result is the one it would get alone.
 
     Returns
     -------
-    RankOneResult
-        λ = T(u,u,u) ≥ 0 (u is sign-flipped if needed) and the total iterations used.
-    """
-    options = _check_power_options(restarts, max_iter, tol)
-    lam, vec, used = _power_batch(t[None], options, [rng])
-    return RankOneResult(float(lam[0]), vec[0], int(used[0]))
-
-
-def _power_batch(t, options, rngs):
-    """:func:`power_iteration` on every tensor of a batch (B, K, K, K) at once.
-
-    Tensor b draws its starts from ``rngs[b]`` and stops when its own starts have
-    converged, so its result is the one it would get alone.
+    eigenvalues, vectors, iterations : ndarray, shapes (B,), (B, K), (B,)
+        λ = T(u,u,u) ≥ 0 (u is sign-flipped if needed) and the iterations used.
     """
     restarts, max_iter, tol = options
     k = t.shape[1]
@@ -146,9 +120,13 @@ def _iterate(t, u, max_iter, tol):
     return u, used
 
 
-def deflate(t: NDArray[np.float64], eigenvalue: float, vector: NDArray) -> NDArray[np.float64]:
-    """T − λ u⊗u⊗u."""
-    return t - eigenvalue * np.einsum("i,j,k->ijk", vector, vector, vector)
+def deflate(
+    t: NDArray[np.float64], eigenvalues: NDArray[np.float64], vectors: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """T_b − λ_b u_b⊗u_b⊗u_b for a batch: t (B, K, K, K), eigenvalues (B,), vectors (B, K)."""
+    return t - eigenvalues[:, None, None, None] * np.einsum(
+        "bi,bj,bk->bijk", vectors, vectors, vectors
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,7 +147,7 @@ def tensor_power_method(
     tol: float = 1e-8,
     rng: np.random.Generator,
 ) -> Decomposition:
-    """K rank-one components by :func:`power_iteration` and :func:`deflate`.
+    """K rank-one components by the robust power method and :func:`deflate`.
 
     ``restarts=1, max_iter=1000, tol=1e-6`` reproduces the authors' single-start variant.
     """
@@ -209,7 +187,7 @@ def tensor_power_method_batch(
         lam, vec, used = _power_batch(t, options, [steps[j] for steps in step_rngs])
         vals[:, j], vecs[:, :, j] = lam, vec
         iters += used
-        t = t - lam[:, None, None, None] * np.einsum("bi,bj,bk->bijk", vec, vec, vec)
+        t = deflate(t, lam, vec)
     return [Decomposition(vals[b], vecs[b], int(iters[b])) for b in range(batch)]
 
 
