@@ -51,40 +51,38 @@ def _check_sites(sites: Sequence[int], n_sites: int, name: str) -> tuple[int, ..
     return tuple(sorted(out))
 
 
+def _unit_scale(variances: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Standard deviations to divide by (1 where a variance is 0)."""
+    scale = np.sqrt(np.clip(variances, 0.0, None))
+    return np.where(scale > 0, scale, 1.0)
+
+
 def condition(
     cov: NDArray[np.float64], observe: NDArray[np.float64], noise: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """Covariance of x ~ N(0, Σ) after observing y = A x + n, n ~ N(0, N) independent.
 
     Σ − Σ Aᵀ (A Σ Aᵀ + N)⁺ A Σ (Gaussian conditioning; the pseudo-inverse handles exactly
-    known, linearly dependent observations such as the zero sum).
+    known, linearly dependent observations such as the zero sum). Computed in correlation
+    units, so that sites whose τ differ by orders of magnitude each keep their own relative
+    accuracy and the pseudo-inverse's cut-off is scale-free; rounding-level negative
+    eigenvalues (an E pinned down exactly by the zero sum) are clipped.
     """
     if observe.shape[0] == 0:
         return cov.copy()
-    gain = cov @ observe.T
-    inner = observe @ gain + noise
-    out = cov - gain @ np.linalg.pinv(inner, rcond=1e-12, hermitian=True) @ gain.T
-    return (out + out.T) / 2
-
-
-def _known_removed(cov_e, known: list[int], keep) -> NDArray[np.float64]:
-    """Cov of E_keep given E_known, computed in correlation units so that sites whose τ differ
-    by orders of magnitude each keep their own relative accuracy."""
-    if not known:
-        return cov_e[np.ix_(keep, keep)]
-    scale = np.sqrt(np.clip(np.diag(cov_e), 0.0, None))
-    scale = np.where(scale > 0, scale, 1.0)
-    corr = cov_e / np.outer(scale, scale)
-    observe = np.eye(cov_e.shape[0])[known]
-    cond = _psd(condition(corr, observe, np.zeros((len(known), len(known))))[np.ix_(keep, keep)])
-    return cond * np.outer(scale[keep], scale[keep])
+    scale = _unit_scale(np.diag(cov))
+    gain = (cov @ observe.T) / scale[:, None]  # Σ_n A_nᵀ with Σ_n = S⁻¹ΣS⁻¹, A_n = AS
+    inner = observe @ cov @ observe.T + noise
+    iscale = _unit_scale(np.diag(inner))
+    inverse = np.linalg.pinv(
+        inner / np.outer(iscale, iscale), rcond=1e-12, hermitian=True
+    ) / np.outer(iscale, iscale)
+    out = cov / np.outer(scale, scale) - gain @ inverse @ gain.T
+    return _psd((out + out.T) / 2) * np.outer(scale, scale)
 
 
 def _psd(cov: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Clip rounding-level negative eigenvalues: a conditional covariance is PSD, and when the
-    zero sum pins an E down exactly, subtraction leaves ±1e-16-sized residue."""
-    if cov.size == 0:
-        return cov
+    """Clip rounding-level negative eigenvalues of a covariance."""
     vals, vecs = np.linalg.eigh(cov)
     return (vecs * np.clip(vals, 0.0, None)) @ vecs.T
 
@@ -93,7 +91,7 @@ def _joint_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
     """1/sqrt([C⁻¹]_ss): the std of the best unbiased estimate of a_s from all releases."""
     if cov.size == 0:
         return np.zeros(0)
-    scale = np.sqrt(np.clip(np.diag(cov), 0, None))
+    scale = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     ok = scale > 0
     out = np.zeros(cov.shape[0])
     if ok.any():  # correlation form: well conditioned even for τ's of very different size
@@ -165,11 +163,12 @@ def coalition_view(
     if not isinstance(noise_generator, (bool, np.bool_)):
         raise TypeError(f"noise_generator must be a bool; got {type(noise_generator).__name__}")
     honest = np.array([s for s in range(design.n_sites) if s not in colluding], dtype=np.intp)
-    cov_e = design.e_covariance
     if noise_generator:
         cond = np.zeros((honest.size, honest.size))
     else:
-        cond = _known_removed(cov_e, list(colluding), honest)
+        known = np.eye(design.n_sites)[list(colluding)]
+        zeros = np.zeros((len(colluding), len(colluding)))
+        cond = condition(design.e_covariance, known, zeros)[np.ix_(honest, honest)]
     cov = cond + np.diag(design.var_g[honest])
     return CoalitionView(
         colluding=colluding,
@@ -381,6 +380,18 @@ class DropoutAnalysis:
     joint_std: dict[str, float]
 
 
+def _remaining(design: CapeDesign, dropped: Sequence[int]) -> tuple[tuple, NDArray, float]:
+    """Validated dropped sites, the remaining ones and their total weight W > 0."""
+    dropped = _check_sites(dropped, design.n_sites, "dropped")
+    remaining = np.array([s for s in range(design.n_sites) if s not in dropped], dtype=np.intp)
+    total = float(design.weights[remaining].sum()) if remaining.size else 0.0
+    if total <= 0:
+        raise ValueError(
+            f"dropped must leave at least one site with positive weight; got {list(dropped)}"
+        )
+    return dropped, remaining, total
+
+
 def dropout_analysis(design: CapeDesign, dropped: Sequence[int]) -> DropoutAnalysis:
     """Extra noise from dropped sites, and what each remedy restores.
 
@@ -390,14 +401,8 @@ def dropout_analysis(design: CapeDesign, dropped: Sequence[int]) -> DropoutAnaly
         If no site with positive weight remains.
     """
     design = _check_design(design)
-    dropped = _check_sites(dropped, design.n_sites, "dropped")
+    dropped, remaining, total = _remaining(design, dropped)
     mu = design.weights
-    remaining = np.array([s for s in range(design.n_sites) if s not in dropped], dtype=np.intp)
-    total = float(mu[remaining].sum()) if remaining.size else 0.0
-    if total <= 0:
-        raise ValueError(
-            f"dropped must leave at least one site with positive weight; got {list(dropped)}"
-        )
     mu_d = np.zeros(design.n_sites)
     mu_d[list(dropped)] = mu[list(dropped)]
     cov_e = design.e_covariance
@@ -456,20 +461,18 @@ def dropout_run(
     """
     if remedy not in REMEDIES:
         raise ValueError(f"remedy must be one of {list(REMEDIES)}; got {remedy!r}")
-    analysis = dropout_analysis(design, dropped)
+    dropped, keep, total = _remaining(_check_design(design), dropped)
     values = np.asarray(values, dtype=float)
     protocol_rng, h_rng = rng.spawn(2)
     e, f, _, released = site_releases(values, design, symmetric=symmetric, rng=protocol_rng)
-    keep = analysis.remaining_weights > 0
     mu = design.weights
     partial = np.tensordot(mu[keep], released[keep] - f[keep], axes=1)
     correction = np.zeros(values.shape[1:])
     if remedy != "none":
-        idx = list(analysis.dropped)
+        idx = list(dropped)
         correction = np.tensordot(mu[idx], e[idx], axes=1)
         if remedy == "cape":
             h = standard_noise(values.shape[1:], symmetric=symmetric, size=(len(idx),), rng=h_rng)
             h *= np.sqrt(design.var_g[idx]).reshape(-1, *([1] * (h.ndim - 1)))
             correction = correction + np.tensordot(mu[idx], h, axes=1)
-    total = float(mu[keep].sum())
     return (partial + correction) / total, correction
