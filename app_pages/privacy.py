@@ -10,8 +10,10 @@ from ui.core import (
     calibration_table,
     call_core,
     classic_warning,
+    coalition_table,
+    collusion_curve_table,
     dropout_views,
-    privacy_views,
+    party_table,
 )
 from ui.figures import calibration_figure, collusion_figure
 from ui.sites_table import site_args, site_settings
@@ -50,8 +52,7 @@ def _ratio_cell(std: float, required: float) -> str:
 
 # --- per-party views ------------------------------------------------------------------------
 st.header("Who sees what")
-views = call_core(privacy_views, *args, (), False)
-parties = views["parties"]
+parties = call_core(party_table, *args)
 parties["party_kind"] = np.where(
     parties["party"].str.startswith("site "), "each other site", parties["party"]
 )
@@ -108,8 +109,7 @@ with_ng = right.toggle(
 if len(colluders) == sites:
     st.info("Every site colludes: no honest site is left to protect.")
 else:
-    chosen = call_core(privacy_views, *args, tuple(s - 1 for s in colluders), bool(with_ng))
-    report = chosen["coalition"]
+    report = call_core(coalition_table, *args, tuple(s - 1 for s in colluders), bool(with_ng))
     st.dataframe(
         report.rename(
             columns={
@@ -142,8 +142,8 @@ else:
         "δ_s. 'ε at τ_s' is what the site was promised (below its nominal ε_s when τ_s comes "
         "from the classic formula, which over-calibrates)."
     )
-curve = call_core(privacy_views, *args, (), bool(with_ng))["curve"]
-promised = float(views["coalition"]["epsilon_at_required"].max())
+curve = call_core(collusion_curve_table, *args, bool(with_ng))
+promised = float(call_core(coalition_table, *args, (), False)["epsilon_at_required"].max())
 bound = call_core(dpcore.collusion_bound, sites)
 st.plotly_chart(collusion_figure(curve, bound=bound, reference=promised), key="collusion_chart")
 st.caption(

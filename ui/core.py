@@ -243,17 +243,29 @@ def _mean_design(n_per_site, epsilon, delta, weights, calibration):
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-@compute_slot
-def privacy_views(
+def party_table(n_per_site, epsilon, delta, weights, calibration) -> pd.DataFrame:
+    """What each party receives and the noise protecting each site in its view."""
+    design, _ = _mean_design(n_per_site, epsilon, delta, weights, calibration)
+    return dpcore.party_views(design)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def coalition_table(
     n_per_site, epsilon, delta, weights, calibration, colluding: tuple[int, ...], ng: bool
-) -> dict[str, pd.DataFrame]:
-    """Per-party views, the chosen coalition's report and the collusion curve."""
+) -> pd.DataFrame:
+    """The chosen coalition's report: noise left and effective ε per honest site."""
     design, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration)
-    return {
-        "parties": dpcore.party_views(design),
-        "coalition": dpcore.coalition_report(design, sens, delta, colluding, noise_generator=ng),
-        "curve": dpcore.collusion_curve(design, sens, delta, noise_generator=ng),
-    }
+    return dpcore.coalition_report(design, sens, delta, colluding, noise_generator=ng)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+@compute_slot
+def collusion_curve_table(
+    n_per_site, epsilon, delta, weights, calibration, ng: bool
+) -> pd.DataFrame:
+    """Effective ε of the most exposed site against the number of colluders (O(S³) views)."""
+    design, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration)
+    return dpcore.collusion_curve(design, sens, delta, noise_generator=ng)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
