@@ -96,16 +96,10 @@ QUICK = [
 ]
 
 
-def _pool(s: Scenario, seed: int) -> dpcore.Dataset:
+def prepare(s: Scenario, seed: int) -> dpcore.Dataset:
+    """The synthetic pool a PCA scenario shares between ours and the reference."""
     n = max(6000, 2 * s.sites * s.n_per_site)
     return dpcore.synthetic_dataset(dim=s.dim, k=s.k, n_samples=n, rng=np.random.default_rng(seed))
-
-
-def prepare(s: Scenario, seed: int):
-    """The shared input: a synthetic pool (PCA) or a planted model (tensors)."""
-    if s.task == "pca":
-        return _pool(s, seed)
-    return dpcore.make_model(s.task, s.dim, s.k, rng=np.random.default_rng(seed))
 
 
 def ours(s: Scenario, data, seed: int) -> pd.DataFrame:
@@ -170,13 +164,24 @@ def agreement(a: pd.DataFrame, b: pd.DataFrame, metric: str = "captured_energy_r
     return out
 
 
-def check(s: Scenario, seed: int = 0, timings: list | None = None) -> pd.DataFrame:
+def inputs(s: Scenario, seed: int = 0) -> tuple:
+    """(ours' input, the reference's input): a shared pool (PCA), or None and the model
+    otd_sweep plants from ``seed`` (tensors)."""
+    if s.task == "pca":
+        data = prepare(s, seed)
+        return data, data
+    return None, _planted(s, seed)
+
+
+def check(
+    s: Scenario, seed: int = 0, timings: list | None = None, data: tuple | None = None
+) -> pd.DataFrame:
     """Agreement of ours and the reference on scenario ``s`` (independent randomness).
 
-    ``timings``, if given, receives the wall times (ours, reference) of these two calls.
+    ``timings``, if given, receives the wall times (ours, reference) of these two calls;
+    ``data`` is :func:`inputs` (computed if not given).
     """
-    data = prepare(s, seed) if s.task == "pca" else None
-    ref_data = data if s.task == "pca" else _planted(s, seed)
+    data, ref_data = data or inputs(s, seed)
     t0 = time.perf_counter()
     a = ours(s, data, seed)
     t1 = time.perf_counter()
@@ -206,10 +211,9 @@ def _peak_mib(fn, *args) -> float:
 def run(scenarios: list[Scenario], repeat: int, seed: int = 0) -> list[dict]:
     rows = []
     for s in scenarios:
-        data = prepare(s, seed) if s.task == "pca" else None
-        ref_data = data if s.task == "pca" else _planted(s, seed)
+        data, ref_data = inputs(s, seed)
         first: list = []
-        same = bool(check(s, seed, first)["ok"].all())
+        same = bool(check(s, seed, first, (data, ref_data))["ok"].all())
         times_ours, times_ref = [first[0][0]], [first[0][1]]  # the check is the first round
         for _ in range((s.repeat or repeat) - 1):  # interleaved: same machine state for both
             times_ours.append(_timed(ours, s, data, seed))

@@ -561,16 +561,13 @@ def _otd_iter(
     else:
         draws = [fixed_moments] * len(points)
     cache: dict[tuple, dict] = {}  # the noise depends only on the grid value and σ²
+    tasks = []
     with classic_warning_once():
-        for (cfg, *_), mom in zip(points, draws, strict=True):
+        for (cfg, run, run_rng, _), mom in zip(points, draws, strict=True):
             key = (cfg[axis], mom.sigma2)
             if key not in cache:
                 cache[key] = noise_scales(cfg, mom.sigma2)
-    scales = [cache[(cfg[axis], mom.sigma2)] for (cfg, *_), mom in zip(points, draws, strict=True)]
-    tasks = [
-        (cfg, run, run_rng, mom, noise)
-        for (cfg, run, run_rng, _), mom, noise in zip(points, draws, scales, strict=True)
-    ]
+            tasks.append((cfg, run, run_rng, mom, cache[key]))
     items = [item for chunk in parallel_map(task, tasks, workers) for item in chunk]
     # the power method runs batched over every whitened tensor (dpcore.tensor)
     tensors = [item for item in items if item[3] is not None]

@@ -11,7 +11,7 @@ Reference: Imtiaz & Sarwate, Sec. 6, Figures 2 (PCA), 3 (MOG), 4 (STM) and 5 (δ
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -368,7 +368,7 @@ FIGURES: dict[str, dict[str, Any]] = {
         "caption": "Variation of performance with privacy parameter δ: top-row -- in MOG "
         "setup; bottom-row -- in STM setup",
         "panels": [
-            Panel(**{**p.__dict__, "key": f"5{letter}"})
+            replace(p, key=f"5{letter}")
             for p, letter in zip(
                 _otd_panels("5", "mog") + _otd_panels("5", "stm"), "abcdefgh", strict=True
             )
