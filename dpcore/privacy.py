@@ -406,7 +406,9 @@ def dropout_analysis(design: CapeDesign, dropped: Sequence[int]) -> DropoutAnaly
     mu_d = np.zeros(design.n_sites)
     mu_d[list(dropped)] = mu[list(dropped)]
     cov_e = design.e_covariance
-    var_missing_e = float(mu_d @ cov_e @ mu_d)
+    # Var(Σ_D μ_d E_d) as the squared norm of μ_Dᵀ M (E = M z): never negative, and exact
+    # where μ_Dᵀ Σ_E μ_D cancels catastrophically (all but a tiny site dropped).
+    var_missing_e = float(np.sum((mu_d @ design.e_mixing) ** 2))
     var_g_remaining = float(np.sum(mu[remaining] ** 2 * design.var_g[remaining]))
     var_h = float(np.sum(mu_d**2 * design.var_g))
     std = {

@@ -302,3 +302,17 @@ def test_dropout_pca_remedy_beats_no_remedy_and_stays_below_full_run():
     means = df.groupby("case").captured_energy_ratio.mean()
     assert means["none"] + 0.02 < means["cape"] < means["no dropout"] - 0.02
     assert set(df.case) == {"no dropout", "none", "naive", "cape"}
+
+
+def test_dropout_of_all_but_a_tiny_site_is_accurate():
+    # Found by hypothesis in a fresh clone: with every large site dropped, μ_Dᵀ Σ_E μ_D
+    # cancelled to a wrong (once negative) value. By the zero sum the missing E's equal
+    # −μ_R E_R, so their variance is μ_R² τ_eR² exactly.
+    w = np.array(
+        [0.05857373, 0.41001611, 0.05857373, 0.05857373, 0.41001611, 0.00366086, 5.8574e-4]
+    )
+    design = cape_design([1, 7, 1, 4, 7, 1e-4, 1e-4], weights=w / w.sum())
+    a = dropout_analysis(design, [0, 1, 2, 3, 4, 5])
+    mu, last = design.weights[6], 6
+    missing = (a.std["none"] * mu) ** 2 - mu**2 * design.var_g[last]
+    assert missing == pytest.approx(mu**2 * design.var_e[last], rel=1e-6, abs=0)
