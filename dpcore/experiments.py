@@ -498,6 +498,7 @@ def _otd_iter(
     check_int(options.max_iter, "max_iter", low=1)
     check_real(options.tol, "tol", low=0.0, low_open=True)
     dim = check_int(dim, "dim", low=1, high=MAX_DIM_TENSOR)
+    k = check_int(k, "k", low=1, high=dim)  # before the estimate, which computes with k
     resample = axis in ("n_per_site", "sites")
     check_budget(
         estimate_otd(

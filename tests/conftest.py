@@ -1,8 +1,29 @@
-"""Shared test setup."""
+"""Shared test setup: BLAS threads, hypothesis profiles, test markers."""
 
 import os
+
+from hypothesis import HealthCheck, settings
 
 # Small dense linear algebra is 3x slower with two OpenBLAS threads on this 2-core machine
 # (measured; see docs/deviations.md). Must be set before numpy loads its BLAS.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# Hypothesis profiles. "ci" replays the same examples on every run (derandomize: the examples
+# are a function of the test's source only), so a red CI is a real, repeatable failure and never
+# a random draw; the timing health check is off because a busy 2-core machine must not decide
+# a test. Each test's own max_examples is its fixed budget. "dev" explores: new random examples
+# every run, remembered in .hypothesis/ when one fails. CI=true (as CI sets it) selects "ci";
+# HYPOTHESIS_PROFILE overrides either way.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+)

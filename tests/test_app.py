@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
+pytestmark = pytest.mark.app
 
 
 def page(name: str) -> AppTest:

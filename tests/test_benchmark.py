@@ -10,6 +10,8 @@ import pytest
 
 from benchmarks.__main__ import QUICK, agreement, check, ours, prepare
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("scenario", QUICK, ids=lambda s: s.task)
 def test_quick_benchmark_fast_and_reference_agree(scenario):

@@ -47,7 +47,11 @@ except ImportError:  # pragma: no cover - depends on the machine
 missing = sync_playwright is None or not Path(CHROMIUM).exists()
 if missing and os.environ.get("REQUIRE_BROWSER") == "1":
     raise RuntimeError("REQUIRE_BROWSER=1 but playwright or /usr/bin/chromium is missing")
-pytestmark = pytest.mark.skipif(missing, reason="needs playwright and /usr/bin/chromium")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(missing, reason="needs playwright and /usr/bin/chromium"),
+]
 
 
 @contextmanager

@@ -26,6 +26,8 @@ CLICK_BUDGET = {"paper_run": 3}  # each press regenerates several panels (second
 JUNK_TEXT = ["", "   ", "/nonexistent/file.idx", "../../etc/passwd", "💥", "a" * 300, "C:\\x.csv"]
 
 
+pytestmark = [pytest.mark.app, pytest.mark.slow]
+
 # AppTest lists formatted options; these turn the app's labels back into raw values.
 RAW = {style.label: key for key, style in STYLES.items()}
 RAW |= {"Mixture of Gaussians": "mog", "Topic model": "stm"}

@@ -181,3 +181,11 @@ def test_every_public_function_rejects_junk_with_value_or_type_errors(name):
     for n in (1, 2, 3):
         for args in itertools.islice(itertools.product(JUNK, repeat=n), 0, 300, 7):
             _only_value_or_type_errors(lambda a=args: fn(*a))
+
+
+def test_otd_sweep_validates_k_before_estimating_work():
+    # Found by hypothesis in CI: the work estimate ran before k was validated and raised
+    # OverflowError for k = -5.6e102.
+    for k in (-5.6e102, -3, 10**30):
+        with pytest.raises((ValueError, TypeError), match="k must"):
+            dpcore.otd_sweep(dim=6, k=k, sites=2, n_per_site=50, runs=1, epsilon=1.0)

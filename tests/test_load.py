@@ -24,6 +24,8 @@ browser_missing = playwright is None or not Path(CHROMIUM).exists()
 if browser_missing and os.environ.get("REQUIRE_BROWSER") == "1":
     raise RuntimeError("REQUIRE_BROWSER=1 but playwright or /usr/bin/chromium is missing")
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
 
 @pytest.mark.skipif(browser_missing, reason="needs playwright and /usr/bin/chromium")
 def test_several_students_move_epsilon_without_errors():
