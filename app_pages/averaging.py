@@ -13,6 +13,7 @@ from ui.core import (
     gain_curve,
 )
 from ui.figures import gain_figure, noise_histogram_figure
+from ui.questions import advantage_question
 from ui.sites_table import site_args, site_settings
 from ui.theme import STYLES
 
@@ -120,6 +121,7 @@ st.caption(
     "equal sizes and grows as sizes become unbalanced; with weights ∝ N_s instead of 1/S, "
     "conventional averaging loses exactly S×, whatever the sizes."
 )
+advantage_question(st)
 
 with st.expander("How it works — the equations"):
     st.markdown("Site s releases (Algorithm 5, Appendix A) and the aggregator combines:")

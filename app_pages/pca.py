@@ -15,6 +15,7 @@ from ui.controls import (
     sweep_values,
 )
 from ui.core import DATA_SOURCES, call_core, classic_warning, load_dataset, pca_results
+from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
 from ui.theme import AXIS_LABELS
 
@@ -132,6 +133,17 @@ absolute = side.toggle(
     bind="query-params",
     help="Off: as a fraction of the best possible (top-K eigenvalue sum).",
 )
+target_share = side.number_input(
+    "Target: % of the non-private captured energy",
+    min_value=1,
+    max_value=100,
+    value=90,
+    step=5,
+    key="target",
+    bind="query-params",
+    help="A dotted line on the chart; the table under it says where each algorithm "
+    "reaches it along the swept axis.",
+)
 
 if not algorithms:
     st.info("Choose at least one algorithm in the sidebar.")
@@ -166,6 +178,18 @@ if run_gate(params, heavy, key="pca"):
         if absolute
         else ("captured_energy_ratio", "captured energy / optimum")
     )
+    # Non-private captures the optimum exactly on the pooled sites; on a real data set the
+    # sites hold a subset of the pool, so the reference is its mean ratio in this sweep.
+    reference = (
+        float(df.loc[df["algorithm"] == "nonprivate", "captured_energy_ratio"].mean())
+        if "nonprivate" in algorithms
+        else 1.0
+    )
+    target = Target(
+        target_share / 100 * reference,
+        higher_is_better=True,
+        text=f"{target_share} % of the non-private captured energy",
+    )
     show_sweep(
         df,
         axis=axis,
@@ -176,6 +200,14 @@ if run_gate(params, heavy, key="pca"):
         stem="cape_pca",
         help_text="Captured energy",
         value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
+        target=None if absolute else target.value,  # the optimum varies along N_s or S
+    )
+    show_crossings(
+        df,
+        axis=axis,
+        metric="captured_energy_ratio",
+        target=target,
+        algorithms=[a for a in algorithms if a != "nonprivate"],
     )
     communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=sites)
 

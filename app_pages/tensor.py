@@ -14,6 +14,7 @@ from ui.controls import (
     sweep_values,
 )
 from ui.core import call_core, classic_warning, otd_example_table, otd_results
+from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
 from ui.theme import label
 
@@ -116,6 +117,17 @@ matched = side.toggle(
     help="Off: the paper's q_comp (each recovered vector to its nearest true "
     "one — two may share a match). On: a one-to-one matching.",
 )
+target_error = side.number_input(
+    "Target: component error below",
+    min_value=0.01,
+    max_value=2.0,
+    value=0.2,
+    step=0.05,
+    key="target",
+    bind="query-params",
+    help="A dotted line on the chart; the table under it says where each algorithm's "
+    "error first drops below it along the swept axis.",
+)
 
 if not algorithms:
     st.info("Choose at least one algorithm in the sidebar.")
@@ -167,6 +179,14 @@ if run_gate(params, work > 60, key="otd"):
         stem="cape_otd",
         value_format=lambda v: f"{v:.3f}",
         help_text="Component error (lower is better)",
+        target=float(target_error),
+    )
+    show_crossings(
+        df,
+        axis=axis,
+        metric=metric,
+        target=Target(float(target_error), False, f"a component error below {target_error:g}"),
+        algorithms=[a for a in algorithms if a not in ("nonprivate", "random")],
     )
     if df["invalid_components"].sum():
         st.caption(

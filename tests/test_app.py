@@ -117,7 +117,7 @@ def test_tensor_page_metrics_follow_epsilon_and_model():
     assert after["Non-private (pooled)"] == before["Non-private (pooled)"]
     at.radio(key="model").set_value("stm").run()
     assert not at.exception and not at.error
-    assert len(at.dataframe) == 2  # recovered weights and communication cost
+    assert len(at.dataframe) == 3  # target crossings, recovered weights, communication cost
 
 
 def test_tensor_impossible_k_gives_exactly_one_error():

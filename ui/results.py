@@ -24,8 +24,12 @@ def show_sweep(
     value_format: Callable[[float], str],
     stem: str,
     help_text: str,
+    target: float | None = None,
 ) -> None:
-    """One metric per algorithm at the current value, the sweep chart and the downloads."""
+    """One metric per algorithm at the current value, the sweep chart and the downloads.
+
+    ``target``: a level drawn as a dotted horizontal line (the question's target).
+    """
     at_current = df[df[axis] == current].groupby("algorithm")[metric].mean()
     runs = int(df["run"].nunique())
     for col, alg in zip(st.columns(len(algorithms)), algorithms, strict=True):
@@ -37,6 +41,13 @@ def show_sweep(
     fig = sweep_figure(
         df, axis=axis, metric=metric, y_title=y_title, algorithms=algorithms, marker=current
     )
+    if target is not None:
+        fig.add_hline(
+            y=target,
+            line={"color": "#666666", "dash": "dot", "width": 2},
+            annotation_text="target",
+            annotation_position="bottom right",
+        )
     st.plotly_chart(fig, key=f"{stem}_chart")
     download_buttons(st, df, lambda: figure_html(fig), stem)
 
