@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.app
 
 
 def page(name: str) -> AppTest:

@@ -89,7 +89,7 @@ def sites_needed(target: float) -> dict[str, int]:
 
 
 def advantage_question(container) -> dict[str, int]:
-    """"How many sites until CAPE's advantage is 10×?", answered analytically (eq. (2))."""
+    """Answer "how many sites until CAPE's advantage is 10×?" analytically (eq. (2))."""
     container.markdown("**How many sites until CAPE's advantage is …?**")
     left, mid, right = container.columns([1, 1, 1])
     target = left.number_input(
