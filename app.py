@@ -2,7 +2,15 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="CAPE Lab", page_icon=":material/lock:", layout="wide")
+from ui import presenter
+
+presenting = presenter.is_on()
+st.set_page_config(
+    page_title="CAPE Lab",
+    page_icon=":material/lock:",
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenting else "auto",
+)
 
 pages = {
     "Learn": [
@@ -16,4 +24,6 @@ pages = {
         st.Page("app_pages/paper_figures.py", title="Paper figures", icon=":material/article:"),
     ],
 }
-st.navigation(pages).run()
+nav = st.navigation(pages, position="top" if presenting else "sidebar")
+presenter.toggle()  # the one setting shared by every page (URL key `present`)
+nav.run()

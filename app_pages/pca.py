@@ -3,6 +3,7 @@
 import streamlit as st
 
 import dpcore
+from ui import presenter
 from ui.controls import (
     SWEEP_GRIDS,
     algorithm_picker,
@@ -20,7 +21,7 @@ from ui.results import communication_table, show_sweep
 from ui.theme import AXIS_LABELS
 
 st.title("Distributed private PCA")
-st.markdown(
+presenter.intro(
     "S sites each hold samples; together they want the top-K principal subspace without "
     "revealing any individual. **CAPE** (capePCA, Algorithm 1) reaches the accuracy of a trusted "
     "curator holding all the data; **conventional** averaging of independently noised site "
@@ -29,6 +30,7 @@ st.markdown(
 )
 
 side = st.sidebar
+controls, main = presenter.split()
 side.header("Data")
 choice = side.selectbox(
     "Data set",
@@ -93,7 +95,7 @@ k = side.number_input(
     help="Size of the subspace to find (K ≤ D). The paper uses K = 50 at D = 200.",
 )
 current = sites_and_privacy(
-    side,
+    controls,
     sites=[2, 3, 5, 10, 20, 50],
     sites_default=10,
     n_values=SWEEP_GRIDS["n_per_site"],
@@ -167,49 +169,49 @@ if sizes != "equal" and axis != "sites":
     params["site_shares"] = (sites - 1,) + (1,) * (sites - 1)
 elif sizes != "equal":
     st.caption("Sweeping S: sites are equal (unequal shares need a fixed S).")
-heavy = dim >= 200 or runs * len(params[axis]) > 100 or kind in ("mnist", "covtype")
-if run_gate(params, heavy, key="pca"):
-    with st.spinner("Running the sweep…"):
-        df = call_core(pca_results, source, **params)
-    eps_values = params["epsilon"] if axis == "epsilon" else [epsilon]
-    classic_warning(calibration, eps_values)
-    metric, y_title = (
-        ("captured_energy", "captured energy tr(V̂ᵀAV̂)")
-        if absolute
-        else ("captured_energy_ratio", "captured energy / optimum")
-    )
-    # Non-private captures the optimum exactly on the pooled sites; on a real data set the
-    # sites hold a subset of the pool, so the reference is its mean ratio in this sweep.
-    reference = (
-        float(df.loc[df["algorithm"] == "nonprivate", "captured_energy_ratio"].mean())
-        if "nonprivate" in algorithms
-        else 1.0
-    )
-    target = Target(
-        target_share / 100 * reference,
-        higher_is_better=True,
-        text=f"{target_share} % of the non-private captured energy",
-    )
-    show_sweep(
-        df,
-        axis=axis,
-        metric=metric,
-        y_title=y_title,
-        current=current[axis],
-        algorithms=algorithms,
-        stem="cape_pca",
-        help_text="Captured energy",
-        value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
-        target=None if absolute else target.value,  # the optimum varies along N_s or S
-    )
-    show_crossings(
-        df,
-        axis=axis,
-        metric="captured_energy_ratio",
-        target=target,
-        algorithms=[a for a in algorithms if a != "nonprivate"],
-    )
-    communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=sites)
+with main:
+    heavy = dim >= 200 or runs * len(params[axis]) > 100 or kind in ("mnist", "covtype")
+    if run_gate(params, heavy, key="pca"):
+        with st.spinner("Running the sweep…"):
+            df = call_core(pca_results, source, **params)
+        metric, y_title = (
+            ("captured_energy", "captured energy tr(V̂ᵀAV̂)")
+            if absolute
+            else ("captured_energy_ratio", "captured energy / optimum")
+        )
+        # Non-private captures the optimum exactly on the pooled sites; on a real data set the
+        # sites hold a subset of the pool, so the reference is its mean ratio in this sweep.
+        reference = (
+            float(df.loc[df["algorithm"] == "nonprivate", "captured_energy_ratio"].mean())
+            if "nonprivate" in algorithms
+            else 1.0
+        )
+        target = Target(
+            target_share / 100 * reference,
+            higher_is_better=True,
+            text=f"{target_share} % of the non-private captured energy",
+        )
+        show_sweep(
+            df,
+            axis=axis,
+            metric=metric,
+            y_title=y_title,
+            current=current[axis],
+            algorithms=algorithms,
+            stem="cape_pca",
+            help_text="Captured energy",
+            value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
+            target=None if absolute else target.value,  # the optimum varies along N_s or S
+        )
+        classic_warning(calibration, params["epsilon"] if axis == "epsilon" else [epsilon])
+        show_crossings(
+            df,
+            axis=axis,
+            metric="captured_energy_ratio",
+            target=target,
+            algorithms=[a for a in algorithms if a != "nonprivate"],
+        )
+        communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=sites)
 
 with st.expander("How it works — the equations"):
     st.markdown(

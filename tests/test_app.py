@@ -224,3 +224,16 @@ def test_paper_figure_2_without_real_data_says_so(monkeypatch):
     assert not at.exception and not at.error
     notes = [i.value for i in at.info]
     assert sum("Data not available" in n for n in notes) == 6  # MNIST and Covertype panels
+
+
+def test_presenter_mode_is_a_url_key_and_puts_the_key_control_beside_the_chart():
+    at = page("pca.py")
+    at.query_params["present"] = "true"
+    at.run()
+    assert not at.exception and not at.error
+    assert at.toggle(key="present").value is True
+    sidebar_keys = {w.key for w in at.sidebar.select_slider}
+    assert "eps" not in sidebar_keys  # beside the chart, not in the sidebar
+    assert at.select_slider(key="eps").value == 0.5
+    at.toggle(key="present").set_value(False).run()
+    assert "eps" in {w.key for w in at.sidebar.select_slider}

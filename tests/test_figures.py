@@ -112,3 +112,22 @@ def test_calibration_figure_shades_where_classic_is_no_proof():
     rect = [s for s in fig.layout.shapes if s.type == "rect"]
     assert len(rect) == 1 and rect[0].x0 == 1.0 and rect[0].x1 == 10.0
     assert sum(s.type == "line" for s in fig.layout.shapes) == 2  # one line per distinct ε
+
+
+def test_current_marker_label_sits_on_its_line_on_log_and_linear_axes(frame):
+    # Plotly reads annotation x on a log axis in log10 units: the label of ε = 0.5 must be
+    # at log10(0.5), not at 0.5 (which Plotly would draw at ε = 10^0.5 ≈ 3.2).
+    fig = sweep_figure(
+        frame, axis="epsilon", metric="captured_energy_ratio", y_title="q", marker=0.5
+    )
+    (label,) = [a for a in fig.layout.annotations if a.text == "current"]
+    assert label.x == pytest.approx(np.log10(0.5))
+    assert fig.layout.shapes[0].x0 == 0.5
+    linear = sweep_figure(
+        frame.rename(columns={"epsilon": "sites"}),
+        axis="sites",
+        metric="captured_energy_ratio",
+        y_title="q",
+        marker=1.0,
+    )
+    assert [a.x for a in linear.layout.annotations if a.text == "current"] == [1.0]

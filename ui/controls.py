@@ -208,7 +208,7 @@ def sites_and_privacy(
     n_default: int,
 ) -> dict[str, Any]:
     """S, N_s, ε and δ: the four axes a sweep can run along, at their slider values."""
-    container.header("Sites and privacy")
+    container.subheader("Sites and privacy")
     s = _bound(
         container.select_slider,
         "Sites S",

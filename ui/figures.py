@@ -25,6 +25,27 @@ def summarise(df: pd.DataFrame, axis: str, metric: str) -> pd.DataFrame:
     return out
 
 
+def _current_marker(fig: go.Figure, x: float, *, log: bool) -> None:
+    """A dotted vertical line at the slider value, labelled inside the plot at its foot.
+
+    Plotly reads an annotation's x on a log axis in log10 units (add_vline's own label would
+    land at 10^x), so the label is placed explicitly.
+    """
+    fig.add_vline(x=x, line={"color": "#888888", "dash": "dot", "width": 2})
+    fig.add_annotation(
+        x=float(np.log10(x)) if log else x,
+        y=0,
+        xref="x",
+        yref="paper",
+        text="current",
+        showarrow=False,
+        xanchor="left",
+        yanchor="bottom",
+        xshift=4,
+        font={"color": "#888888"},
+    )
+
+
 def sweep_figure(
     df: pd.DataFrame,
     *,
@@ -96,12 +117,7 @@ def sweep_figure(
             )
         )
     if marker is not None:
-        fig.add_vline(
-            x=marker,
-            line={"color": "#666666", "dash": "dot"},
-            annotation_text="current",
-            annotation_position="top",
-        )
+        _current_marker(fig, marker, log=axis in LOG_AXES)
     fig.update_layout(
         font=FONT,
         xaxis_title=AXIS_LABELS.get(axis, axis),

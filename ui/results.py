@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from ui import presenter
 from ui.controls import download_buttons
 from ui.figures import figure_html, sweep_figure
 from ui.theme import AXIS_LABELS, label
@@ -48,7 +49,7 @@ def show_sweep(
             annotation_text="target",
             annotation_position="bottom right",
         )
-    st.plotly_chart(fig, key=f"{stem}_chart")
+    st.plotly_chart(presenter.style(fig), key=f"{stem}_chart", config=presenter.chart_config(stem))
     download_buttons(st, df, lambda: figure_html(fig), stem)
 
 

@@ -1,0 +1,112 @@
+"""Presenter mode: one switch that turns any page into a projector view (1280×720).
+
+The switch is a toggle bound to the URL key ``present`` and created by app.py (the main
+script), so it is the one setting every page shares on purpose: it survives page changes and
+is part of every shared link. With it on, navigation moves to the top bar, the sidebar starts
+collapsed, fonts grow, and a page's key control sits beside its chart.
+
+Pages use three calls::
+
+    from ui import presenter
+    controls, main = presenter.split()          # key controls beside the chart
+    presenter.intro("Long explanation …")       # folded away while presenting
+    st.plotly_chart(presenter.style(fig))       # chart sized and lettered for the room
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+PARAM = "present"
+FONT_SIZE = 20  # chart lettering while presenting (16 otherwise)
+CHART_HEIGHT = 400  # fits under the top bar, title and one row of metrics at 720 px
+
+_CSS = """
+<style>
+html { font-size: 19px; }
+.block-container { padding-top: 3.4rem !important; padding-bottom: 1rem !important;
+                   padding-left: 2rem !important; padding-right: 2rem !important;
+                   max-width: 100% !important; }
+h1 { font-size: 1.9rem !important; padding: 0 !important; }
+h2, h3 { font-size: 1.3rem !important; padding-top: 0 !important; }
+.st-key-present { position: fixed; top: 0.55rem; right: 4.5rem; z-index: 999991;
+                  width: auto !important; }
+[data-testid="stMetricValue"] { font-size: 2.1rem !important; }
+</style>
+"""
+
+
+def is_on() -> bool:
+    """Whether presenter mode is on (readable before the toggle is drawn).
+
+    On a first load the toggle has no session value yet: the URL decides.
+    """
+    if PARAM in st.session_state:
+        return bool(st.session_state[PARAM])
+    return str(st.query_params.get(PARAM, "")).lower() == "true"
+
+
+def toggle() -> bool:
+    """Draw the switch (app.py only): in the sidebar, or top right while presenting."""
+    on = is_on()
+    box = st.container() if on else st.sidebar  # while presenting, CSS pins it in the top bar
+    value = box.toggle(
+        "Presenter mode",
+        key=PARAM,
+        bind="query-params",
+        help="For a projector: large fonts, navigation on top, the key control beside "
+        "the chart. Part of the URL, so a shared link opens in the same mode.",
+    )
+    if value:
+        st.html(_CSS)
+    return bool(value)
+
+
+def split(ratio: tuple[float, float] = (1, 3)):
+    """(controls, main) containers: sidebar and page normally, side by side when presenting.
+
+    Put the one or two controls the demo turns in ``controls``; everything else stays in
+    ``st.sidebar`` (collapsed, one click away, while presenting).
+    """
+    if not is_on():
+        return st.sidebar, st.container()
+    left, right = st.columns(list(ratio), gap="medium")
+    return left.container(border=True), right
+
+
+def intro(markdown: str) -> None:
+    """A page's explanatory text: shown normally, folded into an expander while presenting."""
+    if is_on():
+        with st.expander("About this page"):
+            st.markdown(markdown)
+    else:
+        st.markdown(markdown)
+
+
+def style(fig: go.Figure, *, height: int | None = None) -> go.Figure:
+    """Size and letter a figure for the room (no-op outside presenter mode).
+
+    Also sets the modebar's PNG to presentation resolution — see :func:`chart_config`.
+    """
+    if is_on():
+        fig.update_layout(
+            font={"size": FONT_SIZE}, legend_font_size=FONT_SIZE - 2, height=height or CHART_HEIGHT
+        )
+        fig.update_xaxes(tickfont_size=FONT_SIZE - 3, title_font_size=FONT_SIZE)
+        fig.update_yaxes(tickfont_size=FONT_SIZE - 3, title_font_size=FONT_SIZE)
+    return fig
+
+
+def chart_config(filename: str) -> dict:
+    """Plotly config: the modebar's camera saves a 1920×1080-equivalent PNG (scale 2)."""
+    return {
+        "toImageButtonOptions": {
+            "format": "png",
+            "filename": filename,
+            "width": 960,
+            "height": 540,
+            "scale": 2,
+        },
+        "displaylogo": False,
+    }
