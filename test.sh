@@ -3,7 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
-# Small dense linear algebra runs ~3x slower with two BLAS threads on 2 cores.
-export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 .venv/bin/python -m pytest "$@"
 .venv/bin/python -m ruff check .

@@ -43,7 +43,7 @@ from dpcore.otd import (
     nonprivate_otd,
     random_components,
 )
-from dpcore.parallel import parallel_map
+from dpcore.parallel import parallel_map, single_blas
 from dpcore.pca import PCA_ALGORITHMS, cape_pca, conv_pca, dpdis_pca, local_pca, nonprivate_pca
 from dpcore.privacy import dropout_run
 
@@ -138,6 +138,7 @@ def _check_common(runs, seed, weighting, site_shares, axis, algorithms, allowed)
     return runs, algorithms
 
 
+@single_blas
 def pca_sweep(
     *,
     data: str | Dataset = "synthetic",
@@ -331,6 +332,7 @@ def _run_pca(alg, moments, k, tau, weights, rank, faithful, rng):
     return dpdis_pca(moments, k, tau_site=tau, weights=weights, rank=rank, rng=rng)
 
 
+@single_blas
 def otd_sweep(
     *,
     model: str = "mog",
@@ -429,6 +431,7 @@ def otd_sweep(
     return pd.DataFrame(rows, columns=columns)
 
 
+@single_blas
 def otd_example(**params: Any) -> pd.DataFrame:
     """True and recovered mixing weights of one run, per algorithm (matched components).
 
@@ -628,6 +631,7 @@ def _whiten_otd(alg, mom, weights, noise, k, faithful, rng):
 DROPOUT_CASES = ("no dropout", "none", "naive", "cape")
 
 
+@single_blas
 def dropout_pca(
     *,
     n_per_site: Sequence[int],

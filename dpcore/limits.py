@@ -2,7 +2,8 @@
 
 The estimates are deliberately simple cost models, calibrated on the benchmark machine
 (2 cores, ``benchmarks/``): a symmetric D×D eigendecomposition takes about 2.7 ms·(D/200)³,
-the third-moment accumulation about N·D³/10¹⁰ s, and runs are spread over two threads. They
+the third-moment accumulation about N·D³/10¹⁰ s, and runs are spread over the workers of
+:func:`dpcore.parallel.default_workers`. They
 only need to be right within a small factor: their job is to stop a request that would take
 the server down (a classroom of thirty shares two cores), not to predict to the second.
 """
@@ -11,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dpcore.parallel import default_workers
+
 MAX_SECONDS = 600.0  # estimated wall time of one request
 MAX_MEMORY = 2 * 2**30  # bytes
 MAX_TASKS = 5_000  # grid points × runs
 MAX_DIM_TENSOR = 100  # D³ doubles per site and per message
 EIGH_200 = 2.7e-3  # seconds for one 200×200 eigendecomposition (benchmarks/)
 FLOPS = 1e10  # effective rate of the moment products
-WORKERS = 2
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,12 @@ def estimate_pca(
     *, dim: int, sites: int, n_max: int, pool: int, points: int, runs: int, algorithms
 ) -> WorkEstimate:
     """Cost of :func:`dpcore.pca_sweep`: eigendecompositions per run, data draws, the pool."""
+    workers = default_workers()
     per_run = sum({"dpdis": sites + 1, "nonprivate": 0}.get(a, 1) for a in algorithms)
     tasks = points * runs
-    seconds = tasks * per_run * _eigh_seconds(dim) / WORKERS
+    seconds = tasks * per_run * _eigh_seconds(dim) / workers
     seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled
-    memory = 8.0 * (pool * dim + WORKERS * (sites + 4) * dim**2 + 3 * sites * n_max * dim)
+    memory = 8.0 * (pool * dim + workers * (sites + 4) * dim**2 + 3 * sites * n_max * dim)
     return WorkEstimate(seconds, memory, tasks)
 
 
@@ -50,11 +53,12 @@ def estimate_otd(
     faithful: bool,
 ) -> WorkEstimate:
     """Cost of :func:`dpcore.otd_sweep`: moments per data draw, noisy tensors per run."""
+    workers = default_workers()
     tasks = points * runs
-    seconds = draws * n_total * dim**3 / FLOPS / WORKERS
+    seconds = draws * n_total * dim**3 / FLOPS / workers
     seconds += tasks * 6 * (dim**3 * (sites if faithful else 1) * 3e-8 + 2e-4 * k)
     tensors = sites * dim**3 * (4 if faithful else 2)
-    memory = 8.0 * (WORKERS * tensors + 4096 * dim**2 * 3 + tasks * 6 * k**3)
+    memory = 8.0 * (workers * tensors + 4096 * dim**2 * 3 + tasks * 6 * k**3)
     return WorkEstimate(seconds, memory, tasks)
 
 

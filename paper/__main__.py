@@ -15,10 +15,6 @@ with a message otherwise.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLAS
-
 import argparse
 import sys
 import time
