@@ -15,6 +15,9 @@ st.set_page_config(
 pages = {
     "Learn": [
         st.Page("app_pages/overview.py", title="Overview", icon=":material/home:", default=True),
+        st.Page(
+            "app_pages/protocol.py", title="Protocol, step by step", icon=":material/animation:"
+        ),
         st.Page("app_pages/averaging.py", title="CAPE averaging", icon=":material/functions:"),
         st.Page("app_pages/privacy.py", title="Privacy explorer", icon=":material/shield:"),
     ],

@@ -25,6 +25,7 @@ SHOTS = ROOT / "artifacts" / "screenshots"
 PAGES = {
     "overview": "",
     "averaging": "averaging",
+    "protocol": "protocol",
     "privacy": "privacy",
     "pca": "pca",
     "tensor": "tensor",
@@ -33,6 +34,7 @@ PAGES = {
 CHARTS = {  # Plotly charts per page on first load
     "overview": 0,
     "averaging": 2,
+    "protocol": 1,
     "privacy": 2,
     "pca": 1,
     "tensor": 1,

@@ -1,0 +1,100 @@
+"""The CAPE protocol message by message: one real draw of Algorithm 1, forward and back."""
+
+import streamlit as st
+
+from ui.controls import epsilon_slider, seed_controls
+from ui.core import call_core
+from ui.learn_core import protocol_run
+from ui.protocol_figures import cancel_figure, network_figure
+from ui.protocol_steps import holdings, ledger, protocol_steps
+
+st.title("The protocol, message by message")
+st.markdown(
+    "One real run of CAPE (Algorithm 1, steps 1–8; Algorithm 5) with **this draw's numbers**: "
+    "step forward and back through every message; **New noise draw** reruns it."
+)
+
+side = st.sidebar
+side.header("The draw")
+sites = (
+    side.segmented_control(
+        "Sites S",
+        [3, 4, 5],
+        default=4,
+        key="S",
+        bind="query-params",
+        help="A small network, so every message fits on screen.",
+    )
+    or 4
+)
+kind = side.radio(
+    "Each site's value: a scalar mean or a 2×2 matrix",
+    ["scalar", "2x2"],
+    key="kind",
+    bind="query-params",
+    horizontal=True,
+    help="A mean of values in [0, 1], or a 2×2 second-moment matrix as in capePCA "
+    "(symmetric noise: one draw per entry on and above the diagonal).",
+)
+epsilon = epsilon_slider(side)
+seed = seed_controls(side)
+
+demo = call_core(protocol_run, int(sites), kind, float(epsilon), int(seed))
+steps = protocol_steps(demo)
+total = len(steps)
+if st.session_state.get("step", 1) > total:  # fewer sites than the URL's step assumed
+    st.session_state["step"] = total
+
+
+def move(delta: int) -> None:
+    st.session_state["step"] = min(max(int(st.session_state.get("step", 1)) + delta, 1), total)
+
+
+back, slider, forward = st.columns([1, 6, 1], vertical_alignment="bottom")
+back.button(
+    "Back",
+    icon=":material/arrow_back:",
+    key="step_back",
+    on_click=move,
+    args=(-1,),
+    use_container_width=True,
+)
+forward.button(
+    "Next",
+    icon=":material/arrow_forward:",
+    key="step_next",
+    on_click=move,
+    args=(1,),
+    use_container_width=True,
+    type="primary",
+)
+index = slider.slider("Step", 1, total, key="step", bind="query-params")  # starts at 1
+step = steps[int(index) - 1]
+
+left, right = st.columns([3, 2])
+with left:
+    figure = network_figure(demo, step) if step.figure == "network" else cancel_figure(demo)
+    st.plotly_chart(figure, key="protocol_chart")
+with right:
+    st.markdown(f"#### {index}/{total} · {step.title}")
+    st.markdown(step.text)
+    st.markdown("**Who holds what**")
+    st.dataframe(holdings(demo, step), hide_index=True)
+
+st.markdown("**Every number of this draw known so far** (None: not drawn or sent yet)")
+st.dataframe(
+    ledger(demo, step),
+    hide_index=True,
+    column_config={
+        c: st.column_config.NumberColumn(format="%.4g")
+        for c in ledger(demo, step)
+        if c not in ("site", "entry")
+    },
+    key="protocol_ledger",
+)
+st.caption(
+    f"Seed {seed}: the site values and all noise derive from it, so this link shows the same "
+    "draw to everyone. Std per site τ_s from the analytic Gaussian mechanism with "
+    "sensitivity 1/N_s, N_s = 50, δ = 0.01; eq. (2) splits it as τ_e² = τ_f² = (1 − 1/S)τ_s², "
+    "τ_g² = τ_s²/S."
+)
