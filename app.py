@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui import presenter
+from ui.guard import drop_unreadable_query_params, plain
 
 presenting = presenter.is_on()
 st.set_page_config(
@@ -27,6 +28,12 @@ pages = {
         st.Page("app_pages/paper_figures.py", title="Paper figures", icon=":material/article:"),
     ],
 }
+dropped = drop_unreadable_query_params()  # before any widget reads the URL
 nav = st.navigation(pages, position="top" if presenting else "sidebar")
 presenter.toggle()  # the one setting shared by every page (URL key `present`)
+if dropped:
+    st.warning(
+        plain(f"Ignored unreadable numbers in the link: {', '.join(dropped)[:200]}"),
+        icon=":material/link_off:",
+    )
 nav.run()

@@ -7,6 +7,7 @@ from dpcore import paper
 from ui.controls import calibration_radio, runs_slider, seed_controls
 from ui.core import call_core, classic_warning, load_dataset, paper_panel
 from ui.figures import legend_figure, sweep_figure
+from ui.guard import plain
 from ui.theme import AXIS_LABELS
 
 st.title("Paper figures")
@@ -113,7 +114,7 @@ for row in range(0, len(panels), width):
         box.markdown(f"**({panel.key[1:]}) {panel.title}**")
         ok, reason = status[panel.key]
         if not ok:
-            box.info(f"Data not available: {reason}", icon=":material/folder_off:")
+            box.info(f"Data not available: {plain(reason)}", icon=":material/folder_off:")
             continue
         if (panel.key, *token) not in done:
             box.caption("Not computed yet" + (" (heavy panel)." if panel.heavy else "."))

@@ -17,6 +17,7 @@ from ui.controls import (
 )
 from ui.core import DATA_SOURCES, call_core, classic_warning, load_dataset, pca_results
 from ui.questions import Target, show_crossings
+from ui.guard import plain
 from ui.results import communication_table, show_sweep
 from ui.theme import AXIS_LABELS
 
@@ -80,8 +81,8 @@ if kind != "synthetic":
     dim = dataset.dim
     side.caption(f"D = {dataset.dim}, {dataset.n_samples:,} samples in the pool.")
     st.caption(
-        f"**Data:** {dataset.description} Captured energy is measured against the pool's own "
-        "second-moment matrix. Centring and scaling look at the whole pool, so this "
+        f"**Data:** {plain(dataset.description)} Captured energy is measured against the "
+        "pool's own second-moment matrix. Centring and scaling look at the whole pool, so this "
         "preprocessing is **not private** (the paper does the same, Sec. 6.1); only the "
         "site releases are."
     )

@@ -14,6 +14,11 @@ from numbers import Integral, Real
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+# Largest noise std (and similar scale) the core accepts: its square, products of a few such
+# values and sums over thousands of sites stay finite in float64 (max ≈ 1.8e308), so no
+# result becomes inf or NaN. Nothing physical comes near it (τ = 1e100 is pure noise).
+MAX_MAGNITUDE = 1e100
+
 
 def check_real(
     value: object,

@@ -27,7 +27,13 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from dpcore._validation import check_choice, check_delta, check_epsilon, check_real
+from dpcore._validation import (
+    MAX_MAGNITUDE,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_real,
+)
 
 CALIBRATIONS = ("classic", "analytic")
 CLASSIC_PROOF_LIMIT = 1.0  # the classic bound is a proof of (ε, δ)-DP only for ε below this
@@ -189,8 +195,16 @@ def gaussian_sigma(
                 ClassicGaussianWarning,
                 stacklevel=2,
             )
-        return _classic_sigma(sensitivity, epsilon, delta)
-    return sensitivity * _analytic_unit_sigma(epsilon, delta)
+        sigma = _classic_sigma(sensitivity, epsilon, delta)
+    else:
+        sigma = sensitivity * _analytic_unit_sigma(epsilon, delta)
+    if not sigma <= MAX_MAGNITUDE:  # also catches inf (Δ = 1e308) and NaN
+        raise ValueError(
+            f"sensitivity / epsilon is too large: the noise std would be {sigma:.3g}, beyond "
+            f"{MAX_MAGNITUDE:g} (sensitivity {sensitivity:g}, epsilon {epsilon:g}); use a "
+            f"larger epsilon or a smaller sensitivity"
+        )
+    return sigma
 
 
 def _classic_sigma(sensitivity: float, epsilon: float, delta: float) -> float:

@@ -38,7 +38,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import check_int, check_positive_array, check_real, check_weights
+from dpcore._validation import (
+    MAX_MAGNITUDE,
+    check_int,
+    check_positive_array,
+    check_real,
+    check_weights,
+)
 from dpcore.noise import expand_symmetric, n_free_entries
 
 PARTIES = ("noise generator", "aggregator")
@@ -142,6 +148,10 @@ def _check_tau_site(tau_site: ArrayLike) -> NDArray[np.float64]:
     tau = check_positive_array(tau_site, "tau_site", allow_zero=True)
     if tau.size < 2:
         raise ValueError(f"tau_site must have one entry per site, S >= 2; got S = {tau.size}")
+    if tau.max() > MAX_MAGNITUDE:
+        raise ValueError(
+            f"every entry of tau_site must be in [0, {MAX_MAGNITUDE:g}]; got {tau.max()!r}"
+        )
     return tau
 
 
@@ -251,7 +261,7 @@ def paper_design(tau_site: ArrayLike, *, weights: ArrayLike, tau_pool: float) ->
     """
     tau = _check_tau_site(tau_site)
     mu = check_weights(weights, tau.size)
-    tau_c = check_real(tau_pool, "tau_pool", low=0.0, high_open=True)
+    tau_c = check_real(tau_pool, "tau_pool", low=0.0, high=MAX_MAGNITUDE)
     s = tau.size
     with np.errstate(divide="ignore", invalid="ignore"):
         rem = tau_c**2 - np.sum(mu[:-1] ** 2 * tau[:-1] ** 2)

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv (once) and install the pinned requirements; re-install only when they change.
+# Create .venv (once) and install the locked requirements; re-install only when the lock changes.
+# requirements.lock pins every package, direct and indirect, with its hashes (pip refuses any
+# file whose hash differs); requirements*.txt hold the ranges it was compiled from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -7,9 +9,9 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.requirements-stamp
-want="$(cat requirements.txt requirements-dev.txt | sha256sum | cut -d' ' -f1)"
+want="$(sha256sum requirements.lock | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+  .venv/bin/python -m pip install --quiet --require-hashes -r requirements.lock
   echo "$want" > "$stamp"
 fi

@@ -226,3 +226,27 @@ def test_csv_upload_on_the_pca_page(server, browser, tmp_path):
     assert page.get_by_text("not private").count() >= 1
     page.screenshot(path=str(SHOTS / "pca-upload.png"), full_page=True)
     page.close()
+
+
+def test_markdown_in_a_link_stays_text(server, browser):
+    # Issue #12: a shared link put a working phishing link (and a remote image) into an error
+    # box. URL keys are echoed in the "ignored" notice: they must read as typed, inert.
+    from urllib.parse import quote
+
+    link, image = "[Log in again](https://evil.example/login)", "![x](http://127.0.0.1:9/t.png)"
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    page.goto(f"{server}/pca?{quote(link)}=1e400&{quote(image)}=inf")
+    _settle(page, charts=1)
+    alerts = page.locator("[data-testid='stAlert']")
+    assert alerts.count() >= 1
+    text = " ".join(alerts.all_inner_texts()).replace("\u200b", "")  # see ui.guard.plain
+    assert link in text and image in text  # shown as written
+    assert alerts.locator("a").count() == 0 and alerts.locator("img").count() == 0
+    page.goto(f"{server}/averaging?S=2&sites_table={quote(link)}")
+    _settle(page)
+    alerts = page.locator("[data-testid='stAlert']")
+    assert alerts.count() >= 1
+    assert alerts.locator("a").count() == 0 and alerts.locator("img").count() == 0
+    assert "evil" not in " ".join(alerts.all_inner_texts())
+    page.screenshot(path=str(SHOTS / "markdown-in-a-link.png"), full_page=True)
+    page.close()

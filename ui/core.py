@@ -19,6 +19,7 @@ import streamlit as st
 
 import dpcore
 from dpcore import ClassicGaussianWarning
+from ui.guard import show_error
 
 T = TypeVar("T")
 
@@ -66,7 +67,7 @@ def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             warnings.simplefilter("ignore", ClassicGaussianWarning)
             return fn(*args, **kwargs)
     except (ValueError, TypeError) as err:
-        st.error(str(err), icon=":material/error:")
+        show_error(err)
         st.stop()
 
 
@@ -81,7 +82,7 @@ def classic_warning(calibration: str, epsilons) -> None:
         )
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=256)
 def equal_sites_noise(sites: int, n_per_site: int, epsilon: float, delta: float) -> dict:
     """Site, conventional and CAPE aggregate noise std for S equal sites (paper eq. (2))."""
     tau = dpcore.site_noise_std([n_per_site] * sites, epsilon, delta)
@@ -214,7 +215,7 @@ def averaging_monte_carlo(
     }
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=64)
 def gain_curve(total: int, sites: int, points: int = 60) -> pd.DataFrame:
     """G(n) as the largest site grows from N/S to N − S + 1, the rest sharing equally."""
     shares = np.linspace(1.0 / sites, (total - sites + 1) / total, points)
@@ -304,7 +305,7 @@ def dropout_views(
     }
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=64)
 def calibration_table(epsilon: float, delta: float, grid: tuple[float, ...]) -> dict[str, Any]:
     """Classic vs analytic σ over ε (Δ = 1), and capeAGN's budget split at (ε, δ)."""
     return {

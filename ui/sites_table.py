@@ -9,6 +9,7 @@ import streamlit as st
 import dpcore
 from ui.controls import calibration_radio
 from ui.core import call_core
+from ui.guard import show_error
 
 COLUMNS = ["N_s", "ε_s", "δ_s", "μ_s"]
 PARAM = "sites_table"
@@ -35,9 +36,13 @@ def encode(table: pd.DataFrame) -> str:
 
 def decode(text: str) -> pd.DataFrame:
     """Inverse of :func:`encode`; raises ValueError on a malformed string."""
-    rows = [[float(x) for x in part.split(",")] for part in text.split(";") if part]
+    message = f"{PARAM} must be rows of 4 numbers 'N,eps,delta,mu' separated by ';'"
+    try:  # the message never quotes the link's text
+        rows = [[float(x) for x in part.split(",")] for part in text.split(";") if part]
+    except ValueError:
+        raise ValueError(message) from None
     if not rows or any(len(r) != 4 for r in rows):
-        raise ValueError(f"{PARAM} must be rows of 4 numbers 'N,eps,delta,mu' separated by ';'")
+        raise ValueError(message)
     table = pd.DataFrame(rows, columns=COLUMNS)
     table["N_s"] = table["N_s"].round().astype(int)
     return table
@@ -50,7 +55,7 @@ def table_state(sites: int) -> pd.DataFrame:
         try:
             state.site_base = decode(st.query_params[PARAM]) if PARAM in st.query_params else None
         except ValueError as err:
-            st.error(str(err))
+            show_error(err)
             state.site_base = None
         if state.site_base is None:
             state.site_base = default_table(sites)

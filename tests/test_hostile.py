@@ -1,0 +1,152 @@
+"""A hostile student against the app (issue #12): links that crash Streamlit's own widgets,
+Markdown smuggled into messages, tracebacks, unbounded caches, requirement floors."""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from ui.guard import ZERO_WIDTH_SPACE, plain
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def page(name: str, **params: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page(f"app_pages/{name}")
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def test_tracebacks_and_error_links_never_reach_a_browser():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] == "none"
+    assert config["client"]["showErrorLinks"] is False
+
+
+@pytest.mark.app
+@pytest.mark.parametrize("key", ["seed", "k"])
+@pytest.mark.parametrize("value", ["1e400", "-1e400", "nan", "inf"])
+def test_numbers_no_widget_can_hold_are_dropped_from_the_link(key, value):
+    # Streamlit's number_input parses the URL with int(float(text)): 1e400 raised inside it.
+    at = page("pca.py", **{key: value})
+    assert not at.exception
+    assert any("Ignored unreadable numbers" in w.value for w in at.warning)
+    assert "CAPE" in {m.label for m in at.metric}  # the page still works, at the default
+
+
+@pytest.mark.app
+def test_tiny_privacy_budgets_in_a_shared_table_give_a_message_not_a_traceback():
+    at = page(
+        "averaging.py", S="2", sites_table="1000,1e-300,1e-300,0.5;1000,0.5,0.001,0.5"
+    )
+    assert not at.exception
+
+
+@pytest.mark.app
+def test_markdown_in_a_shared_table_is_not_echoed():
+    link = "[Log in again to continue](https://evil.example/login)"
+    at = page("averaging.py", S="2", sites_table=link)
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "evil" not in at.error[0].value and "](" not in at.error[0].value
+
+
+PUNCTUATION = set(string.punctuation)
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=200))
+def test_plain_escapes_every_markdown_character(text):
+    shown = plain(text)
+    # every ASCII punctuation character is escaped: no link, image, emphasis, directive, LaTeX
+    i = 0
+    literal = []
+    while i < len(shown):
+        if shown[i] == "\\":
+            assert shown[i + 1] in PUNCTUATION
+            literal.append(shown[i + 1])
+            i += 2
+        else:
+            assert shown[i] not in PUNCTUATION
+            literal.append(shown[i])
+            i += 1
+    read = "".join(literal)
+    assert read.replace(ZERO_WIDTH_SPACE, "") == text  # it reads exactly as written
+    # and no GitHub autolink can start: "://", "www" and "@" are each followed by a
+    # zero-width space (autolinks are matched after escapes are resolved)
+    assert not re.search(r"(://|@|www)(?!\u200b)", read, re.IGNORECASE)
+
+
+def test_plain_bounds_long_messages():
+    assert len(plain("a" * 10_000)) < 1_000
+
+
+def _cache_decorators():
+    for path in [*ROOT.glob("ui/*.py"), *ROOT.glob("app_pages/*.py"), ROOT / "app.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in ("cache_data", "cache_resource"):
+                    yield path.name, node
+
+
+def test_every_cache_is_bounded():
+    # URL values are keys: an unbounded cache grows with every distinct link a student makes
+    found = list(_cache_decorators())
+    assert len(found) >= 10
+    unbounded = [
+        f"{name}:{node.lineno}"
+        for name, node in found
+        if not any(k.arg == "max_entries" for k in node.keywords)
+    ]
+    assert not unbounded
+
+
+def _floor(requirement: str) -> tuple[int, ...]:
+    text = (ROOT / "requirements.txt").read_text()
+    found = re.search(rf"^{requirement}>=([\d.]+)", text, re.M)
+    assert found, requirement
+    return tuple(int(p) for p in found.group(1).split("."))
+
+
+def test_streamlit_floor_has_every_widget_binding_the_app_uses():
+    # bind="query-params" arrived in Streamlit 1.55.0 for every widget kind we bind (selectbox,
+    # select_slider, number_input, radio, segmented_control, multiselect, toggle, slider,
+    # text_input): checked against the 1.54.0 and 1.55.0 wheels, see docs/reliability.md.
+    uses = sum(
+        p.read_text().count('bind="query-params"')
+        for p in [*ROOT.glob("ui/*.py"), *ROOT.glob("app_pages/*.py")]
+    )
+    assert uses > 0
+    assert _floor("streamlit") >= (1, 55)
+
+
+def _pins() -> dict[str, str]:
+    text = (ROOT / "requirements.lock").read_text()
+    return {m[0].lower(): m[1] for m in re.findall(r"^([A-Za-z0-9_.-]+)==([^\s;]+)", text, re.M)}
+
+
+def test_the_lock_pins_every_requirement_inside_its_range_with_hashes():
+    from packaging.requirements import Requirement
+
+    pins = _pins()
+    for name in ("requirements.txt", "requirements-dev.txt"):
+        for line in (ROOT / name).read_text().splitlines():
+            line = line.split("#")[0].strip()
+            if not line:
+                continue
+            req = Requirement(line)
+            assert req.name.lower() in pins, f"{req.name} is not in requirements.lock"
+            assert pins[req.name.lower()] in req.specifier, (req, pins[req.name.lower()])
+    lock = (ROOT / "requirements.lock").read_text()
+    assert lock.count("--hash=sha256:") >= len(pins)
+    assert "--require-hashes -r requirements.lock" in (ROOT / "scripts/setup.sh").read_text()

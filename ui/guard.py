@@ -1,0 +1,75 @@
+"""What stands between a hostile link or file and the page: plain-text errors, sane URL values.
+
+Streamlit renders every message body as Markdown, so a message that quotes user input (a URL
+value, a file name) could carry a link or a remote image into an error box. Messages go
+through :func:`plain` first; values Streamlit itself cannot parse are dropped from the URL
+before any widget reads them (:func:`drop_unreadable_query_params`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+
+import streamlit as st
+
+# Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping all of
+# them leaves no link, image, emphasis, directive (:red[…]), LaTeX ($) or autolink (http:,
+# www.) syntax, and the text reads exactly as written.
+_ESCAPES = str.maketrans({c: "\\" + c for c in string.punctuation})
+MAX_SHOWN = 600  # characters of a message: a long URL value cannot flood the page
+# GitHub-flavoured autolinks (https://…, www.…, a@b.c) are found in the text *after* escapes
+# are resolved, so escaping cannot stop them: a zero-width space after "://", "www" and "@"
+# breaks each pattern without changing what the reader sees.
+_AUTOLINK = re.compile(r"://|@|www", re.IGNORECASE)
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+def plain(text: object) -> str:
+    """``text`` as Markdown that renders literally: every ASCII punctuation character escaped,
+    autolinks broken by a zero-width space."""
+    shown = str(text)
+    if len(shown) > MAX_SHOWN:
+        shown = shown[:MAX_SHOWN] + " …"
+    shown = _AUTOLINK.sub(lambda m: m.group(0) + ZERO_WIDTH_SPACE, shown)
+    return shown.translate(_ESCAPES)
+
+
+def show_error(message: object) -> None:
+    """An error box whose text is shown as written, never interpreted as Markdown."""
+    st.error(plain(message), icon=":material/error:")
+
+
+# Streamlit's number widgets turn a URL value into a number with int(float(text)): "1e400"
+# becomes inf and raises OverflowError inside Streamlit, before our code sees it.
+LARGEST_URL_NUMBER = 1e15
+
+
+def _unreadable(value: str) -> bool:
+    try:
+        number = float(value)
+    except ValueError:
+        return False  # not a number: the widget rejects it itself
+    return not math.isfinite(number) or abs(number) > LARGEST_URL_NUMBER
+
+
+def drop_unreadable_query_params() -> list[str]:
+    """Remove URL values that are numbers no widget can hold (inf, NaN, 1e400); return their
+    keys. The widgets then start from their defaults."""
+    params = st.query_params
+    dropped = [key for key in list(params) if any(_unreadable(v) for v in params.get_all(key))]
+    if not dropped:
+        return dropped
+    for key in dropped:
+        del params[key]
+    # Widgets seed themselves from the URL as it was at page load, kept apart from
+    # st.query_params (Streamlit ≥ 1.55): forget the dropped values there too.
+    from streamlit.runtime.state import get_session_state
+
+    with get_session_state().query_params() as state:
+        initial = getattr(state, "_initial_query_params", None)
+        if isinstance(initial, dict):
+            for key in dropped:
+                initial.pop(key, None)
+    return dropped
