@@ -16,8 +16,8 @@ from ui.controls import (
     sweep_values,
 )
 from ui.core import DATA_SOURCES, call_core, classic_warning, load_dataset, pca_results
-from ui.questions import Target, show_crossings
 from ui.guard import plain
+from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
 from ui.theme import AXIS_LABELS
 

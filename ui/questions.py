@@ -80,7 +80,7 @@ def show_crossings(
     return shown
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=64)
 def sites_needed(target: float) -> dict[str, int]:
     """:func:`dpcore.questions.sites_for_advantage` for both measures, cached."""
     from dpcore.questions import sites_for_advantage
