@@ -15,7 +15,7 @@ from ui.core import (
 from ui.figures import gain_figure, noise_histogram_figure
 from ui.questions import advantage_question
 from ui.sites_table import site_args, site_settings
-from ui.theme import STYLES
+from ui.theme import style
 
 st.title("CAPE averaging")
 st.markdown(
@@ -97,7 +97,7 @@ mc = call_core(averaging_monte_carlo, *args, draws=int(draws), seed=seed)
 fig = noise_histogram_figure(
     {"CAPE": mc["cape"], "Conventional": mc["conv"]},
     {"CAPE": design["tau_cape"], "Conventional": design["tau_conv"]},
-    {"CAPE": STYLES["cape"].color, "Conventional": STYLES["conv"].color},
+    {"CAPE": style("cape").color, "Conventional": style("conv").color},
 )
 st.plotly_chart(fig, key="hist_chart")
 st.caption(

@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-import dpcore
 from dpcore import paper
 from ui.controls import calibration_radio, runs_slider, seed_controls
 from ui.core import call_core, classic_warning, load_dataset, paper_panel
@@ -99,13 +98,7 @@ if todo:
         done.add((panel.key, *token))
     bar.empty()
 
-algorithms = list(
-    dict.fromkeys(
-        a
-        for p in panels
-        for a in (dpcore.PCA_ALGORITHMS if p.task == "pca" else dpcore.OTD_ALGORITHMS)
-    )
-)
+algorithms = list(dict.fromkeys(a for p in panels for a in p.algorithms))
 st.plotly_chart(legend_figure(algorithms), key="paper_legend", config={"staticPlot": True})
 width = spec["columns"]
 for row in range(0, len(panels), width):

@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-import dpcore
 from ui import presenter
 from ui.controls import (
     SWEEP_GRIDS,
@@ -127,9 +126,7 @@ side.header("Experiment")
 axis = sweep_axis_control(side)
 runs = runs_slider(side)
 seed = seed_controls(side)
-algorithms = algorithm_picker(
-    side, dpcore.PCA_ALGORITHMS, ["nonprivate", "cape", "conv", "dpdis", "local"]
-)
+algorithms = algorithm_picker(side, "pca")
 absolute = side.toggle(
     "Absolute captured energy",
     key="absolute",

@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-import dpcore
 from ui.controls import (
     algorithm_picker,
     calibration_controls,
@@ -107,9 +106,7 @@ variant = side.radio(
     "authors: one start, up to 1000 iterations, tolerance 1e-6.",
 )
 seed = seed_controls(side)
-algorithms = algorithm_picker(
-    side, dpcore.OTD_ALGORITHMS, ["nonprivate", "cape", "conv", "local_agn", "random"]
-)
+algorithms = algorithm_picker(side, "otd")
 matched = side.toggle(
     "One-to-one matched error",
     key="matched",

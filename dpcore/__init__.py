@@ -45,8 +45,6 @@ from dpcore.metrics import (
 )
 from dpcore.models import MODELS, MixtureModel, make_model, mog_model, stm_model
 from dpcore.noise import symmetric_noise
-from dpcore.otd import OTD_ALGORITHMS
-from dpcore.pca import PCA_ALGORITHMS
 from dpcore.privacy import (
     coalition_report,
     coalition_view,
@@ -56,6 +54,19 @@ from dpcore.privacy import (
     dropout_run,
     party_views,
 )
+from dpcore.registry import Algorithm, register
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``PCA_ALGORITHMS`` / ``OTD_ALGORITHMS``: the registered names, read live (PEP 562)."""
+    from dpcore import registry
+
+    if name == "PCA_ALGORITHMS":
+        return registry.names("pca")
+    if name == "OTD_ALGORITHMS":
+        return registry.names("otd")
+    raise AttributeError(f"module 'dpcore' has no attribute {name!r}")
+
 
 __all__ = [
     "CALIBRATIONS",
@@ -65,6 +76,7 @@ __all__ = [
     "OTD_ALGORITHMS",
     "PCA_ALGORITHMS",
     "SWEEP_AXES",
+    "Algorithm",
     "AveragingRun",
     "CapeDesign",
     "ClassicGaussianWarning",
@@ -102,6 +114,7 @@ __all__ = [
     "paper_design",
     "party_views",
     "pca_sweep",
+    "register",
     "second_moment_sensitivity",
     "site_noise_std",
     "split_sizes",

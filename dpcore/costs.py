@@ -1,11 +1,9 @@
-"""Communication cost: how many real numbers each party sends, per algorithm."""
+"""Communication cost: how many real numbers each party sends, per algorithm (from the registry)."""
 
 from __future__ import annotations
 
 from dpcore._validation import check_choice, check_int
-
-_PCA = ("nonprivate", "cape", "conv", "local", "dpdis")
-_OTD = ("nonprivate", "cape", "conv", "local_agn", "local_avn", "random")
+from dpcore.registry import FAMILIES, CostShape, get
 
 
 def communication_cost(
@@ -16,7 +14,7 @@ def communication_cost(
     Parameters
     ----------
     algorithm : str
-        A name from :data:`dpcore.PCA_ALGORITHMS` or :data:`dpcore.OTD_ALGORITHMS`.
+        A registered name of the problem's family (:func:`dpcore.registry.names`).
     problem : {"pca", "otd"}
     dim, k, sites : int
         D ≥ 1, 1 ≤ K ≤ D, S ≥ 1.
@@ -35,25 +33,23 @@ def communication_cost(
     from the aggregator; M̂2 (D×D) and M̃3 (K×K×K) from each site. ``nonprivate`` counts the
     same flow without noise; ``local`` and ``random`` send nothing. Matrices and tensors
     are counted in full, as in the paper (a symmetric one could be sent as its free entries).
+    Each algorithm's count is its registry record's ``cost`` (:mod:`dpcore.registry`).
+
+    Examples
+    --------
+    >>> communication_cost("cape", problem="pca", dim=10, k=2, sites=3)["total"]
+    900
     """
-    problem = check_choice(problem, "problem", ("pca", "otd"))
-    algorithm = check_choice(algorithm, "algorithm", _PCA if problem == "pca" else _OTD)
+    problem = check_choice(problem, "problem", FAMILIES)
+    method = get(algorithm, problem).method(problem)
     d = check_int(dim, "dim", low=1)
     k = check_int(k, "k", low=1, high=d)
     s = check_int(sites, "sites", low=1)
-    gen = agg = site = 0
-    if problem == "pca":
-        r = min(2 * k, d) if rank is None else check_int(rank, "rank", low=k, high=d)
-        if algorithm in ("nonprivate", "cape", "conv"):
-            site = s * d * d
-        if algorithm == "cape":
-            gen = agg = s * d * d
-        if algorithm == "dpdis":
-            site = s * d * r
-    elif algorithm in ("nonprivate", "cape", "conv"):
-        site = s * (d * d + k**3)
-        agg = s * d * k
-        if algorithm == "cape":
-            gen = s * (d * d + d**3)
-            agg += s * (d * d + d**3)
-    return {"noise generator": gen, "aggregator": agg, "sites": site, "total": gen + agg + site}
+    r = min(2 * k, d) if rank is None else check_int(rank, "rank", low=k, high=d)
+    cost = method.cost(CostShape(dim=d, k=k, sites=s, rank=r))
+    return {
+        "noise generator": cost.noise_generator,
+        "aggregator": cost.aggregator,
+        "sites": cost.sites,
+        "total": cost.noise_generator + cost.aggregator + cost.sites,
+    }

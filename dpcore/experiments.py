@@ -32,20 +32,10 @@ from dpcore.metrics import (
 )
 from dpcore.models import make_model
 from dpcore.moments import moment_sensitivities, site_moments
-from dpcore.otd import (
-    OTD_ALGORITHMS,
-    PowerOptions,
-    agn_otd,
-    avn_otd,
-    cape_otd,
-    conv_otd,
-    decompose_batch,
-    nonprivate_otd,
-    random_components,
-)
+from dpcore.otd import PowerOptions, decompose_batch
 from dpcore.parallel import parallel_map, single_blas
-from dpcore.pca import PCA_ALGORITHMS, cape_pca, conv_pca, dpdis_pca, local_pca, nonprivate_pca
 from dpcore.privacy import dropout_run
+from dpcore.registry import NoiseScales, OtdInputs, PcaInputs, get, names, streams
 
 SWEEP_AXES = ("epsilon", "delta", "n_per_site", "sites")
 WEIGHTINGS = ("proportional", "equal")
@@ -112,11 +102,6 @@ def _largest(axis: str, grid, fixed: dict[str, Any], name: str):
     return max(grid) if axis == name else fixed[name]
 
 
-def _streams(names, rng) -> dict[str, np.random.Generator]:
-    """One stream per algorithm in canonical order: choosing a subset changes no numbers."""
-    return dict(zip(names, rng.spawn(len(names)), strict=True))
-
-
 def site_layout(cfg: dict[str, Any], shares, weighting: str) -> tuple[np.ndarray, np.ndarray]:
     """Site sizes N_s and aggregator weights μ_s (N_s/N or 1/S) for one grid point."""
     sizes = split_sizes(cfg["n_per_site"], cfg["sites"], shares)
@@ -125,12 +110,16 @@ def site_layout(cfg: dict[str, Any], shares, weighting: str) -> tuple[np.ndarray
     return sizes, np.full(sizes.size, 1.0 / sizes.size)
 
 
-def _check_common(runs, seed, weighting, site_shares, axis, algorithms, allowed):
+def _check_common(runs, seed, weighting, site_shares, axis, algorithms, family):
     runs = check_int(runs, "runs", low=1)
     check_choice(weighting, "weighting", WEIGHTINGS)
-    algorithms = [check_choice(a, "algorithms", allowed) for a in algorithms]
+    if algorithms is None:
+        algorithms = names(family)
+    if isinstance(algorithms, str):
+        raise TypeError(f"algorithms must be a sequence of names; got the string {algorithms!r}")
+    algorithms = [get(a, family, param="algorithms").name for a in algorithms]
     if not algorithms:
-        raise ValueError(f"algorithms must name at least one of {list(allowed)}; got []")
+        raise ValueError(f"algorithms must name at least one of {list(names(family))}; got []")
     if site_shares is not None and axis == "sites":
         raise ValueError("site_shares fixes S, so sites cannot be the swept axis")
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
@@ -150,7 +139,7 @@ def pca_sweep(
     delta: float | Sequence[float] = 0.01,
     runs: int = 10,
     seed: int = 0,
-    algorithms: Sequence[str] = PCA_ALGORITHMS,
+    algorithms: Sequence[str] | None = None,
     calibration: str = "classic",
     neighbouring: str = "add-remove",
     site_shares: Sequence[float] | None = None,
@@ -176,9 +165,9 @@ def pca_sweep(
         Repetitions per grid point, ≥ 1.
     seed : int
         Everything random derives from it: same seed, same frame.
-    algorithms : sequence of str
-        Subset of ``("nonprivate", "cape", "conv", "local", "dpdis")``. Each algorithm has
-        its own random stream, so choosing others does not change its numbers.
+    algorithms : sequence of str, optional
+        Names from :func:`dpcore.registry.names` ``("pca")`` (default: all of them). Each
+        algorithm has its own random stream, so choosing others does not change its numbers.
     calibration : {"classic", "analytic"}
         Gaussian mechanism calibration (:func:`dpcore.gaussian_sigma`).
     neighbouring : {"add-remove", "replace"}
@@ -215,7 +204,7 @@ def pca_sweep(
     """
     axis, grid, fixed = sweep_grid(epsilon=epsilon, delta=delta, n_per_site=n_per_site, sites=sites)
     runs, algorithms = _check_common(
-        runs, seed, weighting, site_shares, axis, algorithms, PCA_ALGORITHMS
+        runs, seed, weighting, site_shares, axis, algorithms, "pca"
     )
     calibration = check_choice(calibration, "calibration", CALIBRATIONS)
     neighbouring = check_choice(neighbouring, "neighbouring", NEIGHBOURING)
@@ -273,12 +262,20 @@ def pca_sweep(
             "optimal_energy": optimum,
         }
 
-    # The non-private basis is a deterministic function of the moments and weights: with
-    # one data draw (ε and δ sweeps) it is computed once, not once per grid point and run.
-    fixed_nonprivate = None
-    if not resample and "nonprivate" in algorithms:
+    with classic_warning_once():  # calibration here, in this thread: its warnings collapse
+        taus = {value: noise_std({**fixed, axis: value}) for value in dict.fromkeys(grid)}
+
+    # A noiseless (non-private) basis is a deterministic function of the moments and
+    # weights: with one data draw (ε and δ sweeps) it is computed once, not once per grid
+    # point and run.
+    fixed_noiseless = {}
+    if not resample:
         _, weights = site_layout(fixed | {axis: grid[0]}, site_shares, weighting)
-        fixed_nonprivate = evaluate(nonprivate_pca(fixed_moments, k, weights=weights))
+        inputs = PcaInputs(fixed_moments, k, taus[grid[0]], weights, rank, faithful)
+        for alg in algorithms:
+            method = get(alg, "pca").pca
+            if method.noiseless:  # never draws from its stream
+                fixed_noiseless[alg] = evaluate(method.run(inputs, np.random.default_rng(0)))
 
     def task(item):
         cfg, run, run_rng, run_draw_rng, tau = item
@@ -288,19 +285,17 @@ def pca_sweep(
             if resample
             else fixed_moments
         )
-        alg_rngs = _streams(PCA_ALGORITHMS, run_rng)
+        inputs = PcaInputs(moments, k, tau, weights, rank, faithful)
+        alg_rngs = streams("pca", run_rng)
         out = []
         for alg in algorithms:
-            if alg == "nonprivate" and fixed_nonprivate is not None:
-                scores = fixed_nonprivate
+            if alg in fixed_noiseless:
+                scores = fixed_noiseless[alg]
             else:
-                basis = _run_pca(alg, moments, k, tau, weights, rank, faithful, alg_rngs[alg])
-                scores = evaluate(basis)
+                scores = evaluate(get(alg, "pca").pca.run(inputs, alg_rngs[alg]))
             out.append({"algorithm": alg, **cfg, "run": run, **scores})
         return out
 
-    with classic_warning_once():  # calibration here, in this thread: its warnings collapse
-        taus = {value: noise_std({**fixed, axis: value}) for value in dict.fromkeys(grid)}
     tasks = [
         (cfg, run, run_rng, run_draw_rng, taus[cfg[axis]])
         for cfg, run, run_rng, run_draw_rng in _grid_runs(
@@ -320,18 +315,6 @@ def pca_sweep(
     return pd.DataFrame(rows, columns=columns)
 
 
-def _run_pca(alg, moments, k, tau, weights, rank, faithful, rng):
-    if alg == "nonprivate":
-        return nonprivate_pca(moments, k, weights=weights)
-    if alg == "cape":
-        return cape_pca(moments, k, tau_site=tau, weights=weights, faithful=faithful, rng=rng)
-    if alg == "conv":
-        return conv_pca(moments, k, tau_site=tau, weights=weights, faithful=faithful, rng=rng)
-    if alg == "local":
-        return local_pca(moments[0], k, tau=float(tau[0]), rng=rng)
-    return dpdis_pca(moments, k, tau_site=tau, weights=weights, rank=rank, rng=rng)
-
-
 @single_blas
 def otd_sweep(
     *,
@@ -344,7 +327,7 @@ def otd_sweep(
     delta: float | Sequence[float] = 0.01,
     runs: int = 10,
     seed: int = 0,
-    algorithms: Sequence[str] = OTD_ALGORITHMS,
+    algorithms: Sequence[str] | None = None,
     calibration: str = "classic",
     sensitivity: str = "paper",
     budget_split: float = 0.5,
@@ -370,8 +353,7 @@ def otd_sweep(
     sites, n_per_site, epsilon, delta : scalar or list
         As in :func:`pca_sweep`; ε, δ are the totals, split between M2 and M3.
     runs, seed, algorithms, site_shares, weighting, faithful, calibration
-        As in :func:`pca_sweep`; algorithms from ``("nonprivate", "cape", "conv",
-        "local_agn", "local_avn", "random")``.
+        As in :func:`pca_sweep`; algorithms from :func:`dpcore.registry.names` ``("otd")``.
     sensitivity : {"paper", "add-remove", "replace"}
         Sensitivities of M2, M3 (:func:`dpcore.moments.moment_sensitivities`).
     budget_split : float
@@ -490,7 +472,7 @@ def _otd_iter(
     private_preprocessing)."""
     axis, grid, fixed = sweep_grid(epsilon=epsilon, delta=delta, n_per_site=n_per_site, sites=sites)
     runs, algorithms = _check_common(
-        runs, seed, weighting, site_shares, axis, algorithms, OTD_ALGORITHMS
+        runs, seed, weighting, site_shares, axis, algorithms, "otd"
     )
     calibration = check_choice(calibration, "calibration", CALIBRATIONS)
     split = check_real(
@@ -534,27 +516,27 @@ def _otd_iter(
         sens2, sens3 = moment_sensitivities(
             planted.kind, sizes, dim=planted.dim, sigma2=sigma2_used, relation=sensitivity
         )
-        return {
-            "tau2": gaussian_sigmas(sens2, eps1, dlt1, method=calibration),
-            "tau3": gaussian_sigmas(sens3, eps2, dlt2, method=calibration),
-            "tau2_avn": gaussian_sigmas(sens2, eps1, dlt1 + dlt2, method=calibration),
-            "beta": eps2 / sens3,
-        }
+        return NoiseScales(
+            tau2=gaussian_sigmas(sens2, eps1, dlt1, method=calibration),
+            tau3=gaussian_sigmas(sens3, eps2, dlt2, method=calibration),
+            tau2_avn=gaussian_sigmas(sens2, eps1, dlt1 + dlt2, method=calibration),
+            beta=eps2 / sens3,
+        )
 
     def task(item):
         """Everything up to the whitened tensors of one (grid point, run)."""
         cfg, run, run_rng, mom, noise = item
         _, weights = site_layout(cfg, site_shares, weighting)
-        alg_rngs = _streams(OTD_ALGORITHMS, run_rng)
+        inputs = OtdInputs(mom, k, weights, noise, faithful, planted)
+        alg_rngs = streams("otd", run_rng)
         out = []
         for alg in algorithms:
+            method = get(alg, "otd").otd
             tpm_rng, noise_rng = alg_rngs[alg].spawn(2)
-            white = (
-                None
-                if alg == "random"
-                else _whiten_otd(alg, mom, weights, noise, k, faithful, noise_rng)
-            )
-            out.append((cfg, run, alg, white, tpm_rng, alg_rngs[alg], mom.private_preprocessing))
+            # a decomposing method whitens (power method later, batched); others recover
+            result = method.run(inputs, noise_rng if method.decomposes else alg_rngs[alg])
+            private = mom.private_preprocessing
+            out.append((cfg, run, alg, result, tpm_rng, method.decomposes, private))
         return out
 
     # Three phases: data draws (threads), calibration (this thread, so that its warnings
@@ -564,7 +546,7 @@ def _otd_iter(
         draws = parallel_map(lambda p: draw(p[0], p[3]), points, workers)
     else:
         draws = [fixed_moments] * len(points)
-    cache: dict[tuple, dict] = {}  # the noise depends only on the grid value and σ²
+    cache: dict[tuple, NoiseScales] = {}  # the noise depends only on the grid value and σ²
     tasks = []
     with classic_warning_once():
         for (cfg, run, run_rng, _), mom in zip(points, draws, strict=True):
@@ -574,7 +556,7 @@ def _otd_iter(
             tasks.append((cfg, run, run_rng, mom, cache[key]))
     items = [item for chunk in parallel_map(task, tasks, workers) for item in chunk]
     # the power method runs batched over every whitened tensor (dpcore.tensor)
-    tensors = [item for item in items if item[3] is not None]
+    tensors = [item for item in items if item[5]]
     recovered = decompose_batch(
         [item[3] for item in tensors],
         k,
@@ -583,49 +565,9 @@ def _otd_iter(
         rngs=[item[4] for item in tensors],
     )
     recovered_iter = iter(recovered)
-    for cfg, run, alg, white, _, alg_rng, private in items:
-        if white is None:
-            rec = random_components(planted, rng=alg_rng)
-        else:
-            rec = next(recovered_iter)
+    for cfg, run, alg, result, _, decomposes, private in items:
+        rec = next(recovered_iter) if decomposes else result
         yield cfg, run, alg, rec, planted.components, planted.weights, private
-
-
-def _whiten_otd(alg, mom, weights, noise, k, faithful, rng):
-    if alg == "nonprivate":
-        return nonprivate_otd(mom.m2, mom.m3, k, weights=weights)
-    if alg == "cape":
-        return cape_otd(
-            mom.m2,
-            mom.m3,
-            k,
-            tau2=noise["tau2"],
-            tau3=noise["tau3"],
-            weights=weights,
-            faithful=faithful,
-            rng=rng,
-        )
-    if alg == "conv":
-        return conv_otd(
-            mom.m2, mom.m3, k, tau2=noise["tau2"], tau3=noise["tau3"], weights=weights, rng=rng
-        )
-    if alg == "local_agn":
-        return agn_otd(
-            mom.m2[0],
-            mom.m3[0],
-            k,
-            tau2=float(noise["tau2"][0]),
-            tau3=float(noise["tau3"][0]),
-            rng=rng,
-        )
-    return avn_otd(
-        mom.m2[0],
-        mom.m3[0],
-        k,
-        tau2=float(noise["tau2_avn"][0]),
-        beta=float(noise["beta"][0]),
-        rng=rng,
-    )
 
 
 DROPOUT_CASES = ("no dropout", "none", "naive", "cape")

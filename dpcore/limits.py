@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpcore.parallel import default_workers
+from dpcore.registry import get
 
 MAX_SECONDS = 600.0  # estimated wall time of one request
 MAX_MEMORY = 2 * 2**30  # bytes
@@ -38,9 +39,12 @@ def _eigh_seconds(dim: int) -> float:
 def estimate_pca(
     *, dim: int, sites: int, n_max: int, pool: int, points: int, runs: int, algorithms
 ) -> WorkEstimate:
-    """Cost of :func:`dpcore.pca_sweep`: eigendecompositions per run, data draws, the pool."""
+    """Cost of :func:`dpcore.pca_sweep`: eigendecompositions per run, data draws, the pool.
+
+    Each algorithm's eigendecompositions per run come from its registry record.
+    """
     workers = default_workers()
-    per_run = sum({"dpdis": sites + 1, "nonprivate": 0}.get(a, 1) for a in algorithms)
+    per_run = sum(get(a, "pca", param="algorithms").pca.eighs(sites) for a in algorithms)
     tasks = points * runs
     seconds = tasks * per_run * _eigh_seconds(dim) / workers
     seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled

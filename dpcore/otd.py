@@ -34,8 +34,6 @@ from dpcore.tensor import (
     whitening,
 )
 
-OTD_ALGORITHMS = ("nonprivate", "cape", "conv", "local_agn", "local_avn", "random")
-
 
 @dataclass(frozen=True)
 class PowerOptions:

@@ -25,6 +25,12 @@ DELTAS = (1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05)
 PCA_N_TOTAL = (1_000, 2_000, 5_000, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000)
 OTD_N_TOTAL = (50_000, 100_000, 200_000, 500_000, 800_000)
 PCA_SITES, OTD_SITES = 10, 5
+# The lines of the paper's figures (Sec. 6.1, 6.2): an algorithm registered later is not in
+# them, so the regenerated figures stay the paper's.
+PAPER_ALGORITHMS = {
+    "pca": ("nonprivate", "cape", "conv", "local", "dpdis"),
+    "otd": ("nonprivate", "cape", "conv", "local_agn", "local_avn", "random"),
+}
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,13 @@ class Panel:
 
     @property
     def metric(self) -> str:
+        """The frame column the panel plots."""
         return "captured_energy_ratio" if self.task == "pca" else "component_error"
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """The algorithms the paper's panel compares."""
+        return PAPER_ALGORITHMS["pca" if self.task == "pca" else "otd"]
 
 
 # --- claim checks: every one returns (holds, the numbers that decided it) -----------------------
@@ -423,7 +435,13 @@ def run_panel(
         The MNIST / Covertype pool for real-data PCA panels (required for those).
     """
     runs = check_int(runs, "runs", low=1)
-    common = {"runs": runs, "seed": seed, "calibration": calibration, "workers": workers}
+    common = {
+        "runs": runs,
+        "seed": seed,
+        "calibration": calibration,
+        "workers": workers,
+        "algorithms": panel.algorithms,
+    }
     if panel.task == "pca":
         params = dict(panel.params)
         if panel.data != "synthetic":

@@ -20,8 +20,6 @@ from dpcore.cape import (
 )
 from dpcore.metrics import top_k_eigh, top_k_eigvecs
 
-PCA_ALGORITHMS = ("nonprivate", "cape", "conv", "local", "dpdis")
-
 
 def nonprivate_pca(
     moments: NDArray[np.float64], k: int, *, weights: NDArray[np.float64]

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from ui.figures import figure_html, gain_figure, noise_histogram_figure, summarise, sweep_figure
-from ui.theme import STYLES
+from ui.theme import style
 
 
 @pytest.fixture
@@ -44,11 +44,11 @@ def test_sweep_figure_has_a_band_and_a_line_per_algorithm(frame):
         marker=1.0,
     )
     lines = [t for t in fig.data if t.mode == "lines+markers"]
-    assert [t.name for t in lines] == [STYLES[a].label for a in ("cape", "conv", "nonprivate")]
+    assert [t.name for t in lines] == [style(a).label for a in ("cape", "conv", "nonprivate")]
     assert len(fig.data) == 6  # band + line for each
     cape = lines[0]
     np.testing.assert_allclose(cape.x, [0.1, 1.0, 10.0])
-    assert cape.line.color == STYLES["cape"].color
+    assert cape.line.color == style("cape").color
     assert lines[2].line.dash == "dash"  # non-private is the dashed reference
     assert fig.layout.xaxis.type == "log"
     assert fig.layout.shapes  # the current-value marker

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.theme import STYLES
+from dpcore import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
@@ -29,7 +29,7 @@ JUNK_TEXT = ["", "   ", "/nonexistent/file.idx", "../../etc/passwd", "💥", "a"
 pytestmark = [pytest.mark.app, pytest.mark.slow]
 
 # AppTest lists formatted options; these turn the app's labels back into raw values.
-RAW = {style.label: key for key, style in STYLES.items()}
+RAW = {registry.get(name).label: name for name in registry.names()}
 RAW |= {"Mixture of Gaussians": "mog", "Topic model": "stm"}
 
 

@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.theme import AXIS_LABELS, DESCRIPTIONS, label
+from dpcore import registry
+from ui.theme import AXIS_LABELS, description, label
 
 EPSILONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 DELTAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1)
@@ -131,18 +132,18 @@ def sweep_axis_control(container, default: str = "epsilon", key: str = "axis") -
     )
 
 
-def algorithm_picker(
-    container, options: Sequence[str], default: Sequence[str], key: str = "algs"
-) -> list[str]:
-    """Which algorithms to show."""
+def algorithm_picker(container, family: str, key: str = "algs") -> list[str]:
+    """Which algorithms to show: every registered one of the sweep ``family`` ("pca", "otd"),
+    the featured ones selected by default."""
+    options = registry.names(family)
     return _bound(
         container.multiselect,
         "Algorithms",
         key,
         options=list(options),
-        default=list(default),
+        default=list(registry.featured(family)),
         format_func=label,
-        help="; ".join(f"{label(a)}: {DESCRIPTIONS[a]}" for a in options),
+        help="; ".join(f"{label(a)}: {description(a)}" for a in options),
     )
 
 

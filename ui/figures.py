@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.theme import AXIS_LABELS, LOG_AXES, STYLES, label
+from ui.theme import AXIS_LABELS, LOG_AXES, label, style
 
 FONT = {"size": 16}
 
@@ -83,8 +83,8 @@ def sweep_figure(
         part = stats[stats["algorithm"] == alg].sort_values(axis)
         if part.empty:
             continue
-        style = STYLES.get(alg)
-        color = style.color if style else "#333333"
+        line_style = style(alg)
+        color = line_style.color
         x = part[axis].to_numpy()
         lo, hi = (part["mean"] - part["std"]).to_numpy(), (part["mean"] + part["std"]).to_numpy()
         fig.add_trace(
@@ -107,7 +107,7 @@ def sweep_figure(
                 mode="lines+markers",
                 name=label(alg),
                 legendgroup=alg,
-                line={"color": color, "dash": style.dash if style else "solid", "width": 3},
+                line={"color": color, "dash": line_style.dash, "width": 3},
                 customdata=np.column_stack([part["std"], part["count"]]),
                 hovertemplate=(
                     f"<b>{label(alg)}</b><br>{AXIS_LABELS.get(axis, axis)} = %{{x:.4g}}<br>"
@@ -190,7 +190,7 @@ def gain_figure(curve: pd.DataFrame, *, sites: int, maximum: float, current: flo
             y=curve["gain"],
             mode="lines",
             name="G(n)",
-            line={"color": STYLES["cape"].color, "width": 3},
+            line={"color": style("cape").color, "width": 3},
             hovertemplate="largest site holds %{x:.1%}<br>G = %{y:.3g}<extra></extra>",
         )
     )
@@ -198,7 +198,7 @@ def gain_figure(curve: pd.DataFrame, *, sites: int, maximum: float, current: flo
     for y, text, dash, color, anchor in [
         (sites, f"minimum S = {sites} (equal sizes)", "dash", "#000000", "bottom"),
         (maximum, f"maximum {maximum:.3g} (sizes 1, …, 1, N−S+1)", "dot", "#666666", "top"),
-        (current, f"your sites: G = {current:.3g}", "solid", STYLES["conv"].color, "top"),
+        (current, f"your sites: G = {current:.3g}", "solid", style("conv").color, "top"),
     ]:
         fig.add_hline(y=y, line={"dash": dash, "color": color, "width": 1.5})
         fig.add_annotation(
@@ -311,8 +311,8 @@ def calibration_figure(table: pd.DataFrame, *, current: Sequence[float]) -> go.F
         font={"size": 14, "color": "#444444"},
     )
     for col, color, dash, name in (
-        ("classic", STYLES["conv"].color, "dash", "classic √(2 ln(1.25/δ))/ε"),
-        ("analytic", STYLES["cape"].color, "solid", "analytic (Balle & Wang)"),
+        ("classic", style("conv").color, "dash", "classic √(2 ln(1.25/δ))/ε"),
+        ("analytic", style("cape").color, "solid", "analytic (Balle & Wang)"),
     ):
         fig.add_trace(
             go.Scatter(
@@ -343,14 +343,14 @@ def legend_figure(algorithms: Sequence[str]) -> go.Figure:
     """A legend alone (one entry per algorithm, in the app's styles), to share across panels."""
     fig = go.Figure()
     for alg in algorithms:
-        style = STYLES[alg]
+        line_style = style(alg)
         fig.add_trace(
             go.Scatter(
                 x=[None],
                 y=[None],
                 mode="lines",
-                name=style.label,
-                line={"color": style.color, "dash": style.dash, "width": 3},
+                name=line_style.label,
+                line={"color": line_style.color, "dash": line_style.dash, "width": 3},
             )
         )
     fig.update_layout(

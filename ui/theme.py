@@ -1,8 +1,14 @@
-"""One name and one colour per algorithm, on every page (Okabe–Ito colour-blind-safe palette)."""
+"""One name and one colour per algorithm on every page, read from the algorithm registry.
+
+The labels, colours (Okabe–Ito colour-blind-safe palette) and descriptions live in each
+algorithm's record (:mod:`dpcore.registry`); this module only shapes them for plotting.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from dpcore import registry
 
 
 @dataclass(frozen=True)
@@ -14,27 +20,16 @@ class Style:
     dash: str = "solid"
 
 
-STYLES: dict[str, Style] = {
-    "nonprivate": Style("Non-private (pooled)", "#000000", "dash"),
-    "cape": Style("CAPE", "#D55E00"),
-    "conv": Style("Conventional", "#0072B2"),
-    "dpdis": Style("DPdisPCA", "#CC79A7"),
-    "local": Style("Local (one site)", "#009E73"),
-    "local_agn": Style("Local AGN (one site)", "#009E73"),
-    "local_avn": Style("Local AVN (one site)", "#56B4E9"),
-    "random": Style("Random vectors", "#999999", "dot"),
-}
+def style(algorithm: str) -> Style:
+    """Label, colour and dash of a registered algorithm (ValueError if unknown)."""
+    record = registry.get(algorithm)
+    return Style(record.label, record.color, record.dash)
 
-DESCRIPTIONS: dict[str, str] = {
-    "nonprivate": "all data pooled at a trusted curator, no noise — the best possible",
-    "cape": "correlated noise: the aggregate carries only the pooled noise level",
-    "conv": "every site adds its own full noise; the aggregator averages",
-    "dpdis": "sites send a noisy rank-R square root of their matrix (less communication)",
-    "local": "one site alone, with its own data and noise",
-    "local_agn": "one site alone, Gaussian noise on M2 and M3 (Algorithm 3)",
-    "local_avn": "one site alone, vector noise on M3 (pure ε for M3, Algorithm 4)",
-    "random": "random vectors: what knowing nothing gives",
-}
+
+def description(algorithm: str) -> str:
+    """One line on what the algorithm does, for the picker's help."""
+    return registry.get(algorithm).description
+
 
 AXIS_LABELS = {
     "epsilon": "privacy ε",
@@ -46,5 +41,5 @@ LOG_AXES = {"epsilon", "delta", "n_per_site"}
 
 
 def label(algorithm: str) -> str:
-    """Display name of an algorithm (falls back to the name itself)."""
-    return STYLES[algorithm].label if algorithm in STYLES else algorithm
+    """Display name of a registered algorithm (ValueError if unknown)."""
+    return registry.get(algorithm).label

@@ -1,0 +1,145 @@
+"""The algorithm registry: a baseline registered at runtime reaches every consumer, and an
+unknown name is a ValueError from every entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import dpcore
+from dpcore import registry
+from dpcore.limits import estimate_pca
+from dpcore.registry import Algorithm, CostShape, PartyCost, PcaInputs, PcaMethod
+from ui.theme import description, label, style
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = {"dim": 8, "k": 2, "sites": 3, "n_per_site": 40, "runs": 2, "pool_size": 600}
+
+
+def _toy_run(x: PcaInputs, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random K-dimensional subspace: what knowing nothing gives."""
+    q, _ = np.linalg.qr(rng.standard_normal((x.moments.shape[1], x.k)))
+    return q
+
+
+def _toy_cost(c: CostShape) -> PartyCost:
+    return PartyCost(sites=c.sites * c.dim * c.k)
+
+
+TOY = Algorithm(
+    "toy",
+    "Toy (random basis)",
+    "#123456",
+    "a random subspace, registered by a test",
+    pca=PcaMethod(_toy_run, _toy_cost),
+)
+
+
+@pytest.fixture
+def toy():
+    registry.register(TOY)
+    try:
+        yield TOY
+    finally:
+        registry.unregister(TOY.name)
+
+
+def test_builtin_names_and_order():
+    # The order fixes each algorithm's random stream: new ones are appended.
+    assert registry.names("pca") == ("nonprivate", "cape", "conv", "local", "dpdis")
+    assert registry.names("otd")[:6] == (
+        "nonprivate", "cape", "conv", "local_agn", "local_avn", "random"
+    )
+    assert dpcore.PCA_ALGORITHMS == registry.names("pca")
+
+
+def test_a_registered_baseline_joins_the_sweep_without_changing_the_others(toy):
+    with_toy = dpcore.pca_sweep(**SMALL, epsilon=[0.5, 5.0], seed=1)
+    assert "toy" in set(with_toy.algorithm)
+    toy_rows = with_toy[with_toy.algorithm == "toy"]
+    # a random K-subspace of R^D captures on average K/D of tr(A) ≤ the optimum; never more
+    assert (toy_rows.captured_energy_ratio <= 1 + 1e-12).all()
+    # every other algorithm keeps its stream: its numbers are those of a sweep without the toy
+    others = list(registry.names("pca")[:-1])
+    without = dpcore.pca_sweep(**SMALL, epsilon=[0.5, 5.0], seed=1, algorithms=others)
+    np.testing.assert_array_equal(
+        with_toy[with_toy.algorithm != "toy"].captured_energy.to_numpy(),
+        without.captured_energy.to_numpy(),
+    )
+
+
+def test_a_registered_baseline_has_a_cost_label_and_colour(toy):
+    cost = dpcore.communication_cost("toy", problem="pca", dim=10, k=3, sites=4)
+    assert cost == {"noise generator": 0, "aggregator": 0, "sites": 120, "total": 120}
+    assert label("toy") == "Toy (random basis)"
+    assert style("toy").color == "#123456"
+    assert description("toy") == TOY.description
+    assert estimate_pca(
+        dim=10, sites=4, n_max=10, pool=100, points=1, runs=1, algorithms=["toy"]
+    ).seconds > 0
+
+
+@pytest.mark.app
+def test_a_registered_baseline_appears_in_the_pca_page(toy):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = at.switch_page("app_pages/pca.py").run()
+    assert not at.exception and not at.error
+    picker = at.multiselect(key="algs")
+    assert "toy" in picker.options or "Toy (random basis)" in picker.options
+    assert "toy" in picker.value  # featured: selected by default
+    assert "Toy (random basis)" in {m.label for m in at.metric}
+    costs = next(df.value for df in at.dataframe if "total" in df.value.columns)
+    assert "Toy (random basis)" in set(costs["algorithm"])
+
+
+def test_registering_a_taken_name_or_a_bad_record_fails():
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register(registry.get("cape"))
+    with pytest.raises(ValueError, match="color"):
+        Algorithm("x", "X", "red", "d", pca=PcaMethod(_toy_run))
+    with pytest.raises(ValueError, match="must belong to a sweep"):
+        Algorithm("x", "X", "#000000", "d")
+    with pytest.raises(ValueError, match="built in"):
+        registry.unregister("cape")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: dpcore.pca_sweep(**SMALL, epsilon=1.0, algorithms=["nope"]),
+        lambda: dpcore.pca_sweep(**SMALL, epsilon=1.0, algorithms=["local_agn"]),  # tensor only
+        lambda: dpcore.otd_sweep(dim=4, k=2, epsilon=1.0, algorithms=["dpdis"]),  # PCA only
+        lambda: dpcore.otd_sweep(dim=4, k=2, epsilon=1.0, algorithms=["nope"]),
+        lambda: dpcore.otd_example(dim=4, k=2, epsilon=1.0, algorithms=["nope"]),
+        lambda: dpcore.communication_cost("nope", problem="pca", dim=4, k=2, sites=2),
+        lambda: dpcore.communication_cost("dpdis", problem="otd", dim=4, k=2, sites=2),
+        lambda: estimate_pca(
+            dim=4, sites=2, n_max=5, pool=10, points=1, runs=1, algorithms=["nope"]
+        ),
+        lambda: registry.get("nope"),
+        lambda: registry.names("svd"),
+        lambda: label("nope"),
+        lambda: style("nope"),
+    ],
+    ids=[
+        "pca_sweep",
+        "pca_sweep-tensor-name",
+        "otd_sweep-pca-name",
+        "otd_sweep",
+        "otd_example",
+        "communication_cost",
+        "communication_cost-wrong-family",
+        "estimate_pca",
+        "registry.get",
+        "registry.names",
+        "theme.label",
+        "theme.style",
+    ],
+)
+def test_unknown_algorithm_is_a_value_error_everywhere(call):
+    with pytest.raises(ValueError, match="must be one of"):
+        call()
