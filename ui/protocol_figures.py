@@ -8,10 +8,10 @@ import plotly.graph_objects as go
 from dpcore.protocol_demo import ProtocolDemo
 from ui.figures import FONT
 from ui.protocol_steps import AGG, NG, ProtocolStep, fmt, site_name
-from ui.theme import STYLES
+from ui.theme import style
 
-PARTY_COLORS = {NG: "#009E73", AGG: STYLES["conv"].color, "site": STYLES["cape"].color}
-MESSAGE_COLORS = {"E": "#009E73", "F": STYLES["conv"].color, "Â": STYLES["cape"].color}
+PARTY_COLORS = {NG: "#009E73", AGG: style("conv").color, "site": style("cape").color}
+MESSAGE_COLORS = {"E": "#009E73", "F": style("conv").color, "Â": style("cape").color}
 
 
 def _positions(n: int) -> dict[str, tuple[float, float]]:
