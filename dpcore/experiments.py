@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
@@ -148,6 +149,7 @@ def pca_sweep(
     faithful: bool = False,
     pool_size: int = 60_000,
     workers: int | None = None,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
     """Captured energy of distributed PCA algorithms along one swept axis.
 
@@ -186,6 +188,9 @@ def pca_sweep(
     workers : int, optional
         Threads for the (grid point, run) tasks (:func:`dpcore.parallel.parallel_map`);
         the frame is identical for any value.
+    executor : concurrent.futures.Executor, optional
+        Run the tasks there instead (a process pool, Dask's ``Client.get_executor()``); the
+        frame is identical whichever runs them.
 
     Returns
     -------
@@ -253,8 +258,11 @@ def pca_sweep(
             sizes, cfg["epsilon"], cfg["delta"], method=calibration, neighbouring=neighbouring
         )
 
+    reference = dataset.reference
+    pool = dataset if resample else None  # tasks on other processes carry the pool only if used
+
     def evaluate(basis):
-        energy = captured_energy(basis, dataset.reference)
+        energy = captured_energy(basis, reference)
         return {
             "captured_energy": energy,
             "captured_energy_ratio": energy / optimum,
@@ -281,9 +289,7 @@ def pca_sweep(
         cfg, run, run_rng, run_draw_rng, tau = item
         sizes, weights = site_layout(cfg, site_shares, weighting)
         moments = (
-            second_moments(draw_sites(dataset, sizes, rng=run_draw_rng))
-            if resample
-            else fixed_moments
+            second_moments(draw_sites(pool, sizes, rng=run_draw_rng)) if resample else fixed_moments
         )
         inputs = PcaInputs(moments, k, tau, weights, rank, faithful)
         alg_rngs = streams("pca", run_rng)
@@ -302,7 +308,7 @@ def pca_sweep(
             axis, grid, fixed, runs, noise_rng, draw_rng
         )
     ]
-    rows = [row for chunk in parallel_map(task, tasks, workers) for row in chunk]
+    rows = [row for chunk in parallel_map(task, tasks, workers, executor=executor) for row in chunk]
     columns = [
         "algorithm",
         *SWEEP_AXES,
@@ -341,6 +347,7 @@ def otd_sweep(
     weighting: str = "proportional",
     faithful: bool = False,
     workers: int | None = None,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
     """Component recovery of distributed tensor decomposition along one swept axis.
 
@@ -368,6 +375,9 @@ def otd_sweep(
     workers : int, optional
         Threads for data draws and noisy moments (:func:`dpcore.parallel.parallel_map`); the
         frame is identical for any value.
+    executor : concurrent.futures.Executor, optional
+        Run the draws and noisy moments there instead (as in :func:`pca_sweep`); the batched
+        power method runs in this process.
 
     Returns
     -------
@@ -466,6 +476,7 @@ def _otd_iter(
     weighting,
     faithful,
     workers,
+    executor,
 ):
     """Validate :func:`otd_sweep`'s parameters, then yield one recovery per (grid point, run,
     algorithm): (config, run, algorithm, Recovery, true components, true weights,
@@ -543,7 +554,7 @@ def _otd_iter(
     # collapse into one: warnings.catch_warnings is not thread-safe), whitening (threads).
     points = list(_grid_runs(axis, grid, fixed, runs, noise_rng, draw_rng))
     if resample:
-        draws = parallel_map(lambda p: draw(p[0], p[3]), points, workers)
+        draws = parallel_map(lambda p: draw(p[0], p[3]), points, workers, executor=executor)
     else:
         draws = [fixed_moments] * len(points)
     cache: dict[tuple, NoiseScales] = {}  # the noise depends only on the grid value and σ²
@@ -554,7 +565,9 @@ def _otd_iter(
             if key not in cache:
                 cache[key] = noise_scales(cfg, mom.sigma2)
             tasks.append((cfg, run, run_rng, mom, cache[key]))
-    items = [item for chunk in parallel_map(task, tasks, workers) for item in chunk]
+    items = [
+        item for chunk in parallel_map(task, tasks, workers, executor=executor) for item in chunk
+    ]
     # the power method runs batched over every whitened tensor (dpcore.tensor)
     tensors = [item for item in items if item[5]]
     recovered = decompose_batch(
@@ -587,6 +600,8 @@ def dropout_pca(
     runs: int = 20,
     seed: int = 0,
     pool_size: int = 60_000,
+    workers: int | None = None,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
     """Captured energy of capePCA when sites drop out, with and without a remedy.
 
@@ -599,6 +614,8 @@ def dropout_pca(
     calibration : {"classic", "analytic"}
     dim, k, runs, seed, pool_size
         Synthetic data (:func:`dpcore.synthetic_dataset`), repetitions and seed.
+    workers, executor
+        Where the runs go, as in :func:`pca_sweep`; the frame is identical for any choice.
 
     Returns
     -------
@@ -617,15 +634,20 @@ def dropout_pca(
     runs = check_int(runs, "runs", low=1)
     dataset = synthetic_dataset(dim=dim, k=k, n_samples=pool_size, rng=data_rng)
     moments = second_moments(draw_sites(dataset, sizes, rng=draw_rng))
-    optimum = optimal_energy(dataset.reference, k)
-    rows = []
-    for run, run_rng in enumerate(noise_rng.spawn(runs)):
-        case_rngs = run_rng.spawn(len(DROPOUT_CASES))
-        for case, rng in zip(DROPOUT_CASES, case_rngs, strict=True):
+    reference = dataset.reference
+    optimum = optimal_energy(reference, k)
+
+    def one_run(item):
+        run, run_rng = item
+        rows = []
+        for case, rng in zip(DROPOUT_CASES, run_rng.spawn(len(DROPOUT_CASES)), strict=True):
             if case == "no dropout":
                 est, _ = dropout_run(moments, design, (), remedy="none", symmetric=True, rng=rng)
             else:
                 est, _ = dropout_run(moments, design, dropped, remedy=case, symmetric=True, rng=rng)
-            energy = captured_energy(top_k_eigvecs(est, k), dataset.reference)
+            energy = captured_energy(top_k_eigvecs(est, k), reference)
             rows.append({"case": case, "run": run, "captured_energy_ratio": energy / optimum})
-    return pd.DataFrame(rows)
+        return rows
+
+    runs_out = parallel_map(one_run, enumerate(noise_rng.spawn(runs)), workers, executor=executor)
+    return pd.DataFrame([row for rows in runs_out for row in rows])

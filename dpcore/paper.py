@@ -11,6 +11,7 @@ Reference: Imtiaz & Sarwate, Sec. 6, Figures 2 (PCA), 3 (MOG), 4 (STM) and 5 (δ
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -416,24 +417,30 @@ def get_panel(key: str) -> Panel:
 
 
 def run_panel(
-    panel: Panel,
+    panel: Panel | str,
     *,
     runs: int = 10,
     seed: int = 0,
     calibration: str = "classic",
     data=None,
     workers: int | None = None,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
     """Regenerate one panel's tidy frame.
 
     Parameters
     ----------
-    panel : Panel
+    panel : Panel or str
+        The panel or its key (``"2a"``; a key is what a remote request sends).
     runs, seed, calibration
         As in :func:`dpcore.pca_sweep` (paper: 10 runs, classic).
     data : Dataset, optional
         The MNIST / Covertype pool for real-data PCA panels (required for those).
+    workers, executor
+        Where the tasks run (:func:`dpcore.parallel.parallel_map`: threads by default, or a
+        process pool or Dask cluster's executor); the frame is the same for any choice.
     """
+    panel = get_panel(panel) if isinstance(panel, str) else panel
     runs = check_int(runs, "runs", low=1)
     common = {
         "runs": runs,
@@ -441,6 +448,7 @@ def run_panel(
         "calibration": calibration,
         "workers": workers,
         "algorithms": panel.algorithms,
+        "executor": executor,
     }
     if panel.task == "pca":
         params = dict(panel.params)

@@ -4,6 +4,10 @@ Two resources are managed here, once for the whole package:
 
 - **Workers**: how many tasks run at once. By default the CPUs this process may use;
   ``CAPE_WORKERS`` (environment) or a ``workers=`` argument overrides it.
+- **Executors**: threads of this process by default; any :class:`concurrent.futures.Executor`
+  instead (a process pool, Dask's ``Client.get_executor()`` for a cluster). Other executors get
+  one submission per worker, carrying the task function (and the large inputs it closes over:
+  the data pool, the moments) once, with that worker's share of the items.
 - **BLAS threads**: one per worker while the core computes (:func:`one_blas_thread`). Small
   dense linear algebra (D ≤ ~800) is slower with several BLAS threads per call than with one
   thread per task, and a multi-threaded BLAS sums in an order that depends on its thread count:
@@ -17,9 +21,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import pickle
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
@@ -99,31 +104,97 @@ def single_blas(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int | None = None) -> list[R]:
-    """``[fn(x) for x in items]``, run on ``workers`` threads, in input order.
+def executor_workers(executor: Executor) -> int:
+    """How many tasks ``executor`` runs at once (its chunk count in :func:`parallel_map`).
 
-    Threads, not processes: the heavy work (``numpy.linalg.eigh``, matrix products, einsum)
+    ``max_workers`` of the standard pools, the total worker threads of a Dask
+    ``ClientExecutor``'s cluster, else :func:`default_workers`.
+    """
+    count = getattr(executor, "_max_workers", None)  # concurrent.futures pools
+    if isinstance(count, int) and count >= 1:
+        return count
+    client = getattr(executor, "_client", None)  # distributed.client.ClientExecutor
+    if client is not None:
+        return max(1, sum(client.nthreads().values()))
+    return default_workers()
+
+
+def run_chunk(payload: bytes, chunk: Sequence[Any]) -> list[Any]:
+    """Worker side of :func:`parallel_map`: unpickle the task once, run it on each item.
+
+    Module-level, so any executor can import it by name; one BLAS thread, as in this process.
+    """
+    fn = pickle.loads(payload)
+    with one_blas_thread():
+        return [fn(x) for x in chunk]
+
+
+def _chunked(fn: Callable[[T], R], items: list[T], chunks: int, executor: Executor) -> list[R]:
+    """One submission per worker: the pickled task once, with a strided share of the items.
+
+    Strided (item i goes to chunk i mod n), so a grid whose cost grows along it is spread
+    evenly. cloudpickle serialises closures (by value) and the functions of importable modules
+    (by reference); the executor's own pickling then carries only bytes and the items.
+    """
+    import cloudpickle  # only for executors outside this process
+
+    payload = cloudpickle.dumps(fn)
+    futures = [executor.submit(run_chunk, payload, items[i::chunks]) for i in range(chunks)]
+    out: list[Any] = [None] * len(items)
+    for i, future in enumerate(futures):
+        out[i::chunks] = future.result()
+    return out
+
+
+def parallel_map(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    workers: int | None = None,
+    *,
+    executor: Executor | None = None,
+) -> list[R]:
+    """``[fn(x) for x in items]``, run on ``workers`` threads or on ``executor``, in input order.
+
+    Threads by default: the heavy work (``numpy.linalg.eigh``, matrix products, einsum)
     releases the GIL, and nothing needs pickling. Each task must carry its own random
-    stream (``rng.spawn``), so the output is identical for any number of workers. BLAS runs
-    one thread per task (:func:`one_blas_thread`).
+    stream (``rng.spawn``), so the output is identical for any number of workers and any
+    executor. BLAS runs one thread per task (:func:`one_blas_thread`).
 
     Parameters
     ----------
     fn : callable
-        The task; it must not share mutable state with other tasks.
+        The task; it must not share mutable state with other tasks. With an executor other
+        than a thread pool it is serialised with cloudpickle, so it may be a closure.
     items : iterable
         Task inputs.
     workers : int, optional
-        Threads, ≥ 1; default :func:`default_workers`. 1 runs in the calling thread.
+        Threads, ≥ 1; default :func:`default_workers`. 1 runs in the calling thread. With an
+        ``executor`` other than a thread pool: the number of submissions (default
+        :func:`executor_workers`).
+    executor : concurrent.futures.Executor, optional
+        Where to run. A :class:`~concurrent.futures.ThreadPoolExecutor` gets one task per
+        item; any other (a :class:`~concurrent.futures.ProcessPoolExecutor`, Dask's
+        ``Client.get_executor()``) gets one submission per worker carrying ``fn`` once.
 
     Returns
     -------
     list
         ``fn(x)`` for each item, in input order.
     """
-    workers = default_workers() if workers is None else check_int(workers, "workers", low=1)
+    if workers is not None:
+        workers = check_int(workers, "workers", low=1)
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor; got {type(executor).__name__}"
+        )
     items = list(items)
     with one_blas_thread():
+        if isinstance(executor, ThreadPoolExecutor):
+            return list(executor.map(fn, items))
+        if executor is not None and items:
+            chunks = min(len(items), workers or executor_workers(executor))
+            return _chunked(fn, items, chunks, executor)
+        workers = workers or default_workers()
         if workers == 1 or len(items) <= 1:
             return [fn(x) for x in items]
         with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:

@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import ClassicGaussianWarning
+from dpcore import ClassicGaussianWarning, cluster
 from ui.guard import show_error
 
 T = TypeVar("T")
@@ -137,14 +137,14 @@ def pca_results(source: tuple = ("synthetic",), **params: Any) -> pd.DataFrame:
     if source[0] != "synthetic":
         params = {**params, "data": load_dataset(*source)}
         params.pop("dim", None)
-    return dpcore.pca_sweep(**params)
+    return cluster.run(dpcore.pca_sweep, **params)  # here, or CAPE_DASK_SCHEDULER's cluster
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 @compute_slot
 def otd_results(**params: Any) -> pd.DataFrame:
     """:func:`dpcore.otd_sweep` with keyword primitives (the swept axis as a tuple)."""
-    return dpcore.otd_sweep(**params)
+    return cluster.run(dpcore.otd_sweep, **params)
 
 
 def _mean_taus(n_per_site, epsilon, delta, calibration: str) -> np.ndarray:
@@ -324,4 +324,6 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
     data = None
     if panel.task == "pca" and panel.data != "synthetic":
         data = load_dataset(panel.data, path)
-    return paper.run_panel(panel, runs=runs, seed=seed, calibration=calibration, data=data)
+    return cluster.run(
+        paper.run_panel, key, runs=runs, seed=seed, calibration=calibration, data=data
+    )

@@ -1,0 +1,140 @@
+"""Scale-out on a Dask cluster: executors for the sweeps, shared results for app servers.
+
+Dask is optional (``requirements-dask.txt``) and imported only here, only when a scheduler is
+asked for. Two uses (docs/scale-out.md):
+
+- **Sweeps on a cluster**: :func:`dask_executor` gives ``Client.get_executor()`` for the
+  sweeps' ``executor=`` argument (:func:`dpcore.parallel.parallel_map`); ``python -m paper
+  --scheduler ADDRESS`` and ``python -m benchmarks --scheduler ADDRESS`` use it.
+- **Shared app work**: with ``CAPE_DASK_SCHEDULER`` set, :func:`run` sends a whole request
+  (one sweep) to the cluster under a key derived from the request and the core's code, so
+  identical requests from several app servers compute once, and a recent result is reused.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import hashlib
+import os
+import pickle
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any, TypeVar
+
+R = TypeVar("R")
+
+SCHEDULER_ENV = "CAPE_DASK_SCHEDULER"
+KEPT_RESULTS = 128  # recent requests whose results this process keeps alive on the cluster
+
+
+def _client(address: str) -> Any:
+    try:
+        from distributed import Client
+    except ImportError as err:  # the optional extra is missing
+        raise ImportError(
+            "a Dask scheduler needs the optional extra: pip install -r requirements-dask.txt"
+        ) from err
+    return Client(address, set_as_default=False)
+
+
+@contextlib.contextmanager
+def dask_executor(address: str) -> Iterator[Executor]:
+    """A ``concurrent.futures.Executor`` on the Dask scheduler at ``address``.
+
+    Parameters
+    ----------
+    address : str
+        Scheduler address, e.g. ``"tcp://10.0.0.5:8786"``. Its workers must be able to
+        import ``dpcore`` (same code, same environment).
+
+    Yields
+    ------
+    concurrent.futures.Executor
+        ``Client.get_executor()``; the client is closed on exit.
+    """
+    client = _client(address)
+    try:
+        yield client.get_executor()
+    finally:
+        client.close()
+
+
+@functools.cache
+def code_version() -> str:
+    """Hash of the core's source: servers running different code never share a result."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def request_key(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+    """Deterministic Dask key of the call ``fn(*args, **kwargs)``.
+
+    The function's qualified name, the core's :func:`code_version` and the pickled arguments
+    (keyword arguments sorted): the same request from any process gets the same key.
+    """
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    blob = pickle.dumps((name, code_version(), args, sorted(kwargs.items())), protocol=5)
+    return f"cape-{fn.__name__}-{hashlib.sha256(blob).hexdigest()[:32]}"
+
+
+def _call(fn: Callable[..., R], args: tuple, kwargs: dict[str, Any]) -> R:
+    # Arguments travel packed: a sweep's own ``workers=`` must not reach Client.submit's.
+    return fn(*args, **kwargs)
+
+
+class SharedRunner:
+    """Calls sent to one Dask scheduler under :func:`request_key`, recent results kept.
+
+    Two clients submitting the same key get the same task: the scheduler runs it once. Each
+    runner also holds its last :data:`KEPT_RESULTS` futures, so the results stay on the
+    workers for a later identical request from any server.
+    """
+
+    def __init__(self, address: str) -> None:
+        self.client = _client(address)
+        self._kept: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        self._guard = threading.Lock()
+
+    def run(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
+        """``fn(*args, **kwargs)`` on the cluster, computed once per distinct request."""
+        key = request_key(fn, *args, **kwargs)
+        future = self.client.submit(_call, fn, args, kwargs, key=key)
+        with self._guard:
+            self._kept[key] = future
+            self._kept.move_to_end(key)
+            while len(self._kept) > KEPT_RESULTS:
+                self._kept.popitem(last=False)
+        return future.result()
+
+    def close(self) -> None:
+        """Release the kept results and close the client."""
+        with self._guard:
+            self._kept.clear()
+        self.client.close()
+
+
+_RUNNERS: dict[str, SharedRunner] = {}
+_RUNNERS_GUARD = threading.Lock()
+
+
+def run(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
+    """``fn(*args, **kwargs)``: here, or on the scheduler named by ``CAPE_DASK_SCHEDULER``.
+
+    The app's heavy calls go through this, so several app servers pointed at one scheduler
+    share its workers and compute each distinct request once (:class:`SharedRunner`).
+    """
+    address = os.environ.get(SCHEDULER_ENV, "").strip()
+    if not address:
+        return fn(*args, **kwargs)
+    with _RUNNERS_GUARD:
+        runner = _RUNNERS.get(address)
+        if runner is None:
+            runner = _RUNNERS[address] = SharedRunner(address)
+    return runner.run(fn, *args, **kwargs)
