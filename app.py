@@ -16,6 +16,7 @@ st.set_page_config(
 pages = {
     "Learn": [
         st.Page("app_pages/overview.py", title="Overview", icon=":material/home:", default=True),
+        st.Page("app_pages/learn.py", title="Lessons", icon=":material/school:"),
         st.Page(
             "app_pages/protocol.py", title="Protocol, step by step", icon=":material/animation:"
         ),

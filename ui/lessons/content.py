@@ -1,0 +1,430 @@
+"""The lessons, as data: one record per step (text, scene, control, question, link).
+
+Templates in ``text``, ``Question.reveal`` and ``Explore.params`` are filled with the scene's
+numbers (``{sigma:.3g}`` …), so every number a learner reads is computed, not written here.
+Paper references: Imtiaz & Sarwate, "Distributed Differentially-Private Algorithms for
+Matrix and Tensor Factorization" (Sec. 2–4, Algorithm 1, eq. (2), Proposition 1).
+"""
+
+from __future__ import annotations
+
+from ui.lessons.model import Control, Explore, Lesson, Question, Step
+from ui.lessons.scenes import DELTA_GRID, EPS_GRID
+
+EPS = Control("eps", "Privacy ε", EPS_GRID, 0.5, "Smaller ε: stronger privacy, more noise.")
+DELTA = Control("delta", "Privacy δ", DELTA_GRID, 0.01, "Smaller δ: stronger privacy, more noise.")
+SITES = Control("S", "Sites S", tuple(range(2, 11)), 4, "How many sites share the average.")
+SHARE = Control(
+    "share",
+    "Largest site's share of all samples",
+    (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
+    0.5,
+    "N = 10 000 samples over S = 5 sites; the other four split the rest equally.",
+)
+COLLUDING = Control(
+    "k",
+    "Sites colluding with the aggregator",
+    (0, 1, 2, 3, 4),
+    0,
+    "They hand the aggregator their E_j and G_j (S = 5 equal sites).",
+)
+WHO = Control(
+    "who",
+    "Who looks at site 1's release",
+    ("aggregator alone", "aggregator + noise generator"),
+    "aggregator alone",
+    "The noise generator knows every E_s; the aggregator knows every F_s.",
+    kind="segmented",
+)
+
+PRIVACY = "app_pages/privacy.py"
+AVERAGING = "app_pages/averaging.py"
+
+NOISE = Lesson(
+    "noise",
+    "Noise",
+    "1 · Why noise, and how much",
+    "One site, the Gaussian mechanism, ε and δ, and the classic vs the analytic calibration.",
+    (
+        Step(
+            "neighbours",
+            "One person can move an average",
+            "A site releases the mean of N = 100 values in [0, 1]. Change one person and the "
+            "mean moves by up to 1/N = 0.01: the **sensitivity** Δ. The Gaussian mechanism "
+            "adds noise N(0, σ²) so that the two worlds — with and without that change — give "
+            "nearly the same distribution of releases (Sec. 2). The classic calibration is "
+            "σ = Δ·√(2 ln(1.25/δ))/ε; here σ = **{sigma:.3g}** at ε = {epsilon:g}.",
+            "neighbours",
+            EPS,
+            "Two curves: the distribution of the released mean when the true mean is 0.50 "
+            "(blue) and when one person changed it to 0.51 (orange), with the noise σ the "
+            "classic calibration gives at your ε and δ = 0.01. The x-axis is the released "
+            "value, the y-axis its probability density. The one thing to notice: the more "
+            "the curves overlap, the less an observer can tell which world produced a "
+            "release — small ε means wide, overlapping curves.",
+            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("calib", "classic"),)),
+            Question(
+                "Predict: if you halve ε (more privacy), what happens to the noise σ?",
+                ("it halves", "it stays", "it doubles", "it quadruples"),
+                "σ ∝ 1/ε in the classic formula: at ε = {epsilon:g} σ = {sigma:.4g}, at "
+                "ε/2 σ = {half:.4g} — a ratio of **{ratio:.3g}**. (The exact analytic "
+                "calibration, not a simple 1/ε law, gives {ratio_analytic:.3g}.)",
+            ),
+        ),
+        Step(
+            "delta",
+            "δ: the small chance it fails",
+            "δ bounds the probability that the privacy promise breaks; it should be well "
+            "below 1/N. Noise grows only like √(ln(1.25/δ)) as δ shrinks, so strong δ is "
+            "cheap: at δ = {delta:g}, σ = **{sigma:.3g}·Δ** for ε = 0.5.",
+            "delta_curve",
+            DELTA,
+            "The line is the classic σ, in units of the sensitivity Δ, against δ (log axis) "
+            "at ε = 0.5; the dotted line marks your δ. The one thing to notice: four orders "
+            "of magnitude of δ change σ by less than a factor of two.",
+            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("calib", "classic"),)),
+            Question(
+                "Predict: going from δ = 10⁻² to δ = 10⁻⁶ multiplies σ by…",
+                ("about 1.7×", "about 10×", "about 10 000×"),
+                "σ ∝ √(2 ln(1.25/δ)): √(ln(1.25·10⁶)/ln(125)) = **{ratio:.3g}**. δ sits "
+                "inside a logarithm.",
+            ),
+        ),
+        Step(
+            "calibration",
+            "Classic vs analytic: the classic formula is no proof for ε ≥ 1",
+            "The classic σ is proven (ε, δ)-private only for ε < 1 (Dwork & Roth, Thm A.1); "
+            "the paper uses it up to ε = 10. The **analytic** Gaussian mechanism (Balle & "
+            "Wang 2018) computes the least σ that is private, for every ε. At ε = "
+            "{epsilon:g}: classic σ = {classic:.3g}·Δ, analytic σ = {analytic:.3g}·Δ.",
+            "calibrations",
+            EPS,
+            "Two curves of σ/Δ against ε (both axes log), δ = 0.01: the classic formula "
+            "(dashed) and the analytic calibration (solid), which is the exact minimum noise. "
+            "The grey region is ε ≥ 1, where the classic formula is no proof; the dotted line "
+            "is your ε. The one thing to notice: at large ε the dashed line falls *below* the "
+            "solid one — less noise than privacy needs.",
+            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("calib", "analytic"),)),
+            Question(
+                "Predict: at ε = {epsilon:g}, is the classic σ enough noise for (ε, δ = 0.01)?",
+                ("yes, at least enough", "no, too little"),
+                "The least private σ is {analytic:.4g}·Δ; classic gives {classic:.4g}·Δ. At "
+                "the classic σ the mechanism's real δ at ε = {epsilon:g} is **{real_delta:.3g}**"
+                " (promised: 0.01; Balle & Wang, Thm 8).",
+            ),
+        ),
+    ),
+)
+
+SITES_LESSON = Lesson(
+    "sites",
+    "Many sites",
+    "2 · Many sites, and CAPE's cancelling",
+    "Conventional averaging loses a factor S in variance; CAPE's zero-sum noise wins it back.",
+    (
+        Step(
+            "conventional",
+            "Conventional averaging pays S times",
+            "S sites each hold N_s = 1000 samples and must each add their own noise τ_s to "
+            "be private. Averaging S releases divides the variance by S — but a trusted "
+            "curator holding all S·N_s samples would need only τ_s/S of std (sensitivity "
+            "1/(S·N_s)). With S = {sites}: conventional std {tau_conv:.3g}, pooled "
+            "{tau_cape:.3g} (Sec. 2).",
+            "conventional_cost",
+            SITES,
+            "Two lines against the number of sites S (each N_s = 1000, ε = 0.5, δ = 0.01, "
+            "analytic σ): the aggregate noise std of conventional averaging (blue) and of "
+            "CAPE, which equals the pooled curator's (orange). The dotted line is your S. The "
+            "one thing to notice: the gap widens with S — conventional falls as 1/√S, pooled "
+            "as 1/S.",
+            Explore(AVERAGING, "Explore on CAPE averaging", (("S", "{sites}"),)),
+            Question(
+                "Predict: with S = {sites} equal sites, conventional averaging's noise "
+                "variance is how many times the pooled one?",
+                ("1× (the same)", "√S×", "S×", "S²×"),
+                "τ_conv² / τ_pool² = (τ_s²/S) / (τ_s²/S²) = S: here **{ratio:.3g}** "
+                "(from dpcore's design: {tau_conv:.4g}² / {tau_cape:.4g}²).",
+            ),
+        ),
+        Step(
+            "cancelling",
+            "CAPE: noise that cancels",
+            "CAPE (Sec. 3) gives each site three noises: E_s from a trusted **noise "
+            "generator**, drawn so that Σ_s E_s = 0; F_s from the aggregator, which it later "
+            "subtracts; and the site's own small G_s. In the sum the E's vanish and the F's "
+            "are removed: only Σ G_s/S remains, with the pooled std. One real draw, S = "
+            "{sites}: Σ μ_s E_s = {e_sum:.1e}.",
+            "cancelling",
+            SITES,
+            "Bars per site: this draw's E_s (green, from the noise generator, std τ_e = "
+            "{tau_e:.3g}) and G_s (orange, the site's own); the last pair are their "
+            "weighted sums Σ μ_s E_s and Σ μ_s G_s. The one thing to notice: the E's are "
+            "large, yet their sum is zero to rounding — invisible.",
+            Explore(
+                "app_pages/protocol.py",
+                "Step through every message of a draw",
+                (("S", "{protocol_sites}"),),
+            ),
+            Question(
+                "Predict: add up this draw's E_s (weighted 1/S). What do you get?",
+                ("about τ_e", "about τ_e/√S", "zero (to rounding)"),
+                "Σ μ_s E_s = **{e_sum:.1e}** while each E_s has std {tau_e:.3g}: the noise "
+                "generator draws them conditioned on a zero sum (eq. (2); our construction "
+                "in docs/cape-design.md).",
+            ),
+        ),
+        Step(
+            "private",
+            "Yet every release stays private",
+            "The aggregator knows its F_s, so in its view site s's release carries E_s + G_s: "
+            "variance τ_e² + τ_g² = (1 − 1/S)τ_s² + τ_s²/S = τ_s², exactly what the site needs "
+            "alone (eq. (2)). The noise generator, knowing E_s, sees F_s + G_s: τ_s² again.",
+            "views_of_one_release",
+            SITES,
+            "Horizontal bars: the noise variance protecting site 1's release, in units of "
+            "the τ_s² it needs, as seen by the aggregator, the noise generator, an outsider, "
+            "and in the final average (scaled to site 1's share). The dashed line is 1 — "
+            "enough. The one thing to notice: every party's single-release view meets the "
+            "line exactly.",
+            Explore(PRIVACY, "Who sees what, on the Privacy explorer", (("S", "{sites}"),)),
+            Question(
+                "Predict: after subtracting F_1, how much noise variance is left on site 1's "
+                "release in the aggregator's view?",
+                ("τ_s²/S", "τ_s² (what it needs)", "2τ_s²"),
+                "τ_e² + τ_g² = **{ratio:.3g} τ_s²** (dpcore's design for S = {sites}).",
+            ),
+        ),
+    ),
+)
+
+UNEQUAL = Lesson(
+    "unequal",
+    "Unequal sites",
+    "3 · Unequal sites: weights, G(n) and a fair comparison",
+    "When sites differ in size, which weights, which gain, and against what baseline?",
+    (
+        Step(
+            "weights",
+            "Weights μ_s = N_s/N reproduce the pooled mean",
+            "With sizes {sizes}, the pooled mean is Σ (N_s/N)·a_s. CAPE with these weights "
+            "(Sec. 3.1) still reaches the pooled noise: std {tau_cape:.3g}. Conventional "
+            "averaging with the same weights: {tau_conv:.3g}; with equal weights 1/S: "
+            "{tau_conv_equal:.3g}.",
+            "weights_scene",
+            SHARE,
+            "Three bars (log scale): the aggregate noise std of conventional averaging with "
+            "equal weights 1/S, conventional with weights N_s/N, and CAPE with N_s/N, for "
+            "S = 5 sites of the sizes on the x-axis (ε = 0.5, δ = 0.01). The one thing to "
+            "notice: CAPE's bar is the lowest whatever the split.",
+            Explore(AVERAGING, "Explore on CAPE averaging", (("S", "5"),)),
+            Question(
+                "Predict: with the same weights N_s/N, conventional variance / CAPE variance is…",
+                ("1×", "S× = 5×", "G(n)× = {gain:.3g}×"),
+                "With μ_s = N_s/N and one ε, every μ_s τ_s is the same, so conventional has "
+                "S·(μτ)² against CAPE's (μτ)²: **{ratio:.3g}×** = S, whatever the sizes.",
+            ),
+        ),
+        Step(
+            "gain",
+            "The paper's gain G(n)",
+            "Proposition 1 states CAPE's gain as G(n) = (N²/S²) Σ 1/N_s²: the variance of "
+            "conventional averaging **with equal weights 1/S** over CAPE's. For these sizes "
+            "G = {gain:.3g}; it is S = 5 for equal sizes and grows as one site dominates.",
+            "gain_scene",
+            SHARE,
+            "The curve is G(n) (log axis) as the largest of 5 sites grows from an equal "
+            "share to almost all N = 10 000 samples, the others sharing the rest. Lines mark "
+            "the minimum S (equal sizes), the maximum of Proposition 1, and your split's G. "
+            "The one thing to notice: G shoots up — but only because equal weights are a "
+            "poor way to average unequal sites.",
+            Explore(AVERAGING, "Explore on CAPE averaging", (("S", "5"),)),
+            Question(
+                "Predict: at this split, is G(n) more than, exactly, or less than S = 5?",
+                ("less than S", "exactly S", "more than S"),
+                "G(n) = **{gain:.3g}** for sizes {sizes} (Proposition 1: S ≤ G, with "
+                "equality only for equal sizes).",
+            ),
+        ),
+        Step(
+            "fair",
+            "A fair comparison",
+            "A fair baseline lets conventional averaging pick its best weights: μ_s ∝ 1/τ_s² "
+            "(∝ N_s² here), the least-variance combination. Against it CAPE still wins, by "
+            "N²/Σ N_s² = {best:.3g}× here — between 1 and S. Against the same weights it "
+            "wins S× = {same:.3g}×; the paper's G(n) = {gain:.3g}× flatters it.",
+            "fair_scene",
+            SHARE,
+            "Three bars (log scale), each conventional variance over CAPE's for the same "
+            "sites: with the same weights N_s/N, with equal weights (the paper's G(n)), and "
+            "with the best conventional weights. The dashed line is 1 (no advantage). The "
+            "one thing to notice: the honest advantage is the smallest bar, and it shrinks "
+            "as one site dominates.",
+            Explore(AVERAGING, "Explore on CAPE averaging", (("S", "5"),)),
+            Question(
+                "Predict: against the best conventional weights, CAPE's advantage is…",
+                ("more than S", "between 1 and S", "none (1×)"),
+                "Best conventional variance is 1/Σ(1/τ_s²) = τ²/ΣN_s² against CAPE's τ²/N² "
+                "(τ_s = τ/N_s): a gain of N²/ΣN_s² = **{best:.3g}×**.",
+            ),
+        ),
+    ),
+)
+
+VIEWS = Lesson(
+    "views",
+    "Who sees what",
+    "4 · Who sees what: the effective ε",
+    "The aggregator, colluding sites and the noise generator — what each learns.",
+    (
+        Step(
+            "joint",
+            "The aggregator sees every release",
+            "The paper checks each release on its own: τ_s², enough. But the aggregator "
+            "receives **all** S releases, and the E's are correlated (they sum to zero): "
+            "combined, they say more about site 1 than its release alone. Noise left: "
+            "{joint:.3f}·τ_s for S = {sites}.",
+            "joint_view_scene",
+            SITES,
+            "Two bars: the noise protecting site 1 in the aggregator's view, as a multiple "
+            "of the τ_s it needs — from site 1's release alone, and from all releases "
+            "together (S equal sites of N_s = 1000, ε = 0.5). The dashed line is 1. The one "
+            "thing to notice: the joint bar is below the line (docs/privacy.md).",
+            Explore(PRIVACY, "Who sees what, on the Privacy explorer", (("S", "{sites}"),)),
+            Question(
+                "Predict: using all releases together, the aggregator's noise on site 1 is…",
+                ("exactly τ_s", "less than τ_s", "more than τ_s"),
+                "All releases together leave **{joint:.3f}·τ_s** (√((1 + 1/S)/2) for S "
+                "equal sites); the release alone leaves {own:.3f}·τ_s.",
+            ),
+        ),
+        Step(
+            "collusion",
+            "Colluding sites",
+            "Sites that collude hand the aggregator their E_j and G_j. Each one removes a "
+            "piece of the zero-sum puzzle; with {colluding} colluding, site 1's effective ε "
+            "(everything the coalition sees) is **{epsilon_joint:.3g}**, against "
+            "{epsilon_at_required:.3g} promised.",
+            "collusion_scene",
+            COLLUDING,
+            "Effective ε of the most exposed honest site (y) against the number of sites "
+            "colluding with the aggregator (x), for S = 5 equal sites: from its own release "
+            "(solid) and from all releases (dashed). The horizontal line is the promised ε, "
+            "the vertical one ⌈S/3⌉ − 1, the collusion bound of the CAPE paper. The one "
+            "thing to notice: ε climbs with every colluder.",
+            Explore(PRIVACY, "Collusion on the Privacy explorer", (("S", "5"),)),
+            Question(
+                "Predict: with {colluding} colluding sites, site 1's effective ε is…",
+                ("smaller: stronger privacy", "the promised ε", "larger: weaker privacy"),
+                "dpcore's coalition view: ε = **{epsilon_joint:.3g}** from all the coalition "
+                "sees, {epsilon_release:.3g} from site 1's release alone, "
+                "{epsilon_at_required:.3g} promised.",
+            ),
+        ),
+        Step(
+            "generator",
+            "The noise generator must be trusted",
+            "The noise generator knows every E_s. Should it share them with the aggregator, "
+            "only G_s is left on each release: std τ_s/√S. Site 1's effective ε: "
+            "{alone:.3g} with the aggregator alone, **{both:.3g}** with both.",
+            "generator_scene",
+            WHO,
+            "Three bars: the ε that τ_s itself gives (promised), and site 1's effective ε "
+            "from its own release when the aggregator alone looks and when the noise "
+            "generator joins it (S = 5, N_s = 1000). The one thing to notice: the trusted "
+            "party is trusted for a reason.",
+            Explore(PRIVACY, "Coalitions on the Privacy explorer", (("S", "5"), ("ng", "true"))),
+            Question(
+                "Predict: if the noise generator joins the aggregator, site 1's ε becomes…",
+                ("unchanged", "about √S× larger", "about S× larger"),
+                "ε grows from {alone:.3g} to {both:.3g}: **{ratio:.3g}×**. Only G (std "
+                "τ_s/√S) is left, and ε grows a little faster than 1/σ, so the factor is a "
+                "bit above √S = 2.24.",
+            ),
+        ),
+    ),
+)
+
+PCA = Lesson(
+    "pca",
+    "PCA and tensors",
+    "5 · From averages to PCA and tensors",
+    "A better average gives a better subspace: captured energy as the measure.",
+    (
+        Step(
+            "pca",
+            "PCA is an average of matrices",
+            "capePCA (Algorithm 1) runs CAPE on each site's D×D second-moment matrix A_s = "
+            "X_s X_sᵀ/N_s, then takes the top-K eigenvectors of the sum. Less noise in Â "
+            "means directions closer to the true ones. The measure: **captured energy** "
+            "tr(V̂ᵀAV̂) as a fraction of the best possible. At ε = {epsilon:g}: CAPE "
+            "{cape:.1%}, conventional {conv:.1%}.",
+            "pca_scene",
+            EPS,
+            "Captured energy over the optimum (y) against ε (log x) for S = 10 sites of "
+            "N_s = 1000, D = 20, K = 5: non-private (dashed), CAPE and conventional; bands "
+            "are ±1 std over 4 runs, the dotted line your ε. The one thing to notice: CAPE "
+            "reaches a given quality at a smaller ε.",
+            Explore(
+                "app_pages/pca.py",
+                "Explore on the PCA page",
+                (("eps", "{epsilon:g}"), ("sites", "10"), ("dim", "20"), ("k", "5")),
+            ),
+            Question(
+                "Predict: at ε = {epsilon:g}, which captures more energy?",
+                ("CAPE", "conventional", "about the same"),
+                "Mean over 4 runs: CAPE **{cape:.2%}**, conventional **{conv:.2%}** (a tie "
+                "when within two standard errors).",
+            ),
+        ),
+        Step(
+            "pca_sites",
+            "Same data, more sites",
+            "Split the same N = 20 000 samples over more sites. Each site's noise τ_s grows "
+            "with S (fewer samples, larger sensitivity), so conventional averaging's noise "
+            "grows like √S, while CAPE keeps the pooled noise whatever S is. Captured energy "
+            "gap (CAPE − conventional) at ε = {epsilon:g}: {gap_first:.1%} at S = 2, "
+            "{gap_last:.1%} at S = 50.",
+            "pca_sites_scene",
+            EPS,
+            "Captured energy over the optimum (y) against the number of sites S (x) that "
+            "share N = 20 000 samples equally, at your ε, D = 20, K = 5: non-private "
+            "(dashed), CAPE and conventional, ±1 std bands over 4 runs. The one thing to "
+            "notice: CAPE's line stays flat, conventional's falls.",
+            Explore(
+                "app_pages/pca.py",
+                "Sweep S on the PCA page",
+                (("eps", "{epsilon:g}"), ("axis", "sites"), ("dim", "20"), ("k", "5")),
+            ),
+            Question(
+                "Predict: as the same data is split over 2 → 50 sites, the gap between "
+                "CAPE and conventional…",
+                ("it grows", "it shrinks"),
+                "The gap is {gap_first:.2%} at S = 2 and **{gap_last:.2%}** at S = 50.",
+            ),
+        ),
+        Step(
+            "tensor",
+            "Tensors: the same trick, twice",
+            "capeAGN (Algorithm 2) learns a mixture of Gaussians from the moments M2 (a "
+            "matrix) and M3 (a D×D×D tensor): CAPE on M2 for the whitening, then on the "
+            "projected M3 (Theorem 2 splits (ε, δ) between them). The measure is the "
+            "component error (lower is better); at ε = {epsilon:g}: CAPE {cape:.3f}, "
+            "conventional {conv:.3f}.",
+            "tensor_scene",
+            EPS,
+            "Component error q_comp (y, lower is better) against ε (log x) for a mixture of "
+            "5 Gaussians in D = 10, S = 5 sites of N_s = 20 000: non-private (dashed), CAPE, "
+            "conventional; ±1 std over 3 runs. The one thing to notice: the same S-fold "
+            "noise saving shows up as lower error.",
+            Explore("app_pages/tensor.py", "Explore on the tensor page", (("eps", "{epsilon:g}"),)),
+            Question(
+                "Predict: at ε = {epsilon:g}, which recovers the components better?",
+                ("CAPE", "conventional", "about the same"),
+                "Component error, mean over 3 runs: CAPE **{cape:.3f}**, conventional "
+                "**{conv:.3f}** (a tie when within two standard errors).",
+            ),
+        ),
+    ),
+)
+
+LESSONS: tuple[Lesson, ...] = (NOISE, SITES_LESSON, UNEQUAL, VIEWS, PCA)

@@ -1,0 +1,583 @@
+"""Live figures of the lessons and the numbers their text and reveals quote.
+
+A scene maps the step's control value to a figure and a dict of numbers. Numbers come from
+dpcore through the cached wrappers of :mod:`ui.learn_core` and :mod:`ui.core`; a question's
+correct option (``answer``) is derived here from those numbers, never written in the lesson.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+import dpcore
+from ui.core import (
+    calibration_table,
+    coalition_table,
+    collusion_curve_table,
+    gain_curve,
+    party_table,
+)
+from ui.figures import FONT, calibration_figure, collusion_figure, gain_figure, sweep_figure
+from ui.learn_core import (
+    LESSON_DELTA,
+    classic_check,
+    lesson_otd,
+    lesson_pca,
+    lesson_pca_split,
+    protocol_run,
+    sigmas,
+    site_designs,
+)
+from ui.theme import STYLES
+
+N_MEAN = 100  # samples behind a lesson's mean of values in [0, 1]: Δ = 1/N
+EPS_GRID = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
+TOTAL, UNEQUAL_SITES = 10_000, 5  # lesson 3: N samples over S sites
+VIEW_SITES = 5  # lesson 4: S equal sites of N_s = 1000 at ε = 0.5
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A step's figure and the numbers its text quotes."""
+
+    figure: go.Figure
+    numbers: dict
+
+
+def nearest(value: float, candidates: dict[str, float]) -> str:
+    """The option whose value is closest to ``value`` on a log scale."""
+    return min(candidates, key=lambda k: abs(math.log(candidates[k]) - math.log(value)))
+
+
+def _layout(fig: go.Figure, x: str, y: str, *, height: int = 380) -> go.Figure:
+    fig.update_layout(
+        font=FONT,
+        height=height,
+        xaxis_title=x,
+        yaxis_title=y,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+    )
+    return fig
+
+
+def _marker(fig: go.Figure, x: float, text: str = "you are here") -> None:
+    fig.add_vline(x=x, line={"color": "#666666", "dash": "dot"})
+    fig.add_annotation(
+        x=math.log10(x) if fig.layout.xaxis.type == "log" else x,
+        y=1.0,
+        yref="paper",
+        text=text,
+        showarrow=False,
+        yanchor="bottom",
+        font={"size": 13, "color": "#666666"},
+    )
+
+
+# --- lesson 1: why noise, and how much ---------------------------------------------------------
+
+
+def neighbours(epsilon: float) -> Scene:
+    """Released mean under two neighbouring data sets (means 1/N apart), classic σ."""
+    sens = 1.0 / N_MEAN
+    sigma, half = sigmas(sens, (epsilon, epsilon / 2), LESSON_DELTA, "classic")
+    a_sigma, a_half = sigmas(sens, (epsilon, epsilon / 2), LESSON_DELTA, "analytic")
+    x = np.linspace(0.5 - 4 * sigma, 0.5 + sens + 4 * sigma, 400)
+    fig = go.Figure()
+    for mean, name, color in (
+        (0.5, "your data: true mean 0.50", STYLES["conv"].color),
+        (0.5 + sens, "one person changed: 0.51", STYLES["cape"].color),
+    ):
+        dens = np.exp(-0.5 * ((x - mean) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
+        fig.add_trace(go.Scatter(x=x, y=dens, name=name, line={"color": color, "width": 3}))
+    ratio = half / sigma
+    return Scene(
+        _layout(fig, "released mean", "probability density"),
+        {
+            "epsilon": epsilon,
+            "sigma": sigma,
+            "half": half,
+            "ratio": ratio,
+            "ratio_analytic": a_half / a_sigma,
+            "answer": nearest(
+                ratio,
+                {"it halves": 0.5, "it stays": 1.0, "it doubles": 2.0, "it quadruples": 4.0},
+            ),
+        },
+    )
+
+
+DELTA_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1)
+
+
+def delta_curve(delta: float) -> Scene:
+    """Classic σ/Δ over δ at ε = 0.5 (σ ∝ √(2 ln(1.25/δ)))."""
+    values = [sigmas(1.0, (0.5,), d, "classic")[0] for d in DELTA_GRID]
+    at = sigmas(1.0, (0.5,), delta, "classic")[0]
+    lo, hi = values[DELTA_GRID.index(1e-2)], values[DELTA_GRID.index(1e-6)]
+    fig = go.Figure(
+        go.Scatter(
+            x=DELTA_GRID,
+            y=values,
+            mode="lines+markers",
+            name="classic σ/Δ at ε = 0.5",
+            line={"color": STYLES["conv"].color, "width": 3},
+        )
+    )
+    fig.update_xaxes(type="log")
+    _marker(fig, delta)
+    ratio = hi / lo
+    return Scene(
+        _layout(fig, "privacy δ", "noise σ / sensitivity Δ"),
+        {
+            "delta": delta,
+            "sigma": at,
+            "ratio": ratio,
+            "answer": nearest(ratio, {"about 1.7×": 1.7, "about 10×": 10.0, "about 10 000×": 1e4}),
+        },
+    )
+
+
+def calibrations(epsilon: float) -> Scene:
+    """Classic vs analytic σ/Δ over ε, and whether the classic σ is private at ε."""
+    table = calibration_table(epsilon, LESSON_DELTA, tuple(np.logspace(-2, 1, 31)))
+    check = classic_check(1.0, epsilon, LESSON_DELTA)
+    enough = check["classic"] >= check["analytic"]
+    return Scene(
+        calibration_figure(table["curve"], current=[epsilon]),
+        {
+            "epsilon": epsilon,
+            **check,
+            "answer": "yes, at least enough" if enough else "no, too little",
+        },
+    )
+
+
+# --- lesson 2: many sites -------------------------------------------------------------------------
+
+
+def _equal(sites: int) -> dict:
+    return site_designs((1000,) * sites, 0.5, (1.0 / sites,) * sites)
+
+
+def conventional_cost(sites: int) -> Scene:
+    """Aggregate noise std of conventional averaging and of CAPE (= pooled) against S."""
+    grid = list(range(2, 11))
+    designs = [_equal(s) for s in grid]
+    fig = go.Figure()
+    for key, alg in (("tau_conv", "conv"), ("tau_cape", "cape")):
+        style = STYLES[alg]
+        fig.add_trace(
+            go.Scatter(
+                x=grid,
+                y=[d[key] for d in designs],
+                mode="lines+markers",
+                name=style.label + (" (= pooled)" if alg == "cape" else ""),
+                line={"color": style.color, "width": 3},
+            )
+        )
+    _marker(fig, sites)
+    d = _equal(sites)
+    ratio = d["tau_conv"] ** 2 / d["tau_cape"] ** 2
+    options = {"1× (the same)": 1.0, "√S×": math.sqrt(sites), "S×": sites, "S²×": sites**2}
+    return Scene(
+        _layout(fig, "number of sites S (N_s = 1000 each, ε = 0.5)", "aggregate noise std"),
+        {"sites": sites, **d, "ratio": ratio, "answer": nearest(ratio, options)},
+    )
+
+
+def cancelling(sites: int) -> Scene:
+    """One real CAPE draw: each site's E_s and G_s, and their weighted sums."""
+    demo = protocol_run(sites, "scalar", 0.5, 0)
+    run = demo.run
+    labels = [f"site {s + 1}" for s in range(sites)]
+    fig = go.Figure()
+    for values, name, color in (
+        (run.e, "E_s from the noise generator", "#009E73"),
+        (run.g, "G_s, the site's own", STYLES["cape"].color),
+    ):
+        fig.add_trace(go.Bar(x=labels, y=values, name=name, marker_color=color))
+    fig.add_trace(
+        go.Bar(
+            x=["Σ μ_s ·"],
+            y=[demo.e_sum],
+            name="Σ μ_s E_s",
+            marker_color="#009E73",
+            showlegend=False,
+        )
+    )
+    fig.add_trace(
+        go.Bar(
+            x=["Σ μ_s ·"],
+            y=[demo.g_sum],
+            name="Σ μ_s G_s",
+            marker_color=STYLES["cape"].color,
+            showlegend=False,
+        )
+    )
+    tau_e = float(run.design.tau_e[0])
+    e_sum = float(demo.e_sum)
+    options = {"about τ_e": tau_e, "about τ_e/√S": tau_e / math.sqrt(sites)}
+    answer = "zero (to rounding)" if abs(e_sum) <= 1e-12 * tau_e else nearest(abs(e_sum), options)
+    return Scene(
+        _layout(fig, "", "noise value in this draw"),
+        {
+            "sites": sites,
+            "protocol_sites": min(max(sites, 3), 5),
+            "e_sum": e_sum,
+            "g_sum": float(demo.g_sum),
+            "tau_e": tau_e,
+            "answer": answer,
+        },
+    )
+
+
+def views_of_one_release(sites: int) -> Scene:
+    """Noise variance protecting site 1 in each view, as a multiple of τ_s²."""
+    d = _equal(sites)
+    tau2 = d["tau"][0] ** 2
+    parts = {
+        "aggregator (knows F): E + G": (d["var_e"][0] + d["var_g"][0]) / tau2,
+        "noise generator (knows E): F + G": (d["var_f"][0] + d["var_g"][0]) / tau2,
+        "outsider: E + F + G": (d["var_e"][0] + d["var_f"][0] + d["var_g"][0]) / tau2,
+        "the final average (per site: S² × its share)": sites**2 * d["tau_cape"] ** 2 / tau2,
+    }
+    fig = go.Figure(
+        go.Bar(
+            x=list(parts.values()),
+            y=list(parts),
+            orientation="h",
+            marker_color=[STYLES["conv"].color, "#009E73", "#999999", STYLES["cape"].color],
+            text=[f"{v:.2f} τ_s²" for v in parts.values()],
+            textposition="auto",
+        )
+    )
+    fig.add_vline(x=1.0, line={"color": "#000000", "dash": "dash"})
+    ratio = parts["aggregator (knows F): E + G"]
+    answer = nearest(ratio, {"τ_s²/S": 1.0 / sites, "τ_s² (what it needs)": 1.0, "2τ_s²": 2.0})
+    fig.update_yaxes(autorange="reversed")
+    return Scene(
+        _layout(fig, "noise variance on site 1's release / τ_s²", ""),
+        {"sites": sites, "ratio": ratio, "tau": d["tau"][0], "answer": answer},
+    )
+
+
+# --- lesson 3: unequal sites --------------------------------------------------------------------
+
+
+def unequal_sizes(share: float) -> tuple[int, ...]:
+    """N = 10 000 samples: the largest site holds ``share``, the other four split the rest."""
+    big = round(share * TOTAL)
+    rest = (TOTAL - big) // (UNEQUAL_SITES - 1)
+    return (big, *(rest,) * (UNEQUAL_SITES - 2), TOTAL - big - rest * (UNEQUAL_SITES - 2))
+
+
+def _unequal(share: float) -> dict:
+    sizes = unequal_sizes(share)
+    weights = tuple(n / sum(sizes) for n in sizes)
+    return {"sizes": sizes, **site_designs(sizes, 0.5, weights)}
+
+
+def weights_scene(share: float) -> Scene:
+    """Aggregate noise std with weights μ_s = N_s/N: conventional vs CAPE, per site sizes."""
+    d = _unequal(share)
+    names = ["conventional, μ_s = 1/S", "conventional, μ_s = N_s/N", "CAPE, μ_s = N_s/N"]
+    values = [d["tau_conv_equal"], d["tau_conv"], d["tau_cape"]]
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=values,
+            marker_color=["#56B4E9", STYLES["conv"].color, STYLES["cape"].color],
+            text=[f"{v:.2e}" for v in values],
+            textposition="outside",
+        )
+    )
+    fig.update_yaxes(type="log")
+    ratio = d["tau_conv"] ** 2 / d["tau_cape"] ** 2
+    answer = nearest(
+        ratio,
+        {
+            "1×": 1.0,
+            f"S× = {UNEQUAL_SITES}×": UNEQUAL_SITES,
+            f"G(n)× = {d['gain']:.3g}×": d["gain"],
+        },
+    )
+    return Scene(
+        _layout(fig, f"sites of sizes {', '.join(map(str, d['sizes']))}", "aggregate noise std"),
+        {**d, "share": share, "ratio": ratio, "answer": answer},
+    )
+
+
+def gain_scene(share: float) -> Scene:
+    """The paper's G(n) as the largest site grows, with this split marked (Prop. 1)."""
+    d = _unequal(share)
+    _, high = dpcore.cape_gain_bounds(TOTAL, UNEQUAL_SITES)
+    curve = gain_curve(TOTAL, UNEQUAL_SITES)
+    fig = gain_figure(curve, sites=UNEQUAL_SITES, maximum=high, current=d["gain"])
+    _marker(fig, d["sizes"][0] / TOTAL, "this split")
+    gain = d["gain"]
+    answer = (
+        "exactly S"
+        if math.isclose(gain, UNEQUAL_SITES, rel_tol=1e-9)
+        else "more than S"
+        if gain > UNEQUAL_SITES
+        else "less than S"
+    )
+    return Scene(fig, {**d, "share": share, "answer": answer})
+
+
+def fair_scene(share: float) -> Scene:
+    """Three gains of CAPE: against the same weights, the paper's G(n), the best weights."""
+    d = _unequal(share)
+    cape2 = d["tau_cape"] ** 2
+    gains = {
+        "same weights N_s/N": d["tau_conv"] ** 2 / cape2,
+        "paper's G(n) (conv. with 1/S)": d["tau_conv_equal"] ** 2 / cape2,
+        "best conventional weights": d["tau_conv_best"] ** 2 / cape2,
+    }
+    fig = go.Figure(
+        go.Bar(
+            x=list(gains),
+            y=list(gains.values()),
+            marker_color=[STYLES["conv"].color, "#56B4E9", "#999999"],
+            text=[f"{v:.3g}×" for v in gains.values()],
+            textposition="outside",
+        )
+    )
+    fig.add_hline(y=1.0, line={"color": "#000000", "dash": "dash"})
+    fig.update_yaxes(type="log")
+    best = gains["best conventional weights"]
+    answer = (
+        "more than S"
+        if best > UNEQUAL_SITES * (1 + 1e-9)
+        else "none (1×)"
+        if best <= 1 + 1e-9
+        else "between 1 and S"
+    )
+    return Scene(
+        _layout(fig, "", "conventional variance / CAPE variance"),
+        {**d, "share": share, "best": best, "answer": answer, "same": gains["same weights N_s/N"]},
+    )
+
+
+# --- lesson 4: who sees what ----------------------------------------------------------------------
+
+
+def _view_args() -> tuple:
+    s = VIEW_SITES
+    return ((1000,) * s, (0.5,) * s, (LESSON_DELTA,) * s, (1.0 / s,) * s, "analytic")
+
+
+def _site1(colluders: Sequence[int], ng: bool) -> dict:
+    report = coalition_table(*_view_args(), tuple(colluders), ng)
+    row = report[report["site"] == 1].iloc[0]
+    return {
+        k: float(row[k])
+        for k in (
+            "required_std",
+            "release_std",
+            "joint_std",
+            "epsilon_at_required",
+            "epsilon_release",
+            "epsilon_joint",
+        )
+    }
+
+
+def joint_view_scene(sites: int) -> Scene:
+    """Noise on site 1 in the aggregator's view: one release alone, and all releases."""
+    s = sites
+    args = ((1000,) * s, (0.5,) * s, (LESSON_DELTA,) * s, (1.0 / s,) * s, "analytic")
+    table = party_table(*args)
+    row = table[(table["party"] == "aggregator") & (table["site"] == 1)].iloc[0]
+    own, joint = row["release_std"] / row["required_std"], row["joint_std"] / row["required_std"]
+    fig = go.Figure(
+        go.Bar(
+            x=["site 1's release alone", "all releases together"],
+            y=[own, joint],
+            marker_color=[STYLES["conv"].color, STYLES["cape"].color],
+            text=[f"{own:.3f} τ_s", f"{joint:.3f} τ_s"],
+            textposition="outside",
+        )
+    )
+    fig.add_hline(y=1.0, line={"color": "#000000", "dash": "dash"})
+    fig.update_yaxes(range=[0, 1.25])
+    answer = (
+        "exactly τ_s"
+        if math.isclose(joint, 1.0, rel_tol=1e-9)
+        else "less than τ_s"
+        if joint < 1
+        else "more than τ_s"
+    )
+    return Scene(
+        _layout(fig, "", "noise left on site 1 / τ_s (aggregator's view)"),
+        {"sites": sites, "own": own, "joint": joint, "answer": answer},
+    )
+
+
+def collusion_scene(colluding: int) -> Scene:
+    """Effective ε of the most exposed site against the number of colluding sites."""
+    curve = collusion_curve_table(*_view_args(), False)
+    site1 = _site1(tuple(range(1, colluding + 1)), False)  # sites 2 … k+1 (0-based 1 … k)
+    bound = math.ceil(VIEW_SITES / 3) - 1
+    fig = collusion_figure(curve, bound=bound, reference=site1["epsilon_at_required"])
+    _marker(fig, colluding, f"{colluding} colluding")
+    promised, joint = site1["epsilon_at_required"], site1["epsilon_joint"]
+    answer = (
+        "the promised ε"
+        if math.isclose(joint, promised, rel_tol=1e-6)
+        else "larger: weaker privacy"
+        if joint > promised
+        else "smaller: stronger privacy"
+    )
+    return Scene(fig, {"colluding": colluding, **site1, "answer": answer})
+
+
+def generator_scene(who: str) -> Scene:
+    """Site 1's effective ε when the aggregator alone, or with the noise generator, looks."""
+    alone = _site1((), False)
+    both = _site1((), True)
+    chosen = both if who == "aggregator + noise generator" else alone
+    labels = ["promised", "aggregator alone", "aggregator + noise generator"]
+    values = [alone["epsilon_at_required"], alone["epsilon_release"], both["epsilon_release"]]
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=values,
+            marker_color=[
+                "#000000",
+                STYLES["conv"].color,
+                STYLES["cape"].color if who != "aggregator alone" else "#999999",
+            ],
+            text=[f"ε = {v:.3g}" for v in values],
+            textposition="outside",
+        )
+    )
+    ratio = both["epsilon_release"] / alone["epsilon_at_required"]
+    answer = nearest(
+        ratio,
+        {
+            "unchanged": 1.0,
+            "about √S× larger": math.sqrt(VIEW_SITES),
+            "about S× larger": VIEW_SITES,
+        },
+    )
+    return Scene(
+        _layout(fig, "", "effective ε of site 1's own release"),
+        {
+            "who": who,
+            **chosen,
+            "ratio": ratio,
+            "alone": alone["epsilon_release"],
+            "both": both["epsilon_release"],
+            "answer": answer,
+        },
+    )
+
+
+# --- lesson 5: from averages to PCA and tensors --------------------------------------------------
+
+
+def _means(df, axis: str, metric: str, at: float) -> dict[str, tuple[float, float]]:
+    part = df[df[axis] == at].groupby("algorithm")[metric].agg(["mean", "std", "count"])
+    return {a: (r["mean"], r["std"] / math.sqrt(r["count"])) for a, r in part.iterrows()}
+
+
+def _compare(stats: dict, higher_is_better: bool) -> str:
+    (cm, cs), (vm, vs) = stats["cape"], stats["conv"]
+    if abs(cm - vm) <= 2 * math.hypot(cs, vs):  # within two standard errors: a tie
+        return "about the same"
+    return "CAPE" if (cm > vm) == higher_is_better else "conventional"
+
+
+def pca_scene(epsilon: float) -> Scene:
+    """Captured energy of capePCA, conventional and non-private PCA over ε."""
+    df = lesson_pca(EPS_GRID, 10)
+    fig = sweep_figure(
+        df,
+        axis="epsilon",
+        metric="captured_energy_ratio",
+        y_title="captured energy / optimum",
+        marker=epsilon,
+    )
+    fig.update_layout(height=380)
+    stats = _means(df, "epsilon", "captured_energy_ratio", epsilon)
+    return Scene(
+        fig,
+        {
+            "epsilon": epsilon,
+            "cape": stats["cape"][0],
+            "conv": stats["conv"][0],
+            "answer": _compare(stats, True),
+        },
+    )
+
+
+SITE_GRID = (2, 5, 10, 20, 50)
+
+
+def pca_sites_scene(epsilon: float) -> Scene:
+    """Captured energy against S for N = 20 000 samples split equally over S sites."""
+    df = lesson_pca_split(20_000, SITE_GRID, epsilon)
+    fig = sweep_figure(
+        df, axis="sites", metric="captured_energy_ratio", y_title="captured energy / optimum"
+    )
+    fig.update_layout(height=380)
+    first = _means(df, "sites", "captured_energy_ratio", SITE_GRID[0])
+    last = _means(df, "sites", "captured_energy_ratio", SITE_GRID[-1])
+    gap_first = first["cape"][0] - first["conv"][0]
+    gap_last = last["cape"][0] - last["conv"][0]
+    answer = "it grows" if gap_last > gap_first else "it shrinks"
+    return Scene(
+        fig, {"epsilon": epsilon, "gap_first": gap_first, "gap_last": gap_last, "answer": answer}
+    )
+
+
+def tensor_scene(epsilon: float) -> Scene:
+    """Component error of capeAGN, conventional and non-private over ε (MOG)."""
+    df = lesson_otd(EPS_GRID)
+    fig = sweep_figure(
+        df,
+        axis="epsilon",
+        metric="component_error",
+        y_title="component error q_comp",
+        marker=epsilon,
+    )
+    fig.update_layout(height=380)
+    stats = _means(df, "epsilon", "component_error", epsilon)
+    return Scene(
+        fig,
+        {
+            "epsilon": epsilon,
+            "cape": stats["cape"][0],
+            "conv": stats["conv"][0],
+            "answer": _compare(stats, False),
+        },
+    )
+
+
+SCENES: dict[str, Callable[..., Scene]] = {
+    f.__name__: f
+    for f in (
+        neighbours,
+        delta_curve,
+        calibrations,
+        conventional_cost,
+        cancelling,
+        views_of_one_release,
+        weights_scene,
+        gain_scene,
+        fair_scene,
+        joint_view_scene,
+        collusion_scene,
+        generator_scene,
+        pca_scene,
+        pca_sites_scene,
+        tensor_scene,
+    )
+}
