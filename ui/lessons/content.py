@@ -371,7 +371,7 @@ PCA = Lesson(
             ),
             Question(
                 "Predict: at ε = {epsilon:g}, which captures more energy?",
-                ("CAPE", "conventional", "about the same"),
+                ("capePCA", "conventional", "about the same"),
                 "Mean over 4 runs: CAPE **{cape:.2%}**, conventional **{conv:.2%}** (a tie "
                 "when within two standard errors).",
             ),
@@ -419,7 +419,7 @@ PCA = Lesson(
             Explore("app_pages/tensor.py", "Explore on the tensor page", (("eps", "{epsilon:g}"),)),
             Question(
                 "Predict: at ε = {epsilon:g}, which recovers the components better?",
-                ("CAPE", "conventional", "about the same"),
+                ("capeAGN", "conventional", "about the same"),
                 "Component error, mean over 3 runs: CAPE **{cape:.3f}**, conventional "
                 "**{conv:.3f}** (a tie when within two standard errors).",
             ),

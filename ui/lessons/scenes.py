@@ -33,7 +33,7 @@ from ui.learn_core import (
     sigmas,
     site_designs,
 )
-from ui.theme import STYLES
+from ui.theme import style
 
 N_MEAN = 100  # samples behind a lesson's mean of values in [0, 1]: Δ = 1/N
 EPS_GRID = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
@@ -90,8 +90,8 @@ def neighbours(epsilon: float) -> Scene:
     x = np.linspace(0.5 - 4 * sigma, 0.5 + sens + 4 * sigma, 400)
     fig = go.Figure()
     for mean, name, color in (
-        (0.5, "your data: true mean 0.50", STYLES["conv"].color),
-        (0.5 + sens, "one person changed: 0.51", STYLES["cape"].color),
+        (0.5, "your data: true mean 0.50", style("conv").color),
+        (0.5 + sens, "one person changed: 0.51", style("cape").color),
     ):
         dens = np.exp(-0.5 * ((x - mean) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
         fig.add_trace(go.Scatter(x=x, y=dens, name=name, line={"color": color, "width": 3}))
@@ -126,7 +126,7 @@ def delta_curve(delta: float) -> Scene:
             y=values,
             mode="lines+markers",
             name="classic σ/Δ at ε = 0.5",
-            line={"color": STYLES["conv"].color, "width": 3},
+            line={"color": style("conv").color, "width": 3},
         )
     )
     fig.update_xaxes(type="log")
@@ -171,14 +171,14 @@ def conventional_cost(sites: int) -> Scene:
     designs = [_equal(s) for s in grid]
     fig = go.Figure()
     for key, alg in (("tau_conv", "conv"), ("tau_cape", "cape")):
-        style = STYLES[alg]
+        look = style(alg)
         fig.add_trace(
             go.Scatter(
                 x=grid,
                 y=[d[key] for d in designs],
                 mode="lines+markers",
-                name=style.label + (" (= pooled)" if alg == "cape" else ""),
-                line={"color": style.color, "width": 3},
+                name=look.label + (" (= pooled)" if alg == "cape" else ""),
+                line={"color": look.color, "width": 3},
             )
         )
     _marker(fig, sites)
@@ -199,7 +199,7 @@ def cancelling(sites: int) -> Scene:
     fig = go.Figure()
     for values, name, color in (
         (run.e, "E_s from the noise generator", "#009E73"),
-        (run.g, "G_s, the site's own", STYLES["cape"].color),
+        (run.g, "G_s, the site's own", style("cape").color),
     ):
         fig.add_trace(go.Bar(x=labels, y=values, name=name, marker_color=color))
     fig.add_trace(
@@ -216,7 +216,7 @@ def cancelling(sites: int) -> Scene:
             x=["Σ μ_s ·"],
             y=[demo.g_sum],
             name="Σ μ_s G_s",
-            marker_color=STYLES["cape"].color,
+            marker_color=style("cape").color,
             showlegend=False,
         )
     )
@@ -252,7 +252,7 @@ def views_of_one_release(sites: int) -> Scene:
             x=list(parts.values()),
             y=list(parts),
             orientation="h",
-            marker_color=[STYLES["conv"].color, "#009E73", "#999999", STYLES["cape"].color],
+            marker_color=[style("conv").color, "#009E73", "#999999", style("cape").color],
             text=[f"{v:.2f} τ_s²" for v in parts.values()],
             textposition="auto",
         )
@@ -292,7 +292,7 @@ def weights_scene(share: float) -> Scene:
         go.Bar(
             x=names,
             y=values,
-            marker_color=["#56B4E9", STYLES["conv"].color, STYLES["cape"].color],
+            marker_color=["#56B4E9", style("conv").color, style("cape").color],
             text=[f"{v:.2e}" for v in values],
             textposition="outside",
         )
@@ -344,7 +344,7 @@ def fair_scene(share: float) -> Scene:
         go.Bar(
             x=list(gains),
             y=list(gains.values()),
-            marker_color=[STYLES["conv"].color, "#56B4E9", "#999999"],
+            marker_color=[style("conv").color, "#56B4E9", "#999999"],
             text=[f"{v:.3g}×" for v in gains.values()],
             textposition="outside",
         )
@@ -400,7 +400,7 @@ def joint_view_scene(sites: int) -> Scene:
         go.Bar(
             x=["site 1's release alone", "all releases together"],
             y=[own, joint],
-            marker_color=[STYLES["conv"].color, STYLES["cape"].color],
+            marker_color=[style("conv").color, style("cape").color],
             text=[f"{own:.3f} τ_s", f"{joint:.3f} τ_s"],
             textposition="outside",
         )
@@ -451,8 +451,8 @@ def generator_scene(who: str) -> Scene:
             y=values,
             marker_color=[
                 "#000000",
-                STYLES["conv"].color,
-                STYLES["cape"].color if who != "aggregator alone" else "#999999",
+                style("conv").color,
+                style("cape").color if who != "aggregator alone" else "#999999",
             ],
             text=[f"ε = {v:.3g}" for v in values],
             textposition="outside",
@@ -488,11 +488,11 @@ def _means(df, axis: str, metric: str, at: float) -> dict[str, tuple[float, floa
     return {a: (r["mean"], r["std"] / math.sqrt(r["count"])) for a, r in part.iterrows()}
 
 
-def _compare(stats: dict, higher_is_better: bool) -> str:
+def _compare(stats: dict, higher_is_better: bool, winner: str) -> str:
     (cm, cs), (vm, vs) = stats["cape"], stats["conv"]
     if abs(cm - vm) <= 2 * math.hypot(cs, vs):  # within two standard errors: a tie
         return "about the same"
-    return "CAPE" if (cm > vm) == higher_is_better else "conventional"
+    return winner if (cm > vm) == higher_is_better else "conventional"
 
 
 def pca_scene(epsilon: float) -> Scene:
@@ -513,7 +513,7 @@ def pca_scene(epsilon: float) -> Scene:
             "epsilon": epsilon,
             "cape": stats["cape"][0],
             "conv": stats["conv"][0],
-            "answer": _compare(stats, True),
+            "answer": _compare(stats, True, "capePCA"),
         },
     )
 
@@ -556,7 +556,7 @@ def tensor_scene(epsilon: float) -> Scene:
             "epsilon": epsilon,
             "cape": stats["cape"][0],
             "conv": stats["conv"][0],
-            "answer": _compare(stats, False),
+            "answer": _compare(stats, False, "capeAGN"),
         },
     )
 
