@@ -170,7 +170,8 @@ def test_a_shared_link_is_the_first_request_to_a_fresh_server(browser):
         assert "Experiments" in nav and "Tensor decomposition" in nav
         eps = page.locator("[data-testid='stSlider']").filter(has_text="Privacy ε")
         assert eps.locator("input[type='range']").first.get_attribute("aria-valuetext") == "2"
-        assert page.locator("[data-testid='stNumberInputField']").last.input_value() == "3"
+        seed = page.locator("[data-testid='stNumberInput']").filter(has_text="Seed")
+        assert seed.locator("input").first.input_value() == "3"
         _assert_no_errors(page)
         page.close()
 
