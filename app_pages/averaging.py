@@ -1,11 +1,12 @@
 """CAPE averaging: the protocol on a private mean, site by site."""
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
-import dpcore
 from ui.controls import seed_controls
 from ui.core import (
+    GAINS,
     averaging_design,
     averaging_monte_carlo,
     call_core,
@@ -51,32 +52,48 @@ c1.metric(
     help="Std a trusted curator with all the data must add: max_s μ_s τ_s.",
 )
 c2.metric(
-    "CAPE aggregate std",
+    "CAPE, paper's design",
     f"{design['tau_cape']:.3g}",
-    help="Std of Σ μ_s G_s — equal to the pooled requirement by design.",
+    help="Std of Σ μ_s G_s — equal to the pooled requirement (eq. (2) and Sec. 3.1). Each "
+    "release on its own carries τ_s; all releases together do not (Privacy explorer).",
 )
 c3.metric(
-    "Conventional aggregate std",
-    f"{design['tau_conv']:.3g}",
-    help="Each site adds its own τ_s: std sqrt(Σ μ_s² τ_s²).",
+    "CAPE, joint-view-safe design",
+    f"{design['tau_joint']:.3g}",
+    delta=f"{design['tau_joint'] / design['tau_pool'] - 1:+.1%} vs pooled",
+    delta_color="off",
+    help="The aggregator's view of all releases together also meets every site's (ε_s, δ_s): "
+    "larger E's (free: they cancel) and slightly larger G's. docs/privacy.md derives it.",
 )
 c4.metric(
-    "Variance saved by CAPE",
-    f"{(design['tau_conv'] / design['tau_cape']) ** 2:.2f}×",
-    help="Conventional variance / CAPE variance.",
+    "Conventional aggregate std",
+    f"{design['tau_conv']:.3g}",
+    help="Each site adds its own τ_s: std sqrt(Σ μ_s² τ_s²), same weights μ_s.",
 )
 
 st.markdown(
     "**Noise design per site** — τ_e from the noise generator, τ_f from the "
-    "aggregator, τ_g the site's own. Every site's release carries τ_s² both in the "
-    "aggregator's view (τ_e² + τ_g²) and in the noise generator's view (τ_f² + τ_g²)."
+    "aggregator, τ_g the site's own. In the paper's design every site's release carries τ_s² "
+    "both in the aggregator's view (τ_e² + τ_g²) and in the noise generator's view "
+    "(τ_f² + τ_g²). The joint-view-safe design's columns: its noise in the aggregator's view "
+    "of all releases together is exactly τ_s."
 )
 st.dataframe(
     design["table"],
     hide_index=True,
     column_config={
         c: st.column_config.NumberColumn(format="%.4g")
-        for c in ("μ_s", "τ_s", "τ_e", "τ_f", "τ_g", "paper τ_g²")
+        for c in (
+            "μ_s",
+            "τ_s",
+            "τ_e",
+            "τ_f",
+            "τ_g",
+            "paper τ_g²",
+            "joint-safe τ_e",
+            "joint-safe τ_f",
+            "joint-safe τ_g",
+        )
     },
 )
 if design["paper_feasible"]:
@@ -105,21 +122,38 @@ st.caption(
     f"{np.max(np.abs(mc['e_sum'])):.1e} — the noise generator's noise cancels to rounding."
 )
 
-st.subheader("CAPE gain and unequal sizes")
+st.subheader("What CAPE gains, and against what")
 sizes = np.asarray(args[0])
-gain = call_core(dpcore.cape_gain, sizes)
-low, high = call_core(dpcore.cape_gain_bounds, int(sizes.sum()), sites)
-st.metric(
-    "Gain G(n) for these sizes",
-    f"{gain:.3g}",
-    help="Proposition 1: variance of conventional averaging (weights 1/S) over CAPE's.",
+gains = design["gains"]
+st.dataframe(
+    pd.DataFrame(
+        {
+            "comparison": [GAINS[k][0] for k in GAINS],
+            "what it compares": [GAINS[k][1] for k in GAINS],
+            "gain for your sites": [gains[k] for k in GAINS],
+        }
+    ),
+    hide_index=True,
+    width="stretch",
+    column_config={"gain for your sites": st.column_config.NumberColumn(format="%.3g×")},
 )
 curve = call_core(gain_curve, int(sizes.sum()), sites)
-st.plotly_chart(gain_figure(curve, sites=sites, maximum=high, current=gain), key="gain_chart")
+st.plotly_chart(
+    gain_figure(
+        curve,
+        labels={k: v[0] for k, v in GAINS.items()},
+        current=gains,
+        share=float(sizes.max() / sizes.sum()),
+    ),
+    key="gain_chart",
+)
 st.caption(
-    "One site grows while the others share the rest equally (N fixed). The gain is S for "
-    "equal sizes and grows as sizes become unbalanced; with weights ∝ N_s instead of 1/S, "
-    "conventional averaging loses exactly S×, whatever the sizes."
+    "Variance ratios (baseline / CAPE). Lines: one site grows while the others share the rest "
+    "equally, N fixed, a common (ε, δ), CAPE weights N_s/N. Diamonds: your sites with your "
+    "weights and ε's. The paper's G(n) (Proposition 1) rises with imbalance because its "
+    "baseline uses weights 1/S — a reweighting gain, not a correlated-noise gain; like for "
+    "like CAPE gains exactly S, and against the best conventional estimator N²/ΣN_s², which "
+    "falls to 1 as one site holds all the data."
 )
 advantage_question(st)
 
@@ -142,8 +176,13 @@ with st.expander("How it works — the equations"):
         r"\tau_{es}^2+\tau_{gs}^2 \ge \tau_s^2,\quad \tau_{fs}^2+\tau_{gs}^2\ge\tau_s^2,"
         r"\quad \sum_s\mu_s^2\tau_{gs}^2 = \tau_{\text{pool}}^2,\quad \sum_s\mu_s e_s = 0"
     )
-    st.markdown("Gain, Proposition 1:")
+    st.markdown(
+        "Gains at a common (ε, δ), τ_s = c/N_s: like for like (weights N_s/N both), "
+        "against inverse-variance weights ∝ N_s², and Proposition 1's G(n) (baseline "
+        "weights 1/S):"
+    )
     st.latex(
-        r"G(\mathbf n) = \frac{N^2}{S^2}\sum_s \frac{1}{N_s^2},\quad S \le G \le "
-        r"\frac{N^2}{S^2}\left(\frac{1}{(N-S+1)^2} + S - 1\right)"
+        r"\frac{\sum_s \mu_s^2\tau_s^2}{\tau_{\text{pool}}^2} = S,\qquad "
+        r"\frac{(\sum_s \tau_s^{-2})^{-1}}{\tau_{\text{pool}}^2} = \frac{N^2}{\sum_s N_s^2},"
+        r"\qquad G(\mathbf n) = \frac{N^2}{S^2}\sum_s \frac{1}{N_s^2}"
     )

@@ -7,6 +7,7 @@ import streamlit as st
 import dpcore
 from ui.controls import seed_controls
 from ui.core import (
+    DESIGNS,
     calibration_table,
     call_core,
     classic_warning,
@@ -43,23 +44,35 @@ def _valid(key: str) -> None:
         st.session_state[key] = [s for s in st.session_state[key] if s in site_names]
 
 
-def _ratio_cell(std: float, required: float) -> str:
-    if np.isinf(std):
+def _verdict(eps: float, promised: float, ok: bool) -> str:
+    """'ε ≤ ε_s ✓' or 'ε > ε_s ✗': exactly whether the site's promise holds in this view."""
+    if eps == 0:
         return "sees nothing ✓"
-    ratio = std / required if required > 0 else np.inf
-    return f"{ratio:.2f} {'✓' if ratio >= 1 - 1e-9 else '✗'}"
+    return f"{eps:.3g} {'≤' if ok else '>'} {promised:.3g} {'✓' if ok else '✗'}"
 
+
+design_kind = st.radio(
+    "CAPE design",
+    list(DESIGNS),
+    format_func=DESIGNS.get,
+    key="design",
+    bind="query-params",
+    horizontal=True,
+    help="The paper's design gives each release on its own noise τ_s. The joint-view-safe "
+    "design (docs/privacy.md) also protects each site in the aggregator's view of all "
+    "releases together, for an aggregate std 5% above the pooled requirement.",
+)
+design_args = (*args, design_kind)
 
 # --- per-party views ------------------------------------------------------------------------
 st.header("Who sees what")
-parties = call_core(party_table, *args)
+parties = call_core(party_table, *design_args)
 parties["party_kind"] = np.where(
     parties["party"].str.startswith("site "), "each other site", parties["party"]
 )
 show = parties.drop_duplicates(["party_kind", "site"])
 cells = show.assign(
-    own=[_ratio_cell(r.release_std, r.required_std) for r in show.itertuples()],
-    joint=[_ratio_cell(r.joint_std, r.required_std) for r in show.itertuples()],
+    joint=[_verdict(r.epsilon_joint, r.promised_epsilon, r.meets) for r in show.itertuples()],
 )
 receives = cells.drop_duplicates("party_kind").set_index("party_kind")["receives"]
 receives["each other site"] = "E_j and F_j only; no other site's release"
@@ -70,21 +83,36 @@ pivot.insert(0, "receives", receives)
 order = ["noise generator", "aggregator", "each other site", "anyone (final output)"]
 st.dataframe(pivot.loc[order].rename_axis("party"), width="stretch")
 st.caption(
-    "Each cell: the noise protecting that site in that party's view, as a multiple of the "
-    "τ_s the site requires (✓ ≥ 1). It counts **everything the party sees at once** "
-    "(a Mahalanobis-distance argument, see below). In its *own* release, every site has "
-    "exactly τ_s against the aggregator and the noise generator — the paper's argument."
+    "Each cell: the exact ε (at the site's δ_s) of **everything that party sees at once** "
+    "about the site, against the ε_s the site was promised: ✓ when ε ≤ ε_s. The paper's "
+    "argument looks at each release on its own (the collusion table below shows both)."
 )
-agg_joint = parties[parties.party == "aggregator"]
-worst = float((agg_joint.joint_std / agg_joint.required_std).min())
-if worst < 1 - 1e-9:
+agg = parties[parties.party == "aggregator"]
+coalition0 = call_core(coalition_table, *args, (), False, design_kind)
+worst = agg.loc[(agg.epsilon_joint / agg.promised_epsilon).idxmax()]
+if not agg.meets.all():
+    st.error(
+        f"**The aggregator's joint view breaks the promise.** Combining all releases (the E's "
+        f"are correlated: they sum to zero) gives site {worst.site} ε = "
+        f"{worst.epsilon_joint:.3g} > ε_s = {worst.promised_epsilon:.3g} at its δ_s. The "
+        "paper checks each release on its own. Choose the joint-view-safe design above for a "
+        "guarantee in the joint view (docs/privacy.md).",
+        icon=":material/error:",
+    )
+elif "joint_meets_exact" in coalition0 and not coalition0.joint_meets_exact.all():
+    exact = coalition0.loc[coalition0.epsilon_joint_exact.idxmax()]
     st.warning(
-        f"**The aggregator's joint view is weaker than the paper states.** It receives every "
-        f"release, and the E's are correlated (they sum to zero), so combining all releases "
-        f"estimates a site's value better than its own release does: the noise left is "
-        f"{worst:.2f} × τ_s (for S equal sites, √((1 + 1/S)/2)). The paper checks each "
-        f"release on its own. See docs/privacy.md.",
+        f"**The promise holds here only because the classic calibration over-calibrates.** "
+        f"In the aggregator's joint view site {exact.site} has ε = {exact.epsilon_joint:.3g} "
+        f"≤ ε_s = {exact.promised_epsilon:.3g}, but the design leaves {exact.joint_ratio:.2f} "
+        f"× τ_s: with τ_s calibrated exactly (analytic) the same view gives "
+        f"ε = {exact.epsilon_joint_exact:.3g} > ε_s. The joint-view-safe design closes the gap.",
         icon=":material/warning:",
+    )
+else:
+    st.success(
+        "Every site's promise (ε_s, δ_s) holds in the aggregator's joint view.",
+        icon=":material/check_circle:",
     )
 
 # --- collusion ----------------------------------------------------------------------------------
@@ -106,53 +134,67 @@ with_ng = right.toggle(
     bind="query-params",
     help="It knows every E_s: with the aggregator, only the G's are left.",
 )
+chosen = None
 if len(colluders) == sites:
     st.info("Every site colludes: no honest site is left to protect.")
 else:
-    report = call_core(coalition_table, *args, tuple(s - 1 for s in colluders), bool(with_ng))
+    report = call_core(
+        coalition_table, *args, tuple(s - 1 for s in colluders), bool(with_ng), design_kind
+    )
+    chosen = (
+        len(colluders),
+        float(report.epsilon_release.max()),
+        float(report.epsilon_joint.max()),
+    )
+    shown = pd.DataFrame(
+        {
+            "site": report.site,
+            "promised ε_s": report.promised_epsilon,
+            "ε own release": report.epsilon_release,
+            "own": np.where(report.release_meets, "✓", "✗"),
+            "ε all releases": report.epsilon_joint,
+            "joint": np.where(report.joint_meets, "✓", "✗"),
+            "σ own / τ_s": report.release_ratio,
+            "σ all / τ_s": report.joint_ratio,
+            "ε of τ_s alone": report.epsilon_at_required,
+        }
+    )
+    if "epsilon_joint_exact" in report:
+        shown["ε all releases, τ_s exact"] = report.epsilon_joint_exact
     st.dataframe(
-        report.rename(
-            columns={
-                "required_std": "τ_s required",
-                "release_std": "σ own release",
-                "joint_std": "σ all releases",
-                "epsilon_at_required": "ε at τ_s",
-                "epsilon_release": "ε own release",
-                "epsilon_joint": "ε all releases",
-                "release_meets": "own ✓",
-                "joint_meets": "joint ✓",
-            }
-        ),
+        shown,
         hide_index=True,
         width="stretch",
         column_config={
             c: st.column_config.NumberColumn(format="%.4g")
-            for c in (
-                "τ_s required",
-                "σ own release",
-                "σ all releases",
-                "ε at τ_s",
-                "ε own release",
-                "ε all releases",
-            )
+            for c in shown.columns
+            if c not in ("site", "own", "joint")
         },
     )
     st.caption(
-        "ε: the exact (analytic) ε of a Gaussian mechanism with that noise and the site's "
-        "δ_s. 'ε at τ_s' is what the site was promised (below its nominal ε_s when τ_s comes "
-        "from the classic formula, which over-calibrates)."
+        "ε: the exact (analytic) ε at the site's δ_s of its own release, and of all honest "
+        "releases together, once the coalition removes what it knows. ✓ means ε ≤ the promised "
+        "ε_s — nothing else. σ/τ_s < 1: the design leaves less noise than the site's τ_s. "
+        "'ε of τ_s alone' is what the site's own calibration gives (below ε_s for classic at "
+        "small ε, which over-calibrates; above it at large ε, where classic fails)."
+        + (
+            " 'τ_s exact': the same view with τ_s from the analytic calibration — above ε_s "
+            "where classic's slack hides a break."
+            if "epsilon_joint_exact" in report
+            else ""
+        )
     )
-curve = call_core(collusion_curve_table, *args, bool(with_ng))
-promised = float(call_core(coalition_table, *args, (), False)["epsilon_at_required"].max())
+curve = call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
 bound = call_core(dpcore.collusion_bound, sites)
-st.plotly_chart(collusion_figure(curve, bound=bound, reference=promised), key="collusion_chart")
+st.plotly_chart(collusion_figure(curve, bound=bound, chosen=chosen), key="collusion_chart")
 st.caption(
-    "Worst honest site as more sites collude (the coalition grows greedily by the site "
-    "that hurts most)"
+    "Worst honest site (largest ε/ε_s) as more sites collude (the coalition grows greedily "
+    "by the site that hurts most)"
     + (", the noise generator included" if with_ng else "")
-    + ". With every other site colluding, only G_s is left: τ_s/√S for equal sites. The "
-    "dotted line marks the collusion bound S_C ≤ ⌈S/3⌉ − 1 of the follow-up CAPE paper "
-    "(Imtiaz, Mohammadi & Sarwate, arXiv:1904.10059)."
+    + ". Diamonds: the coalition you chose above. With every other site colluding, only G_s "
+    "is left: τ_s/√S for equal sites in the paper's design. The dotted vertical line marks "
+    "the collusion bound S_C ≤ ⌈S/3⌉ − 1 of the follow-up CAPE paper (Imtiaz, Mohammadi & "
+    "Sarwate, arXiv:1904.10059)."
 )
 
 # --- dropouts -----------------------------------------------------------------------------------

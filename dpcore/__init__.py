@@ -23,6 +23,8 @@ from dpcore.cape import (
     AveragingRun,
     CapeDesign,
     Message,
+    best_conventional_gain,
+    best_conventional_std,
     cape_average,
     cape_design,
     cape_gain,
@@ -34,6 +36,7 @@ from dpcore.cape import (
 from dpcore.costs import communication_cost
 from dpcore.datasets import Dataset, split_sizes, synthetic_dataset
 from dpcore.experiments import SWEEP_AXES, dropout_pca, otd_example, otd_sweep, pca_sweep
+from dpcore.joint_safe import joint_safe_design
 from dpcore.metrics import (
     captured_energy,
     component_error,
@@ -84,6 +87,8 @@ __all__ = [
     "Message",
     "MixtureModel",
     "agn_budget",
+    "best_conventional_gain",
+    "best_conventional_std",
     "calibration_comparison",
     "cape_average",
     "cape_design",
@@ -105,6 +110,7 @@ __all__ = [
     "gaussian_epsilon",
     "gaussian_sigma",
     "gaussian_sigmas",
+    "joint_safe_design",
     "make_model",
     "mog_model",
     "normalise_weights",

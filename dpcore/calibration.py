@@ -111,7 +111,7 @@ def gaussian_epsilon(sigma: float, *, sensitivity: float, delta: float) -> float
     if sigma == 0.0:
         return math.inf
     s = sigma / sensitivity
-    if _delta_profile(s, 0.0) <= delta:
+    if math.isinf(s) or _delta_profile(s, 0.0) <= delta:  # σ/Δ overflowed: no information
         return 0.0
     hi = 1.0
     while _delta_profile(s, hi) > delta:

@@ -139,6 +139,25 @@ class CapeDesign:
         return conventional_std(self.tau_site, self.weights)
 
     @property
+    def gain_same_weights(self) -> float:
+        """Conventional averaging with the same weights μ_s over this design: τ_conv²/τ_agg².
+
+        Exactly S for μ_s = N_s/N and a common (ε, δ) with :func:`cape_design`.
+        """
+        return self.tau_conv**2 / self.tau_agg**2
+
+    @property
+    def gain_best_conventional(self) -> float:
+        """The least-noise conventional estimator over this design: 1/(Σ_s τ_s⁻²) / τ_agg².
+
+        Conventional averaging with inverse-variance weights ∝ 1/τ_s² (∝ N_s² for a common
+        (ε, δ)) has the smallest aggregate variance of any weighting; against it CAPE gains
+        N²/Σ N_s² at a common (ε, δ) — but that estimator weights the sites differently
+        from μ, so it estimates Σ μ_s a_s only when the sites' values agree.
+        """
+        return best_conventional_std(self.tau_site) ** 2 / self.tau_agg**2
+
+    @property
     def e_covariance(self) -> NDArray[np.float64]:
         """Covariance of (e_1, …, e_S) per entry: M Mᵀ."""
         return self.e_mixing @ self.e_mixing.T
@@ -367,6 +386,17 @@ def pooled_plus_noise(
     aggregate variance (tested in ``tests/test_pca.py``).
     """
     return add_symmetric_noise(np.tensordot(weights, values, axes=1), std, rng=rng)
+
+
+def best_conventional_std(tau_site: ArrayLike) -> float:
+    """Aggregate noise std of conventional averaging with inverse-variance weights ∝ 1/τ_s².
+
+    1/sqrt(Σ_s 1/τ_s²), the smallest over all weightings (0 if some τ_s = 0).
+    """
+    tau = np.asarray(tau_site, dtype=float)
+    if np.any(tau == 0):
+        return 0.0
+    return float(1.0 / np.sqrt(np.sum(1.0 / tau**2)))
 
 
 def conventional_std(tau_site: ArrayLike, weights: ArrayLike) -> float:
@@ -605,7 +635,10 @@ def cape_gain(n_per_site: ArrayLike) -> float:
     -------
     float
         τ_ag²/τ_imp²: the variance of conventional averaging with weights 1/S over the
-        variance of CAPE (= pooled). Minimum S at equal sizes; maximum
+        variance of CAPE (= pooled) with weights N_s/N. It mixes two gains: reweighting
+        (1/S → N_s/N) and correlated noise (exactly S with the same weights); see
+        :func:`best_conventional_gain` for the like-for-like comparison. Minimum S at equal
+        sizes; maximum
         (N²/S²)(1/(N−S+1)² + S − 1) at sizes [1, …, 1, N−S+1] (:func:`cape_gain_bounds`).
 
     References
@@ -615,6 +648,23 @@ def cape_gain(n_per_site: ArrayLike) -> float:
     n = _check_sizes(n_per_site)
     total = n.sum()
     return float(total**2 / n.size**2 * np.sum(1.0 / n**2))
+
+
+def best_conventional_gain(n_per_site: ArrayLike) -> float:
+    """CAPE's gain over the least-noise conventional estimator at a common (ε, δ): N²/Σ N_s².
+
+    Conventional averaging with inverse-variance weights ∝ N_s² has variance c²/Σ N_s²
+    (τ_s = c/N_s); CAPE at the pooled level has c²/N². 1 for one site holding everything,
+    S for equal sizes. Compare :func:`cape_gain` (the paper's G(n), against weights 1/S: it
+    also counts the gain of reweighting) and :attr:`CapeDesign.gain_same_weights` (exactly S).
+
+    Examples
+    --------
+    >>> round(best_conventional_gain([100, 100, 100, 1000]), 4)
+    1.6408
+    """
+    n = _check_sizes(n_per_site)
+    return float(n.sum() ** 2 / np.sum(n**2))
 
 
 def cape_gain_bounds(total: int, sites: int) -> tuple[float, float]:

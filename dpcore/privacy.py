@@ -194,56 +194,92 @@ def effective_epsilons(std, sensitivity, delta) -> NDArray[np.float64]:
     ).reshape(std.shape)
 
 
+# ε computed by root finding to ~1e-13: a view meets its promise when ε ≤ ε_s up to this.
+EPS_TOL = 1e-7
+
+
+def _per_site(value, design: CapeDesign) -> NDArray[np.float64]:
+    return np.broadcast_to(np.asarray(value, float), (design.n_sites,)).copy()
+
+
 def coalition_report(
     design: CapeDesign,
     sensitivity,
     delta,
     colluding: Sequence[int] = (),
     *,
+    epsilon,
     noise_generator: bool = False,
 ) -> pd.DataFrame:
-    """One row per honest site: required τ_s, σ_release, σ_joint and their effective ε.
+    """One row per honest site: its promise (ε_s, δ_s) against the ε each view gives.
 
-    ``epsilon_at_required`` is the analytic ε of noise τ_s itself (below the site's nominal
-    ε_s when τ_s came from the classic formula), the fair reference for the other two.
+    Parameters
+    ----------
+    design : CapeDesign
+    sensitivity, delta : float or array_like, shape (S,)
+        Δ_s and δ_s per site.
+    colluding : sequence of int
+        0-based colluding sites.
+    epsilon : float or array_like, shape (S,)
+        ε_s, what each site was promised (at its δ_s).
+    noise_generator : bool
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``promised_epsilon`` (ε_s); ``required_std`` (τ_s), ``release_std``, ``joint_std``;
+        ``epsilon_at_required``: the exact ε of noise τ_s alone (below ε_s when the classic
+        formula over-calibrated τ_s, above it where classic fails, ε ≥ ~8);
+        ``epsilon_release`` and ``epsilon_joint``: exact ε of the site's own release and of
+        all releases together at δ_s; ``release_meets`` / ``joint_meets``: that ε ≤ ε_s —
+        exactly the promise; ``release_ratio`` / ``joint_ratio``: σ/τ_s (< 1 means the
+        design gives less noise than the site's own calibration asked for).
     """
     view = coalition_view(design, colluding, noise_generator=noise_generator)
-    sens = np.broadcast_to(np.asarray(sensitivity, float), (design.n_sites,))[view.honest]
-    dlt = np.broadcast_to(np.asarray(delta, float), (design.n_sites,))[view.honest]
-    tol = 1 - 1e-9
+    sens = _per_site(sensitivity, design)[view.honest]
+    dlt = _per_site(delta, design)[view.honest]
+    promised = _per_site(epsilon, design)[view.honest]
+    eps_release = effective_epsilons(view.release_std, sens, dlt)
+    eps_joint = effective_epsilons(view.joint_std, sens, dlt)
     return pd.DataFrame(
         {
             "site": view.honest + 1,
+            "promised_epsilon": promised,
             "required_std": view.required_std,
             "release_std": view.release_std,
             "joint_std": view.joint_std,
             "epsilon_at_required": effective_epsilons(view.required_std, sens, dlt),
-            "epsilon_release": effective_epsilons(view.release_std, sens, dlt),
-            "epsilon_joint": effective_epsilons(view.joint_std, sens, dlt),
-            "release_meets": view.release_std >= tol * view.required_std,
-            "joint_meets": view.joint_std >= tol * view.required_std,
+            "epsilon_release": eps_release,
+            "epsilon_joint": eps_joint,
+            "release_meets": eps_release <= promised * (1 + EPS_TOL),
+            "joint_meets": eps_joint <= promised * (1 + EPS_TOL),
+            "release_ratio": _ratio(view.release_std, view.required_std),
+            "joint_ratio": _ratio(view.joint_std, view.required_std),
         }
     )
 
 
 def collusion_curve(
-    design: CapeDesign, sensitivity, delta, *, noise_generator: bool = False
+    design: CapeDesign, sensitivity, delta, *, epsilon, noise_generator: bool = False
 ) -> pd.DataFrame:
     """Effective ε of the most exposed honest site against the number of colluding sites.
 
     For each number n = 0 … S−1 of colluding sites, the coalition grows greedily: it adds
-    the site whose collusion most lowers the smallest remaining σ (exact worst case for
+    the site whose collusion most lowers the smallest remaining σ/τ_s (exact worst case for
     equal sites, by symmetry; a greedy worst case otherwise).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``colluding`` (n), ``view`` ("own release" or "all releases"),
-        ``epsilon`` (largest effective ε over honest sites), ``std_ratio`` (smallest σ/τ_s).
+        ``epsilon`` (ε of the honest site with the largest ε/ε_s), ``promised_epsilon``
+        (that site's ε_s), ``meets`` (ε ≤ ε_s for every honest site) and ``std_ratio``
+        (smallest σ/τ_s).
     """
     design = _check_design(design)
-    sens = np.broadcast_to(np.asarray(sensitivity, float), (design.n_sites,))
-    dlt = np.broadcast_to(np.asarray(delta, float), (design.n_sites,))
+    sens = _per_site(sensitivity, design)
+    dlt = _per_site(delta, design)
+    promised = _per_site(epsilon, design)
     rows = []
     for key, view_name in (("release_std", "own release"), ("joint_std", "all releases")):
         coalition: list[int] = []
@@ -257,11 +293,14 @@ def collusion_curve(
             view = coalition_view(design, coalition, noise_generator=noise_generator)
             stds = getattr(view, key)
             eps = effective_epsilons(stds, sens[view.honest], dlt[view.honest])
+            worst = int(np.argmax(eps / promised[view.honest]))
             rows.append(
                 {
                     "colluding": n,
                     "view": view_name,
-                    "epsilon": float(eps.max()),
+                    "epsilon": float(eps[worst]),
+                    "promised_epsilon": float(promised[view.honest][worst]),
+                    "meets": bool(np.all(eps <= promised[view.honest] * (1 + EPS_TOL))),
                     "std_ratio": float(np.min(_ratio(stds, view.required_std))),
                 }
             )
@@ -284,15 +323,23 @@ def collusion_bound(n_sites: int) -> int:
     return math.ceil(n_sites / 3) - 1
 
 
-def party_views(design: CapeDesign) -> pd.DataFrame:
-    """What each party receives and the noise protecting each site in its view.
+def party_views(design: CapeDesign, *, sensitivity, delta, epsilon) -> pd.DataFrame:
+    """What each party receives, and the ε each site has in its view against its promise.
+
+    Parameters
+    ----------
+    design : CapeDesign
+    sensitivity, delta, epsilon : float or array_like, shape (S,)
+        Δ_s, δ_s and the promised ε_s per site.
 
     Returns
     -------
     pandas.DataFrame
         One row per (party, site): ``party``, ``receives``, ``site`` (1-based),
-        ``release_std``, ``joint_std``, ``required_std`` and ``meets`` (joint view ≥ τ_s).
-        A party that sees nothing of a site has σ = ∞.
+        ``release_std``, ``joint_std``, ``required_std``, ``epsilon_release``,
+        ``epsilon_joint`` (exact ε at δ_s of the site's own release / of everything the
+        party sees), ``promised_epsilon`` and ``meets`` (ε_joint ≤ ε_s). A party that sees
+        nothing of a site has σ = ∞ and ε = 0.
 
     Notes
     -----
@@ -305,9 +352,16 @@ def party_views(design: CapeDesign) -> pd.DataFrame:
     design = _check_design(design)
     tau = design.tau_site
     n = design.n_sites
+    sens = _per_site(sensitivity, design)
+    dlt = _per_site(delta, design)
+    promised = _per_site(epsilon, design)
     rows = []
 
+    def eps(std, site):
+        return 0.0 if math.isinf(std) else float(effective_epsilons(std, sens[site], dlt[site]))
+
     def add(party, receives, site, release, joint):
+        eps_joint = eps(joint, site)
         rows.append(
             {
                 "party": party,
@@ -316,7 +370,10 @@ def party_views(design: CapeDesign) -> pd.DataFrame:
                 "release_std": release,
                 "joint_std": joint,
                 "required_std": float(tau[site]),
-                "meets": bool(joint >= (1 - 1e-9) * tau[site]),
+                "epsilon_release": eps(release, site),
+                "epsilon_joint": eps_joint,
+                "promised_epsilon": float(promised[site]),
+                "meets": bool(eps_joint <= promised[site] * (1 + EPS_TOL)),
             }
         )
 
@@ -337,8 +394,10 @@ def party_views(design: CapeDesign) -> pd.DataFrame:
             if s != j:
                 add(f"site {j + 1}", f"E_{j + 1} and F_{j + 1} only", s, math.inf, math.inf)
     tau_agg = design.tau_agg
+    with np.errstate(over="ignore"):  # a tiny μ_s: its contribution is buried (σ = ∞)
+        final = np.where(design.weights > 0, tau_agg / np.maximum(design.weights, 1e-300), np.inf)
     for s in range(n):
-        std = tau_agg / design.weights[s] if design.weights[s] > 0 else math.inf
+        std = float(final[s])
         add("anyone (final output)", "the estimate Σ μ_s a_s + Σ μ_s G_s", s, std, std)
     return pd.DataFrame(rows)
 

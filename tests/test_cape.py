@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from dpcore import (
+    best_conventional_gain,
+    best_conventional_std,
     cape_average,
     cape_design,
     cape_gain,
@@ -206,6 +208,28 @@ def test_gain_is_the_variance_ratio_of_conv_over_cape():
     conv = cape_design(tau).tau_conv ** 2
     pooled = cape_design(tau, weights=n / n.sum()).tau_agg ** 2
     assert conv / pooled == pytest.approx(cape_gain(n), rel=1e-12)
+
+
+def test_three_gains_each_compare_one_thing():
+    # issue #14, item 2: sizes [100, 100, 100, 1000] at a common (ε, δ). Like for like (same
+    # weights N_s/N) CAPE gains exactly S = 4; against the least-noise conventional estimator
+    # (weights ∝ N_s², variance c²/ΣN_s²) N²/ΣN_s² = 1.64; the paper's G(n) = 31.8 also counts
+    # the reweighting from 1/S to N_s/N.
+    n = np.array([100, 100, 100, 1000])
+    tau = site_noise_std(n, 0.5, 1e-3)
+    design = cape_design(tau, weights=n / n.sum())
+    assert design.gain_same_weights == pytest.approx(4.0, rel=1e-12)
+    assert design.gain_best_conventional == pytest.approx(1300**2 / 1_030_000, rel=1e-12)
+    assert best_conventional_gain(n) == pytest.approx(1.6408, abs=1e-4)
+    assert cape_gain(n) == pytest.approx(31.79, abs=0.01)
+    # the best conventional weighting really is the least-variance one: any other is worse
+    rng = np.random.default_rng(0)
+    best = best_conventional_std(tau) ** 2
+    for _ in range(100):
+        w = rng.dirichlet(np.ones(4))
+        assert np.sum(w**2 * tau**2) >= best * (1 - 1e-12)
+    inverse = (1 / tau**2) / np.sum(1 / tau**2)
+    assert np.sum(inverse**2 * tau**2) == pytest.approx(best, rel=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -72,13 +72,26 @@ def test_histogram_overlays_theoretical_density():
     assert max(density.y) == pytest.approx(1 / np.sqrt(2 * np.pi), rel=1e-3)
 
 
-def test_gain_figure_draws_bounds():
-    curve = pd.DataFrame({"largest_share": [0.25, 0.5, 0.9], "gain": [4.0, 6.0, 40.0]})
-    fig = gain_figure(curve, sites=4, maximum=100.0, current=4.0)
-    ys = sorted(shape.y0 for shape in fig.layout.shapes)
-    assert ys == [4.0, 4.0, 100.0]
-    # labels sit on their lines: log10 units on the log axis
-    assert sorted(a.y for a in fig.layout.annotations) == pytest.approx([np.log10(4)] * 2 + [2.0])
+def test_gain_figure_one_chart_every_gain_labelled():
+    from ui.core import GAINS, gain_curve
+
+    curve = gain_curve(1300, 4, points=5)
+    labels = {k: v[0] for k, v in GAINS.items()}
+    current = {
+        "same_weights": 4.0,
+        "joint_same_weights": 3.6,
+        "best_conventional": 1.64,
+        "paper_g": 31.8,
+    }
+    fig = gain_figure(curve, labels=labels, current=current, share=1000 / 1300)
+    lines = [t for t in fig.data if t.mode == "lines"]
+    assert [t.name for t in lines] == list(labels.values())  # every gain named in the legend
+    np.testing.assert_allclose(curve.same_weights, 4.0, rtol=1e-12)  # exactly S
+    np.testing.assert_allclose(curve.joint_same_weights, 4.0 / 1.05**2, rtol=1e-9)
+    assert curve.best_conventional.iloc[0] == pytest.approx(4.0)  # equal sizes: S
+    assert curve.paper_g.iloc[0] == pytest.approx(4.0)
+    markers = [t for t in fig.data if t.mode == "markers"]
+    assert sorted(m.y[0] for m in markers) == sorted(current.values())
 
 
 def test_html_export_is_standalone(frame):
@@ -95,12 +108,17 @@ def test_collusion_figure_draws_both_views_bound_and_promise():
     from ui.figures import collusion_figure
 
     design = dpcore.cape_design(np.full(6, 0.01))
-    curve = dpcore.collusion_curve(design, 0.002, 1e-5)
-    fig = collusion_figure(curve, bound=dpcore.collusion_bound(6), reference=0.3)
-    assert [len(t.x) for t in fig.data] == [6, 6]
+    curve = dpcore.collusion_curve(design, 0.002, 1e-5, epsilon=0.3)
+    fig = collusion_figure(curve, bound=dpcore.collusion_bound(6), chosen=(2, 0.4, 0.5))
+    assert [len(t.x) for t in fig.data] == [6, 6, 1, 1]  # both views + the chosen coalition
+    assert fig.data[2].x == (2,) and fig.data[3].y == (0.5,)
     shapes = fig.layout.shapes
     assert any(s.x0 == 1 and s.x1 == 1 for s in shapes)  # ⌈6/3⌉ − 1 = 1
-    assert any(s.y0 == 0.3 for s in shapes)
+    assert any(s.y0 == 0.3 for s in shapes)  # the promised ε_s
+    # unequal promises are drawn per point, not as one misleading line
+    unequal = dpcore.collusion_curve(design, 0.002, 1e-5, epsilon=[0.3, 0.3, 0.3, 1, 1, 1])
+    fig = collusion_figure(unequal, bound=1)
+    assert len(fig.data) == 4 and not any(s.y0 == 0.3 for s in fig.layout.shapes)
 
 
 def test_calibration_figure_shades_where_classic_is_no_proof():

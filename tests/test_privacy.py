@@ -1,11 +1,18 @@
 """Per-party views, collusion, dropouts and the inverse calibration (dpcore.privacy)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
-from dpcore.calibration import gaussian_delta, gaussian_epsilon, gaussian_sigma
+from dpcore.calibration import (
+    ClassicGaussianWarning,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_sigma,
+    gaussian_sigmas,
+)
 from dpcore.cape import cape_design, site_releases
 from dpcore.privacy import (
     coalition_report,
@@ -116,11 +123,13 @@ def test_monte_carlo_best_estimate_attains_the_joint_std():
 
 def test_report_and_curve_give_consistent_epsilons():
     design = cape_design(np.full(9, 0.02))
-    report = coalition_report(design, 0.01, 1e-5)
+    # the promise ε_s is the exact ε of τ_s here (as with the analytic calibration)
+    promised = gaussian_epsilon(0.02, sensitivity=0.01, delta=1e-5)
+    report = coalition_report(design, 0.01, 1e-5, epsilon=promised)
     assert report.release_meets.all() and not report.joint_meets.any()
     np.testing.assert_allclose(report.epsilon_release, report.epsilon_at_required, rtol=1e-9)
     assert np.all(report.epsilon_joint > report.epsilon_at_required)
-    curve = collusion_curve(design, 0.01, 1e-5)
+    curve = collusion_curve(design, 0.01, 1e-5, epsilon=promised)
     own = curve[curve.view == "own release"].set_index("colluding")
     assert own.epsilon.is_monotonic_increasing
     assert own.loc[0, "epsilon"] == pytest.approx(report.epsilon_at_required.max(), rel=1e-9)
@@ -135,16 +144,68 @@ def test_collusion_bound(n_sites, bound):
 
 
 def test_party_views():
-    views = party_views(UNEQUAL)
+    promised = [gaussian_epsilon(t, sensitivity=0.1, delta=1e-5) for t in UNEQUAL.tau_site]
+    views = party_views(UNEQUAL, sensitivity=0.1, delta=1e-5, epsilon=promised)
     agg = views[views.party == "aggregator"]
     np.testing.assert_allclose(agg.release_std, UNEQUAL.tau_site, rtol=1e-12)
     ng = views[views.party == "noise generator"]
     np.testing.assert_allclose(ng.joint_std, UNEQUAL.tau_site, rtol=1e-12)
     assert ng.meets.all()
+    agg = views[views.party == "aggregator"]
+    assert not agg.meets.any() and np.all(agg.epsilon_joint > agg.promised_epsilon)
     final = views[views.party.str.startswith("anyone")]
     assert np.all(final.joint_std >= UNEQUAL.tau_site * (1 - 1e-12))
     sites = views[views.party.str.startswith("site")]
     assert np.isinf(sites.joint_std).all() and len(sites) == 5 * 4
+
+
+# --- verdicts are ε against the promised ε_s at the same δ (issue #14) -----------------------
+
+
+def _mean_sites(sites, eps, calibration, delta=1e-3, n=1000):
+    sens = np.full(sites, 1.0 / n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClassicGaussianWarning)  # classic at ε ≥ 1, on purpose
+        tau = gaussian_sigmas(sens, eps, delta, method=calibration)
+    return cape_design(tau), sens
+
+
+@pytest.mark.parametrize(
+    ("eps", "calibration", "joint_eps", "holds"),
+    [
+        (0.5, "classic", 0.3964, True),  # promise holds: classic's slack covers the gap
+        (0.5, "analytic", 0.7135, False),  # the promise really breaks
+        (2.0, "classic", 2.078, False),  # classic's slack runs out at ε ≳ 1–2
+    ],
+)
+def test_joint_view_verdict_is_epsilon_against_the_promise(eps, calibration, joint_eps, holds):
+    # issue #14, item 1: S = 10 sites of N = 1000, δ = 1e-3 (the Privacy explorer's sites)
+    design, sens = _mean_sites(10, eps, calibration)
+    report = coalition_report(design, sens, 1e-3, epsilon=eps)
+    assert report.epsilon_joint.max() == pytest.approx(joint_eps, abs=5e-4)
+    assert report.joint_meets.all() == holds and report.joint_meets.any() == holds
+    assert report.release_meets.all()
+    np.testing.assert_allclose(report.promised_epsilon, eps)
+    views = party_views(design, sensitivity=sens, delta=1e-3, epsilon=eps)
+    assert views[views.party == "aggregator"].meets.all() == holds
+
+
+def test_classic_own_noise_is_not_the_promise():
+    # 'ε at τ_s' (0.277 for classic at ε = 0.5, δ = 1e-3) is what τ_s alone gives, not ε_s
+    design, sens = _mean_sites(10, 0.5, "classic")
+    report = coalition_report(design, sens, 1e-3, epsilon=0.5)
+    assert report.epsilon_at_required.max() == pytest.approx(0.2772, abs=5e-4)
+    assert (report.promised_epsilon == 0.5).all()
+
+
+def test_collusion_curve_marks_broken_promises():
+    design, sens = _mean_sites(6, 0.5, "analytic")
+    curve = collusion_curve(design, sens, 1e-3, epsilon=0.5)
+    own = curve[curve.view == "own release"].set_index("colluding")
+    assert own.loc[0, "meets"] and not own.loc[5, "meets"]
+    joint = curve[curve.view == "all releases"].set_index("colluding")
+    assert not joint.meets.any()
+    assert (curve.promised_epsilon == 0.5).all()
 
 
 # --- dropouts -----------------------------------------------------------------------------------

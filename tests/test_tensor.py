@@ -15,6 +15,7 @@ from dpcore.moments import (
     mog_moments,
     mog_site_moments,
     moment_sensitivities,
+    public_bound,
     stm_moments,
     stm_site_moments,
 )
@@ -121,6 +122,26 @@ def test_empirical_mog_sensitivity_never_exceeds_stated_delta():
         d2, d3 = moment_sensitivities("mog", n, dim=d, sigma2=sigma2, relation=relation)
         w2, w3 = _max_moment_change(moments, x, neighbour, 300, rng)
         assert w2 <= d2 * (1 + 1e-12) and w3 <= d3 * (1 + 1e-12), relation
+
+
+def test_mog_third_moment_sensitivity_is_exact():
+    # issue #14: the docs called (1 + 3√D σ²)/N "tight"; at D = 10 with the public scaling
+    # (σ² = 0.05/B²) it is 1.097/N while the exact sup is 0.971/N — now the value used.
+    # Exactness: removing a unit-norm sample attains it, for any direction.
+    n, d = 25, 10
+    sigma2 = 0.05 / public_bound(d, 0.05) ** 2
+    _, d3 = moment_sensitivities("mog", n, dim=d, sigma2=sigma2, relation="add-remove")
+    assert d3 * n == pytest.approx(0.9709, abs=1e-4)
+    assert 1 + 3 * math.sqrt(d) * sigma2 == pytest.approx(1.0966, abs=1e-4)
+    rng = np.random.default_rng(8)
+    x = _unit_ball(rng.standard_normal((n, d)) * 0.5)
+    for _ in range(3):
+        x[0] = rng.standard_normal(d)
+        x[0] /= np.linalg.norm(x[0])
+        full, less = mog_moments(x, sigma2)[1], mog_moments(x[1:], sigma2)[1]
+        assert np.linalg.norm(full - less * (n - 1) / n) == pytest.approx(d3, rel=1e-9)
+    _, r3 = moment_sensitivities("mog", n, dim=d, sigma2=sigma2, relation="replace")
+    assert r3 == pytest.approx(2 * d3, rel=1e-12)
 
 
 def test_empirical_stm_sensitivity_never_exceeds_stated_delta():
@@ -260,9 +281,7 @@ def test_otd_same_seed_same_frame():
 def test_otd_number_of_threads_does_not_change_numbers(model, axis):
     grid = {"epsilon": [0.5, 2.0], "n_per_site": [300, 500]}[axis]
     kwargs = {**SMALL, "model": model, "epsilon": 1.0, axis: grid, "seed": 6}
-    pd.testing.assert_frame_equal(
-        otd_sweep(**kwargs, workers=1), otd_sweep(**kwargs, workers=3)
-    )
+    pd.testing.assert_frame_equal(otd_sweep(**kwargs, workers=1), otd_sweep(**kwargs, workers=3))
 
 
 def test_batched_power_method_equals_one_tensor_at_a_time():
@@ -282,9 +301,7 @@ def test_batched_power_method_equals_one_tensor_at_a_time():
         tensors, k, rngs=[np.random.default_rng(s) for s in seeds], restarts=5, max_iter=60
     )
     for t, seed, dec in zip(tensors, seeds, batch, strict=True):
-        alone = tensor_power_method(
-            t, k, rng=np.random.default_rng(seed), restarts=5, max_iter=60
-        )
+        alone = tensor_power_method(t, k, rng=np.random.default_rng(seed), restarts=5, max_iter=60)
         np.testing.assert_allclose(dec.eigenvalues, alone.eigenvalues, rtol=1e-12)
         np.testing.assert_allclose(dec.vectors, alone.vectors, atol=1e-12)
         assert dec.iterations == alone.iterations
@@ -349,3 +366,28 @@ def test_otd_example_reports_matched_weights():
     # ε = ∞: CAPE is the pooled estimate; both recover the weights from 60k samples
     np.testing.assert_allclose(table["cape"], table["nonprivate"], rtol=1e-9)
     np.testing.assert_allclose(table["cape"], table["true_weight"], atol=0.05)
+
+
+def test_stm_sign_flip_changes_topics_and_the_random_baseline():
+    # issue #14 / docs/deviations.md: stm_model flips each orthogonal column so it sums
+    # positive before clipping; the authors clip without flipping. Over 400 model draws at
+    # D = 10, K = 5 the random baseline's q_comp averages 0.442 (ours) vs 0.468 (authors');
+    # its spread over draws is ≈ 0.056, so the mean's s.e. is ≈ 0.003: 5 s.e. = 0.014 each.
+    from dpcore.models import MixtureModel, _random_orthonormal, paper_weights
+    from dpcore.otd import random_components
+
+    ours, authors, flipped = [], [], 0
+    for i in range(400):
+        model = stm_model(10, 5, rng=np.random.default_rng(i))
+        q = _random_orthonormal(10, 5, np.random.default_rng(i))  # the same draw, unflipped
+        flipped += int((q.sum(axis=0) < 0).any())
+        clipped = np.clip(q, 0.0, None)
+        if (clipped.sum(axis=0) == 0).any():  # all-negative column: no authors' topic
+            continue
+        plain = MixtureModel("stm", paper_weights(5), clipped / clipped.sum(axis=0), 0.0, 3)
+        for m, out in ((model, ours), (plain, authors)):
+            guess = random_components(m, rng=np.random.default_rng(10_000 + i))
+            out.append(component_error(guess.components, m.components))
+    assert flipped > 300 and len(ours) > 390  # the flip changes a column in most draws
+    assert np.mean(ours) == pytest.approx(0.442, abs=0.014)
+    assert np.mean(authors) == pytest.approx(0.468, abs=0.014)

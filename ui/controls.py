@@ -71,7 +71,8 @@ def calibration_radio(container) -> str:
         horizontal=True,
         help="classic: the paper's σ = Δ√(2 ln(1.25/δ))/ε, a proof only for ε < 1. "
         "analytic: the exact Gaussian mechanism (Balle & Wang 2018) — valid "
-        "for every ε and never more noise than classic.",
+        "for every ε; less noise than classic up to ε ≈ 7 (δ = 1e-2) … 9 (δ = 1e-8) and "
+        "more beyond, where classic is not private (ε = 10, δ = 1e-3: 0.406 vs 0.378).",
     )
 
 

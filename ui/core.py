@@ -168,6 +168,7 @@ def averaging_design(
     """
     tau = _mean_taus(n_per_site, epsilon, delta, calibration)
     design = dpcore.cape_design(tau, weights=weights)
+    joint = dpcore.joint_safe_design(tau, weights=weights)
     paper = dpcore.paper_design(tau, weights=weights, tau_pool=design.tau_pool)
     table = pd.DataFrame(
         {
@@ -179,14 +180,24 @@ def averaging_design(
             "τ_f": design.tau_f,
             "τ_g": design.tau_g,
             "paper τ_g²": paper.var_g,
+            "joint-safe τ_e": joint.tau_e,
+            "joint-safe τ_f": joint.tau_f,
+            "joint-safe τ_g": joint.tau_g,
         }
     )
     return {
         "table": table,
         "tau_pool": design.tau_pool,
         "tau_cape": design.tau_agg,
+        "tau_joint": joint.tau_agg,
         "tau_conv": design.tau_conv,
         "paper_feasible": paper.feasible,
+        "gains": {
+            "same_weights": design.gain_same_weights,
+            "joint_same_weights": joint.gain_same_weights,
+            "best_conventional": design.gain_best_conventional,
+            "paper_g": dpcore.cape_gain(n_per_site),
+        },
     }
 
 
@@ -217,7 +228,8 @@ def averaging_monte_carlo(
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def gain_curve(total: int, sites: int, points: int = 60) -> pd.DataFrame:
-    """G(n) as the largest site grows from N/S to N − S + 1, the rest sharing equally."""
+    """The gains of :data:`GAINS` as the largest site grows from N/S to N − S + 1, the rest
+    sharing equally; a common (ε, δ) (τ_s ∝ 1/N_s) and CAPE weights N_s/N."""
     shares = np.linspace(1.0 / sites, (total - sites + 1) / total, points)
     rows = []
     for share in shares:
@@ -226,8 +238,44 @@ def gain_curve(total: int, sites: int, points: int = 60) -> pd.DataFrame:
         small = np.full(sites - 1, rest // (sites - 1))
         small[: rest - small.sum()] += 1
         sizes = np.concatenate([[big], np.maximum(small, 1)])
-        rows.append({"largest_share": sizes[0] / sizes.sum(), "gain": dpcore.cape_gain(sizes)})
+        weights = sizes / sizes.sum()
+        design = dpcore.cape_design(1.0 / sizes, weights=weights)
+        joint = dpcore.joint_safe_design(1.0 / sizes, weights=weights)
+        rows.append(
+            {
+                "largest_share": sizes[0] / sizes.sum(),
+                "same_weights": design.gain_same_weights,
+                "joint_same_weights": joint.gain_same_weights,
+                "paper_g": dpcore.cape_gain(sizes),
+                "best_conventional": dpcore.best_conventional_gain(sizes),
+            }
+        )
     return pd.DataFrame(rows)
+
+
+# One gain story: each gain and exactly what it compares (issue #14).
+GAINS = {
+    "same_weights": (
+        "CAPE vs conventional, same weights",
+        "conventional averaging and CAPE with the same weights μ_s: the correlated-noise "
+        "gain alone (exactly S for μ_s = N_s/N at a common ε)",
+    ),
+    "joint_same_weights": (
+        "joint-view-safe CAPE vs conventional, same weights",
+        "as above, for the design whose joint view also meets ε_s (aggregate std 5% above pooled)",
+    ),
+    "best_conventional": (
+        "CAPE vs best conventional",
+        "against the least-noise conventional estimator, weights ∝ 1/τ_s² (∝ N_s² at a "
+        "common ε): N²/ΣN_s². It weights sites differently, so it estimates the same mean "
+        "only when the sites' values agree",
+    ),
+    "paper_g": (
+        "paper's G(n) (Prop. 1)",
+        "conventional with weights 1/S vs CAPE with weights N_s/N at a common ε: mixes the "
+        "gain of reweighting into CAPE's gain",
+    ),
+}
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -237,36 +285,67 @@ def otd_example_table(**params: Any) -> pd.DataFrame:
     return dpcore.otd_example(**params)
 
 
-def _mean_design(n_per_site, epsilon, delta, weights, calibration):
+# The CAPE designs a page can choose: the paper's (each release on its own carries τ_s) and
+# the joint-view-safe one (all releases together do), :mod:`dpcore.joint_safe`.
+DESIGNS = {
+    "cape": "paper's design (each release on its own)",
+    "joint": "joint-view-safe design (all releases together)",
+}
+
+
+def _mean_design(n_per_site, epsilon, delta, weights, calibration, design: str = "cape"):
     """CAPE design and sensitivities for each site's mean of values in [0, 1]."""
     tau = _mean_taus(n_per_site, epsilon, delta, calibration)
-    return dpcore.cape_design(tau, weights=weights), 1.0 / np.asarray(n_per_site, float)
+    make = dpcore.joint_safe_design if design == "joint" else dpcore.cape_design
+    return make(tau, weights=weights), 1.0 / np.asarray(n_per_site, float)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def party_table(n_per_site, epsilon, delta, weights, calibration) -> pd.DataFrame:
-    """What each party receives and the noise protecting each site in its view."""
-    design, _ = _mean_design(n_per_site, epsilon, delta, weights, calibration)
-    return dpcore.party_views(design)
+def party_table(n_per_site, epsilon, delta, weights, calibration, design="cape") -> pd.DataFrame:
+    """What each party receives and each site's ε in its view against the promised ε_s."""
+    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
+    return dpcore.party_views(made, sensitivity=sens, delta=delta, epsilon=epsilon)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def coalition_table(
-    n_per_site, epsilon, delta, weights, calibration, colluding: tuple[int, ...], ng: bool
+    n_per_site,
+    epsilon,
+    delta,
+    weights,
+    calibration,
+    colluding: tuple[int, ...],
+    ng: bool,
+    design: str = "cape",
 ) -> pd.DataFrame:
-    """The chosen coalition's report: noise left and effective ε per honest site."""
-    design, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration)
-    return dpcore.coalition_report(design, sens, delta, colluding, noise_generator=ng)
+    """The chosen coalition's report: effective ε per honest site against its ε_s.
+
+    With the classic calibration, also the ε the same views give when τ_s is calibrated
+    exactly (analytic): where classic's slack hides a break, that one exceeds ε_s.
+    """
+    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
+    report = dpcore.coalition_report(
+        made, sens, delta, colluding, epsilon=epsilon, noise_generator=ng
+    )
+    if calibration == "classic":
+        exact, _ = _mean_design(n_per_site, epsilon, delta, weights, "analytic", design)
+        tight = dpcore.coalition_report(
+            exact, sens, delta, colluding, epsilon=epsilon, noise_generator=ng
+        )
+        report["epsilon_release_exact"] = tight["epsilon_release"].to_numpy()
+        report["epsilon_joint_exact"] = tight["epsilon_joint"].to_numpy()
+        report["joint_meets_exact"] = tight["joint_meets"].to_numpy()
+    return report
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 @compute_slot
 def collusion_curve_table(
-    n_per_site, epsilon, delta, weights, calibration, ng: bool
+    n_per_site, epsilon, delta, weights, calibration, ng: bool, design: str = "cape"
 ) -> pd.DataFrame:
     """Effective ε of the most exposed site against the number of colluders (O(S³) views)."""
-    design, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration)
-    return dpcore.collusion_curve(design, sens, delta, noise_generator=ng)
+    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
+    return dpcore.collusion_curve(made, sens, delta, epsilon=epsilon, noise_generator=ng)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -182,43 +182,60 @@ def noise_histogram_figure(
     return fig
 
 
-def gain_figure(curve: pd.DataFrame, *, sites: int, maximum: float, current: float) -> go.Figure:
-    """CAPE gain G(n) as one site grows from equal share, with the Prop. 1 bounds."""
-    fig = go.Figure(
-        go.Scatter(
-            x=curve["largest_share"],
-            y=curve["gain"],
-            mode="lines",
-            name="G(n)",
-            line={"color": style("cape").color, "width": 3},
-            hovertemplate="largest site holds %{x:.1%}<br>G = %{y:.3g}<extra></extra>",
+GAIN_STYLES = {  # key → (colour, dash); labels and meanings in ui.core.GAINS
+    "same_weights": ("#D55E00", "solid"),
+    "joint_same_weights": ("#CC79A7", "dash"),
+    "best_conventional": ("#0072B2", "solid"),
+    "paper_g": ("#666666", "dot"),
+}
+
+
+def gain_figure(
+    curve: pd.DataFrame, *, labels: dict[str, str], current: dict[str, float], share: float
+) -> go.Figure:
+    """Every gain of CAPE, each labelled with what it compares, on one chart.
+
+    Parameters
+    ----------
+    curve : DataFrame
+        ``largest_share`` and one column per gain key (``ui.core.gain_curve``).
+    labels : dict
+        Gain key → legend label.
+    current : dict
+        Gain key → the gain for the page's own sites, drawn as a marker at ``share``.
+    share : float
+        The page's largest site's share of all samples.
+    """
+    fig = go.Figure()
+    for key, name in labels.items():
+        color, dash = GAIN_STYLES[key]
+        fig.add_trace(
+            go.Scatter(
+                x=curve["largest_share"],
+                y=curve[key],
+                mode="lines",
+                name=name,
+                line={"color": color, "dash": dash, "width": 3},
+                hovertemplate="largest site holds %{x:.1%}<br>gain %{y:.3g}<extra></extra>",
+            )
         )
-    )
-    # On a log axis Plotly reads annotation y in log10 units, so place the labels explicitly.
-    for y, text, dash, color, anchor in [
-        (sites, f"minimum S = {sites} (equal sizes)", "dash", "#000000", "bottom"),
-        (maximum, f"maximum {maximum:.3g} (sizes 1, …, 1, N−S+1)", "dot", "#666666", "top"),
-        (current, f"your sites: G = {current:.3g}", "solid", style("conv").color, "top"),
-    ]:
-        fig.add_hline(y=y, line={"dash": dash, "color": color, "width": 1.5})
-        fig.add_annotation(
-            x=0.01 if anchor == "bottom" else 0.99,
-            xref="paper",
-            y=float(np.log10(y)),
-            yref="y",
-            text=text,
-            showarrow=False,
-            xanchor="left" if anchor == "bottom" else "right",
-            yanchor=anchor,
-            font={"color": color, "size": 14},
+        fig.add_trace(
+            go.Scatter(
+                x=[share],
+                y=[current[key]],
+                mode="markers",
+                showlegend=False,
+                marker={"size": 13, "color": color, "symbol": "diamond"},
+                hovertemplate=f"your sites: {name} = %{{y:.3g}}<extra></extra>",
+            )
         )
     fig.update_layout(
         font=FONT,
-        height=420,
+        height=460,
         xaxis_title="share of all samples at the largest site",
-        yaxis_title="gain G(n) = conventional / CAPE variance",
+        yaxis_title="variance gain (baseline / CAPE)",
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        showlegend=False,
+        legend={"orientation": "h", "y": -0.25},
     )
     fig.update_yaxes(type="log")
     fig.update_xaxes(tickformat=".0%")
@@ -231,17 +248,20 @@ VIEW_STYLES = {
 }
 
 
-def collusion_figure(curve: pd.DataFrame, *, bound: int, reference: float) -> go.Figure:
+def collusion_figure(
+    curve: pd.DataFrame, *, bound: int, chosen: tuple[int, float, float] | None = None
+) -> go.Figure:
     """Effective ε of the most exposed honest site against the number of colluding sites.
 
     Parameters
     ----------
     curve : DataFrame
-        :func:`dpcore.collusion_curve` output.
+        :func:`dpcore.collusion_curve` output (with ``promised_epsilon``).
     bound : int
         ⌈S/3⌉ − 1 (arXiv:1904.10059), drawn as a vertical line.
-    reference : float
-        ε that noise τ_s itself gives (the promise), drawn as a horizontal line.
+    chosen : (int, float, float), optional
+        The coalition picked on the page: its size and the largest ε of an honest site in
+        its own-release and joint views, drawn as two large markers.
     """
     fig = go.Figure()
     for view, (color, dash, name) in VIEW_STYLES.items():
@@ -253,21 +273,56 @@ def collusion_figure(curve: pd.DataFrame, *, bound: int, reference: float) -> go
                 mode="lines+markers",
                 name=name,
                 line={"color": color, "dash": dash, "width": 3},
-                hovertemplate="%{x} colluding sites<br>effective ε = %{y:.3g}<extra></extra>",
+                customdata=part["promised_epsilon"],
+                hovertemplate="%{x} colluding sites<br>effective ε = %{y:.3g}"
+                "<br>promised ε_s = %{customdata:.3g}<extra></extra>",
             )
         )
-    fig.add_hline(y=reference, line={"dash": "dot", "color": "#000000", "width": 1.5})
-    fig.add_annotation(
-        x=0.01,
-        xref="paper",
-        y=reference,
-        yref="y",
-        text=f"promised ε = {reference:.3g}",
-        showarrow=False,
-        xanchor="left",
-        yanchor="bottom",
-        font={"size": 14},
-    )
+    promised = curve.drop_duplicates("colluding")["promised_epsilon"]
+    if np.allclose(curve["promised_epsilon"], promised.iloc[0]):
+        level = float(promised.iloc[0])
+        fig.add_hline(y=level, line={"dash": "dot", "color": "#000000", "width": 1.5})
+        fig.add_annotation(
+            x=0.01,
+            xref="paper",
+            y=level,
+            yref="y",
+            text=f"promised ε_s = {level:.3g} (✓ on or below)",
+            showarrow=False,
+            xanchor="left",
+            yanchor="bottom",
+            font={"size": 14},
+        )
+    else:  # unequal promises: the promise of the site each curve point refers to
+        for view, (color, _, _) in VIEW_STYLES.items():
+            part = curve[curve["view"] == view]
+            fig.add_trace(
+                go.Scatter(
+                    x=part["colluding"],
+                    y=part["promised_epsilon"],
+                    mode="lines",
+                    name=f"its promised ε_s ({view})",
+                    line={"color": color, "dash": "dot", "width": 1.5},
+                )
+            )
+    if chosen is not None:
+        size, own, joint = chosen
+        for view, eps in (("own release", own), ("all releases", joint)):
+            fig.add_trace(
+                go.Scatter(
+                    x=[size],
+                    y=[eps],
+                    mode="markers",
+                    name=f"your coalition ({view})",
+                    marker={
+                        "size": 16,
+                        "symbol": "diamond-open",
+                        "line": {"width": 3, "color": VIEW_STYLES[view][0]},
+                    },
+                    hovertemplate="your coalition: %{x} sites<br>largest ε = %{y:.3g}"
+                    "<extra></extra>",
+                )
+            )
     fig.add_vline(x=bound, line={"dash": "dot", "color": "#666666", "width": 1.5})
     fig.add_annotation(
         x=bound,
@@ -281,7 +336,7 @@ def collusion_figure(curve: pd.DataFrame, *, bound: int, reference: float) -> go
     )
     fig.update_layout(
         font=FONT,
-        height=420,
+        height=440,
         xaxis_title="colluding sites (with the aggregator)",
         yaxis_title="effective ε of the most exposed site",
         margin={"l": 10, "r": 10, "t": 30, "b": 10},

@@ -1,0 +1,128 @@
+"""The joint-view-safe CAPE design (dpcore.joint_safe, issue #14, docs/privacy.md)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpcore import (
+    cape_design,
+    coalition_report,
+    coalition_view,
+    gaussian_sigmas,
+    joint_safe_design,
+    party_views,
+)
+from dpcore.cape import site_releases
+
+
+@pytest.mark.parametrize("n_sites", [2, 3, 5, 10, 50])
+@pytest.mark.parametrize("price", [1.01, 1.05, 1.2])
+def test_equal_sites_closed_form(n_sites, price):
+    # S equal sites, μ = 1/S: a = (S − p²)/(p² − 1), τ_g² = p² τ²/S, τ_e² = a (p²/S)(1 − 1/S) τ²
+    # (module docstring); when S ≤ p² conventional averaging (a = 0) is already within p.
+    tau = 2.0
+    d = joint_safe_design(np.full(n_sites, tau), price=price)
+    p2 = min(price**2, n_sites)
+    a = max(n_sites - price**2, 0.0) / (price**2 - 1)
+    np.testing.assert_allclose(d.var_g, p2 * tau**2 / n_sites, rtol=1e-10)
+    np.testing.assert_allclose(d.var_e, a * p2 / n_sites * (1 - 1 / n_sites) * tau**2, rtol=1e-9)
+    assert d.tau_agg == pytest.approx(math.sqrt(p2) * d.tau_pool, rel=1e-12)
+    view = coalition_view(d)
+    np.testing.assert_allclose(view.joint_std, tau, rtol=1e-9)
+
+
+def test_exact_covariance_algebra_unequal():
+    # C = Σ_E + diag(τ_g²) in the aggregator's view; [C⁻¹]_ss = 1/τ_s² exactly (the design's
+    # equality), computed here with a plain inverse, independent of dpcore.privacy.
+    tau = np.array([0.5, 1.0, 2.0, 0.8, 1.3])
+    mu = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
+    d = joint_safe_design(tau, weights=mu, price=1.1)
+    cov = d.e_mixing @ d.e_mixing.T + np.diag(d.var_g)
+    np.testing.assert_allclose(np.diag(np.linalg.inv(cov)), 1 / tau**2, rtol=1e-9)
+    assert np.abs(mu @ d.e_mixing).max() < 1e-14 * np.abs(d.e_mixing).max()  # zero sum
+    assert d.tau_agg == pytest.approx(1.1 * np.max(mu * tau), rel=1e-12)
+    # the noise generator's view (F + G, independent) also carries τ_s
+    np.testing.assert_allclose(d.var_f + d.var_g, tau**2, rtol=1e-12)
+
+
+def test_monte_carlo_aggregator_cannot_beat_tau():
+    # Run the real protocol on zero data; the aggregator holds r = â − F = E + G for all
+    # sites. Its best linear unbiased estimate of a_s, w = C⁻¹e_s/[C⁻¹]_ss, has variance
+    # τ_s² exactly; a sample variance over n draws has relative s.e. sqrt(2/n), so 5 s.e.
+    # bound it (1 test per site, 5 sites: false-alarm chance ~3e-6). The sample covariance
+    # matches C entrywise within 5 s.e. of a Wishart entry, sqrt((C_ii C_jj + C_ij²)/n).
+    n = 200_000
+    tau = np.array([0.5, 1.0, 2.0, 0.8, 1.3])
+    mu = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
+    d = joint_safe_design(tau, weights=mu, price=1.05)
+    _, f, _, released = site_releases(np.zeros((5, n)), d, symmetric=False, rng=_rng(3))
+    resid = released - f
+    cov = d.e_mixing @ d.e_mixing.T + np.diag(d.var_g)
+    emp = resid @ resid.T / n
+    tol = 5 * np.sqrt((np.outer(np.diag(cov), np.diag(cov)) + cov**2) / n)
+    assert np.all(np.abs(emp - cov) <= tol)
+    precision = np.linalg.inv(cov)
+    for s in range(5):
+        w = precision[:, s] / precision[s, s]
+        assert np.var(w @ resid) == pytest.approx(tau[s] ** 2, rel=5 * math.sqrt(2 / n))
+    # and the aggregate Σ μ_s (â_s − F_s) carries exactly the design's τ_agg
+    assert np.var(mu @ resid) == pytest.approx(d.tau_agg**2, rel=5 * math.sqrt(2 / n))
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+@st.composite
+def unequal_sites(draw):
+    sites = draw(st.integers(min_value=2, max_value=50))
+    n = np.array(draw(st.lists(st.integers(10, 100_000), min_size=sites, max_size=sites)))
+    eps = np.array(draw(st.lists(st.floats(0.01, 5.0), min_size=sites, max_size=sites)))
+    delta = np.array(draw(st.lists(st.floats(1e-8, 1e-2), min_size=sites, max_size=sites)))
+    raw = np.array(draw(st.lists(st.floats(0, 10), min_size=sites, max_size=sites)))
+    if raw.sum() == 0:
+        raw[0] = 1.0
+    price = draw(st.floats(1.01, 1.5))
+    return n, eps, delta, raw / raw.sum(), price
+
+
+@settings(max_examples=60, deadline=None)
+@given(unequal_sites())
+def test_every_site_joint_epsilon_within_its_promise(config):
+    # The Done-when of issue #14: S = 2…50, random unequal N_s, ε_s, δ_s, μ_s; analytic
+    # calibration (τ_s gives exactly ε_s); each site's ε in the aggregator's joint view
+    # ≤ ε_s, and the aggregate std within [pooled, price × pooled].
+    n, eps, delta, mu, price = config
+    sens = 1.0 / n
+    tau = gaussian_sigmas(sens, eps, delta, method="analytic")
+    d = joint_safe_design(tau, weights=mu, price=price)
+    report = coalition_report(d, sens, delta, epsilon=eps)
+    assert report.joint_meets.all() and report.release_meets.all()
+    assert np.all(report.epsilon_joint <= eps * (1 + 1e-6))
+    assert d.tau_pool * (1 - 1e-12) <= d.tau_agg <= price * d.tau_pool * (1 + 1e-12)
+    assert d.tau_agg <= d.tau_conv * (1 + 1e-12)
+    parties = party_views(d, sensitivity=sens, delta=delta, epsilon=eps)
+    assert parties.meets.all()
+
+
+def test_the_papers_design_breaks_the_joint_view_and_the_safe_one_does_not():
+    # issue #14 figures: S = 10 equal sites, ε = 0.5, δ = 1e-3, N_s = 1000, analytic τ:
+    # the paper's design gives joint ε ≈ 0.71 > 0.5; the joint-safe one exactly 0.5.
+    sens, eps, delta = 1e-3, 0.5, 1e-3
+    tau = gaussian_sigmas(np.full(10, sens), eps, delta, method="analytic")
+    paper = coalition_report(cape_design(tau), sens, delta, epsilon=eps)
+    safe = coalition_report(joint_safe_design(tau), sens, delta, epsilon=eps)
+    assert paper.epsilon_joint.max() == pytest.approx(0.7135, abs=5e-4)
+    assert not paper.joint_meets.any()
+    np.testing.assert_allclose(safe.epsilon_joint, eps, rtol=1e-6)
+    assert safe.joint_meets.all()
+
+
+def test_price_is_validated():
+    with pytest.raises(ValueError, match="price"):
+        joint_safe_design([1.0, 1.0], price=1.0)
+    with pytest.raises(ValueError, match="price"):
+        joint_safe_design([1.0, 1.0], price=float("nan"))
