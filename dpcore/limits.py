@@ -53,7 +53,14 @@ def estimate_pca(
 
 
 def estimate_otd(
-    *, dim: int, k: int, sites: int, n_total: int, draws: int, points: int, runs: int,
+    *,
+    dim: int,
+    k: int,
+    sites: int,
+    n_total: int,
+    draws: int,
+    points: int,
+    runs: int,
     faithful: bool,
 ) -> WorkEstimate:
     """Cost of :func:`dpcore.otd_sweep`: moments per data draw, noisy tensors per run."""
