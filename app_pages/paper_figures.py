@@ -13,7 +13,10 @@ st.title("Paper figures")
 st.markdown(
     "Figures 2–5 of *Distributed Differentially-Private Algorithms for Matrix and Tensor "
     "Factorization*, regenerated from the configurations in the authors' code. Under each "
-    "panel, the paper's claim about it, checked against the numbers just computed."
+    "panel, the paper's claim about it, checked against the numbers just computed: ✓ "
+    "supported beyond noise (a difference counts only beyond 2 standard errors; 'increases' "
+    "means no step between neighbouring grid points gets worse beyond noise), ≈ a tie the "
+    "data cannot separate from noise, ✗ contradicted."
 )
 
 side = st.sidebar
@@ -125,8 +128,9 @@ for row in range(0, len(panels), width):
         )
         box.plotly_chart(fig, key=f"panel_{panel.key}")
         for result in paper.check_claims(panel, df):
-            mark = ":green[✓]" if result.holds else ":red[✗]"
-            box.markdown(f"{mark} {result.claim}")
+            colour = {"holds": "green", "tie": "orange", "fails": "red"}[result.verdict]
+            tie = " — a tie: not separable from noise" if result.verdict == "tie" else ""
+            box.markdown(f":{colour}[{paper.MARKS[result.verdict]}] {result.claim}{tie}")
             box.caption(result.evidence)
 
 st.caption(

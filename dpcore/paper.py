@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -34,13 +35,33 @@ PAPER_ALGORITHMS = {
 }
 
 
+VERDICTS = ("holds", "tie", "fails")
+MARKS = {"holds": "✓", "tie": "≈", "fails": "✗"}  # how a verdict is shown (page and CLI)
+NOISE_SE = 2.0  # a difference counts only beyond this many standard errors of the difference
+
+
 @dataclass(frozen=True)
 class ClaimResult:
-    """A claim checked against the data."""
+    """A claim checked against the data.
+
+    Attributes
+    ----------
+    claim : str
+    verdict : {"holds", "tie", "fails"}
+        ``"tie"``: the data neither support nor contradict the claim beyond noise (e.g. every
+        method at the noise floor, or no change between the grid's ends).
+    evidence : str
+        The numbers that decided it.
+    """
 
     claim: str
-    holds: bool
+    verdict: str
     evidence: str
+
+    @property
+    def holds(self) -> bool:
+        """The claim is supported beyond noise (a tie is not support)."""
+        return self.verdict == "holds"
 
 
 @dataclass(frozen=True)
@@ -48,11 +69,13 @@ class Claim:
     """The paper's sentence and the check that decides it from a panel's frame."""
 
     text: str
-    check: Callable[[pd.DataFrame, str, str], tuple[bool, str]]
+    check: Callable[[pd.DataFrame, str, str], tuple[bool | str, str]]
 
     def evaluate(self, df: pd.DataFrame, axis: str, metric: str) -> ClaimResult:
-        holds, evidence = self.check(df, axis, metric)
-        return ClaimResult(self.text, bool(holds), evidence)
+        verdict, evidence = self.check(df, axis, metric)
+        if isinstance(verdict, (bool, np.bool_)):
+            verdict = "holds" if verdict else "fails"
+        return ClaimResult(self.text, verdict, evidence)
 
 
 @dataclass(frozen=True)
@@ -105,28 +128,43 @@ def _means(df, axis, metric):
     return stats
 
 
+def _compare(st, a: str, b: str, p, *, higher: bool) -> tuple[float, float]:
+    """(a − b oriented so that > 0 is better, the standard error of that difference) at p."""
+    diff = st.loc[(a, p), "mean"] - st.loc[(b, p), "mean"]
+    return (diff if higher else -diff), float(np.hypot(st.loc[(a, p), "se"], st.loc[(b, p), "se"]))
+
+
 def _better(a: str, others: tuple[str, ...], *, higher: bool, where=None):
-    """a's mean is at least as good as each other's at every grid point (within 2 s.e.)."""
+    """a beats each other algorithm at every grid point by more than NOISE_SE s.e.
+
+    Holds when a is better beyond noise everywhere; fails when some other algorithm is better
+    beyond noise somewhere; a tie otherwise (within noise at some point, worse nowhere).
+    """
 
     def check(df, axis, metric):
         st = _means(df, axis, metric)
         points = sorted(df[axis].unique())
         if where is not None:
             points = [p for p in points if where(p)]
-        worst, at, vs = np.inf, None, None
+        worst, ties, losses = (np.inf, None, None), [], []
         for p in points:
             for o in others:
                 if (o, p) not in st.index:
                     continue
-                diff = st.loc[(a, p), "mean"] - st.loc[(o, p), "mean"]
-                if not higher:
-                    diff = -diff
-                slack = 2 * np.hypot(st.loc[(a, p), "se"], st.loc[(o, p), "se"])
-                margin = diff + slack
-                if margin < worst:
-                    worst, at, vs = margin, p, o
-        holds = worst >= 0
-        return holds, f"closest: vs {vs} at {axis} = {at:g} (margin {worst:+.3f} incl. 2 s.e.)"
+                diff, se = _compare(st, a, o, p, higher=higher)
+                if diff < -NOISE_SE * se:
+                    losses.append((p, o))
+                elif diff <= NOISE_SE * se:
+                    ties.append((p, o))
+                if diff - NOISE_SE * se < worst[0]:
+                    worst = (diff - NOISE_SE * se, p, o)
+        margin, at, vs = worst
+        verdict = "fails" if losses else ("tie" if ties else "holds")
+        evidence = f"closest: vs {vs} at {axis} = {at:g} (lead {margin:+.3f} beyond 2 s.e.)"
+        if verdict == "tie":
+            where_tied = sorted({p for p, _ in ties})
+            evidence += "; within noise at " + ", ".join(f"{p:g}" for p in where_tied)
+        return verdict, evidence
 
     return check
 
@@ -162,16 +200,38 @@ def _between(alg: str, low: str, high: str, *, where):
 
 
 def _improves(alg: str, *, lower_is_better: bool):
-    """alg is better at the largest grid value than at the smallest."""
+    """alg improves along the grid: no step between neighbouring grid points gets worse by
+    more than NOISE_SE s.e., and the last point is better than the first beyond noise
+    (a tie when it is not)."""
 
     def check(df, axis, metric):
         st = _means(df, axis, metric)
         pts = sorted(df[axis].unique())
+        higher = not lower_is_better
+        drops = []
+        for lo, hi in pairwise(pts):
+            diff, se = _step(st, alg, lo, hi, higher)
+            if diff < -NOISE_SE * se:
+                drops.append((lo, hi))
+        total, se = _step(st, alg, pts[0], pts[-1], higher)
         first, last = st.loc[(alg, pts[0]), "mean"], st.loc[(alg, pts[-1]), "mean"]
-        holds = last < first if lower_is_better else last > first
-        return holds, f"{alg}: {first:.3f} at {axis} = {pts[0]:g} → {last:.3f} at {pts[-1]:g}"
+        evidence = f"{alg}: {first:.3f} at {axis} = {pts[0]:g} → {last:.3f} at {pts[-1]:g}"
+        if drops:
+            lo, hi = drops[0]
+            evidence += f"; worse beyond noise from {lo:g} to {hi:g}"
+            return "fails", evidence
+        if total <= NOISE_SE * se:
+            return "tie", evidence + " (within noise)"
+        return "holds", evidence + "; no step worse beyond noise"
 
     return check
+
+
+def _step(st, alg: str, lo, hi, higher: bool) -> tuple[float, float]:
+    """Improvement of alg from grid point lo to hi and its standard error."""
+    diff = st.loc[(alg, hi), "mean"] - st.loc[(alg, lo), "mean"]
+    se = float(np.hypot(st.loc[(alg, hi), "se"], st.loc[(alg, lo), "se"]))
+    return (diff if higher else -diff), se
 
 
 def _matches(alg: str, ref: str, tol: float):

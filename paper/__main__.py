@@ -122,9 +122,8 @@ def run_panels(chosen: list[paper.Panel], args, out: Path, executor) -> list[dic
         )
         print(f"{panel.key}: {panel.title} ({time.perf_counter() - start:.1f} s)")
         for result in paper.check_claims(panel, df):
-            mark = "✓" if result.holds else "✗"
-            print(f"   {mark} {result.claim} — {result.evidence}")
-            claims.append({"panel": panel.key, **result.__dict__})
+            print(f"   {paper.MARKS[result.verdict]} {result.claim} — {result.evidence}")
+            claims.append({"panel": panel.key, **result.__dict__, "holds": result.holds})
     return claims
 
 

@@ -241,7 +241,7 @@ def test_paper_figures_page_runs_on_demand_and_checks_claims():
     assert len(at.get("plotly_chart")) == 1  # only the legend: nothing runs before a press
     at.button(key="paper_run").click().run()
     assert not at.exception and not at.error
-    claims = [m.value for m in at.markdown if "[✓]" in m.value or "[✗]" in m.value]
+    claims = [m.value for m in at.markdown if any(f"[{k}]" in m.value for k in "✓≈✗")]
     assert len(claims) == 6  # two light panels (3a, 3c), three claims each
     assert len(at.get("plotly_chart")) == 3  # legend and two panels
 

@@ -26,10 +26,14 @@ def test_every_figure_has_the_papers_layout():
 def test_synthetic_vs_epsilon_panel_supports_the_papers_claims():
     # Done-when of issue #5: capePCA between conv and non-private at every ε ≥ 0.1 and
     # ≥ 98% of the optimum at ε = 10, with the paper's configuration (10 runs).
+    # Strict checks (issue #14): at ε ≤ 0.01 every method sits at the noise floor, so
+    # "outperforms at every ε" is a tie there — reported as a tie, not as support.
     panel = paper.get_panel("2a")
-    results = paper.check_claims(panel, paper.run_panel(panel, runs=10))
-    assert all(r.holds for r in results), [(r.claim, r.evidence) for r in results]
-    assert any("98%" in r.claim for r in results)
+    results = {r.claim: r for r in paper.check_claims(panel, paper.run_panel(panel, runs=10))}
+    outperforms = results.pop("capePCA outperforms conv, DPdisPCA and local at every ε")
+    assert outperforms.verdict == "tie" and "within noise at 0.001" in outperforms.evidence
+    assert all(r.holds for r in results.values()), [(r.claim, r.evidence) for r in results.values()]
+    assert any("98%" in c for c in results)
 
 
 def test_claim_checks_can_fail():
@@ -44,8 +48,10 @@ def test_claim_checks_can_fail():
 
 def test_tensor_panel_claims_hold():
     panel = paper.get_panel("3a")
-    results = paper.check_claims(panel, paper.run_panel(panel, runs=10))
-    assert all(r.holds for r in results), [(r.claim, r.evidence) for r in results]
+    results = {r.claim: r for r in paper.check_claims(panel, paper.run_panel(panel, runs=10))}
+    # capeAGN vs conv is within noise at some ε (both at the floor at ε = 0.001): a tie
+    assert results.pop("capeAGN outperforms conv and local at every ε").verdict == "tie"
+    assert all(r.holds for r in results.values()), [(r.claim, r.evidence) for r in results.values()]
 
 
 def test_cli_writes_csv_html_and_claims(tmp_path, capsys):
@@ -92,3 +98,48 @@ def test_unknown_panel_is_a_clear_error():
         paper.get_panel("9z")
     with pytest.raises(ValueError, match="needs the MNIST data set"):
         paper.run_panel(paper.get_panel("2b"), runs=1)
+
+
+def _frame(means: dict[str, list[float]], grid, noise: float, runs: int = 10, seed: int = 0):
+    """A tidy frame with the given per-grid-point means and i.i.d. N(0, noise²) run scatter
+    (centred exactly, so the means are exact and the s.e. is noise/sqrt(runs)·~1)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for alg, ms in means.items():
+        for p, m in zip(grid, ms, strict=True):
+            z = rng.standard_normal(runs)
+            z = (z - z.mean()) / z.std(ddof=1)
+            rows += [{"algorithm": alg, "epsilon": p, "q": m + noise * v} for v in z]
+    return pd.DataFrame(rows)
+
+
+GRID = [0.001, 0.01, 0.1, 1.0]
+
+
+def test_outperforms_needs_a_margin_beyond_noise_and_reports_a_tie():
+    # issue #14, item 5: s.e. of each mean = 0.1/sqrt(10) ≈ 0.032, of a difference 0.045;
+    # a lead of 0.05 everywhere is within 2 s.e. (0.089): a tie, not "outperforms".
+    check = paper._better("cape", ("conv",), higher=True)
+    claim = paper.Claim("cape outperforms conv", check)
+    close = _frame({"cape": [0.55, 0.65, 0.75, 0.85], "conv": [0.5, 0.6, 0.7, 0.8]}, GRID, 0.1)
+    assert claim.evaluate(close, "epsilon", "q").verdict == "tie"
+    clear = _frame({"cape": [0.8, 0.9, 0.95, 0.99], "conv": [0.5, 0.6, 0.7, 0.8]}, GRID, 0.1)
+    assert claim.evaluate(clear, "epsilon", "q").verdict == "holds"
+    floor = _frame({"cape": [0.5, 0.9, 0.95, 0.99], "conv": [0.5, 0.6, 0.7, 0.8]}, GRID, 0.1)
+    result = claim.evaluate(floor, "epsilon", "q")  # every method at the noise floor at 0.001
+    assert result.verdict == "tie" and "0.001" in result.evidence and not result.holds
+    worse = _frame({"cape": [0.8, 0.9, 0.5, 0.99], "conv": [0.5, 0.6, 0.7, 0.8]}, GRID, 0.1)
+    assert claim.evaluate(worse, "epsilon", "q").verdict == "fails"
+
+
+def test_increases_is_checked_at_every_grid_step():
+    # Endpoints alone (0.5 → 0.9) would pass; a dip of 0.3 mid-grid (s.e. of a step ≈ 0.045)
+    # is beyond noise and fails the claim. A flat curve is a tie.
+    claim = paper.Claim("increases with ε", paper._improves("cape", lower_is_better=False))
+    dip = _frame({"cape": [0.5, 0.8, 0.5, 0.9]}, GRID, 0.1)
+    result = claim.evaluate(dip, "epsilon", "q")
+    assert result.verdict == "fails" and "from 0.01 to 0.1" in result.evidence
+    wobble = _frame({"cape": [0.5, 0.8, 0.78, 0.9]}, GRID, 0.1)  # a dip within noise
+    assert claim.evaluate(wobble, "epsilon", "q").verdict == "holds"
+    flat = _frame({"cape": [0.5, 0.52, 0.51, 0.53]}, GRID, 0.1)
+    assert claim.evaluate(flat, "epsilon", "q").verdict == "tie"
