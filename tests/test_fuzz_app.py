@@ -17,6 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore import registry
+from ui.core import DESIGNS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
@@ -31,6 +32,7 @@ pytestmark = [pytest.mark.app, pytest.mark.slow]
 # AppTest lists formatted options; these turn the app's labels back into raw values.
 RAW = {registry.get(name).label: name for name in registry.names()}
 RAW |= {"Mixture of Gaussians": "mog", "Topic model": "stm"}
+RAW |= {text: key for key, text in DESIGNS.items()}
 
 
 def _raw(text):
