@@ -43,10 +43,19 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 
-from dpcore._validation import check_real, check_weights
-from dpcore.cape import CapeDesign, _check_tau_site
+from dpcore._validation import check_choice, check_real, check_weights
+from dpcore.cape import CapeDesign, _check_tau_site, cape_design
 
 DEFAULT_PRICE = 1.05  # aggregate std over the pooled requirement: 5% more noise std
+DESIGN_KINDS = ("cape", "joint")  # the paper's design (eq. (2)) and the joint-view-safe one
+
+
+def design_for(kind: str, tau_site: ArrayLike, *, weights: ArrayLike | None = None) -> CapeDesign:
+    """The CAPE design of a kind: ``"cape"`` (:func:`dpcore.cape_design`, the paper's
+    guarantee per release) or ``"joint"`` (:func:`joint_safe_design`, default price)."""
+    kind = check_choice(kind, "design", DESIGN_KINDS)
+    make = joint_safe_design if kind == "joint" else cape_design
+    return make(tau_site, weights=weights)
 
 
 def _e_scale(r2: NDArray[np.float64], total: float) -> float:

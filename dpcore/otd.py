@@ -18,11 +18,11 @@ from dpcore.cape import (
     add_symmetric_noise,
     aggregate_step,
     cape_average,
-    cape_design,
     conventional_std,
     pooled_plus_noise,
     site_releases,
 )
+from dpcore.joint_safe import design_for
 from dpcore.models import MixtureModel
 from dpcore.noise import expand_symmetric, n_free_entries
 from dpcore.tensor import (
@@ -97,7 +97,7 @@ class CapeTensorRun:
 
 
 def cape_tensor_stage(
-    m3: NDArray, w: NDArray, *, tau_site: NDArray, weights: NDArray, rng
+    m3: NDArray, w: NDArray, *, tau_site: NDArray, weights: NDArray, design: str = "cape", rng
 ) -> CapeTensorRun:
     """Sites add E3 + F3 + G3 to M3^s, project with W and send K×K×K tensors.
 
@@ -105,10 +105,10 @@ def cape_tensor_stage(
     Σ μ_s E3^s = 0 and the projection is linear, the result equals
     (Σ μ_s (M3^s + G3^s))(W, W, W) (Appendix C.2).
     """
-    design = cape_design(tau_site, weights=weights)
-    e, f, g, released = site_releases(m3, design, symmetric=True, rng=rng)
+    made = design_for(design, tau_site, weights=weights)
+    e, f, g, released = site_releases(m3, made, symmetric=True, rng=rng)
     messages = multilinear(released, w)
-    t = aggregate_step(messages, multilinear(f, w), design.weights)
+    t = aggregate_step(messages, multilinear(f, w), made.weights)
     return CapeTensorRun(e, f, g, messages, t)
 
 
@@ -121,21 +121,25 @@ def cape_otd(
     tau3: NDArray,
     weights: NDArray,
     faithful: bool = True,
+    design: str = "cape",
     rng,
 ) -> WhitenedTensor:
     """capeAGN (Algorithm 2): CAPE on M2 → W at the aggregator → CAPE on projected M3.
 
     ``faithful=False`` draws each stage's aggregate noise directly (std τ_agg), which is
-    equal in distribution (see :func:`dpcore.pca.cape_pca`).
+    equal in distribution (see :func:`dpcore.pca.cape_pca`). ``design``: ``"cape"`` (the
+    paper's) or ``"joint"`` (joint-view-safe, :func:`dpcore.joint_safe_design`).
     """
     rng2, rng3 = rng.spawn(2)
+    design2 = design_for(design, tau2, weights=weights)
     if faithful:
-        m2_hat = cape_average(m2, tau2, weights=weights, symmetric=True, rng=rng2).estimate
+        m2_hat = cape_average(m2, tau2, symmetric=True, design=design2, rng=rng2).estimate
         w, u, d = whitening(m2_hat, k)
-        t = cape_tensor_stage(m3, w, tau_site=tau3, weights=weights, rng=rng3).t
+        t = cape_tensor_stage(m3, w, tau_site=tau3, weights=weights, design=design, rng=rng3).t
         return WhitenedTensor(w, u, d, t)
-    m2_hat = pooled_plus_noise(m2, weights, cape_design(tau2, weights=weights).tau_agg, rng=rng2)
-    m3_hat = pooled_plus_noise(m3, weights, cape_design(tau3, weights=weights).tau_agg, rng=rng3)
+    design3 = design_for(design, tau3, weights=weights)
+    m2_hat = pooled_plus_noise(m2, weights, design2.tau_agg, rng=rng2)
+    m3_hat = pooled_plus_noise(m3, weights, design3.tau_agg, rng=rng3)
     return _whiten(m2_hat, m3_hat, k)
 
 

@@ -13,11 +13,11 @@ from numpy.typing import NDArray
 from dpcore.cape import (
     add_symmetric_noise,
     cape_average,
-    cape_design,
     conventional_average,
     conventional_std,
     pooled_plus_noise,
 )
+from dpcore.joint_safe import design_for
 from dpcore.metrics import top_k_eigh, top_k_eigvecs
 
 
@@ -35,12 +35,16 @@ def cape_pca(
     tau_site: NDArray[np.float64],
     weights: NDArray[np.float64],
     faithful: bool = True,
+    design: str = "cape",
     rng: np.random.Generator,
 ) -> NDArray[np.float64]:
     """capePCA (Algorithm 1): CAPE-average the A_s, then take the top-K eigenvectors.
 
     Parameters
     ----------
+    design : {"cape", "joint"}
+        The noise design (:func:`dpcore.joint_safe.design_for`): the paper's, or the one whose
+        aggregator's joint view of all releases also meets every site's (ε_s, δ_s).
     faithful : bool
         ``True`` runs the protocol message by message (:func:`dpcore.cape_average`).
         ``False`` draws the aggregate noise Σ μ_s G_s directly as one symmetric matrix with
@@ -52,11 +56,12 @@ def cape_pca(
     ----------
     Imtiaz & Sarwate, Algorithm 1 and Appendix C.1 (Â = (1/S) Σ (A_s + G_s)).
     """
+    made = design_for(design, tau_site, weights=weights)
     if faithful:
-        est = cape_average(moments, tau_site, weights=weights, symmetric=True, rng=rng).estimate
+        run = cape_average(moments, tau_site, symmetric=True, design=made, rng=rng)
+        est = run.estimate
     else:
-        design = cape_design(tau_site, weights=weights)
-        est = pooled_plus_noise(moments, weights, design.tau_agg, rng=rng)
+        est = pooled_plus_noise(moments, weights, made.tau_agg, rng=rng)
     return top_k_eigvecs(est, k)
 
 

@@ -126,3 +126,47 @@ def test_price_is_validated():
         joint_safe_design([1.0, 1.0], price=1.0)
     with pytest.raises(ValueError, match="price"):
         joint_safe_design([1.0, 1.0], price=float("nan"))
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
+def test_cape_joint_in_the_sweeps_pays_a_small_price_and_leaves_the_others_unchanged():
+    # PCA: S = 10 sites, 20 runs. The joint-safe design's aggregate noise std is 1.05× the
+    # paper's, so its captured energy lies between capePCA's and conv's (√10 ≈ 3.2× noise),
+    # within noise of capePCA: |Δ mean| ≤ 4 s.e. of the difference (s.e. from the runs).
+    from dpcore import otd_sweep, pca_sweep
+
+    small = {"dim": 30, "k": 5, "sites": 10, "n_per_site": 500, "runs": 20}
+    with_joint = pca_sweep(**small, epsilon=[0.1, 1.0], algorithms=["cape", "cape_joint", "conv"])
+    without = pca_sweep(**small, epsilon=[0.1, 1.0], algorithms=["cape", "conv"])
+    keep = with_joint.algorithm != "cape_joint"
+    np.testing.assert_array_equal(
+        with_joint[keep].captured_energy.to_numpy(), without.captured_energy.to_numpy()
+    )
+    stats = with_joint.groupby(["algorithm", "epsilon"]).captured_energy_ratio.agg(
+        ["mean", "std", "count"]
+    )
+    for eps in (0.1, 1.0):
+        cape, joint, conv = (stats.loc[(a, eps)] for a in ("cape", "cape_joint", "conv"))
+        se = math.hypot(cape["std"], joint["std"]) / math.sqrt(cape["count"])
+        assert abs(cape["mean"] - joint["mean"]) <= 4 * se + 1e-12
+        assert joint["mean"] > conv["mean"]
+    tensors = otd_sweep(dim=6, k=2, epsilon=[1.0], runs=2, algorithms=["cape_joint"])
+    assert set(tensors.algorithm) == {"cape_joint"} and tensors.component_error.notna().all()
+
+
+@pytest.mark.parametrize("faithful", [True, False])
+def test_cape_joint_pca_runs_the_protocol_with_the_joint_design(faithful):
+    # With ε → ∞ (τ = 0) both designs are the non-private result exactly.
+    from dpcore.pca import cape_pca, nonprivate_pca
+
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 6, 6))
+    moments = a @ a.transpose(0, 2, 1)
+    w = np.full(4, 0.25)
+    basis = cape_pca(
+        moments, 2, tau_site=np.zeros(4), weights=w, faithful=faithful, design="joint", rng=rng
+    )
+    truth = nonprivate_pca(moments, 2, weights=w)
+    np.testing.assert_allclose(np.abs(basis.T @ truth), np.eye(2), atol=1e-9)
+    with pytest.raises(ValueError, match="design must be one of"):
+        cape_pca(moments, 2, tau_site=np.ones(4), weights=w, design="nope", rng=rng)

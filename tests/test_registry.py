@@ -50,9 +50,15 @@ def toy():
 
 def test_builtin_names_and_order():
     # The order fixes each algorithm's random stream: new ones are appended.
-    assert registry.names("pca") == ("nonprivate", "cape", "conv", "local", "dpdis")
-    assert registry.names("otd")[:6] == (
-        "nonprivate", "cape", "conv", "local_agn", "local_avn", "random"
+    assert registry.names("pca") == ("nonprivate", "cape", "conv", "local", "dpdis", "cape_joint")
+    assert registry.names("otd")[:7] == (
+        "nonprivate",
+        "cape",
+        "conv",
+        "local_agn",
+        "local_avn",
+        "random",
+        "cape_joint",
     )
     assert dpcore.PCA_ALGORITHMS == registry.names("pca")
 
@@ -78,9 +84,12 @@ def test_a_registered_baseline_has_a_cost_label_and_colour(toy):
     assert label("toy") == "Toy (random basis)"
     assert style("toy").color == "#123456"
     assert description("toy") == TOY.description
-    assert estimate_pca(
-        dim=10, sites=4, n_max=10, pool=100, points=1, runs=1, algorithms=["toy"]
-    ).seconds > 0
+    assert (
+        estimate_pca(
+            dim=10, sites=4, n_max=10, pool=100, points=1, runs=1, algorithms=["toy"]
+        ).seconds
+        > 0
+    )
 
 
 @pytest.mark.app

@@ -19,6 +19,7 @@ import streamlit as st
 
 import dpcore
 from dpcore import ClassicGaussianWarning, cluster
+from dpcore.joint_safe import design_for
 from ui.guard import show_error
 
 T = TypeVar("T")
@@ -296,8 +297,7 @@ DESIGNS = {
 def _mean_design(n_per_site, epsilon, delta, weights, calibration, design: str = "cape"):
     """CAPE design and sensitivities for each site's mean of values in [0, 1]."""
     tau = _mean_taus(n_per_site, epsilon, delta, calibration)
-    make = dpcore.joint_safe_design if design == "joint" else dpcore.cape_design
-    return make(tau, weights=weights), 1.0 / np.asarray(n_per_site, float)
+    return design_for(design, tau, weights=weights), 1.0 / np.asarray(n_per_site, float)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
