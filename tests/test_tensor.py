@@ -12,6 +12,8 @@ from dpcore.cape import cape_design
 from dpcore.metrics import component_error, component_error_matched, weight_error
 from dpcore.models import make_model, mog_model, sample_mog, sample_stm, stm_model
 from dpcore.moments import (
+    cube_sum,
+    cube_sum_free,
     mog_moments,
     mog_site_moments,
     moment_sensitivities,
@@ -183,6 +185,16 @@ def test_sites_hold_disjoint_samples_and_streaming_is_exact():
     assert not np.allclose(a.m2[0], a.m2[1])  # the authors' bug gave every site the same data
     np.testing.assert_allclose(a.m3, b.m3, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(a.m2, b.m2, rtol=1e-12, atol=1e-15)
+
+
+def test_cube_sum_is_the_exactly_symmetric_third_moment():
+    x = np.random.default_rng(12).normal(size=(257, 9))
+    cube = cube_sum(x)
+    # each entry one sum of n products of magnitude ≲ 30: agreement to ~1e-12 relative
+    np.testing.assert_allclose(cube, np.einsum("ni,nj,nk->ijk", x, x, x), rtol=1e-12, atol=1e-11)
+    for axes in [(0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]:
+        np.testing.assert_array_equal(cube.transpose(axes), cube)  # bit for bit
+    assert cube_sum_free(x).shape == (n_free_entries(9, 3),)
 
 
 def test_streamed_moments_match_direct_computation():
