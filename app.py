@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import presenter
+from ui import presenter, state
 from ui.guard import drop_unreadable_query_params, plain
 
 presenting = presenter.is_on()
@@ -37,4 +37,5 @@ if dropped:
         plain(f"Ignored unreadable numbers in the link: {', '.join(dropped)[:200]}"),
         icon=":material/link_off:",
     )
+state.install_history()  # Back/Forward step through settings (docs/state.md)
 nav.run()

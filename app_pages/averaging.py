@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ui import presenter
 from ui.controls import seed_controls
 from ui.core import (
     GAINS,
@@ -15,37 +16,43 @@ from ui.core import (
 )
 from ui.figures import gain_figure, noise_histogram_figure
 from ui.questions import advantage_question
-from ui.sites_table import site_args, site_settings
+from ui.sites_table import preset_buttons, site_args, site_settings
+from ui.state import bound
 from ui.theme import style
 
+P = "avg_"  # this page's keys (docs/state.md)
+
 st.title("CAPE averaging")
-st.markdown(
+presenter.intro(
     "Each site holds values in [0, 1] and releases its **mean** with its own privacy level "
     "(ε_s, δ_s). Alone, site s must add Gaussian noise of std τ_s. With CAPE, the noise "
     "generator's E_s cancel in the weighted sum and the aggregator removes its own F_s, so "
     "only the sites' small G_s remain: the aggregate is as accurate as if one trusted curator "
     "held all the data."
 )
+preset_buttons(P)
 
 side = st.sidebar
-table, calibration = site_settings(side)
+controls, main = presenter.split()
+table_box = main.expander("Sites") if presenter.is_on() else main
+table, calibration = site_settings(controls, P, side=side, table_box=table_box)
 sites = len(table)
-draws = side.select_slider(
+draws = bound(
+    side.select_slider,
     "Monte Carlo draws",
-    [1000, 5000, 20000, 50000],
+    f"{P}draws",
+    options=[1000, 5000, 20000, 50000],
     value=20000,
-    key="draws",
-    bind="query-params",
     help="Independent runs of the protocol for the histograms.",
 )
-seed = seed_controls(side)
+seed = seed_controls(side, prefix=P)
 
 args = site_args(table, calibration)
 design = call_core(averaging_design, *args)
 classic_warning(calibration, args[1])
 
-st.subheader("Noise in the aggregate")
-c1, c2, c3, c4 = st.columns(4)
+main.subheader("Noise in the aggregate")
+c1, c2, c3, c4 = main.columns(4)
 c1.metric(
     "Pooled requirement",
     f"{design['tau_pool']:.3g}",
@@ -116,8 +123,10 @@ fig = noise_histogram_figure(
     {"CAPE": design["tau_cape"], "Conventional": design["tau_conv"]},
     {"CAPE": style("cape").color, "Conventional": style("conv").color},
 )
-st.plotly_chart(fig, key="hist_chart")
-st.caption(
+main.plotly_chart(
+    presenter.style(fig), key="hist_chart", config=presenter.chart_config("cape_noise")
+)
+main.caption(
     f"{draws:,} runs of the full protocol. Largest |Σ μ_s e_s| over all runs: "
     f"{np.max(np.abs(mc['e_sum'])):.1e} — the noise generator's noise cancels to rounding."
 )
@@ -155,7 +164,7 @@ st.caption(
     "like CAPE gains exactly S, and against the best conventional estimator N²/ΣN_s², which "
     "falls to 1 as one site holds all the data."
 )
-advantage_question(st)
+advantage_question(st, prefix=P)
 
 with st.expander("How it works — the equations"):
     st.markdown("Site s releases (Algorithm 5, Appendix A) and the aggregator combines:")

@@ -5,6 +5,8 @@ from pathlib import Path
 import streamlit as st
 
 from ui.core import call_core, equal_sites_noise
+from ui.sites_table import PRESETS
+from ui.state import PRESET_PARAM, bound
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -52,68 +54,50 @@ c3.page_link(
 )
 
 st.subheader("Classroom presets")
+st.caption("Each opens its page with every setting replaced, whatever you did there before.")
 p1, p2, p3, p4 = st.columns(4)
-p1.page_link(
-    "app_pages/averaging.py",
-    label="Equal hospitals",
-    icon=":material/local_hospital:",
-    query_params={"S": "5", "sites_table": ";".join(["1000,0.5,0.001,0.2"] * 5)},
-    help="Five hospitals with 1,000 patients each and the same privacy: CAPE gains 5×.",
-)
-p2.page_link(
-    "app_pages/averaging.py",
-    label="One big site, many small",
-    icon=":material/scale:",
-    query_params={
-        "S": "6",
-        "sites_table": "10000,0.5,0.001,0.8;" + ";".join(["500,0.5,0.001,0.04"] * 5),
-    },
-    help="One site holds most data. Weights ∝ N_s: CAPE still matches pooled noise.",
-)
-p3.page_link(
-    "app_pages/averaging.py",
-    label="Different privacy needs",
-    icon=":material/lock:",
-    query_params={
-        "S": "4",
-        "sites_table": "1000,0.1,0.0001,0.25;1000,0.5,0.001,0.25;"
-        "1000,1,0.001,0.25;1000,2,0.01,0.25",
-    },
-    help="Sites ask for different (ε, δ): the design gives each its own noise levels.",
-)
+for box, name in zip((p1, p2, p3), PRESETS, strict=True):
+    box.page_link(
+        "app_pages/averaging.py",
+        label=PRESETS[name]["label"],
+        icon=PRESETS[name]["icon"],
+        query_params={PRESET_PARAM: name},
+        help=PRESETS[name]["help"],
+    )
 p4.page_link(
     "app_pages/pca.py",
     label="Strong privacy PCA",
     icon=":material/shield:",
-    query_params={"eps": "0.05", "delta": "1e-05", "calib": "analytic"},
+    query_params={PRESET_PARAM: "strong"},
     help="ε = 0.05, δ = 1e-5 with the analytic calibration.",
 )
 
 st.subheader("Try it: noise levels for equal sites")
 col1, col2, col3 = st.columns(3)
-sites = col1.slider(
+P = "ov_"  # this page's keys (docs/state.md)
+sites = bound(
+    col1.slider,
     "Sites S",
-    2,
-    50,
-    10,
-    key="sites",
-    bind="query-params",
+    f"{P}S",
+    min_value=2,
+    max_value=50,
+    value=10,
     help="More sites: CAPE's advantage over conventional averaging grows with S.",
 )
-n_per_site = col2.select_slider(
+n_per_site = bound(
+    col2.select_slider,
     "Samples per site N_s",
-    [100, 500, 1000, 5000, 10000],
-    1000,
-    key="n_per_site",
-    bind="query-params",
+    f"{P}ns",
+    options=[100, 500, 1000, 5000, 10000],
+    value=1000,
     help="More samples: less noise per site (std ∝ 1/N_s).",
 )
-epsilon = col3.select_slider(
+epsilon = bound(
+    col3.select_slider,
     "Privacy ε",
-    [0.01, 0.05, 0.1, 0.5, 0.9],
-    0.5,
-    key="epsilon",
-    bind="query-params",
+    f"{P}eps",
+    options=[0.01, 0.05, 0.1, 0.5, 0.9],
+    value=0.5,
     help="Smaller ε: stronger privacy, more noise everywhere.",
 )
 noise = call_core(equal_sites_noise, sites, n_per_site, epsilon, 0.01)

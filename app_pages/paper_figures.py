@@ -19,22 +19,24 @@ st.markdown(
     "data cannot separate from noise, ✗ contradicted."
 )
 
+P = "fig_"  # this page's keys (docs/state.md)
 side = st.sidebar
 figure = (
     side.segmented_control(
         "Figure",
         list(paper.FIGURES),
         default="2",
-        key="figure",
+        key=f"{P}figure",
         bind="query-params",
+        persist_state="session",
         help="2: PCA on synthetic, MNIST and Covertype data. 3, 4: tensor decomposition for "
         "a mixture of Gaussians and a topic model. 5: both against δ.",
     )
     or "2"
 )
-calibration = calibration_radio(side)
-runs = runs_slider(side, default=10)
-seed = seed_controls(side)
+calibration = calibration_radio(side, prefix=P)
+runs = runs_slider(side, prefix=P, default=10)
+seed = seed_controls(side, prefix=P)
 paths = {}
 if figure == "2":
     side.header("Real data (local files)")
@@ -42,7 +44,7 @@ if figure == "2":
         env = "CAPE_MNIST" if kind == "mnist" else "CAPE_COVTYPE"
         paths[kind] = side.text_input(
             label,
-            key=f"{kind}_path",
+            key=f"{P}{kind}_path",
             placeholder=f"empty: use ${env}",
             help="Nothing is downloaded. MNIST: IDX (.gz), .npz or CSV; Covertype: "
             "covtype.data(.gz) from UCI.",

@@ -5,7 +5,9 @@ import streamlit as st
 from ui import presenter
 from ui.controls import (
     SWEEP_GRIDS,
+    SYNTHETIC_POOL,
     algorithm_picker,
+    bounded_k,
     calibration_controls,
     run_gate,
     runs_slider,
@@ -18,6 +20,7 @@ from ui.core import DATA_SOURCES, call_core, classic_warning, load_dataset, pca_
 from ui.guard import plain
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
+from ui.state import bound, consume_preset
 from ui.theme import AXIS_LABELS
 
 st.title("Distributed private PCA")
@@ -29,14 +32,19 @@ presenter.intro(
     "each method's K directions capture."
 )
 
+P = "pca_"  # this page's keys (docs/state.md)
+PRESETS = {  # ?preset=NAME from the Overview; every other setting goes back to its default
+    "strong": {f"{P}eps": 0.05, f"{P}delta": 1e-5, f"{P}calib": "analytic"},
+}
+consume_preset(P, PRESETS)
 side = st.sidebar
 controls, main = presenter.split()
 side.header("Data")
-choice = side.selectbox(
+choice = bound(
+    side.selectbox,
     "Data set",
-    list(DATA_SOURCES),
-    key="data",
-    bind="query-params",
+    f"{P}data",
+    options=list(DATA_SOURCES),
     help="synthetic: the paper's Gaussian. digits, breast cancer, wine: small real sets "
     "bundled with scikit-learn. MNIST, Covertype: the paper's real data from a file on this "
     "machine. CSV upload: your own table.",
@@ -44,20 +52,21 @@ choice = side.selectbox(
 kind = DATA_SOURCES[choice]
 source: tuple = (kind,)
 if kind == "synthetic":
-    dim = side.select_slider(
+    dim = bound(
+        side.select_slider,
         "Dimension D",
-        [20, 50, 100, 200],
+        f"{P}dim",
+        options=[20, 50, 100, 200],
         value=50,
-        key="dim",
-        bind="query-params",
         help="Features per sample. Noise is added to every entry of a D×D "
         "matrix, so larger D needs more samples for the same accuracy.",
     )
 elif kind in ("mnist", "covtype"):
     env = {"mnist": "CAPE_MNIST", "covtype": "CAPE_COVTYPE"}[kind]
-    path = side.text_input(
+    path = bound(
+        side.text_input,
         "File on this machine",
-        key=f"{kind}_path",
+        f"{P}{kind}_path",
         placeholder=f"empty: use ${env}",
         help="MNIST: train-images-idx3-ubyte(.gz), .npz or a 785-column CSV. Covertype: "
         "covtype.data(.gz) from UCI. Nothing is downloaded.",
@@ -67,7 +76,7 @@ elif kind == "upload":
     upload = side.file_uploader(
         "CSV file (rows = samples, numeric columns)",
         type=["csv", "txt", "tsv"],
-        key="upload",
+        key=f"{P}upload",
         help="Comma, semicolon, tab or | separated; an optional header row. Not stored and "
         "not in the page's URL.",
     )
@@ -85,62 +94,46 @@ if kind != "synthetic":
         "preprocessing is **not private** (the paper does the same, Sec. 6.1); only the "
         "site releases are."
     )
-k = side.number_input(
-    "Components K",
-    min_value=1,
-    max_value=200,
-    value=10,
-    key="k",
-    bind="query-params",
-    help="Size of the subspace to find (K ≤ D). The paper uses K = 50 at D = 200.",
-)
+k = bounded_k(side, prefix=P, dim=int(dim), default=10, paper="K = 50 at D = 200")
 current = sites_and_privacy(
     controls,
     sites=[2, 3, 5, 10, 20, 50],
     sites_default=10,
     n_values=SWEEP_GRIDS["n_per_site"],
     n_default=1000,
+    prefix=P,
+    pool=dataset.n_samples if kind != "synthetic" else SYNTHETIC_POOL,
 )
 sites, epsilon = current["sites"], current["epsilon"]
-pool = dataset.n_samples if kind != "synthetic" else None
-if pool is not None and sites * current["n_per_site"] > pool:
-    if pool // sites < 1:
-        st.error(f"The data set has {pool} samples: too few for S = {sites} sites.")
-        st.stop()
-    current["n_per_site"] = pool // sites
-    st.warning(
-        f"The data set has {pool:,} samples, so S·N_s cannot exceed it: N_s is "
-        f"{current['n_per_site']:,} per site here (S = {sites}).",
-        icon=":material/info:",
-    )
-sizes = side.radio(
+pool = dataset.n_samples if kind != "synthetic" else SYNTHETIC_POOL
+sizes = bound(
+    side.radio,
     "Site sizes",
-    ["equal", "one site holds half"],
-    key="sizes",
-    bind="query-params",
+    f"{P}sizes",
+    options=["equal", "one site holds half"],
     horizontal=True,
     help="Unequal sites: CAPE weights sites by N_s/N and still matches pooled noise.",
 )
-calibration, relation = calibration_controls(side)
+calibration, relation = calibration_controls(side, prefix=P)
 side.header("Experiment")
-axis = sweep_axis_control(side)
-runs = runs_slider(side)
-seed = seed_controls(side)
-algorithms = algorithm_picker(side, "pca")
-absolute = side.toggle(
+axis = sweep_axis_control(side, prefix=P)
+runs = runs_slider(side, prefix=P)
+seed = seed_controls(side, prefix=P)
+algorithms = algorithm_picker(side, "pca", prefix=P)
+absolute = bound(
+    side.toggle,
     "Absolute captured energy",
-    key="absolute",
-    bind="query-params",
+    f"{P}absolute",
     help="Off: as a fraction of the best possible (top-K eigenvalue sum).",
 )
-target_share = side.number_input(
+target_share = bound(
+    side.number_input,
     "Target: % of the non-private captured energy",
+    f"{P}target",
     min_value=1,
     max_value=100,
     value=90,
     step=5,
-    key="target",
-    bind="query-params",
     help="A dotted line on the chart; the table under it says where each algorithm "
     "reaches it along the swept axis.",
 )
@@ -160,7 +153,7 @@ params = {
     **current,
     axis: sweep_values(axis, current[axis]),
 }
-if pool is not None and axis in ("n_per_site", "sites"):  # only what the pool can hold
+if axis in ("n_per_site", "sites"):  # only what the pool can hold
     other = current["sites"] if axis == "n_per_site" else current["n_per_site"]
     params[axis] = tuple(v for v in params[axis] if v * other <= pool)
 if sizes != "equal" and axis != "sites":
@@ -169,7 +162,7 @@ elif sizes != "equal":
     st.caption("Sweeping S: sites are equal (unequal shares need a fixed S).")
 with main:
     heavy = dim >= 200 or runs * len(params[axis]) > 100 or kind in ("mnist", "covtype")
-    if run_gate(params, heavy, key="pca"):
+    if run_gate(params, heavy, key=f"{P}run"):
         with st.spinner("Running the sweep…"):
             df = call_core(pca_results, source, **params)
         metric, y_title = (

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from ui import presenter
 from ui.controls import seed_controls
 from ui.core import (
     DESIGNS,
@@ -17,10 +18,11 @@ from ui.core import (
     party_table,
 )
 from ui.figures import calibration_figure, collusion_figure
-from ui.sites_table import site_args, site_settings
+from ui.sites_table import preset_buttons, site_args, site_settings
+from ui.state import bound as url_bound
 
 st.title("Privacy explorer")
-st.markdown(
+presenter.intro(
     "The paper's threat model in one paragraph (Sec. 3): sites are honest but curious, the "
     "aggregator is untrusted, the noise generator is trusted, and sites may collude. Here "
     "you can see what that means for your sites: what each party receives, what is left "
@@ -29,9 +31,11 @@ st.markdown(
     "as on the *CAPE averaging* page."
 )
 
+P = "prv_"  # this page's keys (docs/state.md)
+preset_buttons(P)
 side = st.sidebar
-table, calibration = site_settings(side)
-seed = seed_controls(side)
+table, calibration = site_settings(side, P)
+seed = seed_controls(side, prefix=P)
 args = site_args(table, calibration)
 classic_warning(calibration, args[1])
 sites = len(table)
@@ -51,12 +55,12 @@ def _verdict(eps: float, promised: float, ok: bool) -> str:
     return f"{eps:.3g} {'≤' if ok else '>'} {promised:.3g} {'✓' if ok else '✗'}"
 
 
-design_kind = st.radio(
+design_kind = url_bound(
+    st.radio,
     "CAPE design",
-    list(DESIGNS),
+    f"{P}design",
+    options=list(DESIGNS),
     format_func=DESIGNS.get,
-    key="design",
-    bind="query-params",
     horizontal=True,
     help="The paper's design gives each release on its own noise τ_s. The joint-view-safe "
     "design (docs/privacy.md) also protects each site in the aggregator's view of all "
@@ -117,21 +121,21 @@ else:
 
 # --- collusion ----------------------------------------------------------------------------------
 st.header("Collusion")
-_valid("colluders")
+_valid(f"{P}colluders")
 left, right = st.columns([3, 2])
-colluders = left.multiselect(
+colluders = url_bound(
+    left.multiselect,
     "Sites colluding with the aggregator",
-    site_names,
+    f"{P}colluders",
+    options=site_names,
     default=[],
-    key="colluders",
-    bind="query-params",
     format_func=lambda s: f"site {s}",
     help="They hand the aggregator their E_j and G_j.",
 )
-with_ng = right.toggle(
+with_ng = url_bound(
+    right.toggle,
     "The noise generator colludes too",
-    key="ng",
-    bind="query-params",
+    f"{P}ng",
     help="It knows every E_s: with the aggregator, only the G's are left.",
 )
 chosen = None
@@ -199,13 +203,13 @@ st.caption(
 
 # --- dropouts -----------------------------------------------------------------------------------
 st.header("Dropouts")
-_valid("dropped")
-dropped = st.multiselect(
+_valid(f"{P}dropped")
+dropped = url_bound(
+    st.multiselect,
     "Sites that drop out after the noise generator sent the E's",
-    site_names,
+    f"{P}dropped",
+    options=site_names,
     default=[1],
-    key="dropped",
-    bind="query-params",
     format_func=lambda s: f"site {s}",
     help="They release nothing; their E's no longer cancel in the sum.",
 )

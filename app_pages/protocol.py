@@ -36,8 +36,8 @@ kind = side.radio(
     help="A mean of values in [0, 1], or a 2×2 second-moment matrix as in capePCA "
     "(symmetric noise: one draw per entry on and above the diagonal).",
 )
-epsilon = epsilon_slider(side)
-seed = seed_controls(side)
+epsilon = epsilon_slider(side, prefix="")
+seed = seed_controls(side, prefix="")
 
 demo = call_core(protocol_run, int(sites), kind, float(epsilon), int(seed))
 steps = protocol_steps(demo)

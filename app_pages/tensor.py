@@ -2,8 +2,10 @@
 
 import streamlit as st
 
+from ui import presenter
 from ui.controls import (
     algorithm_picker,
+    bounded_k,
     calibration_controls,
     run_gate,
     runs_slider,
@@ -25,7 +27,7 @@ GRIDS = {
 }
 
 st.title("Distributed private tensor decomposition")
-st.markdown(
+presenter.intro(
     "Latent-variable models — a **mixture of Gaussians** or a **single-topic model** — are "
     "learned from the second and third moments of the data (M2, a D×D matrix; M3, a D×D×D "
     "tensor). **capeAGN** (Algorithm 2) computes both with CAPE: first M2 for the whitening "
@@ -33,13 +35,16 @@ st.markdown(
     "how far the recovered components are from the true ones (lower is better)."
 )
 
+P = "td_"  # this page's keys (docs/state.md)
 side = st.sidebar
+controls, main = presenter.split()
 side.header("Model")
 model = side.radio(
     "Model",
     ["mog", "stm"],
-    key="model",
+    key=f"{P}model",
     bind="query-params",
+    persist_state="session",
     horizontal=True,
     format_func={"mog": "Mixture of Gaussians", "stm": "Topic model"}.get,
     help="MOG: samples = a component mean + Gaussian noise (σ² = 0.05). STM: "
@@ -49,33 +54,32 @@ dim = side.select_slider(
     "Dimension D",
     [5, 10, 20, 50],
     value=10,
-    key="dim",
+    key=f"{P}dim",
     bind="query-params",
+    persist_state="session",
     help="Features (MOG) or vocabulary size (STM). M3 has D³ entries to "
     "noise, so larger D needs more samples.",
 )
-k = side.number_input(
-    "Components K",
-    min_value=1,
-    max_value=50,
-    value=5,
-    key="k",
-    bind="query-params",
-    help="Number of components or topics (K ≤ D).",
-)
+k = bounded_k(side, prefix=P, dim=int(dim), default=5, paper="K = 5 at D = 10")
 current = sites_and_privacy(
-    side, sites=GRIDS["sites"], sites_default=5, n_values=GRIDS["n_per_site"], n_default=20000
+    controls,
+    sites=GRIDS["sites"],
+    sites_default=5,
+    n_values=GRIDS["n_per_site"],
+    n_default=20000,
+    prefix=P,
 )
 sites, epsilon = current["sites"], current["epsilon"]
 side.caption(
     "ε and δ are split equally between M2 and M3: (ε/2, δ/2) each, composing to (ε, δ) (Theorem 2)."
 )
-calibration, _ = calibration_controls(side)
+calibration, _ = calibration_controls(side, prefix=P)
 sensitivity = side.radio(
     "Sensitivity",
     ["paper", "add-remove", "replace"],
-    key="sens",
+    key=f"{P}sens",
     bind="query-params",
+    persist_state="session",
     horizontal=True,
     help="paper: Appendix E's Δ₂, Δ₃. add-remove / replace: the exact sensitivities "
     "(largest change of the full moment tensors) for each neighbouring relation "
@@ -85,8 +89,9 @@ if model == "mog":
     scaling = side.radio(
         "Scaling into the unit ball",
         ["public", "max-norm"],
-        key="scaling",
+        key=f"{P}scaling",
         bind="query-params",
+        persist_state="session",
         horizontal=True,
         help="public: divide by a bound from the model's public parameters and "
         "clip the rare samples beyond it (private). max-norm: divide by "
@@ -95,23 +100,25 @@ if model == "mog":
 else:
     scaling = "public"
 side.header("Experiment")
-axis = sweep_axis_control(side)
-runs = runs_slider(side)
+axis = sweep_axis_control(side, prefix=P)
+runs = runs_slider(side, prefix=P)
 variant = side.radio(
     "Power method",
     ["robust", "authors"],
-    key="tpm",
+    key=f"{P}tpm",
     bind="query-params",
+    persist_state="session",
     horizontal=True,
     help="robust: 10 random restarts per component (Anandkumar et al. 2014). "
     "authors: one start, up to 1000 iterations, tolerance 1e-6.",
 )
-seed = seed_controls(side)
-algorithms = algorithm_picker(side, "otd")
+seed = seed_controls(side, prefix=P)
+algorithms = algorithm_picker(side, "otd", prefix=P)
 matched = side.toggle(
     "One-to-one matched error",
-    key="matched",
+    key=f"{P}matched",
     bind="query-params",
+    persist_state="session",
     help="Off: the paper's q_comp (each recovered vector to its nearest true "
     "one — two may share a match). On: a one-to-one matching.",
 )
@@ -121,8 +128,9 @@ target_error = side.number_input(
     max_value=2.0,
     value=0.2,
     step=0.05,
-    key="target",
+    key=f"{P}target",
     bind="query-params",
+    persist_state="session",
     help="A dotted line on the chart; the table under it says where each algorithm's "
     "error first drops below it along the swept axis.",
 )
@@ -161,62 +169,63 @@ work = (
     * max(current["n_per_site"] * sites / 100_000, 1.0)
     ** (1.0 if axis not in ("n_per_site", "sites") else 1.5)
 )
-if run_gate(params, work > 60, key="otd"):
-    with st.spinner("Running the sweep…"):
-        df = call_core(otd_results, **params)
-    classic_warning(calibration, [e / 2 for e in (grid if axis == "epsilon" else [epsilon])])
-    metric = "component_error_matched" if matched else "component_error"
-    y_title = "matched component error" if matched else "component error q_comp"
-    show_sweep(
-        df,
-        axis=axis,
-        metric=metric,
-        y_title=y_title,
-        current=current[axis],
-        algorithms=algorithms,
-        stem="cape_otd",
-        value_format=lambda v: f"{v:.3f}",
-        help_text="Component error (lower is better)",
-        target=float(target_error),
-    )
-    show_crossings(
-        df,
-        axis=axis,
-        metric=metric,
-        target=Target(float(target_error), False, f"a component error below {target_error:g}"),
-        algorithms=[a for a in algorithms if a not in ("nonprivate", "random")],
-    )
-    if model == "stm":
-        st.caption(
-            "Planted topics: the first K columns of a random orthogonal matrix, **each flipped "
-            "to sum positive**, negatives clipped to 0, normalised. The authors clip without "
-            "the flip, which leaves mostly-negative columns as peaked topics; the flip changes "
-            "the topics and every error here, the random baseline included (0.44 vs 0.47 on "
-            "average at D = 10, K = 5). See docs/deviations.md."
+with main:
+    if run_gate(params, work > 60, key=f"{P}run"):
+        with st.spinner("Running the sweep…"):
+            df = call_core(otd_results, **params)
+        metric = "component_error_matched" if matched else "component_error"
+        y_title = "matched component error" if matched else "component error q_comp"
+        show_sweep(
+            df,
+            axis=axis,
+            metric=metric,
+            y_title=y_title,
+            current=current[axis],
+            algorithms=algorithms,
+            stem="cape_otd",
+            value_format=lambda v: f"{v:.3f}",
+            help_text="Component error (lower is better)",
+            target=float(target_error),
         )
-    if df["invalid_components"].sum():
+        classic_warning(calibration, [e / 2 for e in (grid if axis == "epsilon" else [epsilon])])
+        show_crossings(
+            df,
+            axis=axis,
+            metric=metric,
+            target=Target(float(target_error), False, f"a component error below {target_error:g}"),
+            algorithms=[a for a in algorithms if a not in ("nonprivate", "random")],
+        )
+        if model == "stm":
+            st.caption(
+                "Planted topics: the first K columns of a random orthogonal matrix, **each flipped "
+                "to sum positive**, negatives clipped to 0, normalised. The authors clip without "
+                "the flip, which leaves mostly-negative columns as peaked topics; the flip changes "
+                "the topics and every error here, the random baseline included (0.44 vs 0.47 on "
+                "average at D = 10, K = 5). See docs/deviations.md."
+            )
+        if df["invalid_components"].sum():
+            st.caption(
+                f"{int(df['invalid_components'].sum())} recovered topic vectors had no "
+                "positive entry and were replaced by the uniform distribution."
+            )
+
+        st.subheader("Recovered weights, one run")
+        example = call_core(otd_example_table, **common, **current)
+        st.dataframe(
+            example.rename(columns={a: label(a) for a in algorithms}),
+            hide_index=True,
+            column_config={
+                c: st.column_config.NumberColumn(format="%.3f")
+                for c in example.columns
+                if c != "component"
+            },
+        )
         st.caption(
-            f"{int(df['invalid_components'].sum())} recovered topic vectors had no "
-            "positive entry and were replaced by the uniform distribution."
+            f"At the current settings (seed {seed}); recovered weights ŵ_k = 1/λ_k², "
+            "matched one-to-one to the true components."
         )
 
-    st.subheader("Recovered weights, one run")
-    example = call_core(otd_example_table, **common, **current)
-    st.dataframe(
-        example.rename(columns={a: label(a) for a in algorithms}),
-        hide_index=True,
-        column_config={
-            c: st.column_config.NumberColumn(format="%.3f")
-            for c in example.columns
-            if c != "component"
-        },
-    )
-    st.caption(
-        f"At the current settings (seed {seed}); recovered weights ŵ_k = 1/λ_k², "
-        "matched one-to-one to the true components."
-    )
-
-    communication_table("otd", algorithms, dim=int(dim), k=int(k), sites=sites)
+        communication_table("otd", algorithms, dim=int(dim), k=int(k), sites=sites)
 
 with st.expander("How it works — the equations"):
     st.markdown("MOG moments with the σ² correction (Appendix D.2):")

@@ -36,10 +36,10 @@ def test_every_page_runs_without_exception(name):
 
 def test_overview_metrics_follow_the_sliders():
     at = page("overview.py").run()
-    at.slider(key="sites").set_value(4).run()
+    at.slider(key="ov_S").set_value(4).run()
     # With S equal sites CAPE has S times less variance than conventional averaging.
     assert at.metric[2].delta == "4.0× less variance"
-    at.slider(key="sites").set_value(25).run()
+    at.slider(key="ov_S").set_value(25).run()
     assert at.metric[2].delta == "25.0× less variance"
 
 
@@ -51,7 +51,7 @@ def test_pca_metrics_change_with_epsilon():
     at = page("pca.py").run()
     before = _metrics(at)
     assert set(before) >= {"CAPE", "Conventional", "Non-private (pooled)"}
-    at.select_slider(key="eps").set_value(5.0).run()
+    at.select_slider(key="pca_eps").set_value(5.0).run()
     after = _metrics(at)
     assert not at.exception
     assert after["CAPE"] != before["CAPE"]
@@ -59,44 +59,45 @@ def test_pca_metrics_change_with_epsilon():
     assert float(after["CAPE"].rstrip("%")) > float(before["CAPE"].rstrip("%"))
 
 
-def test_pca_impossible_k_gives_exactly_one_error():
+def test_pca_lowering_d_below_k_moves_k_down_without_an_error():
     at = page("pca.py").run()
-    at.number_input(key="k").set_value(80).run()  # K > D = 50
-    assert len(at.error) == 1
-    assert "k must be an integer in [1, 50]" in _text(at.error[0])
-    assert not at.exception
+    at.number_input(key="pca_k").set_value(50).run()  # K = D = 50
+    at.select_slider(key="pca_dim").set_value(20).run()
+    assert not at.exception and not at.error
+    assert at.number_input(key="pca_k").value == 20
+    assert any("K lowered to D = 20" in c.value for c in at.caption)
 
 
 def test_pca_classic_warning_shown_only_where_it_applies():
     at = page("pca.py").run()
     assert len(at.warning) == 1  # the ε sweep reaches 10 with the classic calibration
-    at.radio(key="calib").set_value("analytic").run()
+    at.radio(key="pca_calib").set_value("analytic").run()
     assert len(at.warning) == 0
 
 
 def test_pca_other_axes_and_unequal_sites():
     at = page("pca.py").run()
-    at.radio(key="sizes").set_value("one site holds half").run()
-    at.segmented_control(key="axis").set_value("n_per_site").run()
+    at.radio(key="pca_sizes").set_value("one site holds half").run()
+    at.segmented_control(key="pca_axis").set_value("n_per_site").run()
     assert not at.exception and not at.error
-    at.segmented_control(key="axis").set_value("sites").run()
+    at.segmented_control(key="pca_axis").set_value("sites").run()
     assert not at.exception and not at.error
 
 
 def test_pca_heavy_settings_wait_for_run():
     at = page("pca.py").run()
-    at.select_slider(key="dim").set_value(200).run()
+    at.select_slider(key="pca_dim").set_value(200).run()
     assert not at.metric  # nothing computed yet
     assert any("Press **Run**" in i.value for i in at.info)
-    at.button(key="pca_run").click().run()
+    at.button(key="pca_run_run").click().run()
     assert len(at.metric) == 5
 
 
 def test_averaging_reacts_to_sites_and_weight_presets():
     at = page("averaging.py").run()
     assert _gains(at)["CAPE vs conventional, same weights"] == pytest.approx(5)  # S = 5 equal
-    at.slider(key="S").set_value(8).run()
-    at.button(key="w_prop").click().run()
+    at.slider(key="avg_S").set_value(8).run()
+    at.radio(key="avg_weights").set_value("∝ N_s").run()
     m = _metrics(at)
     gains = _gains(at)
     assert gains["CAPE vs conventional, same weights"] == pytest.approx(8)
@@ -116,8 +117,9 @@ def _gains(at) -> dict[str, float]:
 
 def test_averaging_table_from_url_and_bad_weights():
     at = page("averaging.py")
-    at.query_params["sites_table"] = "100,0.5,0.001,0;1000,0.5,0.001,0"
-    at.query_params["S"] = "2"
+    at.query_params["avg_sites"] = "100,0.5,0.001,0;1000,0.5,0.001,0"
+    at.query_params["avg_S"] = "2"
+    at.query_params["avg_weights"] = "manual"  # μ as stated in the table
     at.run()
     assert len(at.error) == 1  # all-zero weights cannot be normalised
     assert "positive sum" in _text(at.error[0])
@@ -127,19 +129,21 @@ def test_averaging_table_from_url_and_bad_weights():
 def test_tensor_page_metrics_follow_epsilon_and_model():
     at = page("tensor.py").run()
     before = _metrics(at)
-    at.select_slider(key="eps").set_value(5.0).run()
+    at.select_slider(key="td_eps").set_value(5.0).run()
     after = _metrics(at)
     assert float(after["CAPE"]) < float(before["CAPE"])  # more ε, less error
     assert after["Non-private (pooled)"] == before["Non-private (pooled)"]
-    at.radio(key="model").set_value("stm").run()
+    at.radio(key="td_model").set_value("stm").run()
     assert not at.exception and not at.error
     assert len(at.dataframe) == 3  # target crossings, recovered weights, communication cost
 
 
-def test_tensor_impossible_k_gives_exactly_one_error():
+def test_tensor_lowering_d_below_k_moves_k_down_without_an_error():
     at = page("tensor.py").run()
-    at.number_input(key="k").set_value(12).run()  # K > D = 10
-    assert len(at.error) == 1 and "k must be an integer in [1, 10]" in _text(at.error[0])
+    at.number_input(key="td_k").set_value(10).run()
+    at.select_slider(key="td_dim").set_value(5).run()
+    assert not at.exception and not at.error
+    assert at.number_input(key="td_k").value == 5
 
 
 def _privacy_table(at, header: str):
@@ -154,25 +158,25 @@ def test_privacy_views_collusion_anchors_and_url_state():
     views = next(df.value for df in at.dataframe if "receives" in df.value.columns)
     assert views.loc["aggregator", "site 1"] == "0.376 ≤ 0.5 ✓"
     assert any("only because the classic calibration" in w.value for w in at.warning)
-    at.radio(key="calib").set_value("analytic").run()
+    at.radio(key="prv_calib").set_value("analytic").run()
     views = next(df.value for df in at.dataframe if "receives" in df.value.columns)
     assert views.loc["aggregator", "site 1"] == "0.678 > 0.5 ✗"
     assert any("breaks the promise" in e.value for e in at.error)
-    at.radio(key="design").set_value("joint").run()
+    at.radio(key="prv_design").set_value("joint").run()
     views = next(df.value for df in at.dataframe if "receives" in df.value.columns)
     assert views.loc["aggregator", "site 1"] == "0.5 ≤ 0.5 ✓"
     assert not at.error and any("holds in the aggregator" in m.value for m in at.success)
-    at.radio(key="design").set_value("cape").run()
-    at.radio(key="calib").set_value("classic").run()
+    at.radio(key="prv_design").set_value("cape").run()
+    at.radio(key="prv_calib").set_value("classic").run()
     # every other site colludes (S = 5 equal sites): only G_1 is left, τ/√5
-    at.multiselect(key="colluders").set_value([2, 3, 4, 5]).run()
+    at.multiselect(key="prv_colluders").set_value([2, 3, 4, 5]).run()
     report = _privacy_table(at, "σ own / τ_s")
     assert report["site"].tolist() == [1]
     assert abs(report["σ own / τ_s"].iloc[0] - 5**-0.5) < 1e-9
-    assert at.query_params["colluders"] == ["site 2", "site 3", "site 4", "site 5"]
+    assert at.query_params["prv_colluders"] == ["site 2", "site 3", "site 4", "site 5"]
     # with the noise generator and no colluding site: only the G's, for every site
-    at.multiselect(key="colluders").set_value([]).run()
-    at.toggle(key="ng").set_value(True).run()
+    at.multiselect(key="prv_colluders").set_value([]).run()
+    at.toggle(key="prv_ng").set_value(True).run()
     report = _privacy_table(at, "σ own / τ_s")
     assert len(report) == 5
     assert ((report["σ own / τ_s"] - 5**-0.5).abs() < 1e-9).all()
@@ -185,27 +189,27 @@ def test_privacy_dropouts_remedy_and_errors():
     required = float(m["Noise required"])
     assert float(m["… plus stand-in G's (our remedy)"]) >= required * (1 - 1e-3)
     assert float(m["noise generator sends Σ μ_d E_d"]) < required
-    at.multiselect(key="dropped").set_value([1, 2, 3, 4, 5]).run()
+    at.multiselect(key="prv_dropped").set_value([1, 2, 3, 4, 5]).run()
     assert len(at.error) == 1 and "nothing to aggregate" in _text(at.error[0])
     assert not at.exception
 
 
 def test_privacy_lowering_sites_drops_stale_selections():
     at = page("privacy.py").run()
-    at.multiselect(key="colluders").set_value([5]).run()
-    at.multiselect(key="dropped").set_value([4]).run()
-    at.slider(key="S").set_value(3).run()
+    at.multiselect(key="prv_colluders").set_value([5]).run()
+    at.multiselect(key="prv_dropped").set_value([4]).run()
+    at.slider(key="prv_S").set_value(3).run()
     assert not at.exception and not at.error
-    assert at.multiselect(key="colluders").value == []
-    assert at.multiselect(key="dropped").value == []
+    assert at.multiselect(key="prv_colluders").value == []
+    assert at.multiselect(key="prv_dropped").value == []
 
 
 def test_pca_on_a_bundled_real_data_set():
     at = page("pca.py")
-    at.query_params["data"] = "wine"  # the URL holds the label
+    at.query_params["pca_data"] = "wine"  # the URL holds the label
     at.run()
     assert not at.exception and not at.error
-    assert any("178 samples" in w.value for w in at.warning)  # N_s capped to the pool
+    assert any("178 samples" in c.value for c in at.caption)  # N_s clamped to the pool, noted
     assert any("not private" in c.value for c in at.caption)
     assert "CAPE" in _metrics(at)
 
@@ -219,23 +223,23 @@ def test_pca_on_local_mnist_file_and_a_missing_one(tmp_path):
     header = bytes([0, 0, 8, 3]) + b"".join(struct.pack(">I", n) for n in images.shape)
     (tmp_path / "imgs.idx").write_bytes(header + images.tobytes())
     at = page("pca.py")
-    at.query_params["data"] = "MNIST"
-    at.query_params["runs"] = "1"
-    at.query_params["algs"] = ["CAPE"]  # D = 784: keep the test light
+    at.query_params["pca_data"] = "MNIST"
+    at.query_params["pca_runs"] = "1"
+    at.query_params["pca_algs"] = ["CAPE"]  # D = 784: keep the test light
     at.run()
-    at.text_input(key="mnist_path").set_value(str(tmp_path / "missing.idx")).run()
+    at.text_input(key="pca_mnist_path").set_value(str(tmp_path / "missing.idx")).run()
     assert len(at.error) == 1 and "not found" in _text(at.error[0])
-    at.text_input(key="mnist_path").set_value(str(tmp_path / "imgs.idx")).run()
+    at.text_input(key="pca_mnist_path").set_value(str(tmp_path / "imgs.idx")).run()
     assert not at.exception and not at.error
-    at.button(key="pca_run").click().run()  # local files count as heavy: Run first
+    at.button(key="pca_run_run").click().run()  # local files count as heavy: Run first
     assert not at.exception and not at.error
     assert "CAPE" in _metrics(at)
 
 
 def test_paper_figures_page_runs_on_demand_and_checks_claims():
     at = page("paper_figures.py")
-    at.query_params["figure"] = "3"
-    at.query_params["runs"] = "2"
+    at.query_params["fig_figure"] = "3"
+    at.query_params["fig_runs"] = "2"
     at.run()
     assert not at.exception and not at.error
     assert len(at.get("plotly_chart")) == 1  # only the legend: nothing runs before a press
@@ -262,7 +266,7 @@ def test_presenter_mode_is_a_url_key_and_puts_the_key_control_beside_the_chart()
     assert not at.exception and not at.error
     assert at.toggle(key="present").value is True
     sidebar_keys = {w.key for w in at.sidebar.select_slider}
-    assert "eps" not in sidebar_keys  # beside the chart, not in the sidebar
-    assert at.select_slider(key="eps").value == 0.5
+    assert "pca_eps" not in sidebar_keys  # beside the chart, not in the sidebar
+    assert at.select_slider(key="pca_eps").value == 0.5
     at.toggle(key="present").set_value(False).run()
-    assert "eps" in {w.key for w in at.sidebar.select_slider}
+    assert "pca_eps" in {w.key for w in at.sidebar.select_slider}

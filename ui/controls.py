@@ -1,14 +1,18 @@
-"""Shared controls. Every widget has a stable key and lives in the URL (bind="query-params")."""
+"""Shared controls. Every widget has a stable key, prefixed by its page, and lives in the URL
+(docs/state.md; :func:`ui.state.bound`)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+import dpcore
 from dpcore import registry
+from ui.state import bound
 from ui.theme import AXIS_LABELS, description, label
 
 EPSILONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -21,6 +25,10 @@ SWEEP_GRIDS: dict[str, tuple] = {
 }
 
 
+# Samples in the synthetic PCA pool: S·N_s can be at most this (the core's own default).
+SYNTHETIC_POOL: int = inspect.signature(dpcore.pca_sweep).parameters["pool_size"].default
+
+
 def sweep_values(axis: str, current: float, grids: dict[str, tuple] = SWEEP_GRIDS) -> tuple:
     """The standard grid of an axis with the current slider value added (sorted)."""
     return tuple(sorted(set(grids[axis]) | {current}))
@@ -31,16 +39,15 @@ def fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def _bound(widget: Callable[..., Any], label_: str, key: str, **kwargs: Any) -> Any:
-    return widget(label_, key=key, bind="query-params", **kwargs)
+_bound = bound
 
 
-def epsilon_slider(container, default: float = 0.5, key: str = "eps") -> float:
+def epsilon_slider(container, *, prefix: str, default: float = 0.5) -> float:
     """ε on a log-spaced slider 0.001–10."""
     return _bound(
         container.select_slider,
         "Privacy ε",
-        key,
+        f"{prefix}eps",
         options=EPSILONS,
         value=default,
         format_func=fmt,
@@ -48,12 +55,12 @@ def epsilon_slider(container, default: float = 0.5, key: str = "eps") -> float:
     )
 
 
-def delta_slider(container, default: float = 0.01, key: str = "delta") -> float:
+def delta_slider(container, *, prefix: str, default: float = 0.01) -> float:
     """δ on a log-spaced slider 1e-6–0.1."""
     return _bound(
         container.select_slider,
         "Privacy δ",
-        key,
+        f"{prefix}delta",
         options=DELTAS,
         value=default,
         format_func=fmt,
@@ -61,12 +68,12 @@ def delta_slider(container, default: float = 0.01, key: str = "delta") -> float:
     )
 
 
-def calibration_radio(container) -> str:
-    """Classic (the paper's) or analytic Gaussian calibration; one URL key on every page."""
+def calibration_radio(container, *, prefix: str) -> str:
+    """Classic (the paper's) or analytic Gaussian calibration."""
     return _bound(
         container.radio,
         "Noise calibration",
-        "calib",
+        f"{prefix}calib",
         options=["classic", "analytic"],
         horizontal=True,
         help="classic: the paper's σ = Δ√(2 ln(1.25/δ))/ε, a proof only for ε < 1. "
@@ -76,13 +83,13 @@ def calibration_radio(container) -> str:
     )
 
 
-def calibration_controls(container) -> tuple[str, str]:
+def calibration_controls(container, *, prefix: str) -> tuple[str, str]:
     """Calibration method and neighbouring relation."""
-    method = calibration_radio(container)
+    method = calibration_radio(container, prefix=prefix)
     relation = _bound(
         container.radio,
         "Neighbouring datasets",
-        "nbr",
+        f"{prefix}nbr",
         options=["add-remove", "replace"],
         horizontal=True,
         help="add-remove (the paper): one person added or removed, Δ = 1/N_s. "
@@ -91,8 +98,10 @@ def calibration_controls(container) -> tuple[str, str]:
     return method, relation
 
 
-def seed_controls(container, key: str = "seed") -> int:
+def seed_controls(container, *, prefix: str) -> int:
     """Seed input plus a button that bumps it (a new noise draw)."""
+
+    key = f"{prefix}seed"
 
     def bump() -> None:
         st.session_state[key] = int(st.session_state.get(key, 0)) + 1
@@ -117,13 +126,13 @@ def seed_controls(container, key: str = "seed") -> int:
     return int(seed)
 
 
-def sweep_axis_control(container, default: str = "epsilon", key: str = "axis") -> str:
+def sweep_axis_control(container, *, prefix: str, default: str = "epsilon") -> str:
     """Which parameter the plot sweeps; the sliders fix the others."""
     return (
         _bound(
             container.segmented_control,
             "Sweep along",
-            key,
+            f"{prefix}axis",
             options=list(SWEEP_GRIDS),
             default=default,
             format_func=lambda a: AXIS_LABELS[a].split(" ")[-1],
@@ -133,14 +142,14 @@ def sweep_axis_control(container, default: str = "epsilon", key: str = "axis") -
     )
 
 
-def algorithm_picker(container, family: str, key: str = "algs") -> list[str]:
+def algorithm_picker(container, family: str, *, prefix: str) -> list[str]:
     """Which algorithms to show: every registered one of the sweep ``family`` ("pca", "otd"),
     the featured ones selected by default."""
     options = registry.names(family)
     return _bound(
         container.multiselect,
         "Algorithms",
-        key,
+        f"{prefix}algs",
         options=list(options),
         default=list(registry.featured(family)),
         format_func=label,
@@ -208,13 +217,19 @@ def sites_and_privacy(
     sites_default: int,
     n_values: Sequence[int],
     n_default: int,
+    prefix: str,
+    pool: int | None = None,
 ) -> dict[str, Any]:
-    """S, N_s, ε and δ: the four axes a sweep can run along, at their slider values."""
+    """S, N_s, ε and δ: the four axes a sweep can run along, at their slider values.
+
+    ``pool``: samples the data set holds. No slider position is an error: when S·N_s would
+    exceed the pool, N_s is clamped to pool // S and a note under the sliders says so.
+    """
     container.subheader("Sites and privacy")
     s = _bound(
         container.select_slider,
         "Sites S",
-        "sites",
+        f"{prefix}sites",
         options=list(sites),
         value=sites_default,
         help="More sites: conventional noise variance grows S-fold over CAPE's.",
@@ -222,26 +237,52 @@ def sites_and_privacy(
     n = _bound(
         container.select_slider,
         "Samples per site N_s",
-        "ns",
+        f"{prefix}ns",
         options=list(n_values),
         value=n_default,
         help="Noise std per site ∝ 1/N_s: more samples, less noise.",
     )
+    if pool is not None and s * n > pool:
+        s = min(s, pool)
+        n = pool // s
+        container.caption(
+            f":material/info: The data set holds {pool:,} samples, so S·N_s cannot exceed it: "
+            f"N_s is **{n:,}** per site here (S = {s})."
+        )
     return {
         "sites": s,
         "n_per_site": n,
-        "epsilon": epsilon_slider(container),
-        "delta": delta_slider(container),
+        "epsilon": epsilon_slider(container, prefix=prefix),
+        "delta": delta_slider(container, prefix=prefix),
     }
 
 
-def runs_slider(container, default: int = 5) -> int:
+def bounded_k(container, *, prefix: str, dim: int, default: int, paper: str) -> int:
+    """Components K, at most D: lowering D below K moves K down with a note (never an error)."""
+    key = f"{prefix}k"
+    if int(st.session_state.get(key, default)) > dim:
+        st.session_state[key] = dim
+        container.caption(f":material/info: K lowered to D = {dim} (K ≤ D).")
+    return int(
+        bound(
+            container.number_input,
+            "Components K",
+            key,
+            min_value=1,
+            max_value=dim,
+            value=min(default, dim),
+            help=f"Size of the subspace to find (K ≤ D). The paper uses {paper}.",
+        )
+    )
+
+
+def runs_slider(container, *, prefix: str, default: int = 5) -> int:
     """Repetitions per grid point."""
     return int(
         _bound(
             container.slider,
             "Runs per point",
-            "runs",
+            f"{prefix}runs",
             min_value=1,
             max_value=20,
             value=default,

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.questions import sweep_crossings
+from ui.state import bound
 from ui.theme import AXIS_LABELS, LOG_AXES, label
 
 
@@ -88,18 +89,18 @@ def sites_needed(target: float) -> dict[str, int]:
     return {m: sites_for_advantage(target, measure=m) for m in ("variance", "std")}
 
 
-def advantage_question(container) -> dict[str, int]:
+def advantage_question(container, *, prefix: str) -> dict[str, int]:
     """Answer "how many sites until CAPE's advantage is 10×?" analytically (eq. (2))."""
     container.markdown("**How many sites until CAPE's advantage is …?**")
     left, mid, right = container.columns([1, 1, 1])
-    target = left.number_input(
+    target = bound(
+        left.number_input,
         "Advantage wanted (×)",
+        f"{prefix}adv",
         min_value=1.0,
         max_value=1000.0,
         value=10.0,
         step=1.0,
-        key="adv",
-        bind="query-params",
         help="Conventional averaging's aggregate noise over CAPE's.",
     )
     need = sites_needed(float(target))

@@ -1,6 +1,23 @@
-"""The per-site settings table (N_s, ε_s, δ_s, μ_s): editing, presets and URL encoding."""
+"""The per-site settings (N_s, ε_s, δ_s, μ_s): a weighting rule, presets and URL encoding.
+
+State (docs/state.md), per page prefix P:
+
+* ``P S`` — the number of sites (slider),
+* ``P weights`` — the weighting rule: ``equal`` (μ_s = 1/S), ``size`` (μ_s = N_s/N) or
+  ``manual`` (as stated in the table),
+* ``P sites`` — the table as text, ``N,ε,δ,μ`` per site joined by ``;`` (a text field, so it
+  lives in the URL like every other control).
+
+What is shown is ``with_rule(table, rule)``: a function of the URL alone. Every change goes
+through a callback that writes the new table text, so the editor, the URL and Back/Forward
+agree: adding sites gives them the weight the rule implies, "Weights ∝ N_s" keeps the N_s
+edits, and editing a μ switches the rule to manual.
+"""
 
 from __future__ import annotations
+
+import zlib
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -10,89 +27,262 @@ import dpcore
 from ui.controls import calibration_radio
 from ui.core import call_core
 from ui.guard import show_error
+from ui.state import bound, consume_preset, reset
 
 COLUMNS = ["N_s", "ε_s", "δ_s", "μ_s"]
-PARAM = "sites_table"
+NEW_SITE = {"N_s": 1000, "ε_s": 0.5, "δ_s": 1e-3}  # what a site added with the S slider holds
+SITES_MIN, SITES_MAX, SITES_DEFAULT = 2, 20, 5
+# The weighting rules, as shown and as written in the URL (a radio's URL value is its label).
+EQUAL, SIZE, MANUAL = "equal", "∝ N_s", "manual"
+RULES = (EQUAL, SIZE, MANUAL)
 
 
-def default_table(
-    sites: int, n: int = 1000, epsilon: float = 0.5, delta: float = 1e-3
-) -> pd.DataFrame:
+def default_table(sites: int = SITES_DEFAULT) -> pd.DataFrame:
     """S equal sites with equal weights."""
-    return pd.DataFrame(
-        {
-            "N_s": [n] * sites,
-            "ε_s": [epsilon] * sites,
-            "δ_s": [delta] * sites,
-            "μ_s": [1.0 / sites] * sites,
-        }
+    return with_rule(
+        pd.DataFrame({c: [v] * sites for c, v in NEW_SITE.items()} | {"μ_s": [0.0] * sites}),
+        EQUAL,
     )
+
+
+def with_rule(table: pd.DataFrame, rule: str) -> pd.DataFrame:
+    """The table with the μ column the weighting rule implies (manual: as stated)."""
+    out = table.copy()
+    if rule == EQUAL:
+        out["μ_s"] = 1.0 / len(out)
+    elif rule == SIZE:
+        out["μ_s"] = out["N_s"] / out["N_s"].sum()
+    return out
+
+
+def resize(table: pd.DataFrame, sites: int, rule: str) -> pd.DataFrame:
+    """Drop the last sites or add new ones (:data:`NEW_SITE`); new manual weights are 1/S."""
+    if sites <= len(table):
+        out = table.iloc[:sites].reset_index(drop=True)
+    else:
+        extra = pd.DataFrame(
+            {c: [v] * (sites - len(table)) for c, v in NEW_SITE.items()}
+            | {"μ_s": [1.0 / sites] * (sites - len(table))}
+        )
+        out = pd.concat([table, extra], ignore_index=True)
+    return with_rule(out, rule)
 
 
 def encode(table: pd.DataFrame) -> str:
     """Rows as 'N,eps,delta,mu' joined by ';' (for the URL)."""
-    return ";".join(",".join(f"{v:g}" for v in row) for row in table[COLUMNS].to_numpy())
+    return ";".join(",".join(f"{v:.6g}" for v in row) for row in table[COLUMNS].to_numpy())
 
 
 def decode(text: str) -> pd.DataFrame:
     """Inverse of :func:`encode`; raises ValueError on a malformed string."""
-    message = f"{PARAM} must be rows of 4 numbers 'N,eps,delta,mu' separated by ';'"
-    try:  # the message never quotes the link's text
-        rows = [[float(x) for x in part.split(",")] for part in text.split(";") if part]
+    try:
+        rows = [[float(x) for x in part.split(",")] for part in text.split(";") if part.strip()]
     except ValueError:
-        raise ValueError(message) from None
-    if not rows or any(len(r) != 4 for r in rows):
-        raise ValueError(message)
+        rows = []
+    if not rows or any(len(r) != 4 for r in rows) or not np.isfinite(rows).all():
+        # the message never quotes the link's text (ui/guard.py)
+        raise ValueError("the sites text must be rows of 4 numbers 'N,ε,δ,μ' separated by ';'")
     table = pd.DataFrame(rows, columns=COLUMNS)
     table["N_s"] = table["N_s"].round().astype(int)
     return table
 
 
-def table_state(sites: int) -> pd.DataFrame:
-    """The current base table: from the URL on first load, resized to S sites."""
+class Keys:
+    """The session/URL keys of one page's site settings."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.sites = f"{prefix}S"
+        self.rule = f"{prefix}weights"
+        self.table = f"{prefix}sites"
+
+    def editor(self, text: str, rule: str) -> str:
+        """A fresh editor whenever the table or rule changes (preset, S, Back/Forward)."""
+        return f"{self.prefix}editor_{zlib.crc32(f'{text}|{rule}'.encode()):08x}"
+
+
+def _current(keys: Keys) -> tuple[pd.DataFrame, str]:
     state = st.session_state
-    if "site_base" not in state:
-        try:
-            state.site_base = decode(st.query_params[PARAM]) if PARAM in st.query_params else None
-        except ValueError as err:
+    rule = state.get(keys.rule) or EQUAL
+    try:
+        table = decode(state.get(keys.table) or encode(default_table()))
+    except ValueError:
+        table = default_table()
+    return table, rule
+
+
+def _write(keys: Keys, table: pd.DataFrame, rule: str) -> None:
+    st.session_state[keys.table] = encode(with_rule(table, rule))
+
+
+def _on_sites(keys: Keys) -> None:
+    table, rule = _current(keys)
+    _write(keys, resize(table, int(st.session_state[keys.sites]), rule), rule)
+
+
+def _on_rule(keys: Keys) -> None:
+    table, rule = _current(keys)
+    _write(keys, table, rule)
+
+
+def _on_text(keys: Keys) -> None:
+    """A pasted table: S follows its length (clipped to the slider's range)."""
+    try:
+        table = decode(st.session_state[keys.table])
+    except ValueError:
+        return  # shown as an error by the page
+    sites = int(np.clip(len(table), SITES_MIN, SITES_MAX))
+    st.session_state[keys.sites] = sites
+    if sites != len(table):
+        _write(keys, resize(table, sites, st.session_state.get(keys.rule) or EQUAL), MANUAL)
+
+
+def _on_edit(keys: Keys, editor_key: str) -> None:
+    """Apply the editor's changes; a μ edit makes the rule manual, N_s edits keep ∝ N_s."""
+    table, rule = _current(keys)
+    changes = st.session_state[editor_key].get("edited_rows", {})
+    for row, cells in changes.items():
+        for column, value in cells.items():
+            if value is None or column not in COLUMNS or int(row) >= len(table):
+                continue
+            table.loc[int(row), column] = int(value) if column == "N_s" else float(value)
+            if column == "μ_s":
+                rule = MANUAL
+    st.session_state[keys.rule] = rule
+    _write(keys, table, rule)
+
+
+# --- presets: each replaces the whole state of the page's site settings -------------------------
+
+
+def _rows(*rows: tuple[float, float, float, float]) -> str:
+    return encode(pd.DataFrame(rows, columns=COLUMNS))
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "equal": {
+        "label": "Equal hospitals",
+        "icon": ":material/local_hospital:",
+        "help": "Five hospitals with 1,000 patients each and the same privacy: CAPE gains 5×.",
+        "S": 5,
+        "weights": EQUAL,
+        "sites": _rows(*[(1000, 0.5, 1e-3, 0.2)] * 5),
+    },
+    "big": {
+        "label": "One big site, many small",
+        "icon": ":material/scale:",
+        "help": "One site holds most data. Weights ∝ N_s: CAPE still matches pooled noise.",
+        "S": 6,
+        "weights": SIZE,
+        "sites": _rows((10000, 0.5, 1e-3, 0.8), *[(500, 0.5, 1e-3, 0.04)] * 5),
+    },
+    "mixed": {
+        "label": "Different privacy needs",
+        "icon": ":material/lock:",
+        "help": "Sites ask for different (ε, δ): the design gives each its own noise levels.",
+        "S": 4,
+        "weights": EQUAL,
+        "sites": _rows(
+            (1000, 0.1, 1e-4, 0.25),
+            (1000, 0.5, 1e-3, 0.25),
+            (1000, 1.0, 1e-3, 0.25),
+            (1000, 2.0, 1e-2, 0.25),
+        ),
+    },
+}
+
+
+def preset_values(prefix: str, name: str) -> dict[str, Any]:
+    """The keys a preset sets (the rest of the page goes back to its defaults)."""
+    keys, preset = Keys(prefix), PRESETS[name]
+    return {keys.sites: preset["S"], keys.rule: preset["weights"], keys.table: preset["sites"]}
+
+
+def preset_buttons(prefix: str) -> None:
+    """One button per preset; also applies ``?preset=NAME`` from a link."""
+    consume_preset(prefix, {n: preset_values(prefix, n) for n in PRESETS})
+    for col, (name, preset) in zip(st.columns(len(PRESETS)), PRESETS.items(), strict=True):
+        col.button(
+            preset["label"],
+            icon=preset["icon"],
+            help=preset["help"] + " Replaces every setting on this page.",
+            key=f"{prefix}preset_{name}",
+            on_click=reset,
+            args=(prefix, preset_values(prefix, name)),
+            width="stretch",
+        )
+
+
+def site_settings(
+    controls, prefix: str, *, side=None, table_box=None
+) -> tuple[pd.DataFrame, str]:
+    """S and the weighting rule in ``controls``, calibration in ``side`` (default: the same),
+    then the editable table and its text form in ``table_box`` (default: the page).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        The table as shown (μ from the rule; not yet normalised).
+    calibration : str
+    """
+    keys = Keys(prefix)
+    side = side or controls
+    box = table_box or st.container()
+    sites = bound(
+        controls.slider,
+        "Sites S",
+        keys.sites,
+        min_value=SITES_MIN,
+        max_value=SITES_MAX,
+        value=SITES_DEFAULT,
+        on_change=_on_sites,
+        args=(keys,),
+        help="Number of sites. New sites hold N_s = 1000, ε = 0.5, δ = 0.001 and get the "
+        "weight the weighting rule implies.",
+    )
+    rule = bound(
+        controls.radio,
+        "Weights μ_s",
+        keys.rule,
+        options=list(RULES),
+        horizontal=True,
+        on_change=_on_rule,
+        args=(keys,),
+        help="Equal: μ_s = 1/S. ∝ N_s: μ_s = N_s/N, the pooled mean (CAPE then matches a "
+        "central curator exactly); it follows your N_s edits. Manual: as typed in the table "
+        "(editing a μ_s switches to manual; new sites get 1/S). Weights are normalised to "
+        "sum to 1.",
+    )
+    calibration = calibration_radio(side, prefix=prefix)
+    with box.expander("The sites as text (copy, paste, share)"):
+        text = bound(
+            st.text_input,
+            "N_s, ε_s, δ_s, μ_s per site, sites separated by ';'",
+            keys.table,
+            value=encode(default_table()),
+            on_change=_on_text,
+            args=(keys,),
+        )
+    try:
+        table = decode(text)
+    except ValueError as err:
+        with box:
             show_error(err)
-            state.site_base = None
-        if state.site_base is None:
-            state.site_base = default_table(sites)
-        state.site_version = 0
-    base: pd.DataFrame = state.site_base
-    if len(base) != sites:
-        if sites < len(base):
-            base = base.iloc[:sites].reset_index(drop=True)
-        else:
-            base = pd.concat([base, default_table(sites - len(base))], ignore_index=True)
-        state.site_base = base
-        state.site_version += 1
-    return base
-
-
-def set_weights(weights) -> None:
-    """Replace the μ column (a preset) and reset the editor."""
-    base = st.session_state.site_base.copy()
-    base["μ_s"] = list(weights)
-    st.session_state.site_base = base
-    st.session_state.site_version += 1
-
-
-def editor(base: pd.DataFrame) -> pd.DataFrame:
-    """The editable table; returns the edited copy and writes it to the URL."""
-    edited = st.data_editor(
-        base,
-        key=f"site_editor_{st.session_state.site_version}",
+        table = default_table(sites)
+    if len(table) != sites:  # a hand-made link: S decides, as if the slider had just moved
+        table = resize(table, sites, rule)
+    table = with_rule(table, rule)
+    editor_key = keys.editor(encode(table), rule)
+    edited = box.data_editor(
+        table,
+        key=editor_key,
         num_rows="fixed",
         hide_index=True,
+        on_change=_on_edit,
+        args=(keys, editor_key),
         column_config={
             "N_s": st.column_config.NumberColumn(
-                "N_s",
-                min_value=1,
-                step=1,
-                format="%d",
-                help="Samples at the site: noise std ∝ 1/N_s.",
+                "N_s", min_value=1, step=1, format="%d", help="Samples at the site: noise ∝ 1/N_s."
             ),
             "ε_s": st.column_config.NumberColumn(
                 "ε_s",
@@ -108,55 +298,12 @@ def editor(base: pd.DataFrame) -> pd.DataFrame:
                 "μ_s",
                 min_value=0.0,
                 format="%.3f",
-                help="Aggregator's weight (normalised to sum 1).",
+                help="Aggregator's weight (normalised to sum 1). Editing it makes the rule manual.",
             ),
         },
         width="stretch",
     )
-    st.query_params[PARAM] = encode(edited)
-    return edited
-
-
-def site_settings(side) -> tuple[pd.DataFrame, str]:
-    """S and calibration in the sidebar, then the per-site table with weight presets.
-
-    Shared by every page that works with per-site (N_s, ε_s, δ_s, μ_s); the table lives in
-    the session and in the URL, so it follows the user from page to page.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        The edited table (weights not yet normalised).
-    calibration : str
-    """
-    sites = side.slider(
-        "Sites S",
-        2,
-        20,
-        5,
-        key="S",
-        bind="query-params",
-        help="Number of sites; the table below gets one row per site.",
-    )
-    calibration = calibration_radio(side)
-    st.subheader("Sites")
-    base = table_state(sites)
-    left, right, _ = st.columns([1, 1, 3])
-    left.button(
-        "Equal weights",
-        key="w_equal",
-        on_click=set_weights,
-        args=([1.0 / sites] * sites,),
-        help="μ_s = 1/S for every site.",
-    )
-    right.button(
-        "Weights ∝ N_s",
-        key="w_prop",
-        on_click=set_weights,
-        args=(list(base["N_s"] / base["N_s"].sum()),),
-        help="μ_s = N_s/N: the pooled mean. CAPE then matches a central curator exactly.",
-    )
-    return editor(base), calibration
+    return edited, calibration
 
 
 SiteArgs = tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...], str]

@@ -1,0 +1,80 @@
+"""The app's state model (docs/state.md): every setting is a keyed widget bound to the URL.
+
+* Each page owns its controls: their keys carry the page's prefix (``pca_eps``, ``td_eps``,
+  ``avg_S``), so two pages never read each other's settings.
+* The URL is the truth: widgets are bound to it (``bind="query-params"``), so a copied link
+  reproduces the screen; their values survive page changes (``persist_state="session"``).
+* Back/Forward move through states: :data:`HISTORY_JS` turns each URL change into a history
+  entry, and Streamlit re-seeds bound widgets from the URL on Back/Forward.
+* A preset replaces the whole state it names: :func:`apply` sets every key of the page, the
+  ones the preset does not mention to their defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+HISTORY_JS = (Path(__file__).with_name("history.js")).read_text(encoding="utf-8")
+PRESET_PARAM = "preset"  # a link's one-shot request: /averaging?preset=big
+
+
+# Every bound widget's default, by key, recorded when the widget is drawn: a preset resets the
+# keys it does not name to these (a key never drawn in this process has no state to reset).
+_DEFAULTS: dict[str, Any] = {}
+
+
+def _default(widget: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    if "value" in kwargs:
+        return kwargs["value"]
+    if "default" in kwargs:
+        return kwargs["default"]
+    if "options" in kwargs:
+        return list(kwargs["options"])[kwargs.get("index", 0)]
+    name = getattr(widget, "__name__", "")
+    if name == "toggle":
+        return False
+    if name == "number_input":
+        return kwargs.get("min_value")
+    return ""
+
+
+def bound(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> Any:
+    """``widget(label, key=key, …)`` bound to the URL key ``key`` and kept across pages."""
+    _DEFAULTS[key] = _default(widget, kwargs)
+    return widget(label, key=key, bind="query-params", persist_state="session", **kwargs)
+
+
+def install_history() -> None:
+    """Make Back/Forward step through settings (app.py calls this once per run)."""
+    st.sidebar.html(f"<script>{HISTORY_JS}</script>", unsafe_allow_javascript=True)
+
+
+def reset(prefix: str, values: Mapping[str, Any] = ()) -> None:
+    """Set every key of the page (``prefix``) to its default, then ``values``.
+
+    A preset replaces the whole state it names. Call it from a callback (``on_click``) or
+    before the page's widgets are drawn.
+    """
+    state = st.session_state
+    for key, value in _DEFAULTS.items():
+        if key.startswith(prefix) and state.get(key) != value:
+            state[key] = value
+    for key, value in dict(values).items():
+        state[key] = value
+
+
+def consume_preset(prefix: str, presets: Mapping[str, Mapping[str, Any]]) -> None:
+    """Apply ``?preset=NAME`` from a link (e.g. on the Overview), then drop it from the URL.
+
+    Call before the page draws its widgets; an unknown name is ignored.
+    """
+    name = st.query_params.get(PRESET_PARAM)
+    if name is None:
+        return
+    if name in presets:
+        reset(prefix, presets[name])
+    del st.query_params[PRESET_PARAM]
