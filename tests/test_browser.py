@@ -151,9 +151,9 @@ def test_moving_epsilon_changes_the_pca_chart(server, browser):
     time.sleep(1.0)
     _settle(page, charts=1)
     after = _chart_data(page)
-    assert "eps=" in page.url, f"ε did not move: {page.url}"
+    assert "pca_eps=" in page.url, f"ε did not move: {page.url}"
     assert after != before, "the chart did not change after moving ε"
-    assert "eps=" in page.url  # the new value is in the URL
+    assert "pca_eps=" in page.url  # the new value is in the URL
     _assert_no_errors(page)
     page.screenshot(path=str(SHOTS / "pca-after-epsilon.png"), full_page=True)
     page.close()
@@ -164,7 +164,7 @@ def test_a_shared_link_is_the_first_request_to_a_fresh_server(browser):
     # page runs through app.py's navigation (sections shown) with the URL's settings.
     with streamlit_server() as url:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(f"{url}/pca?eps=2&calib=analytic&seed=3")
+        page.goto(f"{url}/pca?pca_eps=2&pca_calib=analytic&pca_seed=3")
         _settle(page, charts=1)
         nav = page.locator("[data-testid='stSidebarNav']").inner_text()
         assert "Experiments" in nav and "Tensor decomposition" in nav
@@ -180,8 +180,8 @@ def test_privacy_page_collusion_from_a_link(server, browser):
     # The coalition lives in the URL: a link with sites 2–5 colluding shows one honest site.
     page = browser.new_page(viewport={"width": 1400, "height": 2600})
     page.goto(
-        f"{server}/privacy?colluders=site+2&colluders=site+3&colluders=site+4"
-        "&colluders=site+5&dropped=site+2"
+        f"{server}/privacy?prv_colluders=site+2&prv_colluders=site+3&prv_colluders=site+4"
+        "&prv_colluders=site+5&prv_dropped=site+2"
     )
     _settle(page, charts=2)
     _assert_no_errors(page)
@@ -193,7 +193,7 @@ def test_privacy_page_collusion_from_a_link(server, browser):
 
 def test_paper_figure_regenerates_in_the_browser(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 2000})
-    page.goto(f"{server}/paper_figures?figure=3&runs=3")
+    page.goto(f"{server}/paper_figures?fig_figure=3&fig_runs=3")
     _settle(page)
     page.get_by_role("button", name="Regenerate").click()
     _settle(page, charts=3)
@@ -215,7 +215,7 @@ def test_csv_upload_on_the_pca_page(server, browser, tmp_path):
         "f1,f2,f3,f4,f5,f6\n" + "\n".join(",".join(f"{v:.4f}" for v in r) for r in rows)
     )
     page = browser.new_page(viewport={"width": 1400, "height": 2000})
-    page.goto(f"{server}/pca?data=CSV+upload&k=2&sites=2&ns=100")
+    page.goto(f"{server}/pca?pca_data=CSV+upload&pca_k=2&pca_sites=2&pca_ns=100")
     _settle(page)
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(bad))
     page.locator("[data-testid='stAlertContentError']").wait_for(timeout=30_000)

@@ -34,7 +34,7 @@ def test_tracebacks_and_error_links_never_reach_a_browser():
 
 
 @pytest.mark.app
-@pytest.mark.parametrize("key", ["seed", "k"])
+@pytest.mark.parametrize("key", ["pca_seed", "pca_k"])
 @pytest.mark.parametrize("value", ["1e400", "-1e400", "nan", "inf"])
 def test_numbers_no_widget_can_hold_are_dropped_from_the_link(key, value):
     # Streamlit's number_input parses the URL with int(float(text)): 1e400 raised inside it.
@@ -47,7 +47,7 @@ def test_numbers_no_widget_can_hold_are_dropped_from_the_link(key, value):
 @pytest.mark.app
 def test_tiny_privacy_budgets_in_a_shared_table_give_a_message_not_a_traceback():
     at = page(
-        "averaging.py", S="2", sites_table="1000,1e-300,1e-300,0.5;1000,0.5,0.001,0.5"
+        "averaging.py", avg_S="2", avg_sites="1000,1e-300,1e-300,0.5;1000,0.5,0.001,0.5"
     )
     assert not at.exception
 
@@ -55,7 +55,7 @@ def test_tiny_privacy_budgets_in_a_shared_table_give_a_message_not_a_traceback()
 @pytest.mark.app
 def test_markdown_in_a_shared_table_is_not_echoed():
     link = "[Log in again to continue](https://evil.example/login)"
-    at = page("averaging.py", S="2", sites_table=link)
+    at = page("averaging.py", avg_S="2", avg_sites=link)
     assert not at.exception
     assert len(at.error) == 1
     assert "evil" not in at.error[0].value and "](" not in at.error[0].value

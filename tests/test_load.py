@@ -50,7 +50,13 @@ print(json.dumps({m.label: m.value for m in at.metric}))
 
 def test_the_same_url_gives_the_same_numbers_in_a_new_process():
     # Two fresh interpreters (no shared cache), the same URL parameters: equal metrics.
-    url = {"eps": "0.2", "seed": "7", "calib": "analytic", "runs": "3", "sites": "5"}
+    url = {
+        "pca_eps": "0.2",
+        "pca_seed": "7",
+        "pca_calib": "analytic",
+        "pca_runs": "3",
+        "pca_sites": "5",
+    }
     outputs = [
         subprocess.run(
             [sys.executable, "-c", SCRIPT, json.dumps(url)],
@@ -68,7 +74,7 @@ def test_the_same_url_gives_the_same_numbers_in_a_new_process():
     first = json.loads(outputs[0])
     assert first and "CAPE" in first
     assert outputs[0] == outputs[1]
-    other = dict(url, seed="8")
+    other = dict(url, pca_seed="8")
     third = (
         subprocess.run(
             [sys.executable, "-c", SCRIPT, json.dumps(other)],

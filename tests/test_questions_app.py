@@ -26,9 +26,9 @@ def test_pca_target_line_reports_a_crossing_per_algorithm():
     # CAPE carries S times less noise variance than conventional averaging, so it reaches
     # 90 % of the non-private energy at a smaller ε.
     assert float(table.loc["CAPE", "ε"]) < float(table.loc["Conventional", "ε"])
-    at.number_input(key="target").set_value(100).run()  # only noise-free PCA reaches 100 %
+    at.number_input(key="pca_target").set_value(100).run()  # only noise-free PCA reaches 100 %
     assert set(_crossings(at)["ε"]) == {"not reached"}
-    at.number_input(key="target").set_value(1).run()  # 1 % is met everywhere
+    at.number_input(key="pca_target").set_value(1).run()  # 1 % is met everywhere
     assert set(_crossings(at)["ε"]) == {"≤ 0.001"}
 
 
@@ -45,7 +45,7 @@ def test_averaging_answers_how_many_sites_for_an_advantage():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sites for that variance ratio"] == "S = 10"
     assert metrics["Sites for that std ratio"] == "S = 100"
-    at.number_input(key="adv").set_value(3.5).run()
+    at.number_input(key="avg_adv").set_value(3.5).run()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sites for that variance ratio"] == "S = 4"
     assert metrics["Sites for that std ratio"] == "S = 13"

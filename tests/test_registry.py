@@ -97,7 +97,7 @@ def test_a_registered_baseline_appears_in_the_pca_page(toy):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at = at.switch_page("app_pages/pca.py").run()
     assert not at.exception and not at.error
-    picker = at.multiselect(key="algs")
+    picker = at.multiselect(key="pca_algs")
     assert "toy" in picker.options or "Toy (random basis)" in picker.options
     assert "toy" in picker.value  # featured: selected by default
     assert "Toy (random basis)" in {m.label for m in at.metric}
