@@ -62,7 +62,7 @@ NOISE = Lesson(
             "value, the y-axis its probability density. The one thing to notice: the more "
             "the curves overlap, the less an observer can tell which world produced a "
             "release — small ε means wide, overlapping curves.",
-            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("calib", "classic"),)),
+            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("prv_calib", "classic"),)),
             Question(
                 "Predict: if you halve ε (more privacy), what happens to the noise σ?",
                 ("it halves", "it stays", "it doubles", "it quadruples"),
@@ -82,7 +82,7 @@ NOISE = Lesson(
             "The line is the classic σ, in units of the sensitivity Δ, against δ (log axis) "
             "at ε = 0.5; the dotted line marks your δ. The one thing to notice: four orders "
             "of magnitude of δ change σ by less than a factor of two.",
-            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("calib", "classic"),)),
+            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("prv_calib", "classic"),)),
             Question(
                 "Predict: going from δ = 10⁻² to δ = 10⁻⁶ multiplies σ by…",
                 ("about 1.7×", "about 10×", "about 10 000×"),
@@ -104,7 +104,7 @@ NOISE = Lesson(
             "The grey region is ε ≥ 1, where the classic formula is no proof; the dotted line "
             "is your ε. The one thing to notice: at large ε the dashed line falls *below* the "
             "solid one — less noise than privacy needs.",
-            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("calib", "analytic"),)),
+            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("prv_calib", "analytic"),)),
             Question(
                 "Predict: at ε = {epsilon:g}, is the classic σ enough noise for (ε, δ = 0.01)?",
                 ("yes, at least enough", "no, too little"),
@@ -137,7 +137,7 @@ SITES_LESSON = Lesson(
             "CAPE, which equals the pooled curator's (orange). The dotted line is your S. The "
             "one thing to notice: the gap widens with S — conventional falls as 1/√S, pooled "
             "as 1/S.",
-            Explore(AVERAGING, "Explore on CAPE averaging", (("S", "{sites}"),)),
+            Explore(AVERAGING, "Explore on CAPE averaging", (("avg_S", "{sites}"),)),
             Question(
                 "Predict: with S = {sites} equal sites, conventional averaging's noise "
                 "variance is how many times the pooled one?",
@@ -186,7 +186,7 @@ SITES_LESSON = Lesson(
             "and in the final average (scaled to site 1's share). The dashed line is 1 — "
             "enough. The one thing to notice: every party's single-release view meets the "
             "line exactly.",
-            Explore(PRIVACY, "Who sees what, on the Privacy explorer", (("S", "{sites}"),)),
+            Explore(PRIVACY, "Who sees what, on the Privacy explorer", (("prv_S", "{sites}"),)),
             Question(
                 "Predict: after subtracting F_1, how much noise variance is left on site 1's "
                 "release in the aggregator's view?",
@@ -216,7 +216,7 @@ UNEQUAL = Lesson(
             "equal weights 1/S, conventional with weights N_s/N, and CAPE with N_s/N, for "
             "S = 5 sites of the sizes on the x-axis (ε = 0.5, δ = 0.01). The one thing to "
             "notice: CAPE's bar is the lowest whatever the split.",
-            Explore(AVERAGING, "Explore on CAPE averaging", (("S", "5"),)),
+            Explore(AVERAGING, "Explore on CAPE averaging", (("avg_S", "5"),)),
             Question(
                 "Predict: with the same weights N_s/N, conventional variance / CAPE variance is…",
                 ("1×", "S× = 5×", "G(n)× = {gain:.3g}×"),
@@ -237,7 +237,7 @@ UNEQUAL = Lesson(
             "the minimum S (equal sizes), the maximum of Proposition 1, and your split's G. "
             "The one thing to notice: G shoots up — but only because equal weights are a "
             "poor way to average unequal sites.",
-            Explore(AVERAGING, "Explore on CAPE averaging", (("S", "5"),)),
+            Explore(AVERAGING, "Explore on CAPE averaging", (("avg_S", "5"),)),
             Question(
                 "Predict: at this split, is G(n) more than, exactly, or less than S = 5?",
                 ("less than S", "exactly S", "more than S"),
@@ -259,7 +259,7 @@ UNEQUAL = Lesson(
             "with the best conventional weights. The dashed line is 1 (no advantage). The "
             "one thing to notice: the honest advantage is the smallest bar, and it shrinks "
             "as one site dominates.",
-            Explore(AVERAGING, "Explore on CAPE averaging", (("S", "5"),)),
+            Explore(AVERAGING, "Explore on CAPE averaging", (("avg_S", "5"),)),
             Question(
                 "Predict: against the best conventional weights, CAPE's advantage is…",
                 ("more than S", "between 1 and S", "none (1×)"),
@@ -289,7 +289,7 @@ VIEWS = Lesson(
             "of the τ_s it needs — from site 1's release alone, and from all releases "
             "together (S equal sites of N_s = 1000, ε = 0.5). The dashed line is 1. The one "
             "thing to notice: the joint bar is below the line (docs/privacy.md).",
-            Explore(PRIVACY, "Who sees what, on the Privacy explorer", (("S", "{sites}"),)),
+            Explore(PRIVACY, "Who sees what, on the Privacy explorer", (("prv_S", "{sites}"),)),
             Question(
                 "Predict: using all releases together, the aggregator's noise on site 1 is…",
                 ("exactly τ_s", "less than τ_s", "more than τ_s"),
@@ -311,7 +311,7 @@ VIEWS = Lesson(
             "(solid) and from all releases (dashed). The horizontal line is the promised ε, "
             "the vertical one ⌈S/3⌉ − 1, the collusion bound of the CAPE paper. The one "
             "thing to notice: ε climbs with every colluder.",
-            Explore(PRIVACY, "Collusion on the Privacy explorer", (("S", "5"),)),
+            Explore(PRIVACY, "Collusion on the Privacy explorer", (("prv_S", "5"),)),
             Question(
                 "Predict: with {colluding} colluding sites, site 1's effective ε is…",
                 ("smaller: stronger privacy", "the promised ε", "larger: weaker privacy"),
@@ -332,7 +332,9 @@ VIEWS = Lesson(
             "from its own release when the aggregator alone looks and when the noise "
             "generator joins it (S = 5, N_s = 1000). The one thing to notice: the trusted "
             "party is trusted for a reason.",
-            Explore(PRIVACY, "Coalitions on the Privacy explorer", (("S", "5"), ("ng", "true"))),
+            Explore(
+                PRIVACY, "Coalitions on the Privacy explorer", (("prv_S", "5"), ("prv_ng", "true"))
+            ),
             Question(
                 "Predict: if the noise generator joins the aggregator, site 1's ε becomes…",
                 ("unchanged", "about √S× larger", "about S× larger"),
@@ -367,7 +369,12 @@ PCA = Lesson(
             Explore(
                 "app_pages/pca.py",
                 "Explore on the PCA page",
-                (("eps", "{epsilon:g}"), ("sites", "10"), ("dim", "20"), ("k", "5")),
+                (
+                    ("pca_eps", "{epsilon:g}"),
+                    ("pca_sites", "10"),
+                    ("pca_dim", "20"),
+                    ("pca_k", "5"),
+                ),
             ),
             Question(
                 "Predict: at ε = {epsilon:g}, which captures more energy?",
@@ -393,7 +400,12 @@ PCA = Lesson(
             Explore(
                 "app_pages/pca.py",
                 "Sweep S on the PCA page",
-                (("eps", "{epsilon:g}"), ("axis", "sites"), ("dim", "20"), ("k", "5")),
+                (
+                    ("pca_eps", "{epsilon:g}"),
+                    ("pca_axis", "sites"),
+                    ("pca_dim", "20"),
+                    ("pca_k", "5"),
+                ),
             ),
             Question(
                 "Predict: as the same data is split over 2 → 50 sites, the gap between "
@@ -416,7 +428,9 @@ PCA = Lesson(
             "5 Gaussians in D = 10, S = 5 sites of N_s = 20 000: non-private (dashed), CAPE, "
             "conventional; ±1 std over 3 runs. The one thing to notice: the same S-fold "
             "noise saving shows up as lower error.",
-            Explore("app_pages/tensor.py", "Explore on the tensor page", (("eps", "{epsilon:g}"),)),
+            Explore(
+                "app_pages/tensor.py", "Explore on the tensor page", (("td_eps", "{epsilon:g}"),)
+            ),
             Question(
                 "Predict: at ε = {epsilon:g}, which recovers the components better?",
                 ("capeAGN", "conventional", "about the same"),
