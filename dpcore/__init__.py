@@ -35,7 +35,6 @@ from dpcore.cape import (
 )
 from dpcore.costs import communication_cost
 from dpcore.datasets import Dataset, split_sizes, synthetic_dataset
-from dpcore.experiments import SWEEP_AXES, dropout_pca, otd_example, otd_sweep, pca_sweep
 from dpcore.joint_safe import joint_safe_design
 from dpcore.metrics import (
     captured_energy,
@@ -58,6 +57,7 @@ from dpcore.privacy import (
     party_views,
 )
 from dpcore.registry import Algorithm, register
+from dpcore.sweeps import SWEEP_AXES, dropout_pca, otd_example, otd_sweep, pca_sweep
 
 
 def __getattr__(name: str) -> tuple[str, ...]:

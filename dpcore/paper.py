@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validation import check_choice, check_int
-from dpcore.experiments import otd_sweep, pca_sweep
+from dpcore.sweeps import otd_sweep, pca_sweep
 
 EPS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
 DELTAS = (1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05)

@@ -42,7 +42,8 @@ def _check_design(design: CapeDesign) -> CapeDesign:
     return design
 
 
-def _check_sites(sites: Sequence[int], n_sites: int, name: str) -> tuple[int, ...]:
+def check_sites(sites: Sequence[int], n_sites: int, name: str) -> tuple[int, ...]:
+    """Distinct 0-based site indices in [0, S − 1], sorted."""
     if isinstance(sites, (str, bytes)) or not isinstance(sites, (Sequence, np.ndarray)):
         raise TypeError(f"{name} must be a sequence of site indices; got {type(sites).__name__}")
     out = tuple(check_int(s, name, low=0, high=n_sites - 1) for s in sites)
@@ -159,7 +160,7 @@ def coalition_view(
     arXiv:1904.10059 (collusion bound S_C ≤ ⌈S/3⌉ − 1).
     """
     design = _check_design(design)
-    colluding = _check_sites(colluding, design.n_sites, "colluding")
+    colluding = check_sites(colluding, design.n_sites, "colluding")
     if not isinstance(noise_generator, (bool, np.bool_)):
         raise TypeError(f"noise_generator must be a bool; got {type(noise_generator).__name__}")
     honest = np.array([s for s in range(design.n_sites) if s not in colluding], dtype=np.intp)
@@ -441,7 +442,7 @@ class DropoutAnalysis:
 
 def _remaining(design: CapeDesign, dropped: Sequence[int]) -> tuple[tuple, NDArray, float]:
     """Validated dropped sites, the remaining ones and their total weight W > 0."""
-    dropped = _check_sites(dropped, design.n_sites, "dropped")
+    dropped = check_sites(dropped, design.n_sites, "dropped")
     remaining = np.array([s for s in range(design.n_sites) if s not in dropped], dtype=np.intp)
     total = float(design.weights[remaining].sum()) if remaining.size else 0.0
     if total <= 0:

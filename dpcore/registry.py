@@ -547,11 +547,12 @@ def unregister(name: str) -> None:
     del _REGISTRY[name]
 
 
-def streams(family: str, rng: np.random.Generator) -> dict[str, np.random.Generator]:
-    """One child stream per algorithm of ``family`` in registration order.
+def streams(order: tuple[str, ...], rng: np.random.Generator) -> dict[str, np.random.Generator]:
+    """One child stream of ``rng`` per name in ``order`` (a family's :func:`names`).
 
     Choosing a subset of algorithms changes no algorithm's numbers, and appending a new
-    one leaves the existing streams as they were (spawned children are indexed).
+    one leaves the existing streams as they were (spawned children are indexed). The
+    order is taken once, in the calling process, and passed to tasks that may run in
+    another one.
     """
-    family_names = names(family)
-    return dict(zip(family_names, rng.spawn(len(family_names)), strict=True))
+    return dict(zip(order, rng.spawn(len(order)), strict=True))

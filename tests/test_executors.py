@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore import experiments, paper
+from dpcore import paper, sweeps
 from dpcore.cluster import dask_executor
 from dpcore.parallel import executor_workers, parallel_map
 
@@ -44,7 +44,7 @@ def _frames(executor: Executor | None) -> list[pd.DataFrame]:
             dpcore.otd_sweep(
                 **OTD | {"epsilon": 1.0, "n_per_site": [500, 1500]}, executor=executor
             ),
-            experiments.dropout_pca(**DROPOUT, executor=executor),
+            sweeps.dropout_pca(**DROPOUT, executor=executor),
             paper.run_panel(paper.get_panel("3a"), runs=2, executor=executor),
         ]
 

@@ -1,0 +1,47 @@
+"""Experiment sweeps: one axis swept, tidy frames out.
+
+- :mod:`~dpcore.sweeps.spec`: what a sweep is (frozen, validated, hashable specs);
+- :mod:`~dpcore.sweeps.scores`: the metrics a frame can report, by name;
+- :mod:`~dpcore.sweeps.pca`: :func:`pca_sweep` (distributed PCA);
+- :mod:`~dpcore.sweeps.otd`: :func:`otd_sweep` and :func:`otd_example` (tensors);
+- :mod:`~dpcore.sweeps.dropout`: :func:`dropout_pca` (capePCA when sites drop out).
+"""
+
+from dpcore.sweeps.dropout import DROPOUT_CASES, dropout_pca
+from dpcore.sweeps.otd import otd_example, otd_frame, otd_spec, otd_sweep, run_otd_sweep
+from dpcore.sweeps.pca import pca_sweep, run_pca_sweep
+from dpcore.sweeps.scores import OTD_METRICS, PCA_METRICS
+from dpcore.sweeps.spec import (
+    SWEEP_AXES,
+    WEIGHTINGS,
+    OtdPrivacy,
+    OtdSpec,
+    PcaPrivacy,
+    PcaSpec,
+    Runs,
+    SiteLayout,
+    SweepGrid,
+)
+
+__all__ = [
+    "DROPOUT_CASES",
+    "OTD_METRICS",
+    "PCA_METRICS",
+    "SWEEP_AXES",
+    "WEIGHTINGS",
+    "OtdPrivacy",
+    "OtdSpec",
+    "PcaPrivacy",
+    "PcaSpec",
+    "Runs",
+    "SiteLayout",
+    "SweepGrid",
+    "dropout_pca",
+    "otd_example",
+    "otd_frame",
+    "otd_spec",
+    "otd_sweep",
+    "pca_sweep",
+    "run_otd_sweep",
+    "run_pca_sweep",
+]
