@@ -134,17 +134,14 @@ main.caption(
 st.subheader("What CAPE gains, and against what")
 sizes = np.asarray(args[0])
 gains = design["gains"]
-st.dataframe(
+st.table(
     pd.DataFrame(
         {
             "comparison": [GAINS[k][0] for k in GAINS],
+            "gain for your sites": [f"{gains[k]:.3g}×" for k in GAINS],
             "what it compares": [GAINS[k][1] for k in GAINS],
-            "gain for your sites": [gains[k] for k in GAINS],
         }
-    ),
-    hide_index=True,
-    width="stretch",
-    column_config={"gain for your sites": st.column_config.NumberColumn(format="%.3g×")},
+    ).set_index("comparison")
 )
 curve = call_core(gain_curve, int(sizes.sum()), sites)
 st.plotly_chart(

@@ -4,10 +4,24 @@ import streamlit as st
 
 from dpcore import paper
 from ui.controls import calibration_radio, runs_slider, seed_controls
-from ui.core import call_core, classic_warning, load_dataset, paper_panel
-from ui.figures import legend_figure, sweep_figure
+from ui.core import call_core, classic_warning, load_dataset, paper_panel, paper_pool_spread
+from ui.figures import add_pool_band, legend_figure, sweep_figure
 from ui.guard import plain
 from ui.theme import AXIS_LABELS
+
+
+def pool_note(df, spread, panel, seed: int) -> str:
+    """The drawn pool against the spread over pools, at ε = 0.5 (the pages' default ε)."""
+    point = 0.5
+    mine = df[(df.algorithm == "cape") & (df[panel.axis] == point)][panel.metric].mean()
+    others = spread[spread[panel.axis] == point][panel.metric]
+    return (
+        f"One synthetic data pool is drawn per seed (seed {seed} here) and the runs average "
+        f"over noise only. Shaded: capePCA's mean curve over {len(others)} pools (seeds "
+        f"{spread.seed.min()}–{spread.seed.max()}, 2 runs each). At ε = {point:g}: this pool "
+        f"{mine:.3f}; over pools {others.min():.3f}–{others.max():.3f}, mean {others.mean():.3f}."
+    )
+
 
 st.title("Paper figures")
 st.markdown(
@@ -100,6 +114,8 @@ if todo:
     for i, panel in enumerate(todo):
         bar.progress(i / len(todo), text=f"Panel {panel.key}: {panel.title}")
         call_core(paper_panel, panel.key, runs, seed, calibration, paths.get(panel.data, ""))
+        if panel.pool_spread:
+            call_core(paper_pool_spread, panel.key, calibration)
         done.add((panel.key, *token))
     bar.empty()
 
@@ -128,7 +144,12 @@ for row in range(0, len(panels), width):
             xaxis_title=AXIS_LABELS[panel.axis],
             margin={"t": 10},
         )
+        if panel.pool_spread:
+            spread = call_core(paper_pool_spread, panel.key, calibration)
+            add_pool_band(fig, spread, axis=panel.axis, metric=panel.metric)
         box.plotly_chart(fig, key=f"panel_{panel.key}")
+        if panel.pool_spread:
+            box.caption(pool_note(df, spread, panel, seed))
         for result in paper.check_claims(panel, df):
             colour = {"holds": "green", "tie": "orange", "fails": "red"}[result.verdict]
             tie = " — a tie: not separable from noise" if result.verdict == "tie" else ""

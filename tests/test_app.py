@@ -111,8 +111,8 @@ def test_averaging_reacts_to_sites_and_weight_presets():
 
 
 def _gains(at) -> dict[str, float]:
-    table = next(df.value for df in at.dataframe if "gain for your sites" in df.value.columns)
-    return dict(zip(table["comparison"], table["gain for your sites"], strict=True))
+    table = next(t.value for t in at.table if "gain for your sites" in t.value.columns)
+    return {c: float(g.rstrip("×")) for c, g in table["gain for your sites"].items()}
 
 
 def test_averaging_table_from_url_and_bad_weights():
@@ -257,6 +257,21 @@ def test_paper_figure_2_without_real_data_says_so(monkeypatch):
     assert not at.exception and not at.error
     notes = [i.value for i in at.info]
     assert sum("Data not available" in n for n in notes) == 6  # MNIST and Covertype panels
+
+
+@pytest.mark.slow
+def test_paper_figure_2a_shows_the_spread_over_data_pools(monkeypatch):
+    monkeypatch.delenv("CAPE_MNIST", raising=False)
+    monkeypatch.delenv("CAPE_COVTYPE", raising=False)
+    at = page("paper_figures.py")
+    at.query_params["runs"] = "2"
+    at.run()
+    at.button(key="paper_run").click().run()
+    assert not at.exception and not at.error
+    notes = [c.value for c in at.caption if "One synthetic data pool is drawn" in c.value]
+    assert len(notes) == 1 and "over pools" in notes[0]  # 2a only
+    charts = [c for c in at.get("plotly_chart")]
+    assert any("data pools" in c.proto.spec for c in charts)
 
 
 def test_presenter_mode_is_a_url_key_and_puts_the_key_control_beside_the_chart():

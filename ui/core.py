@@ -406,3 +406,12 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
     return cluster.run(
         paper.run_panel, key, runs=runs, seed=seed, calibration=calibration, data=data
     )
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+@compute_slot
+def paper_pool_spread(key: str, calibration: str) -> pd.DataFrame:
+    """capePCA's curve over several synthetic data pools (:func:`dpcore.paper.pool_spread`)."""
+    from dpcore import paper
+
+    return paper.pool_spread(key, calibration=calibration)

@@ -139,6 +139,35 @@ def sweep_figure(
     return fig
 
 
+def add_pool_band(fig: go.Figure, spread: pd.DataFrame, *, axis: str, metric: str) -> None:
+    """Shade the range of one algorithm's mean curve over data pools (:func:`dpcore.paper.
+    pool_spread`), so a single pool's luck is visible beside the drawn curve."""
+    band = spread.groupby(axis)[metric].agg(["min", "max"]).reset_index()
+    color = _rgba(style("cape").color, 0.18)
+    fig.add_trace(
+        go.Scatter(
+            x=band[axis],
+            y=band["max"],
+            mode="lines",
+            line={"width": 0},
+            showlegend=False,
+            hoverinfo="skip",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=band[axis],
+            y=band["min"],
+            mode="lines",
+            line={"width": 0},
+            fill="tonexty",
+            fillcolor=color,
+            name=f"CAPE over {spread['seed'].nunique()} data pools (min–max)",
+            hovertemplate="CAPE over pools: %{y:.3f} (min)<extra></extra>",
+        )
+    )
+
+
 def noise_histogram_figure(
     samples: dict[str, np.ndarray], stds: dict[str, float], colors: dict[str, str]
 ) -> go.Figure:
@@ -237,7 +266,7 @@ def gain_figure(
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "y": -0.25},
     )
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(type="log", dtick=1)  # powers of ten only: G(n) spans decades
     fig.update_xaxes(tickformat=".0%")
     return fig
 
