@@ -20,6 +20,7 @@ import streamlit as st
 import dpcore
 from dpcore import ClassicGaussianWarning, cluster
 from dpcore.joint_safe import design_for
+from dpcore.parallel import default_workers
 from ui.guard import show_error
 
 T = TypeVar("T")
@@ -28,7 +29,7 @@ T = TypeVar("T")
 # A classroom opens the same link at once. Identical requests wait for the first one and then
 # read its cache entry (single flight), and at most one heavy computation per core runs at a
 # time (compute slots): thirty sessions do not compute the same sweep thirty times over.
-_SLOTS = threading.BoundedSemaphore(2)
+_SLOTS = threading.BoundedSemaphore(default_workers())  # CAPE_WORKERS or the CPUs
 _FLIGHTS: dict[int, threading.Lock] = {}
 _FLIGHTS_GUARD = threading.Lock()
 
