@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import presenter
+from ui import presenter, snippets
 from ui.controls import seed_controls
 from ui.core import (
     GAINS,
@@ -14,6 +14,7 @@ from ui.core import (
     classic_warning,
     gain_curve,
 )
+from ui.export import FigureExport, export_controls
 from ui.figures import gain_figure, noise_histogram_figure
 from ui.questions import advantage_question
 from ui.sites_table import preset_buttons, site_args, site_settings
@@ -126,6 +127,27 @@ fig = noise_histogram_figure(
 main.plotly_chart(
     presenter.style(fig), key="hist_chart", config=presenter.chart_config("cape_noise")
 )
+site_params = {
+    "N_s": args[0],
+    "ε_s": args[1],
+    "δ_s": args[2],
+    "μ_s (normalised)": tuple(round(w, 6) for w in args[3]),
+    "calibration": calibration,
+}
+export_controls(
+    main,
+    fig,
+    lambda: pd.DataFrame(
+        {"draw": np.arange(len(mc["cape"])), "cape": mc["cape"], "conventional": mc["conv"]}
+    ),
+    FigureExport(
+        stem="cape_noise",
+        title="CAPE averaging: noise in the aggregate, CAPE vs conventional",
+        page="averaging",
+        params={**site_params, "draws": int(draws), "seed": seed},
+        snippet=snippets.averaging(*args, draws=int(draws), seed=seed),
+    ),
+)
 main.caption(
     f"{draws:,} runs of the full protocol. Largest |Σ μ_s e_s| over all runs: "
     f"{np.max(np.abs(mc['e_sum'])):.1e} — the noise generator's noise cancels to rounding."
@@ -144,14 +166,26 @@ st.table(
     ).set_index("comparison")
 )
 curve = call_core(gain_curve, int(sizes.sum()), sites)
+gain_fig = gain_figure(
+    curve,
+    labels={k: v[0] for k, v in GAINS.items()},
+    current=gains,
+    share=float(sizes.max() / sizes.sum()),
+)
 st.plotly_chart(
-    gain_figure(
-        curve,
-        labels={k: v[0] for k, v in GAINS.items()},
-        current=gains,
-        share=float(sizes.max() / sizes.sum()),
+    presenter.style(gain_fig), key="gain_chart", config=presenter.chart_config("cape_gain")
+)
+export_controls(
+    st,
+    gain_fig,
+    lambda: curve,
+    FigureExport(
+        stem="cape_gain",
+        title="CAPE averaging: what CAPE gains as one site grows",
+        page="averaging",
+        params={"N (total samples)": int(sizes.sum()), "S": sites, "your sites": site_params},
+        snippet=snippets.gain(int(sizes.sum()), sites),
     ),
-    key="gain_chart",
 )
 st.caption(
     "Variance ratios (baseline / CAPE). Lines: one site grows while the others share the rest "

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import presenter
+from ui import presenter, snippets
 from ui.controls import (
     SWEEP_GRIDS,
     SYNTHETIC_POOL,
@@ -17,6 +17,7 @@ from ui.controls import (
     sweep_values,
 )
 from ui.core import DATA_SOURCES, call_core, classic_warning, load_dataset, pca_results
+from ui.export import FigureExport
 from ui.guard import plain
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
@@ -189,7 +190,13 @@ with main:
             y_title=y_title,
             current=current[axis],
             algorithms=algorithms,
-            stem="cape_pca",
+            export=FigureExport(
+                stem="cape_pca",
+                title=f"Distributed private PCA: {y_title} vs {AXIS_LABELS[axis]}",
+                page="pca",
+                params={"data set": choice, **params},
+                snippet=snippets.sweep("pca_sweep", params, source),
+            ),
             help_text="Captured energy",
             value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
             target=None if absolute else target.value,  # the optimum varies along N_s or S

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from ui import presenter
+from ui import presenter, snippets
 from ui.controls import seed_controls
 from ui.core import (
     DESIGNS,
@@ -17,6 +17,7 @@ from ui.core import (
     dropout_views,
     party_table,
 )
+from ui.export import FigureExport, export_controls
 from ui.figures import calibration_figure, collusion_figure
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.state import bound as url_bound
@@ -190,7 +191,32 @@ else:
     )
 curve = call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
 bound = call_core(dpcore.collusion_bound, sites)
-st.plotly_chart(collusion_figure(curve, bound=bound, chosen=chosen), key="collusion_chart")
+collusion_fig = collusion_figure(curve, bound=bound, chosen=chosen)
+st.plotly_chart(
+    presenter.style(collusion_fig),
+    key="collusion_chart",
+    config=presenter.chart_config("cape_collusion"),
+)
+site_params = {
+    "N_s": args[0],
+    "ε_s": args[1],
+    "δ_s": args[2],
+    "μ_s (normalised)": tuple(round(w, 6) for w in args[3]),
+    "calibration": calibration,
+    "design": design_kind,
+}
+export_controls(
+    st,
+    collusion_fig,
+    lambda: curve,
+    FigureExport(
+        stem="cape_collusion",
+        title="Privacy explorer: effective ε of the most exposed site vs colluding sites",
+        page="privacy",
+        params={**site_params, "noise generator colludes": bool(with_ng)},
+        snippet=snippets.collusion(*args, ng=bool(with_ng), design=design_kind),
+    ),
+)
 st.caption(
     "Worst honest site (largest ε/ε_s) as more sites collude (the coalition grows greedily "
     "by the site that hurts most)"
@@ -273,7 +299,26 @@ st.header("Calibration: classic or analytic")
 grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
 eps_sites = args[1]
 cal = call_core(calibration_table, float(eps_sites[0]), float(args[2][0]), grid)
-st.plotly_chart(calibration_figure(cal["curve"], current=eps_sites), key="calib_chart")
+calib_fig = calibration_figure(cal["curve"], current=eps_sites)
+st.plotly_chart(
+    presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
+)
+export_controls(
+    st,
+    calib_fig,
+    lambda: cal["curve"],
+    FigureExport(
+        stem="calibration",
+        title="Privacy explorer: classic vs analytic Gaussian calibration (σ/Δ over ε)",
+        page="privacy",
+        params={
+            "δ": float(args[2][0]),
+            "ε grid": f"{grid[0]:g} … {grid[-1]:g}, {len(grid)} log-spaced points",
+            "your sites' ε": eps_sites,
+        },
+        snippet=snippets.calibration(grid, float(args[2][0])),
+    ),
+)
 mine = call_core(dpcore.calibration_comparison, eps_sites, float(args[2][0]))
 low, high = mine.saving.min(), mine.saving.max()
 saving = f"{low:.0%}" if round(low, 2) == round(high, 2) else f"{low:.0%}–{high:.0%}"

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import presenter
+from ui import presenter, snippets
 from ui.controls import (
     algorithm_picker,
     bounded_k,
@@ -15,9 +15,10 @@ from ui.controls import (
     sweep_values,
 )
 from ui.core import call_core, classic_warning, otd_example_table, otd_results
+from ui.export import FigureExport
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
-from ui.theme import label
+from ui.theme import AXIS_LABELS, label
 
 GRIDS = {
     "epsilon": (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0),
@@ -182,7 +183,14 @@ with main:
             y_title=y_title,
             current=current[axis],
             algorithms=algorithms,
-            stem="cape_otd",
+            export=FigureExport(
+                stem="cape_otd",
+                title=f"Distributed private tensor decomposition: {y_title} vs "
+                f"{AXIS_LABELS[axis]}",
+                page="tensor",
+                params=params,
+                snippet=snippets.sweep("otd_sweep", params),
+            ),
             value_format=lambda v: f"{v:.3f}",
             help_text="Component error (lower is better)",
             target=float(target_error),

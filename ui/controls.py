@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 import dpcore
@@ -154,33 +153,6 @@ def algorithm_picker(container, family: str, *, prefix: str) -> list[str]:
         default=list(registry.featured(family)),
         format_func=label,
         help="; ".join(f"{label(a)}: {description(a)}" for a in options),
-    )
-
-
-def download_buttons(container, df: pd.DataFrame, html: Callable[[], str], stem: str) -> None:
-    """CSV of the plotted results and the figure as standalone HTML.
-
-    Both files are made only when clicked (callables): the HTML embeds plotly.js (~4 MB),
-    and building it on every rerun for every session made a full classroom crawl.
-    """
-    left, right, _ = container.columns([1, 1, 3])
-    left.download_button(
-        "Results (CSV)",
-        lambda: df.to_csv(index=False),
-        f"{stem}.csv",
-        "text/csv",
-        key=f"{stem}_csv",
-        icon=":material/download:",
-        on_click="ignore",
-    )
-    right.download_button(
-        "Figure (HTML)",
-        html,
-        f"{stem}.html",
-        "text/html",
-        key=f"{stem}_html",
-        icon=":material/download:",
-        on_click="ignore",
     )
 
 

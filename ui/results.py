@@ -9,8 +9,8 @@ import streamlit as st
 
 import dpcore
 from ui import presenter
-from ui.controls import download_buttons
-from ui.figures import figure_html, sweep_figure
+from ui.export import FigureExport, export_controls
+from ui.figures import sweep_figure
 from ui.theme import AXIS_LABELS, label
 
 
@@ -23,14 +23,16 @@ def show_sweep(
     current: float,
     algorithms: Sequence[str],
     value_format: Callable[[float], str],
-    stem: str,
+    export: FigureExport,
     help_text: str,
     target: float | None = None,
 ) -> None:
     """One metric per algorithm at the current value, the sweep chart and the downloads.
 
-    ``target``: a level drawn as a dotted horizontal line (the question's target).
+    ``target``: a level drawn as a dotted horizontal line (the question's target);
+    ``export``: what the CSV, HTML and Python exports say (:mod:`ui.export`).
     """
+    stem = export.stem
     at_current = df[df[axis] == current].groupby("algorithm")[metric].mean()
     runs = int(df["run"].nunique())
     for col, alg in zip(st.columns(len(algorithms)), algorithms, strict=True):
@@ -50,7 +52,7 @@ def show_sweep(
             annotation_position="bottom right",
         )
     st.plotly_chart(presenter.style(fig), key=f"{stem}_chart", config=presenter.chart_config(stem))
-    download_buttons(st, df, lambda: figure_html(fig), stem)
+    export_controls(st, fig, lambda: df, export)
 
 
 def communication_table(

@@ -1,0 +1,128 @@
+"""'Reproduce in Python': the dpcore code that gives a figure's numbers, as text.
+
+Pure functions of the parameters the page used; tests execute each snippet and compare its
+result with what the page computed (tests/test_export.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _kwargs(params: Mapping[str, Any], indent: str = "    ") -> str:
+    return "".join(f"{indent}{k}={v!r},\n" for k, v in params.items())
+
+
+def _data_line(source: tuple) -> str:
+    """The line that loads a PCA data set the way the app does (ui.core.load_dataset)."""
+    kind = source[0]
+    if kind == "mnist":
+        return f"data = realdata.load_mnist({source[1] or None!r})\n"
+    if kind == "covtype":
+        return (
+            f"data = realdata.load_covtype({source[1] or None!r}, "
+            "rng=np.random.default_rng(0))\n"
+        )
+    if kind == "upload":
+        return 'data = realdata.load_csv(open("your.csv", "rb").read(), name="your CSV")\n'
+    return f"data = realdata.load_bundled({kind!r})\n"
+
+
+def sweep(function: str, params: Mapping[str, Any], source: tuple = ("synthetic",)) -> str:
+    """``dpcore.pca_sweep`` / ``dpcore.otd_sweep`` with the page's parameters: a tidy frame."""
+    head = "import numpy as np\n\nimport dpcore\n\n"
+    params = dict(params)
+    if source[0] != "synthetic":
+        params.pop("dim", None)
+        head += "from dpcore import realdata\n\n" + _data_line(source)
+        params = {"data": _Raw("data"), **params}
+    return head + f"df = dpcore.{function}(\n{_kwargs(params)})\nprint(df)\n"
+
+
+class _Raw(str):
+    """A name written as is (not quoted) in a keyword list."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _site_lines(n_per_site, epsilon, delta, weights, calibration) -> str:
+    return (
+        "import numpy as np\n\nimport dpcore\n\n"
+        f"n_per_site = {tuple(n_per_site)!r}\n"
+        f"epsilon = {tuple(epsilon)!r}\n"
+        f"delta = {tuple(delta)!r}\n"
+        f"weights = {tuple(weights)!r}  # normalised to sum 1\n"
+        "# each site releases its mean of values in [0, 1]: sensitivity 1/N_s\n"
+        "tau = dpcore.gaussian_sigmas(1.0 / np.asarray(n_per_site, float), epsilon, delta, "
+        f"method={calibration!r})\n"
+    )
+
+
+def averaging(n_per_site, epsilon, delta, weights, calibration, *, draws: int, seed: int) -> str:
+    """The aggregate noise of ``draws`` CAPE and conventional runs (the histogram's draws)."""
+    return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
+        f"rng = np.random.default_rng({seed})\n"
+        f"zeros = np.zeros((len(tau), {draws}))  # {draws} independent entries, one run\n"
+        "cape_rng, conv_rng = rng.spawn(2)\n"
+        "cape = dpcore.cape_average(zeros, tau, weights=weights, rng=cape_rng).estimate\n"
+        "conv = dpcore.conventional_average(zeros, tau, weights=weights, rng=conv_rng).estimate\n"
+        "design = dpcore.cape_design(tau, weights=weights)\n"
+        "print(cape.std(), design.tau_agg, conv.std(), design.tau_conv)\n"
+    )
+
+
+def collusion(n_per_site, epsilon, delta, weights, calibration, *, ng: bool, design: str) -> str:
+    """Effective ε of the most exposed site against the number of colluders."""
+    return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
+        "from dpcore.joint_safe import design_for\n\n"
+        f"made = design_for({design!r}, tau, weights=weights)\n"
+        "curve = dpcore.collusion_curve(\n"
+        "    made, 1.0 / np.asarray(n_per_site, float), delta, epsilon=epsilon, "
+        f"noise_generator={ng!r}\n)\n"
+        "print(curve)\n"
+    )
+
+
+def calibration(grid, delta: float) -> str:
+    """Classic and analytic σ/Δ over ε at δ."""
+    return (
+        "import dpcore\n\n"
+        f"grid = {tuple(grid)!r}\n"
+        f"table = dpcore.calibration_comparison(grid, {delta!r})\n"
+        "print(table)\n"
+    )
+
+
+def gain(total: int, sites: int, points: int = 60) -> str:
+    """The gain curves as the largest site grows (common ε; CAPE weights N_s/N)."""
+    return (
+        "import numpy as np\n\nimport dpcore\n\n"
+        f"total, sites, points = {total}, {sites}, {points}\n"
+        "rows = []\n"
+        "for share in np.linspace(1.0 / sites, (total - sites + 1) / total, points):\n"
+        "    big = round(float(share) * total)\n"
+        "    small = np.full(sites - 1, (total - big) // (sites - 1))\n"
+        "    small[: total - big - small.sum()] += 1\n"
+        "    sizes = np.concatenate([[big], np.maximum(small, 1)])\n"
+        "    weights = sizes / sizes.sum()\n"
+        "    design = dpcore.cape_design(1.0 / sizes, weights=weights)\n"
+        "    joint = dpcore.joint_safe_design(1.0 / sizes, weights=weights)\n"
+        "    rows.append((sizes[0] / sizes.sum(), design.gain_same_weights,\n"
+        "                 joint.gain_same_weights, dpcore.cape_gain(sizes),\n"
+        "                 dpcore.best_conventional_gain(sizes)))\n"
+        "print(np.array(rows))  # share, same weights, joint-safe, paper G(n), best conventional\n"
+    )
+
+
+def paper_panel(key: str, *, runs: int, seed: int, calibration: str) -> str:
+    """One panel of the paper's figures, as ``python -m paper`` computes it."""
+    return (
+        "from dpcore import paper\n\n"
+        f"panel = paper.get_panel({key!r})\n"
+        f"df = paper.run_panel(panel, runs={runs}, seed={seed}, calibration={calibration!r})\n"
+        "print(df)\n"
+        f"# or, from a shell: python -m paper --figure {key} --runs {runs} --seed {seed} "
+        f"--calibration {calibration}\n"
+    )
