@@ -18,6 +18,7 @@ from ui.export import FigureExport, export_controls
 from ui.figures import gain_figure, noise_histogram_figure
 from ui.questions import advantage_question
 from ui.sites_table import preset_buttons, site_args, site_settings
+from ui.sites_table import site_params as site_params_of
 from ui.state import bound
 from ui.theme import style
 
@@ -127,13 +128,7 @@ fig = noise_histogram_figure(
 main.plotly_chart(
     presenter.style(fig), key="hist_chart", config=presenter.chart_config("cape_noise")
 )
-site_params = {
-    "N_s": args[0],
-    "ε_s": args[1],
-    "δ_s": args[2],
-    "μ_s (normalised)": tuple(round(w, 6) for w in args[3]),
-    "calibration": calibration,
-}
+site_params = site_params_of(args)
 export_controls(
     main,
     fig,

@@ -20,6 +20,7 @@ from ui.core import (
 from ui.export import FigureExport, export_controls
 from ui.figures import calibration_figure, collusion_figure
 from ui.sites_table import preset_buttons, site_args, site_settings
+from ui.sites_table import site_params as site_params_of
 from ui.state import bound as url_bound
 
 st.title("Privacy explorer")
@@ -197,14 +198,7 @@ st.plotly_chart(
     key="collusion_chart",
     config=presenter.chart_config("cape_collusion"),
 )
-site_params = {
-    "N_s": args[0],
-    "ε_s": args[1],
-    "δ_s": args[2],
-    "μ_s (normalised)": tuple(round(w, 6) for w in args[3]),
-    "calibration": calibration,
-    "design": design_kind,
-}
+site_params = {**site_params_of(args), "design": design_kind}
 export_controls(
     st,
     collusion_fig,

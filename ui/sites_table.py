@@ -321,3 +321,14 @@ def site_args(table: pd.DataFrame, calibration: str) -> SiteArgs:
         tuple(float(w) for w in weights),
         calibration,
     )
+
+
+def site_params(args: SiteArgs) -> dict[str, Any]:
+    """The site settings as an export states them (:mod:`ui.export`)."""
+    return {
+        "N_s": args[0],
+        "ε_s": args[1],
+        "δ_s": args[2],
+        "μ_s (normalised)": tuple(round(w, 6) for w in args[3]),
+        "calibration": args[4],
+    }
