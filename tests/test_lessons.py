@@ -41,7 +41,9 @@ def _unequal(share=0.5):
 
 def _views(ng=False, colluders=()):
     design = _equal_design(5)
-    report = dpcore.coalition_report(design, np.full(5, 1e-3), DELTA, colluders, noise_generator=ng)
+    report = dpcore.coalition_report(
+        design, np.full(5, 1e-3), DELTA, colluders, epsilon=0.5, noise_generator=ng
+    )
     return report[report["site"] == 1].iloc[0]
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-import dpcore
 from ui.core import (
+    GAINS,
     calibration_table,
     coalition_table,
     collusion_curve_table,
@@ -316,9 +316,14 @@ def weights_scene(share: float) -> Scene:
 def gain_scene(share: float) -> Scene:
     """The paper's G(n) as the largest site grows, with this split marked (Prop. 1)."""
     d = _unequal(share)
-    _, high = dpcore.cape_gain_bounds(TOTAL, UNEQUAL_SITES)
     curve = gain_curve(TOTAL, UNEQUAL_SITES)
-    fig = gain_figure(curve, sites=UNEQUAL_SITES, maximum=high, current=d["gain"])
+    shown = ("same_weights", "paper_g")  # G(n) beside the like-for-like gain, S
+    fig = gain_figure(
+        curve,
+        labels={k: GAINS[k][0] for k in shown},
+        current={"same_weights": float(UNEQUAL_SITES), "paper_g": d["gain"]},
+        share=d["sizes"][0] / TOTAL,
+    )
     _marker(fig, d["sizes"][0] / TOTAL, "this split")
     gain = d["gain"]
     answer = (
@@ -425,7 +430,7 @@ def collusion_scene(colluding: int) -> Scene:
     curve = collusion_curve_table(*_view_args(), False)
     site1 = _site1(tuple(range(1, colluding + 1)), False)  # sites 2 … k+1 (0-based 1 … k)
     bound = math.ceil(VIEW_SITES / 3) - 1
-    fig = collusion_figure(curve, bound=bound, reference=site1["epsilon_at_required"])
+    fig = collusion_figure(curve, bound=bound)  # draws the promised ε_s
     _marker(fig, colluding, f"{colluding} colluding")
     promised, joint = site1["epsilon_at_required"], site1["epsilon_joint"]
     answer = (
