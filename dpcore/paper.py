@@ -479,6 +479,48 @@ def panel_caption(panel: Panel, calibration: str = "classic") -> str:
     return note
 
 
+# The bundled real data set that stands in for each local one, and its pool size (fixed
+# scikit-learn sets; tests check the numbers against the loaded data).
+STANDINS = {"mnist": "digits", "covtype": "breast_cancer"}
+BUNDLED_POOL = {"digits": 1797, "breast_cancer": 569}
+STANDIN_TITLES = {"digits": "Digits 8×8", "breast_cancer": "Breast cancer"}
+STANDIN_K = 10
+
+
+def standin(panel: Panel) -> Panel:
+    """The panel on the bundled stand-in for its local data set (MNIST → digits, Covertype →
+    breast cancer): same sites, ε, δ and grid shape, N_s scaled to the smaller pool, K ≤ 10.
+
+    Its key is ``"<key>~<data>"`` (e.g. ``"2b~digits"``); it is not one of the paper's panels.
+    """
+    data = STANDINS[panel.data]
+    pool, sites = BUNDLED_POOL[data], panel.params["sites"]
+    params = {**panel.params, "k": min(panel.params["k"], STANDIN_K)}
+    if panel.axis == "n_per_site":
+        largest = max(PCA_N_TOTAL)
+        params["n_per_site"] = tuple(
+            sorted({max(2, pool * n // largest // sites) for n in PCA_N_TOTAL})
+        )
+        shown = ""
+    else:
+        params["n_per_site"] = pool // sites
+        shown = f", N_s = {pool // sites}"
+    name = DATA_TITLES[panel.data]
+    title = panel.title.split(":", 1)[1].split("(")[0].strip()
+    extra = panel.title.split("(", 1)[1].rstrip(")") if "(" in panel.title else ""
+    if panel.axis != "n_per_site":
+        extra = ", ".join(p for p in extra.split(", ") if not p.startswith("N_s")) + shown
+        extra = extra.lstrip(", ")
+    return replace(
+        panel,
+        key=f"{panel.key}~{data}",
+        data=data,
+        params=params,
+        title=f"{STANDIN_TITLES[data]} (stand-in for {name}): {title} ({extra})",
+        heavy=False,
+    )
+
+
 def get_panel(key: str) -> Panel:
     """The panel by key (``"2a"`` … ``"5h"``)."""
     return PANELS[check_choice(key, "panel", tuple(PANELS))]
@@ -521,6 +563,10 @@ def run_panel(
     if panel.task == "pca":
         params = dict(panel.params)
         if panel.data != "synthetic":
+            if data is None and panel.data in BUNDLED_POOL:  # a stand-in: bundled data
+                from dpcore.realdata import load_bundled
+
+                data = load_bundled(panel.data)
             if data is None:
                 raise ValueError(f"panel {panel.key} needs the {DATA_TITLES[panel.data]} data set")
             params["data"] = data
@@ -579,3 +625,58 @@ def pool_spread(
 def check_claims(panel: Panel, df: pd.DataFrame) -> list[ClaimResult]:
     """Every claim of the panel, decided by the data."""
     return [claim.evaluate(df, panel.axis, panel.metric) for claim in panel.claims]
+
+
+# --- precomputed results (python -m paper --precompute) -------------------------------------
+
+
+def data_free_panels() -> list[Panel]:
+    """Every panel that needs no local file: the synthetic ones and the bundled stand-ins for
+    the MNIST / Covertype ones, in figure order."""
+    out = []
+    for fig in FIGURES.values():
+        for panel in fig["panels"]:
+            out.append(standin(panel) if panel.data in STANDINS else panel)
+    return out
+
+
+def panel_by_key(key: str) -> Panel:
+    """A paper panel (``"2a"``) or a stand-in (``"2b~digits"``)."""
+    if "~" in key:
+        base = get_panel(key.split("~", 1)[0])
+        made = standin(base)
+        if made.key != key:
+            raise ValueError(f"panel must be a paper panel or its stand-in; got {key!r}")
+        return made
+    return get_panel(key)
+
+
+def write_precomputed(path, frames: dict[str, pd.DataFrame], meta: dict[str, str]) -> None:
+    """One gzip CSV: ``# key: value`` header lines (command, commit, settings), then every
+    panel's tidy rows with a ``panel`` column."""
+    import gzip
+
+    rows = pd.concat([df.assign(panel=key) for key, df in frames.items()], ignore_index=True)
+    with gzip.open(path, "wt", encoding="utf-8", newline="") as out:
+        for key, value in meta.items():
+            out.write(f"# {key}: {value}\n")
+        rows.to_csv(out, index=False)
+
+
+def read_precomputed(path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """Inverse of :func:`write_precomputed`: frames by panel key, and the header."""
+    import gzip
+
+    meta = {}
+    with gzip.open(path, "rt", encoding="utf-8") as src:
+        for line in src:
+            if not line.startswith("# "):
+                break
+            key, _, value = line[2:].partition(": ")
+            meta[key] = value.rstrip("\n")
+    rows = pd.read_csv(path, comment="#", compression="gzip")
+    frames = {
+        key: part.drop(columns="panel").dropna(axis=1, how="all").reset_index(drop=True)
+        for key, part in rows.groupby("panel", sort=False)
+    }
+    return frames, meta

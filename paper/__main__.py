@@ -75,7 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scheduler", help="run the panels on this Dask scheduler (tcp://host:port)"
     )
+    parser.add_argument(
+        "--precompute",
+        metavar="FILE",
+        nargs="?",
+        const=str(PRECOMPUTED),
+        help="compute every panel that needs no local file (stand-ins for MNIST/Covertype) "
+        f"into one gzip CSV for the app to show at once (default {PRECOMPUTED.name})",
+    )
     args = parser.parse_args(argv)
+    if args.precompute:
+        return precompute(Path(args.precompute), args, argv)
     try:
         chosen = panels_for(args.figure)
     except ValueError as err:
@@ -89,6 +99,62 @@ def main(argv: list[str] | None = None) -> int:
     if claims:
         pd.DataFrame(claims).to_csv(out / "claims.csv", index=False)
     print(f"wrote {out}/")
+    return 0
+
+
+PRECOMPUTED = Path(__file__).with_name("precomputed.csv.gz")
+
+
+def _commit() -> str:
+    import subprocess
+
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).parent,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "dpcore", "paper"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).parent,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" (with uncommitted changes to dpcore/ or paper/)" if dirty else "")
+
+
+def precompute(path: Path, args, argv: list[str] | None) -> int:
+    """Every data-free panel (stand-ins included) into one file the app ships and shows."""
+    frames = {}
+    start = time.perf_counter()
+    for panel in paper.data_free_panels():
+        begin = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClassicGaussianWarning)
+            frames[panel.key] = paper.run_panel(
+                panel, runs=args.runs, seed=args.seed, calibration=args.calibration
+            )
+        print(f"{panel.key}: {panel.title} ({time.perf_counter() - begin:.1f} s)", flush=True)
+    command = "python -m paper " + " ".join(sys.argv[1:] if argv is None else argv)
+    paper.write_precomputed(
+        path,
+        frames,
+        {
+            "command": command,
+            "commit": _commit(),
+            "runs": str(args.runs),
+            "seed": str(args.seed),
+            "calibration": args.calibration,
+            "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "seconds": f"{time.perf_counter() - start:.0f}",
+        },
+    )
+    print(f"wrote {path}")
     return 0
 
 

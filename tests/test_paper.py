@@ -156,3 +156,37 @@ def test_fig_2a_default_pool_is_unlucky_and_the_spread_says_so():
     assert at.loc[0] < 0.97 * at.mean()
     with pytest.raises(ValueError, match="real data"):
         paper.pool_spread("2b")
+
+
+def test_standins_keep_the_panel_and_fit_the_bundled_pool():
+    from dpcore import paper, realdata
+
+    for name, pool in paper.BUNDLED_POOL.items():
+        assert realdata.load_bundled(name).n_samples == pool
+    for panel in paper.PANELS.values():
+        if panel.data not in paper.STANDINS:
+            continue
+        made = paper.standin(panel)
+        assert made.key == f"{panel.key}~{made.data}" and not made.heavy
+        assert paper.panel_by_key(made.key) == made
+        assert made.axis == panel.axis and made.params["epsilon"] == panel.params["epsilon"]
+        n = made.params["n_per_site"]
+        assert max(n if isinstance(n, tuple) else (n,)) * made.params["sites"] <= (
+            paper.BUNDLED_POOL[made.data]
+        )
+        assert "stand-in for" in made.title
+
+
+def test_precomputed_file_round_trips(tmp_path):
+    import pandas as pd
+
+    from dpcore import paper
+
+    a = pd.DataFrame({"algorithm": ["cape"], "epsilon": [0.5], "run": [0], "q": [0.25]})
+    b = pd.DataFrame({"algorithm": ["conv"], "delta": [0.01], "run": [1], "e": [1.5]})
+    path = tmp_path / "p.csv.gz"
+    paper.write_precomputed(path, {"2a": a, "3c": b}, {"command": "python -m paper x"})
+    frames, meta = paper.read_precomputed(path)
+    assert meta == {"command": "python -m paper x"}
+    pd.testing.assert_frame_equal(frames["2a"], a, check_like=True)
+    pd.testing.assert_frame_equal(frames["3c"], b, check_like=True)  # columns by name
