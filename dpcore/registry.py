@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -255,20 +256,16 @@ def _nonprivate_pca(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float6
     return nonprivate_pca(x.moments, x.k, weights=x.weights)
 
 
-def _cape_pca(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
-    return cape_pca(
-        x.moments, x.k, tau_site=x.tau, weights=x.weights, faithful=x.faithful, rng=rng
-    )
-
-
-def _cape_joint_pca(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
+def _cape_pca(
+    x: PcaInputs, rng: np.random.Generator, *, design: str = "cape"
+) -> NDArray[np.float64]:
     return cape_pca(
         x.moments,
         x.k,
         tau_site=x.tau,
         weights=x.weights,
         faithful=x.faithful,
-        design="joint",
+        design=design,
         rng=rng,
     )
 
@@ -291,7 +288,7 @@ def _nonprivate_otd(x: OtdInputs, rng: np.random.Generator) -> WhitenedTensor:
     return nonprivate_otd(x.moments.m2, x.moments.m3, x.k, weights=x.weights)
 
 
-def _cape_otd(x: OtdInputs, rng: np.random.Generator) -> WhitenedTensor:
+def _cape_otd(x: OtdInputs, rng: np.random.Generator, *, design: str = "cape") -> WhitenedTensor:
     m = x.moments
     return cape_otd(
         m.m2,
@@ -301,21 +298,7 @@ def _cape_otd(x: OtdInputs, rng: np.random.Generator) -> WhitenedTensor:
         tau3=x.noise.tau3,
         weights=x.weights,
         faithful=x.faithful,
-        rng=rng,
-    )
-
-
-def _cape_joint_otd(x: OtdInputs, rng: np.random.Generator) -> WhitenedTensor:
-    m = x.moments
-    return cape_otd(
-        m.m2,
-        m.m3,
-        x.k,
-        tau2=x.noise.tau2,
-        tau3=x.noise.tau3,
-        weights=x.weights,
-        faithful=x.faithful,
-        design="joint",
+        design=design,
         rng=rng,
     )
 
@@ -450,8 +433,8 @@ BUILTIN = (
         "#E69F00",
         "CAPE whose aggregator's view of all releases together also meets every site's "
         "(ε, δ): larger zero-sum E's, 5% more aggregate noise std (docs/privacy.md)",
-        pca=PcaMethod(_cape_joint_pca, _pca_cape),
-        otd=OtdMethod(_cape_joint_otd, _otd_cape),
+        pca=PcaMethod(partial(_cape_pca, design="joint"), _pca_cape),
+        otd=OtdMethod(partial(_cape_otd, design="joint"), _otd_cape),
         dash="dash",
         featured=False,
     ),
