@@ -68,12 +68,13 @@ def _layout(fig: go.Figure, x: str, y: str, *, height: int = 380) -> go.Figure:
 
 def _marker(fig: go.Figure, x: float, text: str = "you are here") -> None:
     fig.add_vline(x=x, line={"color": "#666666", "dash": "dot"})
-    fig.add_annotation(
+    fig.add_annotation(  # at the foot of the line: the legend sits above the plot
         x=math.log10(x) if fig.layout.xaxis.type == "log" else x,
-        y=1.0,
+        y=0.0,
         yref="paper",
         text=text,
         showarrow=False,
+        xanchor="left",
         yanchor="bottom",
         font={"size": 13, "color": "#666666"},
     )
@@ -129,7 +130,7 @@ def delta_curve(delta: float) -> Scene:
             line={"color": style("conv").color, "width": 3},
         )
     )
-    fig.update_xaxes(type="log")
+    fig.update_xaxes(type="log", tickvals=DELTA_GRID, ticktext=[f"{d:g}" for d in DELTA_GRID])
     _marker(fig, delta)
     ratio = hi / lo
     return Scene(
@@ -204,7 +205,7 @@ def cancelling(sites: int) -> Scene:
         fig.add_trace(go.Bar(x=labels, y=values, name=name, marker_color=color))
     fig.add_trace(
         go.Bar(
-            x=["Σ μ_s ·"],
+            x=["weighted sum"],
             y=[demo.e_sum],
             name="Σ μ_s E_s",
             marker_color="#009E73",
@@ -213,7 +214,7 @@ def cancelling(sites: int) -> Scene:
     )
     fig.add_trace(
         go.Bar(
-            x=["Σ μ_s ·"],
+            x=["weighted sum"],
             y=[demo.g_sum],
             name="Σ μ_s G_s",
             marker_color=style("cape").color,
@@ -245,7 +246,7 @@ def views_of_one_release(sites: int) -> Scene:
         "aggregator (knows F): E + G": (d["var_e"][0] + d["var_g"][0]) / tau2,
         "noise generator (knows E): F + G": (d["var_f"][0] + d["var_g"][0]) / tau2,
         "outsider: E + F + G": (d["var_e"][0] + d["var_f"][0] + d["var_g"][0]) / tau2,
-        "the final average (per site: S² × its share)": sites**2 * d["tau_cape"] ** 2 / tau2,
+        "final average, relative to site 1's 1/S share": sites**2 * d["tau_cape"] ** 2 / tau2,
     }
     fig = go.Figure(
         go.Bar(
@@ -297,7 +298,6 @@ def weights_scene(share: float) -> Scene:
             textposition="outside",
         )
     )
-    fig.update_yaxes(type="log")
     ratio = d["tau_conv"] ** 2 / d["tau_cape"] ** 2
     answer = nearest(
         ratio,
