@@ -66,16 +66,18 @@ def _layout(fig: go.Figure, x: str, y: str, *, height: int = 380) -> go.Figure:
     return fig
 
 
-def _marker(fig: go.Figure, x: float, text: str = "you are here") -> None:
+def _marker(fig: go.Figure, x: float, text: str = "you are here", *, top: bool = False) -> None:
+    """A dotted vertical line at the control's value, labelled at its foot (the legend sits
+    above most plots) or, with ``top``, at its head."""
     fig.add_vline(x=x, line={"color": "#666666", "dash": "dot"})
-    fig.add_annotation(  # at the foot of the line: the legend sits above the plot
+    fig.add_annotation(
         x=math.log10(x) if fig.layout.xaxis.type == "log" else x,
-        y=0.0,
+        y=1.0 if top else 0.0,
         yref="paper",
         text=text,
         showarrow=False,
         xanchor="left",
-        yanchor="bottom",
+        yanchor="top" if top else "bottom",
         font={"size": 13, "color": "#666666"},
     )
 
@@ -431,7 +433,7 @@ def collusion_scene(colluding: int) -> Scene:
     site1 = _site1(tuple(range(1, colluding + 1)), False)  # sites 2 … k+1 (0-based 1 … k)
     bound = math.ceil(VIEW_SITES / 3) - 1
     fig = collusion_figure(curve, bound=bound)  # draws the promised ε_s
-    _marker(fig, colluding, f"{colluding} colluding")
+    _marker(fig, colluding, f"{colluding} colluding", top=True)
     promised, joint = site1["epsilon_at_required"], site1["epsilon_joint"]
     answer = (
         "the promised ε"
