@@ -1,6 +1,6 @@
 """Learn: short guided lessons, one generic renderer for every lesson and step.
 
-The lesson and step live in the URL (``?lesson=Many+sites&step=2``), as does the step's control,
+The lesson and step live in the URL (``?lesson=sites&step=2``), as does the step's control,
 so every step has its own link; the content is data (ui/lessons/content.py).
 """
 
@@ -15,24 +15,38 @@ from ui.lessons.scenes import SCENES
 
 BY_NAME = {lesson.name: lesson for lesson in LESSONS}
 
-head = st.container()  # the lesson's title, drawn once the picker below has run
+st.title("Learn")
+presenter.intro(
+    "Five short lessons on distributed differential privacy, one idea per step: read a few "
+    "sentences, move the control, **predict** before the app reveals the answer, then open "
+    "the page where you can explore the same settings freely."
+)
 
 
 def restart() -> None:
     st.session_state["step"] = 1
 
 
-def move(delta: int) -> None:
-    count = len(BY_NAME[st.session_state["lesson"]].steps)
-    st.session_state["step"] = min(max(int(st.session_state.get("step", 1)) + delta, 1), count)
-
-
-pick, back, picker, forward = st.columns([3, 1, 4, 1], vertical_alignment="bottom")
-name = pick.selectbox("Lesson", list(BY_NAME), key="lesson", bind="query-params", on_change=restart)
+name = st.radio(
+    "Lesson",
+    list(BY_NAME),
+    key="lesson",
+    bind="query-params",
+    horizontal=True,
+    on_change=restart,
+)
 lesson = BY_NAME[name]
+st.caption(f"**{lesson.title}** — {lesson.summary}")
 count = len(lesson.steps)
 if int(st.session_state.get("step", 1)) > count:
     st.session_state["step"] = count
+
+
+def move(delta: int) -> None:
+    st.session_state["step"] = min(max(int(st.session_state.get("step", 1)) + delta, 1), count)
+
+
+back, picker, forward = st.columns([1, 6, 1], vertical_alignment="bottom")
 back.button(
     "Back",
     icon=":material/arrow_back:",
@@ -50,13 +64,14 @@ forward.button(
     width="stretch",
     type="primary",
 )
-number = picker.select_slider(
-    f"Step of {count}", list(range(1, count + 1)), key="step", bind="query-params"
-)
-head.title(lesson.title)
-head.caption(
-    f"{lesson.summary} Read, move the control, **predict** before the app reveals the "
-    "answer, then explore the same settings on the linked page."
+number = picker.radio(
+    "Step",
+    list(range(1, count + 1)),
+    captions=[s.title for s in lesson.steps],
+    key="step",
+    bind="query-params",
+    horizontal=True,
+    label_visibility="collapsed",
 )
 step = lesson.steps[int(number) - 1]
 

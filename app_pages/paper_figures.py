@@ -4,7 +4,15 @@ import streamlit as st
 
 from dpcore import paper
 from ui.controls import calibration_radio, runs_slider, seed_controls
-from ui.core import call_core, classic_warning, load_dataset, paper_panel, paper_pool_spread
+from ui.core import (
+    call_core,
+    classic_warning,
+    load_dataset,
+    paper_panel,
+    paper_panel_job,
+    paper_pool_spread,
+)
+from ui.datafiles import file_picker
 from ui.figures import add_pool_band, legend_figure, sweep_figure
 from ui.guard import plain
 from ui.theme import AXIS_LABELS
@@ -55,14 +63,7 @@ paths = {}
 if figure == "2":
     side.header("Real data (local files)")
     for kind, label in (("mnist", "MNIST file"), ("covtype", "Covertype file")):
-        env = "CAPE_MNIST" if kind == "mnist" else "CAPE_COVTYPE"
-        paths[kind] = side.text_input(
-            label,
-            key=f"{P}{kind}_path",
-            placeholder=f"empty: use ${env}",
-            help="Nothing is downloaded. MNIST: IDX (.gz), .npz or CSV; Covertype: "
-            "covtype.data(.gz) from UCI.",
-        ).strip()
+        paths[kind] = file_picker(side, kind, label, key=f"{P}{kind}_file")
 
 spec = paper.FIGURES[figure]
 panels = spec["panels"]
@@ -113,7 +114,11 @@ if todo:
     bar = st.progress(0.0, text="Regenerating…")
     for i, panel in enumerate(todo):
         bar.progress(i / len(todo), text=f"Panel {panel.key}: {panel.title}")
-        call_core(paper_panel, panel.key, runs, seed, calibration, paths.get(panel.data, ""))
+        args = (panel.key, runs, seed, calibration, paths.get(panel.data, ""))
+        if panel.heavy:  # a bounded child process, queued, with Cancel (ui.jobs)
+            paper_panel_job(*args, gate="paper")
+        else:
+            call_core(paper_panel, *args)
         if panel.pool_spread:
             call_core(paper_pool_spread, panel.key, calibration)
         done.add((panel.key, *token))
@@ -134,7 +139,8 @@ for row in range(0, len(panels), width):
             box.caption("Not computed yet" + (" (heavy panel)." if panel.heavy else "."))
             continue
         path = paths.get(panel.data, "")
-        df = call_core(paper_panel, panel.key, runs, seed, calibration, path)
+        args = (panel.key, runs, seed, calibration, path)
+        df = paper_panel_job(*args, gate="paper") if panel.heavy else call_core(paper_panel, *args)
         y_title = "captured energy / optimum" if panel.task == "pca" else "component error"
         fig = sweep_figure(df, axis=panel.axis, metric=panel.metric, y_title=y_title, compact=True)
         fig.update_layout(

@@ -16,7 +16,15 @@ from ui.controls import (
     sweep_axis_control,
     sweep_values,
 )
-from ui.core import DATA_SOURCES, call_core, classic_warning, load_dataset, pca_results
+from ui.core import (
+    DATA_SOURCES,
+    call_core,
+    classic_warning,
+    load_dataset,
+    pca_job,
+    pca_results,
+)
+from ui.datafiles import file_picker
 from ui.export import FigureExport
 from ui.guard import plain
 from ui.questions import Target, show_crossings
@@ -63,16 +71,8 @@ if kind == "synthetic":
         "matrix, so larger D needs more samples for the same accuracy.",
     )
 elif kind in ("mnist", "covtype"):
-    env = {"mnist": "CAPE_MNIST", "covtype": "CAPE_COVTYPE"}[kind]
-    path = bound(
-        side.text_input,
-        "File on this machine",
-        f"{P}{kind}_path",
-        placeholder=f"empty: use ${env}",
-        help="MNIST: train-images-idx3-ubyte(.gz), .npz or a 785-column CSV. Covertype: "
-        "covtype.data(.gz) from UCI. Nothing is downloaded.",
-    )
-    source = (kind, path.strip())
+    name = file_picker(side, kind, "File in the data directory", key=f"{P}{kind}_file")
+    source = (kind, name)
 elif kind == "upload":
     upload = side.file_uploader(
         "CSV file (rows = samples, numeric columns)",
@@ -164,8 +164,11 @@ elif sizes != "equal":
 with main:
     heavy = dim >= 200 or runs * len(params[axis]) > 100 or kind in ("mnist", "covtype")
     if run_gate(params, heavy, key=f"{P}run"):
-        with st.spinner("Running the sweep…"):
-            df = call_core(pca_results, source, **params)
+        if heavy:  # a bounded child process, queued, with Cancel (ui.jobs)
+            df = pca_job(source, gate=f"{P}run", **params)
+        else:
+            with st.spinner("Running the sweep…"):
+                df = call_core(pca_results, source, **params)
         metric, y_title = (
             ("captured_energy", "captured energy tr(V̂ᵀAV̂)")
             if absolute

@@ -14,7 +14,7 @@ from ui.controls import (
     sweep_axis_control,
     sweep_values,
 )
-from ui.core import call_core, classic_warning, otd_example_table, otd_results
+from ui.core import call_core, classic_warning, otd_example_table, otd_job, otd_results
 from ui.export import FigureExport
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
@@ -172,8 +172,11 @@ work = (
 )
 with main:
     if run_gate(params, work > 60, key=f"{P}run"):
-        with st.spinner("Running the sweep…"):
-            df = call_core(otd_results, **params)
+        if work > 60:  # a bounded child process, queued, with Cancel (ui.jobs)
+            df = otd_job(gate=f"{P}run", **params)
+        else:
+            with st.spinner("Running the sweep…"):
+                df = call_core(otd_results, **params)
         metric = "component_error_matched" if matched else "component_error"
         y_title = "matched component error" if matched else "component error q_comp"
         show_sweep(
@@ -185,8 +188,7 @@ with main:
             algorithms=algorithms,
             export=FigureExport(
                 stem="cape_otd",
-                title=f"Distributed private tensor decomposition: {y_title} vs "
-                f"{AXIS_LABELS[axis]}",
+                title=f"Distributed private tensor decomposition: {y_title} vs {AXIS_LABELS[axis]}",
                 page="tensor",
                 params=params,
                 snippet=snippets.sweep("otd_sweep", params),

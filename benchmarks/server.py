@@ -79,3 +79,22 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used (Linux /proc), seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def job_processes(pid: int) -> list[int]:
+    """Heavy-job processes of a server (ui.worker): children of its multiprocessing
+    forkserver, the server's child."""
+    children: dict[int, list[int]] = {}
+    commands: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    servers = [c for c in children.get(pid, []) if "forkserver" in commands.get(c, "")]
+    return [job for server in servers for job in children.get(server, [])]

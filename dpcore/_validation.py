@@ -97,3 +97,15 @@ def check_weights(value: ArrayLike | None, n_sites: int, name: str = "weights") 
     if not math.isclose(w.sum(), 1.0, rel_tol=0.0, abs_tol=1e-9):
         raise ValueError(f"{name} must sum to 1 (within 1e-9); got sum {w.sum()!r}")
     return w / w.sum()
+
+
+def check_rng(value: object, name: str = "rng") -> np.random.Generator:
+    """A ``numpy.random.Generator``, or a non-negative integer seed turned into one (SPEC 7)."""
+    if isinstance(value, np.random.Generator):
+        return value
+    if isinstance(value, Integral) and not isinstance(value, bool) and int(value) >= 0:
+        return np.random.default_rng(int(value))
+    raise TypeError(
+        f"{name} must be a numpy.random.Generator or a non-negative integer seed; "
+        f"got {type(value).__name__}"
+    )

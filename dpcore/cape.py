@@ -43,6 +43,7 @@ from dpcore._validation import (
     check_int,
     check_positive_array,
     check_real,
+    check_rng,
     check_weights,
 )
 from dpcore.noise import expand_symmetric, n_free_entries
@@ -393,7 +394,7 @@ def best_conventional_std(tau_site: ArrayLike) -> float:
 
     1/sqrt(Σ_s 1/τ_s²), the smallest over all weightings (0 if some τ_s = 0).
     """
-    tau = np.asarray(tau_site, dtype=float)
+    tau = _check_tau_site(tau_site)
     if np.any(tau == 0):
         return 0.0
     return float(1.0 / np.sqrt(np.sum(1.0 / tau**2)))
@@ -571,7 +572,7 @@ def cape_average(
     elif design.n_sites != tau.size or not np.allclose(design.tau_site, tau):
         raise ValueError("design must have been made for the same tau_site")
     arr = _check_values(values, design.n_sites, symmetric)
-    e, f, g, released = site_releases(arr, design, symmetric=symmetric, rng=rng)
+    e, f, g, released = site_releases(arr, design, symmetric=symmetric, rng=check_rng(rng))
     estimate = aggregate_step(released, f, design.weights)
     return AveragingRun("cape", arr, design.weights, e, f, g, released, estimate, design)
 
@@ -596,7 +597,7 @@ def conventional_average(
     tau = _check_tau_site(tau_site)
     mu = check_weights(weights, tau.size)
     arr = _check_values(values, tau.size, symmetric)
-    site_rngs = rng.spawn(tau.size)
+    site_rngs = check_rng(rng).spawn(tau.size)
     g = np.stack(
         [
             tau[s] * standard_noise(arr.shape[1:], symmetric=symmetric, rng=site_rngs[s])

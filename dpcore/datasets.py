@@ -14,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore._validation import check_int
+from dpcore._validation import check_int, check_rng
+
+MAX_SYNTHETIC_DIM = 1000  # as for real data (dpcore.realdata.MAX_DIM): D³ eigendecompositions
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +40,9 @@ class Dataset:
     description: str = ""
 
     def __post_init__(self) -> None:
+        for field in ("name", "description"):
+            if not isinstance(getattr(self, field), str):
+                raise TypeError(f"{field} must be a str; got {type(getattr(self, field)).__name__}")
         x = np.asarray(self.samples, dtype=float)
         a = np.asarray(self.reference, dtype=float)
         if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
@@ -103,6 +108,15 @@ def synthetic_dataset(
         ``reference`` is the generating covariance (the paper's A for synthetic data).
     """
     n_samples = check_int(n_samples, "n_samples", low=2)
+    rng = check_rng(rng)
+    dim = check_int(dim, "dim", low=1, high=MAX_SYNTHETIC_DIM)
+    from dpcore.limits import MAX_MEMORY  # limits imports the registry, which imports us
+
+    if 16.0 * n_samples * dim > MAX_MEMORY:  # the pool and its scaled copy
+        raise ValueError(
+            f"a synthetic pool of {n_samples:,} × {dim} needs {16 * n_samples * dim / 2**30:.1f}"
+            f" GiB; the limit is {MAX_MEMORY / 2**30:.0f} GiB"
+        )
     cov = synthetic_covariance(dim, k, rng=rng)
     samples = rng.standard_normal((n_samples, cov.shape[0])) * np.sqrt(np.diag(cov))
     return Dataset(

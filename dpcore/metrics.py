@@ -36,7 +36,8 @@ def top_k_eigvecs(matrix: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     ndarray, shape (D, K)
         Columns in decreasing eigenvalue order.
     """
-    return top_k_eigh(matrix, k)[1]
+    matrix = _matrix(matrix, "matrix", square=True)
+    return top_k_eigh(matrix, check_int(k, "k", low=1, high=matrix.shape[0]))[1]
 
 
 def top_k_eigh(matrix: NDArray[np.float64], k: int) -> tuple[NDArray, NDArray]:

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtr
 
-from dpcore._validation import check_choice, check_int, check_real
+from dpcore._validation import check_choice, check_int, check_real, check_rng
 
 MODELS = ("mog", "stm")
 
@@ -64,13 +64,16 @@ def paper_weights(k: int) -> NDArray[np.float64]:
     return w / w.sum()
 
 
+MAX_MODEL_DIM = 2000  # a D×D QR per model: 32 MB and well under a second at the bound
+
+
 def _check_dims(dim: int, k: int) -> tuple[int, int]:
-    dim = check_int(dim, "dim", low=1)
+    dim = check_int(dim, "dim", low=1, high=MAX_MODEL_DIM)
     return dim, check_int(k, "k", low=1, high=dim)
 
 
 def _random_orthonormal(dim: int, k: int, rng: np.random.Generator) -> NDArray[np.float64]:
-    q, r = np.linalg.qr(rng.standard_normal((dim, dim)))
+    q, r = np.linalg.qr(check_rng(rng).standard_normal((dim, dim)))
     return (q * np.sign(np.diag(r)))[:, :k]  # Haar-distributed orthogonal matrix, first K cols
 
 

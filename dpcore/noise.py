@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore._validation import check_int, check_real
+from dpcore._validation import MAX_MAGNITUDE, check_int, check_real, check_rng
 
 
 def n_free_entries(dim: int, order: int) -> int:
@@ -24,7 +24,10 @@ def n_free_entries(dim: int, order: int) -> int:
     return math.comb(dim + order - 1, order)
 
 
-@lru_cache(maxsize=32)
+CACHED_MAP_ENTRIES = 2_000_000  # maps up to 16 MB are kept (D ≤ 1414 for matrices, 125 for
+# tensors); larger ones are rebuilt, so a few odd requests cannot pin gigabytes
+
+
 def symmetric_index_map(dim: int, order: int) -> NDArray[np.intp]:
     """Array of shape (D,)*order mapping each entry to the index of its multiset.
 
@@ -33,6 +36,17 @@ def symmetric_index_map(dim: int, order: int) -> NDArray[np.intp]:
     """
     dim = check_int(dim, "dim", low=1)
     order = check_int(order, "order", low=1, high=3)
+    if dim**order <= CACHED_MAP_ENTRIES:
+        return _cached_index_map(dim, order)
+    return _index_map(dim, order)
+
+
+@lru_cache(maxsize=32)
+def _cached_index_map(dim: int, order: int) -> NDArray[np.intp]:
+    return _index_map(dim, order)
+
+
+def _index_map(dim: int, order: int) -> NDArray[np.intp]:
     grids = np.indices((dim,) * order).reshape(order, -1)
     srt = np.sort(grids, axis=0)  # the multiset of each entry, as sorted indices
     # np.unique orders the sorted tuples lexicographically; its inverse is each entry's rank.
@@ -98,7 +112,20 @@ def symmetric_noise(
     Imtiaz & Sarwate, Sec. 4 (symmetric G_s with i.i.d. entries); Dwork, Talwar, Thakurta
     and Zhang, "Analyze Gauss", STOC 2014.
     """
-    scale = check_real(scale, "scale", low=0.0, high_open=True)
-    free = rng.standard_normal((*size, n_free_entries(dim, order)))
+    scale = check_real(scale, "scale", low=0.0, high=MAX_MAGNITUDE)
+    dim = check_int(dim, "dim", low=1)
+    order = check_int(order, "order", low=1, high=3)
+    if not isinstance(size, tuple) or not all(isinstance(n, int) and n >= 0 for n in size):
+        raise TypeError(f"size must be a tuple of non-negative ints; got {size!r}")
+    from dpcore.limits import MAX_MEMORY  # limits imports the registry, which imports us
+
+    # the mirrored output, and building the index map (≈ 4·order integers per entry)
+    need = 8 * dim**order * (max(1, math.prod(size)) + 4 * order)
+    if need > MAX_MEMORY:
+        raise ValueError(
+            f"symmetric_noise would need {need / 2**30:.1f} GiB; the limit is "
+            f"{MAX_MEMORY / 2**30:.0f} GiB (dim {dim}, order {order}, size {size})"
+        )
+    free = check_rng(rng).standard_normal((*size, n_free_entries(dim, order)))
     free *= scale
     return expand_symmetric(free, dim, order)

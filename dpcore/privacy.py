@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore._validation import check_int
+from dpcore._validation import check_int, check_rng
 from dpcore.calibration import gaussian_epsilon
 from dpcore.cape import CapeDesign, site_releases, standard_noise
 
@@ -525,7 +525,7 @@ def dropout_run(
         raise ValueError(f"remedy must be one of {list(REMEDIES)}; got {remedy!r}")
     dropped, keep, total = _remaining(_check_design(design), dropped)
     values = np.asarray(values, dtype=float)
-    protocol_rng, h_rng = rng.spawn(2)
+    protocol_rng, h_rng = check_rng(rng).spawn(2)
     e, f, _, released = site_releases(values, design, symmetric=symmetric, rng=protocol_rng)
     mu = design.weights
     partial = np.tensordot(mu[keep], released[keep] - f[keep], axes=1)

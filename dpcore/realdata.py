@@ -15,6 +15,9 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import stat
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +34,14 @@ BUNDLED = ("digits", "breast_cancer", "wine")
 ENV = {"mnist": "CAPE_MNIST", "covtype": "CAPE_COVTYPE"}
 COVTYPE_ROWS = 60_000  # the paper's random subset of Covertype's 581,012 rows
 MAX_FILE_BYTES = 300 * 2**20  # MNIST's IDX is 47 MB, covtype.data 75 MB
+DATA_DIR_ENV = "CAPE_DATA_DIR"
+# Checked before any parse, from the bytes alone (a CSV row of MAX_DIM numbers at up to 64
+# characters each; the cells of an upload bound its parse to a few hundred MB and seconds).
+MAX_LINE_BYTES = 64 * 1024
+MAX_UPLOAD_CELLS = 5_000_000
+MAX_UPLOAD_BYTES = 50 * 2**20  # the app's own bound is lower (server.maxUploadSize)
+MAX_FILE_CELLS = 40_000_000  # Covertype: 581,012 rows × 55
+DELIMITERS = (",", ";", "\t", "|")
 
 
 def dataset_from_array(
@@ -125,17 +136,75 @@ def load_bundled(name: str) -> Dataset:
     )
 
 
-def _path(path: str | os.PathLike | None, kind: str) -> Path:
+def data_directory() -> Path | None:
+    """The directory named by ``CAPE_DATA_DIR``, resolved (None when unset)."""
+    value = os.environ.get(DATA_DIR_ENV, "")
+    return Path(value).resolve() if value else None
+
+
+def data_files(directory: str | os.PathLike) -> list[str]:
+    """Names of the regular files directly inside ``directory`` (links followed only when
+    they stay inside it), sorted; hidden files and READMEs left out; at most 500."""
+    root = Path(directory).resolve()
+    names = []
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name.upper().startswith("README"):
+            continue
+        try:
+            target = Path(entry.path).resolve(strict=True)
+            if target.parent == root and target.is_file():
+                names.append(entry.name)
+        except (OSError, RuntimeError):
+            continue
+        if len(names) == 500:
+            break
+    return names
+
+
+def _refused(kind: str) -> ValueError:
+    # One message for every refusal (missing, outside the directory, a link out, a directory,
+    # a device, unreadable): an answer must not tell what exists on the server.
+    return ValueError(f"{kind} file: choose one of the files in the data directory")
+
+
+def _inside(name: object, directory: str | os.PathLike, kind: str) -> Path:
+    """``directory / name`` after following links, if it is a regular file directly inside
+    ``directory``; else the one refusal."""
+    root = Path(directory).resolve()
+    text = str(name)
+    if not isinstance(name, (str, os.PathLike)) or not text or len(text) > 255 or "\0" in text:
+        raise _refused(kind)
+    candidate = Path(text)
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    try:
+        target = candidate.resolve(strict=True)
+        regular = stat.S_ISREG(target.stat().st_mode)
+    except (OSError, RuntimeError, ValueError):
+        raise _refused(kind) from None
+    if target.parent != root or not regular:
+        raise _refused(kind)
+    return target
+
+
+def _path(path, kind: str, data_dir=None) -> Path:
+    """The file to read: inside ``data_dir`` when given (the app), else any path (library)."""
     if path is None or str(path) == "":
         path = os.environ.get(ENV[kind], "")
         if not path:
             raise ValueError(
-                f"no {kind} file given: enter a path or set the {ENV[kind]} environment variable"
+                f"no {kind} file given: choose one or set the {ENV[kind]} environment variable"
             )
-    p = Path(str(path)).expanduser()
+    if data_dir is not None:
+        return _inside(path, data_dir, kind)
     try:
+        p = Path(str(path)).expanduser()
         found = p.is_file()
-    except (OSError, ValueError) as err:  # e.g. a name too long, a NUL byte
+    except (OSError, ValueError, RuntimeError) as err:  # a name too long, a NUL, ~nosuchuser
         raise ValueError(f"{kind} file cannot be opened: {type(err).__name__}") from err
     if not found:
         raise ValueError(f"{kind} file not found: {str(p)[:200]}")
@@ -143,23 +212,70 @@ def _path(path: str | os.PathLike | None, kind: str) -> Path:
 
 
 def _read_bytes(p: Path, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The file's bytes (gunzipped if needed), refusing more than ``limit`` either way."""
+    """The file's bytes (gunzipped if needed), refusing more than ``limit`` either way.
+
+    Opened without blocking and read only if it is a regular file: a FIFO or a device
+    (``/proc/kmsg``) would otherwise hold the thread forever.
+    """
     try:
-        with p.open("rb") as handle:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as err:
+        raise ValueError(f"{p.name} cannot be read: {type(err).__name__}") from err
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{p.name} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
             raw = handle.read(limit + 1)
     except OSError as err:
         raise ValueError(f"{p.name} cannot be read: {type(err).__name__}") from err
+    finally:
+        os.close(fd)
     if len(raw) > limit:
         raise ValueError(f"{p.name} is larger than {limit / 2**20:.0f} MiB")
     if raw[:2] == b"\x1f\x8b":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
                 raw = gz.read(limit + 1)  # bounded: a gzip bomb cannot exhaust memory
-        except (OSError, EOFError) as err:
-            raise ValueError(f"{p.name} looks gzip-compressed but cannot be read: {err}") from err
+        except (OSError, EOFError, zlib.error) as err:
+            raise ValueError(f"{p.name} looks gzip-compressed but cannot be read") from err
         if len(raw) > limit:
             raise ValueError(f"{p.name} decompresses to more than {limit / 2**20:.0f} MiB")
     return raw
+
+
+def read_npz(raw: bytes, source: str, keys=("x_train", "X", "x"), limit: int = MAX_FILE_BYTES):
+    """One array of an .npz archive (the first of ``keys`` present, else the first), checked
+    against its header before anything is allocated; never unpickles, never echoes content."""
+    bad = ValueError(f"{source} is not a readable NPZ file of numbers")
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            names = [n[:-4] for n in archive.namelist() if n.endswith(".npy")]
+            if not names:
+                raise bad
+            key = next((k for k in keys if k in names), names[0])
+            with archive.open(key + ".npy") as member:
+                version = np.lib.format.read_magic(member)
+                read_header = (
+                    np.lib.format.read_array_header_1_0
+                    if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0
+                )
+                shape, fortran, dtype = read_header(member)
+                if dtype.hasobject or not np.issubdtype(dtype, np.number):
+                    raise bad
+                nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if nbytes > limit:
+                    raise ValueError(
+                        f"{source}: the array is larger than {limit / 2**20:.0f} MiB"
+                    )
+                body = member.read(nbytes + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, KeyError, ValueError) as err:
+        if err is bad or str(err).startswith(f"{source}: the array"):
+            raise
+        raise bad from None
+    if len(body) != nbytes:
+        raise bad
+    return np.frombuffer(body, dtype=dtype).reshape(shape, order="F" if fortran else "C")
 
 
 def parse_idx(raw: bytes) -> NDArray:
@@ -173,29 +289,26 @@ def parse_idx(raw: bytes) -> NDArray:
     shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
     dtype = np.dtype(types[raw[2]])
     body = raw[4 + 4 * ndim :]
-    if len(body) != int(np.prod(shape)) * dtype.itemsize:
-        raise ValueError(f"IDX file size does not match its header shape {shape}")
+    if len(body) != int(np.prod(shape, dtype=object)) * dtype.itemsize:
+        raise ValueError("IDX file size does not match its header")  # header values not shown
     return np.frombuffer(body, dtype=dtype).reshape(shape)
 
 
-def load_mnist(path=None, *, max_rows: int | None = None, rng=None) -> Dataset:
+def load_mnist(path=None, *, data_dir=None, max_rows: int | None = None, rng=None) -> Dataset:
     """MNIST images from a local file: IDX (``train-images-idx3-ubyte``, optionally .gz),
     NPZ (arrays ``x_train``, ``X`` or the first one) or CSV (785 columns: label first).
 
     The paper's preprocessing follows (D = 784; centred; divided by the max sample norm).
+    With ``data_dir`` (the app), ``path`` must name a regular file directly inside that
+    directory, links followed; every other name gets the same refusal.
     """
-    p = _path(path, "mnist")
+    p = _path(path, "mnist", data_dir)
     raw = _read_bytes(p)
     suffixes = "".join(p.suffixes).lower()
     if ".npz" in suffixes:
-        try:
-            with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-                key = next((k for k in ("x_train", "X", "x") if k in npz), npz.files[0])
-                x = npz[key]
-        except (ValueError, OSError, IndexError) as err:
-            raise ValueError(f"{p.name} is not a readable NPZ file: {err}") from err
+        x = read_npz(raw, p.name)
     elif ".csv" in suffixes:
-        x = _parse_numeric_csv(raw, p.name, show_names=False).to_numpy()
+        x = _parse_numeric_csv(raw, p.name, show_names=False, max_cells=MAX_FILE_CELLS).to_numpy()
         if x.shape[1] == 785:  # the common "label, pixel0 … pixel783" layout
             x = x[:, 1:]
     else:
@@ -215,15 +328,17 @@ def load_mnist(path=None, *, max_rows: int | None = None, rng=None) -> Dataset:
     )
 
 
-def load_covtype(path=None, *, rows: int = COVTYPE_ROWS, rng) -> Dataset:
+def load_covtype(path=None, *, data_dir=None, rows: int = COVTYPE_ROWS, rng) -> Dataset:
     """UCI Covertype from ``covtype.data`` (or ``.gz``): 54 features and a label per row.
 
     The paper's preprocessing: a random ``rows`` (60,000) of the 581,012 rows, the label
     dropped, centred, divided by the largest sample norm.
     """
-    p = _path(path, "covtype")
+    p = _path(path, "covtype", data_dir)
     rows = check_int(rows, "rows", low=MIN_ROWS)
-    table = _parse_numeric_csv(_read_bytes(p), p.name, header=None, show_names=False)
+    table = _parse_numeric_csv(
+        _read_bytes(p), p.name, header=None, show_names=False, max_cells=MAX_FILE_CELLS
+    )
     if table.shape[1] != 55:
         raise ValueError(
             f"covtype.data must have 55 comma-separated columns (54 features and the cover "
@@ -244,56 +359,137 @@ def load_covtype(path=None, *, rows: int = COVTYPE_ROWS, rng) -> Dataset:
 MISSING = {"", "nan", "na", "n/a", "null", "none", "inf", "-inf", "+inf", "infinity"}
 
 
+def check_table_shape(raw: bytes, source: str, *, max_cells: int) -> str:
+    """Structural checks on the bytes alone, before any parse; returns the delimiter.
+
+    The longest line (≤ MAX_LINE_BYTES), the columns of the first lines (≤ MAX_DIM) and
+    rows × columns (≤ ``max_cells``) bound what parsing can cost: a single line of ten
+    million commas is refused here in milliseconds, where parsing it took gigabytes.
+    The delimiter is the most frequent of , ; tab | in the first line (whitespace if none).
+    """
+    data = np.frombuffer(raw, dtype=np.uint8)
+    bounds = np.concatenate(([-1], np.flatnonzero(data == 10), [data.size]))
+    lengths = np.diff(bounds) - 1
+    longest = int(lengths.max())
+    if longest > MAX_LINE_BYTES:
+        raise ValueError(
+            f"{source} has a line of {longest:,} bytes; the limit is {MAX_LINE_BYTES:,} "
+            f"(at most {MAX_DIM} columns)"
+        )
+    head = raw[: 8 * MAX_LINE_BYTES].decode("utf-8-sig", errors="replace").splitlines()
+    if len(raw) > 8 * MAX_LINE_BYTES:
+        head = head[:-1]  # possibly cut short
+    lines = [line for line in head if line.strip()][:5]
+    if not lines:
+        raise ValueError(f"{source} is empty")
+    first = lines[0]
+    sep = max(DELIMITERS, key=first.count)
+    if first.count(sep) == 0:
+        sep = r"\s+" if len(first.split()) > 1 else ","
+    columns = max(len(line.split()) if sep == r"\s+" else line.count(sep) + 1 for line in lines)
+    if columns > MAX_DIM:
+        raise ValueError(f"{source} must have at most {MAX_DIM} columns (D); got {columns}")
+    rows = int(np.count_nonzero(lengths > 0))
+    if rows * columns > max_cells:
+        raise ValueError(
+            f"{source} has {rows:,} rows × {columns} columns; the limit is {max_cells:,} cells"
+        )
+    return sep
+
+
+MISSING_ANY_CASE = sorted({form for m in MISSING for form in (m, m.upper(), m.title())})
+
+
 def _parse_numeric_csv(
-    raw: bytes, source: str, header: str | None = "infer", *, show_names: bool = True
+    raw: bytes,
+    source: str,
+    header: str | None = "infer",
+    *,
+    show_names: bool = True,
+    max_cells: int = MAX_UPLOAD_CELLS,
 ) -> pd.DataFrame:
     """Parse CSV text into an all-numeric table (NaN/inf kept), or explain what is wrong.
 
-    The delimiter is the most frequent of , ; tab | in the first line (whitespace if none);
-    a first row with a non-number in it is a header. Cells are only converted to numbers.
+    :func:`check_table_shape` runs first. A first row with a non-number in it is a header.
+    Numbers are read straight into floats (C parser); only a table that is not all numbers
+    is read again as text, to name the offending columns. Cells are only converted to
+    numbers; nothing is evaluated.
     """
-    text = raw.decode("utf-8-sig", errors="replace")
-    if not text.strip():
-        raise ValueError(f"{source} is empty")
-    first = text.strip().splitlines()[0]
-    sep = max([",", ";", "\t", "|"], key=first.count)
-    if first.count(sep) == 0:
-        sep = r"\s+" if len(first.split()) > 1 else ","
-    try:
-        cells = pd.read_csv(
-            io.StringIO(text.strip()),
-            sep=sep,
-            header=None,
-            dtype=str,
-            engine="python",
-            keep_default_na=False,
-            skip_blank_lines=True,
-        )
-    except (pd.errors.ParserError, ValueError) as err:
-        raise ValueError(f"{source} could not be parsed as a table: {err}") from err
-    cells = cells.apply(lambda col: col.str.strip())
-    first_row = [str(c) for c in cells.iloc[0]]
-    if header == "infer" and not all(_is_number(c) or c.lower() in MISSING for c in first_row):
+    sep = check_table_shape(raw, source, max_cells=max_cells)
+    text = raw.decode("utf-8-sig", errors="replace").strip()
+    first = text.splitlines()[0]
+    first_row = [c.strip() for c in (first.split() if sep == r"\s+" else first.split(sep))]
+    has_header = header == "infer" and not all(
+        _is_number(c) or c.lower() in MISSING for c in first_row
+    )
+    if has_header:
         dupes = sorted({c for c in first_row if first_row.count(c) > 1})
         if dupes:
             raise ValueError(
                 f"{source} has duplicate column names: {dupes if show_names else len(dupes)}"
             )
-        names, cells = first_row, cells.iloc[1:]
-    else:
-        names = [f"column {i + 1}" for i in range(cells.shape[1])]
-    if cells.empty:
+    options = {
+        "sep": sep,
+        "header": None,
+        "engine": "c",
+        "keep_default_na": False,
+        "skip_blank_lines": True,
+        "skiprows": 1 if has_header else 0,
+    }
+    try:
+        numbers = pd.read_csv(
+            io.StringIO(text),
+            dtype=np.float64,
+            na_values=MISSING_ANY_CASE,
+            skipinitialspace=True,
+            **options,
+        )
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{source} has a header but no data rows") from None
+    except pd.errors.ParserError:
+        raise ValueError(
+            f"{source} could not be parsed as a table: its rows have different numbers of "
+            f"columns"
+        ) from None
+    except ValueError:  # a cell that is not a number: find which columns, to say so
+        numbers = None
+    names = first_row if has_header else None
+    if numbers is None:
+        if max_cells > MAX_UPLOAD_CELLS:  # a large file on the server: no second pass
+            raise ValueError(f"{source} has non-numeric values") from None
+        _name_text_columns(text, source, options, names, show_names)
+        raise ValueError(f"{source} has non-numeric values")
+    if numbers.empty:
         raise ValueError(f"{source} has a header but no data rows")
+    if names is None:
+        names = [f"column {i + 1}" for i in range(numbers.shape[1])]
+    if len(names) != numbers.shape[1]:
+        raise ValueError(
+            f"{source} could not be parsed as a table: the header has {len(names)} names for "
+            f"{numbers.shape[1]} columns"
+        )
+    numbers.columns = names
+    return numbers
+
+
+def _name_text_columns(text, source, options, names, show_names) -> None:
+    """Raise the ValueError naming the non-numeric columns (a second, text-only pass)."""
+    try:
+        cells = pd.read_csv(io.StringIO(text), dtype=str, **options)
+    except (pd.errors.ParserError, ValueError):
+        raise ValueError(f"{source} could not be parsed as a table") from None
+    cells = cells.apply(lambda col: col.str.strip())
+    names = names or [f"column {i + 1}" for i in range(cells.shape[1])]
     numbers = cells.apply(pd.to_numeric, errors="coerce")
     missing = cells.isna() | cells.apply(lambda col: col.str.lower().isin(MISSING))
     text_cells = numbers.isna() & ~missing
-    bad = [names[i] for i in range(cells.shape[1]) if text_cells.iloc[:, i].any()]
+    bad = [names[i] for i in range(min(len(names), cells.shape[1])) if text_cells.iloc[:, i].any()]
+    if cells.shape[1] == 1:
+        raise ValueError(
+            f"{source}: could not split the rows into numeric columns; use a comma, "
+            f"semicolon, tab or | as the delimiter"
+        )
     if bad:
-        if cells.shape[1] == 1:
-            raise ValueError(
-                f"{source}: could not split the rows into numeric columns; use a comma, "
-                f"semicolon, tab or | as the delimiter"
-            )
         shown = ", ".join(bad[:5]) + (" …" if len(bad) > 5 else "")
         if not show_names:  # a file on the server: say how many, not what it contains
             shown = f"{len(bad)} of {cells.shape[1]}"
@@ -301,8 +497,6 @@ def _parse_numeric_csv(
             f"{source} has non-numeric columns: {shown}. Keep only numeric features "
             f"(rows = samples), e.g. drop label or name columns."
         )
-    numbers.columns = names
-    return numbers.astype(float)
 
 
 def _is_number(text: str) -> bool:
@@ -313,7 +507,19 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def load_csv(raw: bytes, *, name: str = "upload", max_bytes: int = 50 * 2**20) -> Dataset:
+def check_csv_bytes(raw: bytes, name: str, *, max_bytes: int = MAX_UPLOAD_BYTES) -> None:
+    """The checks :func:`load_csv` makes before parsing: type, size, and the table's shape
+    from its bytes (:func:`check_table_shape`). Milliseconds, whatever the file."""
+    if not isinstance(raw, (bytes, bytearray)):
+        raise TypeError(f"raw must be bytes; got {type(raw).__name__}")
+    if len(raw) > max_bytes:
+        raise ValueError(
+            f"{name} is {len(raw) / 2**20:.1f} MiB; the limit is {max_bytes / 2**20:.0f} MiB"
+        )
+    check_table_shape(bytes(raw), name, max_cells=MAX_UPLOAD_CELLS)
+
+
+def load_csv(raw: bytes, *, name: str = "upload", max_bytes: int = MAX_UPLOAD_BYTES) -> Dataset:
     """A user's numeric table (rows = samples, optional header) as a :class:`Dataset`.
 
     Raises ValueError, naming the problem, for an empty or oversized file, a table that
@@ -321,13 +527,8 @@ def load_csv(raw: bytes, *, name: str = "upload", max_bytes: int = 50 * 2**20) -
     fewer than MIN_ROWS rows, or more than MAX_DIM columns. The text is only parsed as
     numbers; nothing is evaluated or unpickled.
     """
-    if not isinstance(raw, (bytes, bytearray)):
-        raise TypeError(f"raw must be bytes; got {type(raw).__name__}")
-    if len(raw) > max_bytes:
-        raise ValueError(
-            f"{name} is {len(raw) / 2**20:.1f} MiB; the limit is {max_bytes / 2**20:.0f} MiB"
-        )
-    table = _parse_numeric_csv(bytes(raw), name)
+    check_csv_bytes(raw, name, max_bytes=max_bytes)
+    table = _parse_numeric_csv(bytes(raw), name, max_cells=MAX_UPLOAD_CELLS)
     if table.shape[1] < 2:
         raise ValueError(f"{name} must have at least 2 numeric columns for PCA; got 1")
     if table.shape[1] > MAX_DIM:

@@ -214,7 +214,7 @@ def test_pca_on_a_bundled_real_data_set():
     assert "CAPE" in _metrics(at)
 
 
-def test_pca_on_local_mnist_file_and_a_missing_one(tmp_path):
+def test_pca_on_a_local_mnist_file_picked_from_the_data_directory(tmp_path, monkeypatch):
     import struct
 
     import numpy as np
@@ -222,14 +222,18 @@ def test_pca_on_local_mnist_file_and_a_missing_one(tmp_path):
     images = np.random.default_rng(0).integers(0, 256, (60, 28, 28), dtype=np.uint8)
     header = bytes([0, 0, 8, 3]) + b"".join(struct.pack(">I", n) for n in images.shape)
     (tmp_path / "imgs.idx").write_bytes(header + images.tobytes())
+    (tmp_path / "passwd").symlink_to("/etc/passwd")  # a link out of the directory
+    monkeypatch.setenv("CAPE_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("CAPE_MNIST", raising=False)
     at = page("pca.py")
     at.query_params["pca_data"] = "MNIST"
     at.query_params["pca_runs"] = "1"
     at.query_params["pca_algs"] = ["CAPE"]  # D = 784: keep the test light
     at.run()
-    at.text_input(key="pca_mnist_path").set_value(str(tmp_path / "missing.idx")).run()
-    assert len(at.error) == 1 and "not found" in _text(at.error[0])
-    at.text_input(key="pca_mnist_path").set_value(str(tmp_path / "imgs.idx")).run()
+    picker = at.selectbox(key="pca_mnist_file")
+    assert picker.options == ["default ($CAPE_MNIST)", "imgs.idx"]  # no path box, no link out
+    assert len(at.error) == 1 and "no mnist file given" in _text(at.error[0])
+    picker.set_value("imgs.idx").run()
     assert not at.exception and not at.error
     at.button(key="pca_run_run").click().run()  # local files count as heavy: Run first
     assert not at.exception and not at.error

@@ -150,3 +150,23 @@ def test_the_lock_pins_every_requirement_inside_its_range_with_hashes():
     lock = (ROOT / "requirements.lock").read_text()
     assert lock.count("--hash=sha256:") >= len(pins)
     assert "--require-hashes -r requirements.lock" in (ROOT / "scripts/setup.sh").read_text()
+
+
+@pytest.mark.app
+def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_path):
+    # Issue #12: failed loads were not cached and the Paper page asked three times per rerun
+    from ui import jobs
+
+    kinds = []
+    real = jobs.load_blocking
+    monkeypatch.setattr(jobs, "load_blocking", lambda fn, *a: kinds.append(a[0]) or real(fn, *a))
+    monkeypatch.setenv("CAPE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("CAPE_MNIST", "nope.idx")
+    monkeypatch.setenv("CAPE_COVTYPE", "/etc/passwd")
+    at = page("paper_figures.py")
+    at.run()
+    assert not at.exception
+    notes = [i.value for i in at.info if "Data not available" in i.value]
+    assert len(notes) == 6 and len(set(notes)) == 2  # three panels each for MNIST, Covertype
+    assert "passwd" not in " ".join(notes)
+    assert sorted(kinds) == ["covtype", "mnist"]

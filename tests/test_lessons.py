@@ -215,11 +215,11 @@ def test_back_and_next_move_through_a_lesson_and_a_new_lesson_restarts():
     lesson = LESSONS[1]
     at = open_step(lesson, 1)
     at.button(key="lesson_next").click().run()
-    assert at.select_slider(key="step").value == 2
+    assert at.radio(key="step").value == 2
     at.button(key="lesson_back").click().run()
     at.button(key="lesson_back").click().run()  # stays at the first step
-    assert at.select_slider(key="step").value == 1
+    assert at.radio(key="step").value == 1
     at.button(key="lesson_next").click().run()
-    at.selectbox(key="lesson").set_value(LESSONS[2].name).run()
-    assert at.select_slider(key="step").value == 1
+    at.radio(key="lesson").set_value(LESSONS[2].name).run()
+    assert at.radio(key="step").value == 1
     assert not at.exception and not at.error

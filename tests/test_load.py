@@ -28,12 +28,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.mark.skipif(browser_missing, reason="needs playwright and /usr/bin/chromium")
-def test_several_students_move_epsilon_without_errors():
+def test_several_students_move_epsilon_while_others_attack():
     from benchmarks.load import run
 
-    report = asyncio.run(run(clients=4, changes=2, timeout=120, deadline=400))
-    assert report["errors"] == 0, report["error details"]
+    # Issue #12 in small: while four students move ε, one uploads the column bomb and
+    # another presses Run on a heavy tensor link, then closes the tab.
+    report = asyncio.run(run(clients=4, changes=2, timeout=120, deadline=400, heavy=1))
+    assert report["errors"] == 0, report["error details"]  # no crash, no session lost
     assert report["updates measured"] == 8
+    assert "line of 19,800,001 bytes" in report["bomb message"]
+    assert report["heavy tabs saw"] and report["heavy tabs saw"][0].startswith(
+        ("Queued", "Running")
+    )
+    assert report["job processes 20 s after the heavy tabs closed"] == 0
 
 
 SCRIPT = """

@@ -1,6 +1,7 @@
 """Real-data loaders on small files the tests write; no test needs the real MNIST/Covertype."""
 
 import gzip
+import os
 import struct
 
 import numpy as np
@@ -233,3 +234,129 @@ def test_server_files_are_not_echoed_in_errors(tmp_path):
     with pytest.raises(ValueError) as err:
         load_mnist(secret)
     assert "hunter2" not in str(err.value) and "password" not in str(err.value)
+
+
+# --- issue #12: the data directory, one refusal, no content echoed -------------------------
+
+
+@pytest.fixture
+def data_dir(tmp_path, images):
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "mnist.idx").write_bytes(_idx(images))
+    (root / "sub").mkdir()
+    (root / "sub" / "inner.idx").write_bytes(_idx(images))
+    (root / ".hidden.idx").write_bytes(_idx(images))
+    (root / "inside-link.idx").symlink_to(root / "mnist.idx")
+    outside = tmp_path / "outside.idx"
+    outside.write_bytes(_idx(images))
+    (root / "outside-link.idx").symlink_to(outside)
+    (root / "passwd").symlink_to("/etc/passwd")
+    os.mkfifo(root / "fifo.idx")
+    return root
+
+
+def test_only_regular_files_inside_the_data_directory_are_listed(data_dir):
+    from dpcore.realdata import data_files
+
+    assert data_files(data_dir) == ["inside-link.idx", "mnist.idx"]
+
+
+def test_every_refusal_outside_the_data_directory_reads_the_same(data_dir, tmp_path):
+    # Issue #12: missing and existing files got different messages, so anyone could probe
+    # the disk. Inside the directory: the data set; anything else: one identical sentence.
+    assert load_mnist("mnist.idx", data_dir=data_dir).dim == 784
+    assert load_mnist("inside-link.idx", data_dir=data_dir).dim == 784
+    names = [
+        "missing.idx",
+        "sub",
+        "sub/inner.idx",
+        "../outside.idx",
+        str(tmp_path / "outside.idx"),
+        "outside-link.idx",
+        "passwd",
+        "/etc/passwd",
+        "/proc/kmsg",
+        "fifo.idx",
+        "~nosuchuser/x",
+        "a\0b",
+        "x" * 5000,
+        ".",
+        "",
+        None,
+    ]
+    messages = set()
+    for name in names:
+        with pytest.raises(ValueError) as err:
+            load_mnist(name or "missing", data_dir=data_dir)
+        messages.add(str(err.value))
+    with pytest.raises(ValueError) as err:
+        load_covtype("/etc/passwd", data_dir=data_dir, rng=np.random.default_rng())
+    assert len(messages) == 1, messages
+    assert "passwd" not in str(err.value)
+
+
+def test_a_fifo_never_blocks_a_read(tmp_path):
+    # /proc/kmsg held a server thread forever: reads are non-blocking and regular files only
+    import threading
+
+    from dpcore.realdata import _read_bytes
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    errors = []
+
+    def read():
+        try:
+            _read_bytes(fifo)
+        except ValueError as err:
+            errors.append(str(err))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive() and errors and "not a regular file" in errors[0]
+
+
+def test_file_contents_never_reach_a_message(tmp_path):
+    import io
+    import zipfile
+
+    secret = b"hunter2!"
+    # an IDX-looking header whose sizes decode to the secret
+    (tmp_path / "secret.idx").write_bytes(bytes([0, 0, 8, 3]) + secret + b"\0\0\0\x01x")
+    # an .npz whose header declares 7 TiB, and one whose header is garbage
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f8", "fortran_order": False, "shape": (10**12, 784)}
+    )
+    for name, member in (("huge.npz", header.getvalue()), ("junk.npz", b"\x93NUMPY" + secret)):
+        blob = io.BytesIO()
+        with zipfile.ZipFile(blob, "w") as archive:
+            archive.writestr("x.npy", member)
+        (tmp_path / name).write_bytes(blob.getvalue())
+    (tmp_path / "bad.gz").write_bytes(b"\x1f\x8b\x08\x00" + secret * 10)
+    numbers = [str(int.from_bytes(secret[i : i + 4], "big")) for i in (0, 4)]
+    for name in ("secret.idx", "huge.npz", "junk.npz", "bad.gz"):
+        with pytest.raises(ValueError) as err:
+            load_mnist(tmp_path / name)
+        message = str(err.value)
+        assert "hunter2" not in message and not any(n in message for n in numbers), message
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (b"1," * 40_000 + b"1\n", "line of 80,001 bytes"),
+        (b"\n".join([b",".join([b"1"] * 1001)] * 3), "at most 1000 columns"),
+        (b"1,2\n" * 2_600_000, "the limit is 5,000,000 cells"),
+    ],
+    ids=["long-line", "wide", "many-cells"],
+)
+def test_upload_shape_is_checked_before_parsing(text, match):
+    from dpcore.realdata import check_csv_bytes
+
+    with pytest.raises(ValueError, match=match):
+        check_csv_bytes(text, "t.csv")
+    with pytest.raises(ValueError, match=match):
+        load_csv(text, name="t.csv")

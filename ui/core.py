@@ -18,9 +18,11 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import ClassicGaussianWarning, cluster
+from dpcore import ClassicGaussianWarning, cluster, realdata
 from dpcore.joint_safe import design_for
 from dpcore.parallel import default_workers
+from ui import jobs, worker
+from ui.datafiles import data_dir
 from ui.guard import show_error
 
 T = TypeVar("T")
@@ -110,23 +112,28 @@ DATA_SOURCES = {
 
 
 @st.cache_resource(show_spinner="Loading the data set…", max_entries=4)
+def _load_outcome(kind: str, arg: Any, directory: str) -> tuple[dpcore.Dataset | None, str]:
+    """(data set, "") or (None, why not): a refusal is cached like a result, so a bad file is
+    read once, not on every rerun of every panel that asks for it."""
+    try:
+        if kind in realdata.BUNDLED:
+            return realdata.load_bundled(kind), ""
+        if kind == "upload":  # cheap structural checks in the server, before any parse
+            realdata.check_csv_bytes(arg, "your CSV")
+        # files and uploads are parsed in a bounded child process (ui.worker)
+        return jobs.load_blocking(worker.load_source, kind, arg, directory), ""
+    except (ValueError, TypeError) as err:
+        return None, str(err)
+
+
 def load_dataset(kind: str, arg: Any = None) -> dpcore.Dataset:
-    """A real data set by source: bundled name, local path (MNIST, Covertype) or CSV bytes.
-
-    Cached as a shared resource (one copy per server, read-only arrays): MNIST alone is
-    ~380 MB in float64.
-    """
-    from dpcore import realdata
-
-    if kind in realdata.BUNDLED:
-        return realdata.load_bundled(kind)
-    if kind == "mnist":
-        return realdata.load_mnist(arg or None)
-    if kind == "covtype":
-        return realdata.load_covtype(arg or None, rng=np.random.default_rng(0))
-    if kind == "upload":
-        return realdata.load_csv(arg, name="your CSV")
-    raise ValueError(f"data must be one of {list(DATA_SOURCES.values())}; got {kind!r}")
+    """A real data set by source: bundled name, file name in DATA_DIR (MNIST, Covertype) or
+    CSV bytes. Cached as a shared resource (one read-only copy per server: MNIST is ~380 MB
+    in float64); raises ValueError saying why a source cannot be used."""
+    dataset, refusal = _load_outcome(kind, arg, data_dir())
+    if dataset is None:
+        raise ValueError(refusal)
+    return dataset
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -147,6 +154,17 @@ def pca_results(source: tuple = ("synthetic",), **params: Any) -> pd.DataFrame:
 def otd_results(**params: Any) -> pd.DataFrame:
     """:func:`dpcore.otd_sweep` with keyword primitives (the swept axis as a tuple)."""
     return cluster.run(dpcore.otd_sweep, **params)
+
+
+def pca_job(source: tuple = ("synthetic",), *, gate: str, **params: Any) -> pd.DataFrame:
+    """:func:`pca_results` as this session's heavy job (:func:`ui.jobs.run_heavy`); ``gate``
+    is the key of the page's :func:`ui.controls.run_gate`."""
+    return jobs.run_heavy(worker.pca_on_source, source, data_dir(), params, gate=gate)
+
+
+def otd_job(*, gate: str, **params: Any) -> pd.DataFrame:
+    """:func:`otd_results` as this session's heavy job."""
+    return jobs.run_heavy(worker.call, "dpcore", "otd_sweep", params, gate=gate)
 
 
 def _mean_taus(n_per_site, epsilon, delta, calibration: str) -> np.ndarray:
@@ -416,3 +434,12 @@ def paper_pool_spread(key: str, calibration: str) -> pd.DataFrame:
     from dpcore import paper
 
     return paper.pool_spread(key, calibration=calibration)
+
+
+def paper_panel_job(
+    key: str, runs: int, seed: int, calibration: str, path: str = "", *, gate: str
+) -> pd.DataFrame:
+    """:func:`paper_panel` as this session's heavy job (the heavy panels)."""
+    return jobs.run_heavy(
+        worker.paper_panel, key, runs, seed, calibration, path, data_dir(), gate=gate
+    )

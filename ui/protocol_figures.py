@@ -155,7 +155,7 @@ def cancel_figure(demo: ProtocolDemo) -> go.Figure:
             yref="paper",
             text=text,
             showarrow=False,
-            yanchor="bottom",  # above the plot, clear of the bars' value labels
+            yanchor="top",
             font={"size": 13},
         )
     fig.update_layout(

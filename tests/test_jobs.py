@@ -1,0 +1,137 @@
+"""Heavy work (issue #12, items 1 and 3): bounded child processes, a queue with positions, one
+job per session, cancel, work stopped when its session goes away, memory returned."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import dpcore
+from ui import jobs, worker
+
+FAST = worker.Limits(memory_bytes=3 * 2**30, seconds=60)
+
+
+def _wait(predicate, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for our purposes
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_job_returns_its_value_or_its_refusal():
+    out = worker.run(dpcore.gaussian_sigma, 1.0, 0.5, 1e-5, limits=FAST)
+    assert out.status == "ok" and out.value == pytest.approx(dpcore.gaussian_sigma(1.0, 0.5, 1e-5))
+    out = worker.run(dpcore.gaussian_sigma, 1.0, -1.0, 1e-5, limits=FAST)
+    assert out.status == "refused" and "epsilon" in out.message
+
+
+def test_memory_and_time_bounds_stop_the_child_not_the_server():
+    out = worker.run(np.ones, (2**20, 2**12), limits=FAST)  # 32 GiB
+    assert out.status == "memory"
+    start = time.monotonic()
+    out = worker.run(time.sleep, 60, limits=worker.Limits(3 * 2**30, seconds=1.0))
+    assert out.status == "timeout" and time.monotonic() - start < 30
+
+
+def test_the_column_bomb_is_refused_before_any_parse_with_little_memory():
+    # Issue #12: '1,'*9_900_000 + '1\n' was parsed whole (6.2 GB, the server aborted). Now the
+    # bytes' shape is checked first: a line longer than a row of MAX_DIM numbers is refused.
+    import tracemalloc
+
+    from dpcore.realdata import load_csv
+
+    bomb = ("1," * 9_900_000 + "1\n").encode()
+    tracemalloc.start()
+    with pytest.raises(ValueError, match="line of 19,800,001 bytes"):
+        load_csv(bomb, name="b.csv")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 2 * len(bomb)  # the structural check, not a parse (which took gigabytes)
+
+
+def _lane(slots: int = 1) -> jobs.Lane:
+    return jobs.Lane("test", slots=slots, limits=FAST)
+
+
+def test_queue_positions_one_job_per_session_and_shared_identical_requests():
+    lane = _lane()
+    first, _ = lane.submit("a", time.sleep, (30,), {}, "local:alice")
+    second, _ = lane.submit("b", time.sleep, (30,), {}, "local:bob")
+    third, _ = lane.submit("c", time.sleep, (30,), {}, "local:carol")
+    assert lane.position(first)[0] == 0  # running
+    assert lane.position(second) == (1, 2) and lane.position(third) == (2, 2)
+    same, _ = lane.submit("c", time.sleep, (30,), {}, "local:dave")  # identical request
+    assert same is third
+    # Bob asks for something else: his earlier job leaves the queue (one per session)
+    fourth, replaced = lane.submit("d", time.sleep, (30,), {}, "local:bob")
+    assert replaced and second.outcome.status == "cancelled"
+    assert lane.position(third) == (1, 2) and lane.position(fourth) == (2, 2)
+    # Carol cancels: Dave still waits for the same request, so it stays
+    assert lane.cancel("local:carol") and third.outcome is None
+    for owner in ("local:alice", "local:dave", "local:bob"):
+        lane.cancel(owner)
+    assert _wait(lambda: lane.busy() == (0, 0))
+
+
+def test_cancel_kills_the_running_child_and_the_next_job_starts():
+    lane = _lane()
+    running, _ = lane.submit("slow", time.sleep, (60,), {}, "local:alice")
+    waiting, _ = lane.submit("quick", dpcore.cape_gain, ([100, 200, 300],), {}, "local:bob")
+    pid = running.job._process.pid
+    assert _alive(pid)
+    lane.cancel("local:alice")
+    assert lane.wait(running, 10).status == "cancelled"
+    assert _wait(lambda: not _alive(pid))  # the process is gone, its memory with it
+    outcome = lane.wait(waiting, 30)
+    assert outcome.status == "ok" and outcome.value == pytest.approx(
+        dpcore.cape_gain([100, 200, 300])
+    )
+    assert lane.kept("quick") is outcome  # asking again is free
+
+
+def test_work_stops_when_its_session_goes_away(monkeypatch):
+    gone: set[str] = set()
+    monkeypatch.setattr(jobs, "_session_alive", lambda owner: owner not in gone)
+    lane = _lane()
+    ticket, _ = lane.submit("slow", time.sleep, (60,), {}, "tab-1")
+    pid = ticket.job._process.pid
+    gone.add("tab-1")  # the student closed the tab
+    assert lane.wait(ticket, 10).status == "cancelled"
+    assert _wait(lambda: not _alive(pid))
+
+
+def test_a_heavy_job_runs_at_low_priority_on_one_core():
+    out = worker.run(os.nice, 0, limits=FAST)
+    assert out.status == "ok" and out.value >= os.nice(0) + 5
+
+    out = worker.run(os.getenv, "CAPE_WORKERS", limits=FAST)
+    assert out.value == "1"
+
+
+def test_server_memory_does_not_grow_with_a_heavy_job():
+    # The spike lives and dies in the child: the server's resident memory stays where it was.
+    from benchmarks.server import rss_mib
+
+    before = rss_mib(os.getpid())
+    out = worker.run(  # a 60,000 × 400 pool and its sweep: hundreds of MB, in the child
+        dpcore.pca_sweep, limits=FAST, epsilon=[0.1, 1.0], dim=400, k=10, runs=1,
+        algorithms=("cape",),
+    )
+    assert out.status == "ok" and len(out.value) == 2
+    assert rss_mib(os.getpid()) - before < 50

@@ -1,0 +1,181 @@
+"""One computation in a child process, bounded in memory and time, that can be killed.
+
+A heavy sweep or a file parse running inside the server process can take the whole server
+down (one CSV reached 6 GB and aborted every student's session) and cannot be stopped: a
+Python thread cannot be cancelled. In a child process the operating system enforces the
+memory bound (``RLIMIT_AS``: the child gets a ``MemoryError``, the server nothing), the
+parent kills it past its time bound or when nobody waits for it any more, and all of its
+memory goes back to the system when it exits. Children fork from a small ``forkserver``
+that has already imported the core, so a start costs tens of milliseconds, not an import
+of numpy, and never a fork of the multi-threaded server itself.
+
+No Streamlit here: the child imports only what the job needs.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import resource
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload(["dpcore", "dpcore.realdata", "pandas", "numpy"])
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds of one child: address space (bytes), wall time (s), CPU priority (nice)."""
+
+    memory_bytes: int
+    seconds: float
+    nice: int = 10
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a job ended: ``ok`` (value), ``refused`` (a ValueError/TypeError: message),
+    ``memory``, ``timeout``, ``cancelled`` or ``crashed`` (message says what)."""
+
+    status: str
+    value: Any = None
+    message: str = ""
+
+
+def _child(conn, fn: Callable, args: tuple, kwargs: dict, limits: Limits) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    os.nice(limits.nice)  # interactive requests in the server come first
+    os.environ["CAPE_WORKERS"] = "1"  # one core per job: the other stays with the classroom
+    warnings.simplefilter("ignore")  # the page shows the warnings that apply, from parameters
+    try:
+        outcome = Outcome("ok", fn(*args, **kwargs))
+    except (ValueError, TypeError) as err:
+        outcome = Outcome("refused", message=str(err))
+    except MemoryError:
+        outcome = Outcome("memory")
+    except BaseException as err:  # reported, never raised in the server
+        outcome = Outcome("crashed", message=type(err).__name__)
+    try:
+        conn.send(outcome)
+    except MemoryError:
+        conn.send(Outcome("memory"))
+    finally:
+        conn.close()
+
+
+class Job:
+    """``fn(*args, **kwargs)`` in a child process under ``limits``; started at once.
+
+    ``fn`` and its arguments must pickle (module-level functions, plain data).
+    """
+
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, limits: Limits) -> None:
+        self.limits = limits
+        self._conn, child_conn = _CONTEXT.Pipe(duplex=False)
+        self._process = _CONTEXT.Process(
+            target=_child, args=(child_conn, fn, args, kwargs, limits), daemon=True
+        )
+        self.started = time.monotonic()
+        self.outcome: Outcome | None = None
+        try:
+            self._process.start()
+        except Exception as err:  # e.g. an argument that does not pickle
+            self.outcome = Outcome("crashed", message=f"the job could not start: {err}")
+        finally:
+            child_conn.close()
+
+    def poll(self) -> Outcome | None:
+        """The outcome once the job has ended (kills it past its time bound), else None."""
+        if self.outcome is not None:
+            return self.outcome
+        if self._conn.poll():
+            try:
+                self.outcome = self._conn.recv()
+            except (EOFError, OSError):
+                self.outcome = Outcome("crashed", message="the worker stopped")
+            self._reap()
+        elif not self._process.is_alive():
+            code = self._process.exitcode
+            self.outcome = Outcome("crashed", message=f"the worker exited with code {code}")
+            self._reap()
+        elif time.monotonic() - self.started > self.limits.seconds:
+            self.kill(Outcome("timeout"))
+        return self.outcome
+
+    def kill(self, outcome: Outcome | None = None) -> None:
+        """Stop the child now (its memory returns to the system)."""
+        if self.outcome is None:
+            self.outcome = outcome or Outcome("cancelled")
+        if self._process.pid is not None and self._process.is_alive():
+            self._process.kill()
+        self._reap()
+
+    def _reap(self) -> None:
+        if self._process.pid is not None:
+            self._process.join(timeout=5)
+        self._conn.close()
+
+
+def run(fn: Callable, *args: Any, limits: Limits, **kwargs: Any) -> Outcome:
+    """Run one job to its end (blocking, polling every 50 ms)."""
+    job = Job(fn, args, kwargs, limits)
+    while (outcome := job.poll()) is None:
+        time.sleep(0.05)
+    return outcome
+
+
+# --- the jobs themselves (module-level, so that they pickle) --------------------------------
+
+
+def load_source(kind: str, arg: Any, data_dir: str | None):
+    """A real data set by source (see :func:`ui.core.load_dataset`), in the child."""
+    import numpy as np
+
+    from dpcore import realdata
+
+    if kind in realdata.BUNDLED:
+        return realdata.load_bundled(kind)
+    if kind == "mnist":
+        return realdata.load_mnist(arg or None, data_dir=data_dir)
+    if kind == "covtype":
+        return realdata.load_covtype(arg or None, data_dir=data_dir, rng=np.random.default_rng(0))
+    if kind == "upload":
+        return realdata.load_csv(arg, name="your CSV")
+    raise ValueError(f"data must be one of {[*realdata.BUNDLED, 'mnist', 'covtype', 'upload']}")
+
+
+def pca_on_source(source: tuple, data_dir: str | None, params: dict):
+    """:func:`dpcore.pca_sweep` on a data source, loaded here in the child."""
+    import dpcore
+    from dpcore import cluster
+
+    if source[0] != "synthetic":
+        params = {**params, "data": load_source(*source, data_dir)}
+        params.pop("dim", None)
+    return cluster.run(dpcore.pca_sweep, **params)
+
+
+def call(module: str, name: str, kwargs: dict):
+    """``module.name(**kwargs)``: any core function by name (e.g. dpcore.otd_sweep)."""
+    import importlib
+
+    from dpcore import cluster
+
+    return cluster.run(getattr(importlib.import_module(module), name), **kwargs)
+
+
+def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str, data_dir: str):
+    """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), in the child."""
+    from dpcore import cluster, paper
+
+    panel = paper.get_panel(key)
+    data = None
+    if panel.task == "pca" and panel.data != "synthetic":
+        data = load_source(panel.data, path, data_dir)
+    return cluster.run(
+        paper.run_panel, key, runs=runs, seed=seed, calibration=calibration, data=data
+    )
