@@ -1,7 +1,8 @@
 """Learn: short guided lessons, one generic renderer for every lesson and step.
 
-The lesson and step live in the URL (``?lesson=sites&step=2``), as does the step's control,
-so every step has its own link; the content is data (ui/lessons/content.py).
+The lesson, the step and the step's control live in the URL
+(``?learn_lesson=Many+sites&learn_step=2&learn_S=6``), so every step has its own link; the
+content is data (ui/lessons/content.py).
 """
 
 import streamlit as st
@@ -12,41 +13,31 @@ from ui.core import call_core
 from ui.explain import explain
 from ui.lessons import LESSONS
 from ui.lessons.scenes import SCENES
+from ui.state import bound
+
+PREFIX = "learn_"  # this page's URL keys (docs/state.md); a step's control adds its own name
+LESSON, STEP = f"{PREFIX}lesson", f"{PREFIX}step"
 
 BY_NAME = {lesson.name: lesson for lesson in LESSONS}
 
-st.title("Learn")
-presenter.intro(
-    "Five short lessons on distributed differential privacy, one idea per step: read a few "
-    "sentences, move the control, **predict** before the app reveals the answer, then open "
-    "the page where you can explore the same settings freely."
-)
+head = st.container()  # the lesson's title, drawn once the picker below has run
 
 
 def restart() -> None:
-    st.session_state["step"] = 1
-
-
-name = st.radio(
-    "Lesson",
-    list(BY_NAME),
-    key="lesson",
-    bind="query-params",
-    horizontal=True,
-    on_change=restart,
-)
-lesson = BY_NAME[name]
-st.caption(f"**{lesson.title}** — {lesson.summary}")
-count = len(lesson.steps)
-if int(st.session_state.get("step", 1)) > count:
-    st.session_state["step"] = count
+    st.session_state[STEP] = 1
 
 
 def move(delta: int) -> None:
-    st.session_state["step"] = min(max(int(st.session_state.get("step", 1)) + delta, 1), count)
+    count = len(BY_NAME[st.session_state[LESSON]].steps)
+    st.session_state[STEP] = min(max(int(st.session_state.get(STEP, 1)) + delta, 1), count)
 
 
-back, picker, forward = st.columns([1, 6, 1], vertical_alignment="bottom")
+pick, back, picker, forward = st.columns([3, 1, 4, 1], vertical_alignment="bottom")
+name = bound(pick.selectbox, "Lesson", LESSON, options=list(BY_NAME), on_change=restart)
+lesson = BY_NAME[name]
+count = len(lesson.steps)
+if int(st.session_state.get(STEP, 1)) > count:
+    st.session_state[STEP] = count
 back.button(
     "Back",
     icon=":material/arrow_back:",
@@ -64,14 +55,11 @@ forward.button(
     width="stretch",
     type="primary",
 )
-number = picker.radio(
-    "Step",
-    list(range(1, count + 1)),
-    captions=[s.title for s in lesson.steps],
-    key="step",
-    bind="query-params",
-    horizontal=True,
-    label_visibility="collapsed",
+number = bound(picker.select_slider, f"Step of {count}", STEP, options=list(range(1, count + 1)))
+head.title(lesson.title)
+head.caption(
+    f"{lesson.summary} Read, move the control, **predict** before the app reveals the "
+    "answer, then explore the same settings on the linked page."
 )
 step = lesson.steps[int(number) - 1]
 
@@ -80,25 +68,26 @@ control = step.control
 with left:
     st.markdown(f"### {step.title}")
     text_slot = st.empty()  # filled once the control's numbers are known
+    key = PREFIX + control.key
     if control.kind == "segmented":
         value = (
-            st.segmented_control(
+            bound(
+                st.segmented_control,
                 control.label,
-                control.options,
+                key,
+                options=control.options,
                 default=control.default,
-                key=control.key,
-                bind="query-params",
                 help=control.help,
             )
             or control.default
         )
     else:
-        value = st.select_slider(
+        value = bound(
+            st.select_slider,
             control.label,
-            control.options,
+            key,
+            options=control.options,
             value=control.default,
-            key=control.key,
-            bind="query-params",
             help=control.help,
             format_func=fmt,
         )

@@ -7,6 +7,10 @@ from ui.core import call_core
 from ui.learn_core import protocol_run
 from ui.protocol_figures import cancel_figure, network_figure
 from ui.protocol_steps import holdings, ledger, protocol_steps
+from ui.state import bound
+
+PREFIX = "pr_"  # this page's URL keys (docs/state.md)
+STEP = f"{PREFIX}step"
 
 st.title("The protocol, message by message")
 st.markdown(
@@ -21,8 +25,9 @@ sites = (
         "Sites S",
         [3, 4, 5],
         default=4,
-        key="S",
+        key="pr_S",
         bind="query-params",
+        persist_state="session",
         help="A small network, so every message fits on screen.",
     )
     or 4
@@ -30,24 +35,25 @@ sites = (
 kind = side.radio(
     "Each site's value: a scalar mean or a 2×2 matrix",
     ["scalar", "2x2"],
-    key="kind",
+    key="pr_kind",
     bind="query-params",
+    persist_state="session",
     horizontal=True,
     help="A mean of values in [0, 1], or a 2×2 second-moment matrix as in capePCA "
     "(symmetric noise: one draw per entry on and above the diagonal).",
 )
-epsilon = epsilon_slider(side, prefix="")
-seed = seed_controls(side, prefix="")
+epsilon = epsilon_slider(side, prefix=PREFIX)
+seed = seed_controls(side, prefix=PREFIX)
 
 demo = call_core(protocol_run, int(sites), kind, float(epsilon), int(seed))
 steps = protocol_steps(demo)
 total = len(steps)
-if st.session_state.get("step", 1) > total:  # fewer sites than the URL's step assumed
-    st.session_state["step"] = total
+if st.session_state.get(STEP, 1) > total:  # fewer sites than the URL's step assumed
+    st.session_state[STEP] = total
 
 
 def move(delta: int) -> None:
-    st.session_state["step"] = min(max(int(st.session_state.get("step", 1)) + delta, 1), total)
+    st.session_state[STEP] = min(max(int(st.session_state.get(STEP, 1)) + delta, 1), total)
 
 
 back, slider, forward = st.columns([1, 6, 1], vertical_alignment="bottom")
@@ -68,7 +74,7 @@ forward.button(
     use_container_width=True,
     type="primary",
 )
-index = slider.slider("Step", 1, total, key="step", bind="query-params")  # starts at 1
+index = bound(slider.slider, "Step", STEP, min_value=1, max_value=total)
 step = steps[int(index) - 1]
 
 left, right = st.columns([3, 2])

@@ -157,7 +157,7 @@ def truth(step_key: str, value) -> tuple[str, str]:
 def open_step(lesson, number: int, **params) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.switch_page("app_pages/learn.py")
-    at.query_params.update({"lesson": lesson.name, "step": str(number), **params})
+    at.query_params.update({"learn_lesson": lesson.name, "learn_step": str(number), **params})
     return at.run()
 
 
@@ -195,7 +195,7 @@ CHECKED_VALUES = {"calibration": [0.5, 10.0], "collusion": [0, 4], "conventional
 def test_every_question_answered_both_ways(lesson, number, step):
     for value in CHECKED_VALUES.get(step.key, [step.control.default]):
         shown = value if isinstance(value, str) else f"{value:g}"  # as the control's URL holds it
-        at = open_step(lesson, number, **{step.control.key: shown})
+        at = open_step(lesson, number, **{"learn_" + step.control.key: shown})
         assert not at.exception and not at.error
         answer, number_shown = truth(step.key, value)
         radio = at.radio(key=f"q_{lesson.key}_{step.key}")
@@ -215,11 +215,11 @@ def test_back_and_next_move_through_a_lesson_and_a_new_lesson_restarts():
     lesson = LESSONS[1]
     at = open_step(lesson, 1)
     at.button(key="lesson_next").click().run()
-    assert at.radio(key="step").value == 2
+    assert at.select_slider(key="learn_step").value == 2
     at.button(key="lesson_back").click().run()
     at.button(key="lesson_back").click().run()  # stays at the first step
-    assert at.radio(key="step").value == 1
+    assert at.select_slider(key="learn_step").value == 1
     at.button(key="lesson_next").click().run()
-    at.radio(key="lesson").set_value(LESSONS[2].name).run()
-    assert at.radio(key="step").value == 1
+    at.selectbox(key="learn_lesson").set_value(LESSONS[2].name).run()
+    assert at.select_slider(key="learn_step").value == 1
     assert not at.exception and not at.error

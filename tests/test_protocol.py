@@ -71,7 +71,7 @@ def test_page_shows_the_draw_of_its_seed(kind):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).switch_page(
         "app_pages/protocol.py"
     )
-    at.query_params.update({"S": "5", "seed": "7", "kind": kind, "step": "20"})
+    at.query_params.update({"pr_S": "5", "pr_seed": "7", "pr_kind": kind, "pr_step": "20"})
     at.run()
     assert not at.exception and not at.error
     assert any(m.value.startswith("#### 20/20") for m in at.markdown)
@@ -89,7 +89,7 @@ def test_page_shows_the_draw_of_its_seed(kind):
     # back, then a new draw: the seed moves on and the numbers change
     at.button(key="step_back").click().run()
     assert any(m.value.startswith("#### 19/20") for m in at.markdown)
-    at.button(key="seed_bump").click().run()
-    assert at.query_params["seed"] in ("8", ["8"])
+    at.button(key="pr_seed_bump").click().run()
+    assert at.query_params["pr_seed"] in ("8", ["8"])
     again = next(d.value for d in at.dataframe if "E_s" in d.value.columns)
     assert not np.allclose(again["a_s"].to_numpy(), shown["a_s"].to_numpy()[: len(again)])

@@ -155,7 +155,7 @@ def cancel_figure(demo: ProtocolDemo) -> go.Figure:
             yref="paper",
             text=text,
             showarrow=False,
-            yanchor="top",
+            yanchor="bottom",  # above the plot, clear of the bars' value labels
             font={"size": 13},
         )
     fig.update_layout(

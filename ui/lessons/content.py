@@ -158,12 +158,12 @@ SITES_LESSON = Lesson(
             SITES,
             "Bars per site: this draw's E_s (green, from the noise generator, std τ_e = "
             "{tau_e:.3g}) and G_s (orange, the site's own); the last pair are their "
-            "weighted sums Σ μ_s E_s and Σ μ_s G_s. The one thing to notice: the E's are "
-            "large, yet their sum is zero to rounding — invisible.",
+            "weighted sums Σ μ_s E_s and Σ μ_s G_s. The one thing to notice: the E's are as "
+            "large as the G's, yet their weighted sum is zero to rounding — an invisible bar.",
             Explore(
                 "app_pages/protocol.py",
                 "Step through every message of a draw",
-                (("S", "{protocol_sites}"),),
+                (("pr_S", "{protocol_sites}"),),
             ),
             Question(
                 "Predict: add up this draw's E_s (weighted 1/S). What do you get?",
@@ -183,9 +183,8 @@ SITES_LESSON = Lesson(
             SITES,
             "Horizontal bars: the noise variance protecting site 1's release, in units of "
             "the τ_s² it needs, as seen by the aggregator, the noise generator, an outsider, "
-            "and in the final average (scaled to site 1's share). The dashed line is 1 — "
-            "enough. The one thing to notice: every party's single-release view meets the "
-            "line exactly.",
+            "and in the final average (relative to site 1's 1/S share of it). The dashed line "
+            "is 1 — enough. The one thing to notice: no single-release view falls below it.",
             Explore(PRIVACY, "Who sees what, on the Privacy explorer", (("prv_S", "{sites}"),)),
             Question(
                 "Predict: after subtracting F_1, how much noise variance is left on site 1's "
@@ -212,7 +211,7 @@ UNEQUAL = Lesson(
             "{tau_conv_equal:.3g}.",
             "weights_scene",
             SHARE,
-            "Three bars (log scale): the aggregate noise std of conventional averaging with "
+            "Three bars: the aggregate noise std of conventional averaging with "
             "equal weights 1/S, conventional with weights N_s/N, and CAPE with N_s/N, for "
             "S = 5 sites of the sizes on the x-axis (ε = 0.5, δ = 0.01). The one thing to "
             "notice: CAPE's bar is the lowest whatever the split.",

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Control:
-    """The one control of a step; ``key`` is its URL parameter (shared by steps that reuse it)."""
+    """The one control of a step; its URL parameter is ``learn_`` + ``key`` (shared by the steps
+    that reuse it)."""
 
     key: str
     label: str

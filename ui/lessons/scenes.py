@@ -66,15 +66,18 @@ def _layout(fig: go.Figure, x: str, y: str, *, height: int = 380) -> go.Figure:
     return fig
 
 
-def _marker(fig: go.Figure, x: float, text: str = "you are here") -> None:
+def _marker(fig: go.Figure, x: float, text: str = "you are here", *, top: bool = False) -> None:
+    """A dotted vertical line at the control's value, labelled at its foot (the legend sits
+    above most plots) or, with ``top``, at its head."""
     fig.add_vline(x=x, line={"color": "#666666", "dash": "dot"})
     fig.add_annotation(
         x=math.log10(x) if fig.layout.xaxis.type == "log" else x,
-        y=1.0,
+        y=1.0 if top else 0.0,
         yref="paper",
         text=text,
         showarrow=False,
-        yanchor="bottom",
+        xanchor="left",
+        yanchor="top" if top else "bottom",
         font={"size": 13, "color": "#666666"},
     )
 
@@ -129,7 +132,7 @@ def delta_curve(delta: float) -> Scene:
             line={"color": style("conv").color, "width": 3},
         )
     )
-    fig.update_xaxes(type="log")
+    fig.update_xaxes(type="log", tickvals=DELTA_GRID, ticktext=[f"{d:g}" for d in DELTA_GRID])
     _marker(fig, delta)
     ratio = hi / lo
     return Scene(
@@ -204,7 +207,7 @@ def cancelling(sites: int) -> Scene:
         fig.add_trace(go.Bar(x=labels, y=values, name=name, marker_color=color))
     fig.add_trace(
         go.Bar(
-            x=["Σ μ_s ·"],
+            x=["weighted sum"],
             y=[demo.e_sum],
             name="Σ μ_s E_s",
             marker_color="#009E73",
@@ -213,7 +216,7 @@ def cancelling(sites: int) -> Scene:
     )
     fig.add_trace(
         go.Bar(
-            x=["Σ μ_s ·"],
+            x=["weighted sum"],
             y=[demo.g_sum],
             name="Σ μ_s G_s",
             marker_color=style("cape").color,
@@ -245,7 +248,7 @@ def views_of_one_release(sites: int) -> Scene:
         "aggregator (knows F): E + G": (d["var_e"][0] + d["var_g"][0]) / tau2,
         "noise generator (knows E): F + G": (d["var_f"][0] + d["var_g"][0]) / tau2,
         "outsider: E + F + G": (d["var_e"][0] + d["var_f"][0] + d["var_g"][0]) / tau2,
-        "the final average (per site: S² × its share)": sites**2 * d["tau_cape"] ** 2 / tau2,
+        "final average, relative to site 1's 1/S share": sites**2 * d["tau_cape"] ** 2 / tau2,
     }
     fig = go.Figure(
         go.Bar(
@@ -297,7 +300,6 @@ def weights_scene(share: float) -> Scene:
             textposition="outside",
         )
     )
-    fig.update_yaxes(type="log")
     ratio = d["tau_conv"] ** 2 / d["tau_cape"] ** 2
     answer = nearest(
         ratio,
@@ -431,7 +433,7 @@ def collusion_scene(colluding: int) -> Scene:
     site1 = _site1(tuple(range(1, colluding + 1)), False)  # sites 2 … k+1 (0-based 1 … k)
     bound = math.ceil(VIEW_SITES / 3) - 1
     fig = collusion_figure(curve, bound=bound)  # draws the promised ε_s
-    _marker(fig, colluding, f"{colluding} colluding")
+    _marker(fig, colluding, f"{colluding} colluding", top=True)
     promised, joint = site1["epsilon_at_required"], site1["epsilon_joint"]
     answer = (
         "the promised ε"

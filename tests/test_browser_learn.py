@@ -1,0 +1,78 @@
+"""The Learn section in headless Chromium: every lesson step and the protocol stepper render
+without error in light and dark themes at 1280×720, also in presenter mode.
+
+Each lesson is opened once per theme and walked with its Next button (as a learner does);
+screenshots go to artifacts/screenshots/learn/ (one per step and theme).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from test_browser import SHOTS, _assert_no_errors, browser, server  # noqa: F401
+
+from ui.lessons import LESSONS
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+OUT = SHOTS / "learn"
+SCHEMES = ["light", "dark"]
+
+
+def _settle(page, timeout: float = 90) -> None:
+    """Title and chart painted, and the script idle for two polls."""
+    page.wait_for_selector("h1", timeout=timeout * 1000)
+    page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=timeout * 1000)
+    quiet, deadline = 0, time.time() + timeout
+    while quiet < 2 and time.time() < deadline:
+        quiet = 0 if page.locator("[data-testid='stStatusWidget']").count() else quiet + 1
+        time.sleep(0.3)
+
+
+def _check_and_shoot(page, name: str) -> None:
+    _settle(page)
+    _assert_no_errors(page)
+    charts = page.locator("[data-testid='stPlotlyChart']")
+    deadline = time.time() + 30
+    while charts.count() != 1 and time.time() < deadline:  # a stale chart fades after a rerun
+        time.sleep(0.3)
+    assert charts.count() == 1
+    OUT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(OUT / f"{name}.png"))
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.key for lesson in LESSONS])
+def test_every_step_of_a_lesson_renders(server, browser, lesson, scheme):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1280, "height": 720}, color_scheme=scheme)
+    page.goto(f"{server}/learn?learn_lesson={lesson.name.replace(' ', '+')}")
+    for number, step in enumerate(lesson.steps, 1):
+        if number > 1:
+            page.get_by_role("button", name="Next").click()
+        page.get_by_role("heading", name=step.title).wait_for(timeout=90_000)
+        _check_and_shoot(page, f"{lesson.key}-{number}-{scheme}")
+        # each step has its own link (step 1 is the default, which the URL leaves out)
+        assert number == 1 or f"learn_step={number}" in page.url
+    page.close()
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_protocol_stepper_renders_forward_and_back(server, browser, scheme):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1280, "height": 720}, color_scheme=scheme)
+    page.goto(f"{server}/protocol?pr_S=4&pr_seed=3&pr_step=16")
+    for heading, button in (("16/17", None), ("17/17", "Next"), ("16/17", "Back")):
+        if button:
+            page.get_by_role("button", name=button).click()
+        page.get_by_text(heading).first.wait_for(timeout=90_000)
+        _check_and_shoot(page, f"protocol-{heading.split('/')[0]}-{button or 'open'}-{scheme}")
+    page.close()
+
+
+@pytest.mark.parametrize(
+    "url", ["learn?learn_lesson=Many+sites&learn_step=2", "protocol?pr_step=9"]
+)
+def test_presenter_mode(server, browser, url):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{server}/{url}&present=true")
+    _check_and_shoot(page, "present-" + url.split("?")[0])
+    page.close()
