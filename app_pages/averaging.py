@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import presenter, snippets
+from ui import explanations, presenter, snippets
 from ui.controls import seed_controls
 from ui.core import (
     GAINS,
@@ -14,6 +14,7 @@ from ui.core import (
     classic_warning,
     gain_curve,
 )
+from ui.explain import explain
 from ui.export import FigureExport, export_controls
 from ui.figures import gain_figure, noise_histogram_figure
 from ui.questions import advantage_question
@@ -128,6 +129,7 @@ fig = noise_histogram_figure(
 main.plotly_chart(
     presenter.style(fig), key="hist_chart", config=presenter.chart_config("cape_noise")
 )
+explain(explanations.NOISE_HISTOGRAM, container=main)
 site_params = site_params_of(args)
 export_controls(
     main,
@@ -170,6 +172,7 @@ gain_fig = gain_figure(
 st.plotly_chart(
     presenter.style(gain_fig), key="gain_chart", config=presenter.chart_config("cape_gain")
 )
+explain(explanations.GAIN_CURVES)
 export_controls(
     st,
     gain_fig,

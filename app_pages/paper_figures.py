@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dpcore import paper
+from ui import explanations
 from ui.controls import calibration_radio, runs_slider, seed_controls
 from ui.core import (
     call_core,
@@ -13,6 +14,7 @@ from ui.core import (
     paper_pool_spread,
 )
 from ui.datafiles import file_picker
+from ui.explain import explain
 from ui.figures import add_pool_band, legend_figure, sweep_figure
 from ui.guard import plain
 from ui.theme import AXIS_LABELS
@@ -126,6 +128,7 @@ if todo:
 
 algorithms = list(dict.fromkeys(a for p in panels for a in p.algorithms))
 st.plotly_chart(legend_figure(algorithms), key="paper_legend", config={"staticPlot": True})
+explain(explanations.PAPER_PANELS)
 width = spec["columns"]
 for row in range(0, len(panels), width):
     for box, panel in zip(st.columns(width), panels[row : row + width], strict=False):

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import presenter, snippets
+from ui import explanations, presenter, snippets
 from ui.controls import (
     SWEEP_GRIDS,
     SYNTHETIC_POOL,
@@ -203,6 +203,7 @@ with main:
             help_text="Captured energy",
             value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
             target=None if absolute else target.value,  # the optimum varies along N_s or S
+            explanation=explanations.PCA_SWEEP,
         )
         classic_warning(calibration, params["epsilon"] if axis == "epsilon" else [epsilon])
         show_crossings(

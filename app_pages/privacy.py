@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from ui import presenter, snippets
+from ui import explanations, presenter, snippets
 from ui.controls import seed_controls
 from ui.core import (
     DESIGNS,
@@ -17,6 +17,7 @@ from ui.core import (
     dropout_views,
     party_table,
 )
+from ui.explain import explain
 from ui.export import FigureExport, export_controls
 from ui.figures import calibration_figure, collusion_figure
 from ui.sites_table import preset_buttons, site_args, site_settings
@@ -198,6 +199,7 @@ st.plotly_chart(
     key="collusion_chart",
     config=presenter.chart_config("cape_collusion"),
 )
+explain(explanations.COLLUSION)
 site_params = {**site_params_of(args), "design": design_kind}
 export_controls(
     st,
@@ -297,6 +299,7 @@ calib_fig = calibration_figure(cal["curve"], current=eps_sites)
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )
+explain(explanations.CALIBRATION)
 export_controls(
     st,
     calib_fig,

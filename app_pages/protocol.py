@@ -2,8 +2,10 @@
 
 import streamlit as st
 
+from ui import explanations, presenter
 from ui.controls import epsilon_slider, seed_controls
 from ui.core import call_core
+from ui.explain import explain
 from ui.learn_core import protocol_run
 from ui.protocol_figures import cancel_figure, network_figure
 from ui.protocol_steps import holdings, ledger, protocol_steps
@@ -80,7 +82,8 @@ step = steps[int(index) - 1]
 left, right = st.columns([3, 2])
 with left:
     figure = network_figure(demo, step) if step.figure == "network" else cancel_figure(demo)
-    st.plotly_chart(figure, key="protocol_chart")
+    st.plotly_chart(presenter.style(figure), key="protocol_chart")
+    explain(explanations.PROTOCOL)
 with right:
     st.markdown(f"#### {index}/{total} · {step.title}")
     st.markdown(step.text)

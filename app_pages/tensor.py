@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import presenter, snippets
+from ui import explanations, presenter, snippets
 from ui.controls import (
     algorithm_picker,
     bounded_k,
@@ -196,6 +196,7 @@ with main:
             value_format=lambda v: f"{v:.3f}",
             help_text="Component error (lower is better)",
             target=float(target_error),
+            explanation=explanations.TENSOR_SWEEP,
         )
         classic_warning(calibration, [e / 2 for e in (grid if axis == "epsilon" else [epsilon])])
         show_crossings(

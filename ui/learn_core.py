@@ -46,14 +46,13 @@ def classic_check(sensitivity: float, epsilon: float, delta: float) -> dict[str,
 @st.cache_data(show_spinner=False, max_entries=256)
 def site_designs(n_per_site: tuple[int, ...], epsilon: float, weights: tuple[float, ...]) -> dict:
     """CAPE design for sites releasing a mean (Δ = 1/N_s, analytic σ, δ = LESSON_DELTA):
-    per-site variances, aggregate stds of CAPE and conventional averaging with the same
-    weights, the best conventional weights (μ_s ∝ 1/τ_s², least variance) and G(n)."""
-    s = len(n_per_site)
+    per-site variances, aggregate stds of CAPE and of conventional averaging (same weights,
+    and equal weights 1/S), and the three gains: same weights, the paper's G(n) and against
+    the best conventional weights (N²/ΣN_s², Sec. 3 and Proposition 1)."""
     tau = dpcore.gaussian_sigmas(
         1.0 / np.asarray(n_per_site, float), epsilon, LESSON_DELTA, method="analytic"
     )
     design = dpcore.cape_design(tau, weights=weights)
-    best = dpcore.normalise_weights(1.0 / tau**2)
     equal = dpcore.cape_design(tau).tau_conv  # conventional with weights 1/S
     return {
         "tau": tau.tolist(),
@@ -63,8 +62,9 @@ def site_designs(n_per_site: tuple[int, ...], epsilon: float, weights: tuple[flo
         "tau_cape": design.tau_agg,
         "tau_conv": design.tau_conv,
         "tau_conv_equal": equal,
-        "tau_conv_best": dpcore.cape_design(tau, weights=best).tau_conv,
-        "gain": dpcore.cape_gain(n_per_site) if s >= 2 else 1.0,
+        "gain": dpcore.cape_gain(n_per_site),
+        "gain_same": design.gain_same_weights,
+        "gain_best": dpcore.best_conventional_gain(n_per_site),
     }
 
 

@@ -9,6 +9,7 @@ import streamlit as st
 
 import dpcore
 from ui import presenter
+from ui.explain import explain
 from ui.export import FigureExport, export_controls
 from ui.figures import sweep_figure
 from ui.theme import AXIS_LABELS, label
@@ -26,10 +27,12 @@ def show_sweep(
     export: FigureExport,
     help_text: str,
     target: float | None = None,
+    explanation: str | None = None,
 ) -> None:
     """One metric per algorithm at the current value, the sweep chart and the downloads.
 
     ``target``: a level drawn as a dotted horizontal line (the question's target);
+    ``explanation``: the chart's "What am I looking at?" paragraph;
     ``export``: what the CSV, HTML and Python exports say (:mod:`ui.export`).
     """
     stem = export.stem
@@ -52,6 +55,8 @@ def show_sweep(
             annotation_position="bottom right",
         )
     st.plotly_chart(presenter.style(fig), key=f"{stem}_chart", config=presenter.chart_config(stem))
+    if explanation:
+        explain(explanation)
     export_controls(st, fig, lambda: df, export)
 
 
