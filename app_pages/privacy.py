@@ -316,7 +316,7 @@ export_controls(
         snippet=snippets.calibration(grid, float(args[2][0])),
     ),
 )
-mine = call_core(dpcore.calibration_comparison, eps_sites, float(args[2][0]))
+mine = call_core(dpcore.calibration_comparison, eps_sites, delta=float(args[2][0]))
 ratio = 1.0 - mine.saving  # analytic σ / classic σ at each of your sites' ε
 low, high = ratio.min(), ratio.max()
 span = f"{low:.2f}×" if round(low, 2) == round(high, 2) else f"{low:.2f}–{high:.2f}×"

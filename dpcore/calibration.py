@@ -141,7 +141,7 @@ def _analytic_unit_sigma(epsilon: float, delta: float) -> float:
 
 
 def gaussian_sigma(
-    sensitivity: float, epsilon: float, delta: float, *, method: str = "classic"
+    sensitivity: float, *, epsilon: float, delta: float, method: str = "classic"
 ) -> float:
     """Standard deviation of Gaussian noise giving (ε, δ)-differential privacy.
 
@@ -211,7 +211,7 @@ def _classic_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
     return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
 
-def calibration_comparison(epsilons, delta: float, *, sensitivity: float = 1.0):
+def calibration_comparison(epsilons, *, delta: float, sensitivity: float = 1.0):
     """Classic and analytic Gaussian σ side by side over a grid of ε.
 
     Parameters
@@ -246,7 +246,7 @@ def calibration_comparison(epsilons, delta: float, *, sensitivity: float = 1.0):
     )
 
 
-def agn_budget(epsilon: float, delta: float, split: float = 0.5) -> dict[str, float]:
+def agn_budget(*, epsilon: float, delta: float, split: float = 0.5) -> dict[str, float]:
     """How capeAGN spends (ε, δ): M2 gets (ε₁, δ₁), M3 gets (ε₂, δ₂).
 
     ε₁ = split·ε, ε₂ = (1 − split)·ε and likewise for δ; by basic composition the whole
@@ -299,9 +299,9 @@ def second_moment_sensitivity(
 
 def site_noise_std(
     n_samples: ArrayLike,
+    *,
     epsilon: ArrayLike,
     delta: ArrayLike,
-    *,
     method: str = "classic",
     neighbouring: str = "add-remove",
 ) -> NDArray[np.float64]:
@@ -324,11 +324,11 @@ def site_noise_std(
     Imtiaz & Sarwate, Sec. 3.1: τ_s = (1/(N_s ε_s)) sqrt(2 log(1.25/δ_s)).
     """
     sens = second_moment_sensitivity(n_samples, neighbouring=neighbouring)
-    return gaussian_sigmas(sens, epsilon, delta, method=method)
+    return gaussian_sigmas(sens, epsilon=epsilon, delta=delta, method=method)
 
 
 def gaussian_sigmas(
-    sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike, *, method: str = "classic"
+    sensitivity: ArrayLike, *, epsilon: ArrayLike, delta: ArrayLike, method: str = "classic"
 ) -> NDArray[np.float64]:
     """:func:`gaussian_sigma` element-wise over broadcast arrays, warning at most once."""
     sens, eps, dlt = np.broadcast_arrays(
@@ -338,7 +338,7 @@ def gaussian_sigmas(
     with classic_warning_once(stacklevel=4):
         for idx in np.ndindex(sens.shape):
             out[idx] = gaussian_sigma(
-                float(sens[idx]), float(eps[idx]), float(dlt[idx]), method=method
+                float(sens[idx]), epsilon=float(eps[idx]), delta=float(dlt[idx]), method=method
             )
     return out
 

@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpcore._validation import (
     MAX_MAGNITUDE,
+    RngLike,
     check_int,
     check_positive_array,
     check_real,
@@ -536,7 +537,7 @@ def cape_average(
     weights: ArrayLike | None = None,
     symmetric: bool = False,
     design: CapeDesign | None = None,
-    rng: np.random.Generator,
+    rng: RngLike = None,
 ) -> AveragingRun:
     """Run the CAPE protocol faithfully on per-site values.
 
@@ -554,7 +555,8 @@ def cape_average(
     design : CapeDesign, optional
         A design to run (e.g. :func:`paper_design`); default :func:`cape_design`. It must
         match ``tau_site`` and ``weights`` and be feasible.
-    rng : numpy.random.Generator
+    rng : int, numpy.random.Generator or None
+        Seed or generator (SPEC 7).
         Spawned into independent streams for the noise generator, the aggregator and each site.
 
     Returns
@@ -566,6 +568,7 @@ def cape_average(
     ----------
     Imtiaz & Sarwate, Alg. 5 (CAPE, Appendix A.1) and Alg. 1 steps 1–8 (capePCA).
     """
+    rng = check_rng(rng)
     tau = _check_tau_site(tau_site)
     if design is None:
         design = cape_design(tau, weights=weights)
@@ -583,7 +586,7 @@ def conventional_average(
     *,
     weights: ArrayLike | None = None,
     symmetric: bool = False,
-    rng: np.random.Generator,
+    rng: RngLike = None,
 ) -> AveragingRun:
     """Conventional distributed averaging: each site adds its own N(0, τ_s²) noise.
 
@@ -594,6 +597,7 @@ def conventional_average(
     ----------
     Imtiaz & Sarwate, Sec. 2, "Distributed Privacy-preserving Computation".
     """
+    rng = check_rng(rng)
     tau = _check_tau_site(tau_site)
     mu = check_weights(weights, tau.size)
     arr = _check_values(values, tau.size, symmetric)

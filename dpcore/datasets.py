@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore._validation import check_int, check_rng
+from dpcore._validation import RngLike, check_int, check_rng
 
 MAX_SYNTHETIC_DIM = 1000  # as for real data (dpcore.realdata.MAX_DIM): D³ eigendecompositions
 
@@ -90,7 +90,7 @@ def synthetic_covariance(
 
 
 def synthetic_dataset(
-    *, dim: int = 200, k: int = 50, n_samples: int = 60_000, rng: np.random.Generator
+    *, dim: int = 200, k: int = 50, n_samples: int = 60_000, rng: RngLike = None
 ) -> Dataset:
     """Zero-mean Gaussian pool with :func:`synthetic_covariance`, scaled into the unit ball.
 
@@ -100,7 +100,8 @@ def synthetic_dataset(
         D ≥ 1 and 1 ≤ K ≤ D.
     n_samples : int
         Pool size, ≥ 2 (paper: 60,000).
-    rng : numpy.random.Generator
+    rng : int, numpy.random.Generator or None
+        Seed or generator (SPEC 7).
 
     Returns
     -------

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtr
 
-from dpcore._validation import check_choice, check_int, check_real, check_rng
+from dpcore._validation import RngLike, check_choice, check_int, check_real, check_rng
 
 MODELS = ("mog", "stm")
 
@@ -78,7 +78,7 @@ def _random_orthonormal(dim: int, k: int, rng: np.random.Generator) -> NDArray[n
 
 
 def mog_model(
-    dim: int = 10, k: int = 5, *, sigma2: float = 0.05, rng: np.random.Generator
+    dim: int = 10, k: int = 5, *, sigma2: float = 0.05, rng: RngLike = None
 ) -> MixtureModel:
     """Spherical mixture of Gaussians x = a_h + z, z ~ N(0, σ² I).
 
@@ -88,7 +88,8 @@ def mog_model(
         D ≥ 1 and 1 ≤ K ≤ D.
     sigma2 : float
         σ² in [0, ∞) (paper: 0.05).
-    rng : numpy.random.Generator
+    rng : int, numpy.random.Generator or None
+        Seed or generator (SPEC 7).
 
     Returns
     -------
@@ -102,7 +103,7 @@ def mog_model(
 
 
 def stm_model(
-    dim: int = 10, k: int = 5, *, doc_length: int = 3, rng: np.random.Generator
+    dim: int = 10, k: int = 5, *, doc_length: int = 3, rng: RngLike = None
 ) -> MixtureModel:
     """Single topic model: a document's L words are i.i.d. from the topic's word distribution.
 
@@ -120,7 +121,13 @@ def stm_model(
 
 
 def make_model(
-    kind: str, dim: int, k: int, *, sigma2: float = 0.05, doc_length: int = 3, rng
+    kind: str,
+    dim: int,
+    k: int,
+    *,
+    sigma2: float = 0.05,
+    doc_length: int = 3,
+    rng: RngLike = None,
 ) -> MixtureModel:
     """:func:`mog_model` or :func:`stm_model` by name."""
     kind = check_choice(kind, "model", MODELS)

@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore._validation import MAX_MAGNITUDE, check_int, check_real, check_rng
+from dpcore._validation import MAX_MAGNITUDE, RngLike, check_int, check_real, check_rng
 
 
 def n_free_entries(dim: int, order: int) -> int:
@@ -86,7 +86,7 @@ def symmetric_noise(
     scale: float,
     *,
     size: tuple[int, ...] = (),
-    rng: np.random.Generator,
+    rng: RngLike = None,
 ) -> NDArray[np.float64]:
     """Symmetric Gaussian noise: one N(0, scale²) value per multiset, mirrored.
 
@@ -100,7 +100,8 @@ def symmetric_noise(
         Standard deviation τ of every entry (diagonal included), must be in [0, ∞).
     size : tuple of int
         Leading batch shape.
-    rng : numpy.random.Generator
+    rng : int, numpy.random.Generator or None
+        Seed or generator (SPEC 7).
         Source of randomness.
 
     Returns

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore._validation import check_int, check_rng
+from dpcore._validation import RngLike, check_int, check_rng
 from dpcore.calibration import gaussian_epsilon
 from dpcore.cape import CapeDesign, site_releases, standard_noise
 
@@ -182,7 +182,7 @@ def coalition_view(
     )
 
 
-def effective_epsilons(std, sensitivity, delta) -> NDArray[np.float64]:
+def effective_epsilons(std, sensitivity, *, delta) -> NDArray[np.float64]:
     """ε a Gaussian mechanism with these std's and sensitivities has at δ (analytic, exact)."""
     std, sens, dlt = np.broadcast_arrays(
         np.asarray(std, float), np.asarray(sensitivity, float), np.asarray(delta, float)
@@ -206,10 +206,10 @@ def _per_site(value, design: CapeDesign) -> NDArray[np.float64]:
 def coalition_report(
     design: CapeDesign,
     sensitivity,
-    delta,
     colluding: Sequence[int] = (),
     *,
     epsilon,
+    delta,
     noise_generator: bool = False,
 ) -> pd.DataFrame:
     """One row per honest site: its promise (ε_s, δ_s) against the ε each view gives.
@@ -240,8 +240,8 @@ def coalition_report(
     sens = _per_site(sensitivity, design)[view.honest]
     dlt = _per_site(delta, design)[view.honest]
     promised = _per_site(epsilon, design)[view.honest]
-    eps_release = effective_epsilons(view.release_std, sens, dlt)
-    eps_joint = effective_epsilons(view.joint_std, sens, dlt)
+    eps_release = effective_epsilons(view.release_std, sens, delta=dlt)
+    eps_joint = effective_epsilons(view.joint_std, sens, delta=dlt)
     return pd.DataFrame(
         {
             "site": view.honest + 1,
@@ -249,7 +249,7 @@ def coalition_report(
             "required_std": view.required_std,
             "release_std": view.release_std,
             "joint_std": view.joint_std,
-            "epsilon_at_required": effective_epsilons(view.required_std, sens, dlt),
+            "epsilon_at_required": effective_epsilons(view.required_std, sens, delta=dlt),
             "epsilon_release": eps_release,
             "epsilon_joint": eps_joint,
             "release_meets": eps_release <= promised * (1 + EPS_TOL),
@@ -261,7 +261,7 @@ def coalition_report(
 
 
 def collusion_curve(
-    design: CapeDesign, sensitivity, delta, *, epsilon, noise_generator: bool = False
+    design: CapeDesign, sensitivity, *, epsilon, delta, noise_generator: bool = False
 ) -> pd.DataFrame:
     """Effective ε of the most exposed honest site against the number of colluding sites.
 
@@ -293,7 +293,7 @@ def collusion_curve(
                 coalition.append(candidates[int(np.argmin(scores))])
             view = coalition_view(design, coalition, noise_generator=noise_generator)
             stds = getattr(view, key)
-            eps = effective_epsilons(stds, sens[view.honest], dlt[view.honest])
+            eps = effective_epsilons(stds, sens[view.honest], delta=dlt[view.honest])
             worst = int(np.argmax(eps / promised[view.honest]))
             rows.append(
                 {
@@ -359,7 +359,9 @@ def party_views(design: CapeDesign, *, sensitivity, delta, epsilon) -> pd.DataFr
     rows = []
 
     def eps(std, site):
-        return 0.0 if math.isinf(std) else float(effective_epsilons(std, sens[site], dlt[site]))
+        return (
+            0.0 if math.isinf(std) else float(effective_epsilons(std, sens[site], delta=dlt[site]))
+        )
 
     def add(party, receives, site, release, joint):
         eps_joint = eps(joint, site)
@@ -505,7 +507,7 @@ def dropout_run(
     *,
     remedy: str = "cape",
     symmetric: bool = False,
-    rng: np.random.Generator,
+    rng: RngLike = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Run CAPE message by message with dropped sites and a remedy.
 

@@ -111,7 +111,9 @@ def protocol_demo(
     seed = check_int(seed, "seed", low=0, high=2**63 - 1)
     data_rng, noise_rng = np.random.default_rng(seed).spawn(2)
     values = _site_values(kind, sites, n_per_site, data_rng)
-    tau = gaussian_sigmas(np.full(sites, 1.0 / n_per_site), epsilon, delta, method=calibration)
+    tau = gaussian_sigmas(
+        np.full(sites, 1.0 / n_per_site), epsilon=epsilon, delta=delta, method=calibration
+    )
     run = cape_average(values, tau, symmetric=kind == "2x2", rng=noise_rng)
     mu = run.weights
     return ProtocolDemo(

@@ -26,13 +26,13 @@ DELTAS = [1e-10, 1e-6, 1e-3, 0.05]
 def test_classic_sigma_is_private_below_eps_1(epsilon, delta):
     # Dwork & Roth Thm A.1: for ε < 1 the classic σ gives (ε, δ)-DP, so the exact
     # privacy profile at that σ must not exceed the target δ.
-    sigma = gaussian_sigma(1.0, epsilon, delta)
+    sigma = gaussian_sigma(1.0, epsilon=epsilon, delta=delta)
     assert gaussian_delta(sigma, sensitivity=1.0, epsilon=epsilon) <= delta
 
 
 def test_classic_sigma_matches_paper_formula():
     # Sec. 2: τ = (1/(Nε)) sqrt(2 log(1.25/δ)), here with N = 250 (Δ = 1/N).
-    assert gaussian_sigma(1 / 250, 0.5, 0.01) == pytest.approx(
+    assert gaussian_sigma(1 / 250, epsilon=0.5, delta=0.01) == pytest.approx(
         math.sqrt(2 * math.log(125.0)) / (250 * 0.5), rel=1e-15
     )
 
@@ -40,20 +40,20 @@ def test_classic_sigma_matches_paper_formula():
 @pytest.mark.parametrize("epsilon", [1.0, 2.0, 10.0])
 def test_classic_warns_from_eps_1(epsilon):
     with pytest.warns(ClassicGaussianWarning, match="epsilon < 1"):
-        gaussian_sigma(1.0, epsilon, 1e-5)
+        gaussian_sigma(1.0, epsilon=epsilon, delta=1e-5)
 
 
 def test_classic_does_not_warn_below_1_and_analytic_never_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        gaussian_sigma(1.0, 0.99, 1e-5)
-        gaussian_sigma(1.0, 10.0, 1e-5, method="analytic")
+        gaussian_sigma(1.0, epsilon=0.99, delta=1e-5)
+        gaussian_sigma(1.0, epsilon=10.0, delta=1e-5, method="analytic")
 
 
 def test_classic_above_1_can_fail_to_be_private():
     # The reason for the warning: at ε = 10, δ = 0.05 the classic σ attains a δ above target.
     with pytest.warns(ClassicGaussianWarning):
-        sigma = gaussian_sigma(1.0, 10.0, 0.05)
+        sigma = gaussian_sigma(1.0, epsilon=10.0, delta=0.05)
     assert gaussian_delta(sigma, sensitivity=1.0, epsilon=10.0) > 0.05
 
 
@@ -63,7 +63,7 @@ def test_classic_above_1_can_fail_to_be_private():
 def test_analytic_sigma_attains_target_delta_exactly(epsilon, delta):
     # The analytic σ is the root of δ(σ) = δ; brentq runs to 1e-14 in log σ, so the attained δ
     # matches to far better than 1e-8 relative.
-    sigma = gaussian_sigma(2.5, epsilon, delta, method="analytic")
+    sigma = gaussian_sigma(2.5, epsilon=epsilon, delta=delta, method="analytic")
     attained = gaussian_delta(sigma, sensitivity=2.5, epsilon=epsilon)
     assert attained == pytest.approx(delta, rel=1e-8)
 
@@ -72,20 +72,22 @@ def test_analytic_sigma_attains_target_delta_exactly(epsilon, delta):
 def test_analytic_is_smaller_than_classic_up_to_eps_1(epsilon, delta):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClassicGaussianWarning)
-        classic = gaussian_sigma(1.0, epsilon, delta)
-    assert gaussian_sigma(1.0, epsilon, delta, method="analytic") < classic
+        classic = gaussian_sigma(1.0, epsilon=epsilon, delta=delta)
+    assert gaussian_sigma(1.0, epsilon=epsilon, delta=delta, method="analytic") < classic
 
 
 def test_analytic_is_linear_in_sensitivity_and_decreasing_in_eps_and_delta():
-    base = gaussian_sigma(1.0, 0.5, 1e-5, method="analytic")
-    assert gaussian_sigma(3.0, 0.5, 1e-5, method="analytic") == pytest.approx(3 * base, rel=1e-12)
-    assert gaussian_sigma(1.0, 0.6, 1e-5, method="analytic") < base
-    assert gaussian_sigma(1.0, 0.5, 1e-4, method="analytic") < base
+    base = gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, method="analytic")
+    assert gaussian_sigma(3.0, epsilon=0.5, delta=1e-5, method="analytic") == pytest.approx(
+        3 * base, rel=1e-12
+    )
+    assert gaussian_sigma(1.0, epsilon=0.6, delta=1e-5, method="analytic") < base
+    assert gaussian_sigma(1.0, epsilon=0.5, delta=1e-4, method="analytic") < base
 
 
 @pytest.mark.parametrize("method", ["classic", "analytic"])
 def test_infinite_epsilon_means_no_noise(method):
-    assert gaussian_sigma(1.0, math.inf, 0.01, method=method) == 0.0
+    assert gaussian_sigma(1.0, epsilon=math.inf, delta=0.01, method=method) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -110,7 +112,7 @@ def test_gaussian_sigma_rejects_bad_input(kwargs, match):
 
 def test_gaussian_sigma_rejects_wrong_types():
     with pytest.raises(TypeError, match="epsilon"):
-        gaussian_sigma(1.0, "0.5", 1e-5)
+        gaussian_sigma(1.0, epsilon="0.5", delta=1e-5)
 
 
 def test_sensitivities_follow_the_neighbouring_relation():
@@ -147,8 +149,11 @@ def test_sensitivity_bounds_hold_on_random_neighbours():
 
 def test_site_noise_std_is_per_site_and_warns_once():
     with pytest.warns(ClassicGaussianWarning) as record:
-        tau = site_noise_std([100, 200], [1.0, 2.0], 0.01)
-        expected = [gaussian_sigma(1 / 100, 1.0, 0.01), gaussian_sigma(1 / 200, 2.0, 0.01)]
+        tau = site_noise_std([100, 200], epsilon=[1.0, 2.0], delta=0.01)
+        expected = [
+            gaussian_sigma(1 / 100, epsilon=1.0, delta=0.01),
+            gaussian_sigma(1 / 200, epsilon=2.0, delta=0.01),
+        ]
     assert len(record) == 3  # one from site_noise_std for both sites, one per direct call
     np.testing.assert_allclose(tau, expected, rtol=1e-15)
 
@@ -192,8 +197,8 @@ def test_classic_warning_once_collapses_classic_and_keeps_other_warnings():
 
     with pytest.warns(Warning) as record:
         with classic_warning_once():
-            gaussian_sigma(1.0, 2.0, 0.01)
-            gaussian_sigma(1.0, 3.0, 0.01)
+            gaussian_sigma(1.0, epsilon=2.0, delta=0.01)
+            gaussian_sigma(1.0, epsilon=3.0, delta=0.01)
             warnings.warn("something else", RuntimeWarning, stacklevel=1)
     kinds = [w.category for w in record]
     assert kinds.count(ClassicGaussianWarning) == 1
@@ -204,11 +209,13 @@ def test_analytic_is_more_noise_than_classic_at_large_epsilon():
     # issue #14: the tooltip said analytic is "never more noise than classic"; at ε = 10,
     # δ = 1e-3 it is 0.406 vs 0.378 (classic is no proof there); below ε ≈ 6.7 it is less.
     with pytest.warns(ClassicGaussianWarning):
-        classic = gaussian_sigma(1.0, 10.0, 1e-3)
-    analytic = gaussian_sigma(1.0, 10.0, 1e-3, method="analytic")
+        classic = gaussian_sigma(1.0, epsilon=10.0, delta=1e-3)
+    analytic = gaussian_sigma(1.0, epsilon=10.0, delta=1e-3, method="analytic")
     assert (round(analytic, 3), round(classic, 3)) == (0.406, 0.378)
     for eps in (0.1, 0.5, 0.99):
-        assert gaussian_sigma(1.0, eps, 1e-2, method="analytic") < gaussian_sigma(1.0, eps, 1e-2)
+        assert gaussian_sigma(1.0, epsilon=eps, delta=1e-2, method="analytic") < gaussian_sigma(
+            1.0, epsilon=eps, delta=1e-2
+        )
 
 
 @pytest.mark.parametrize(

@@ -69,9 +69,9 @@ def test_every_site_with_weight_keeps_some_local_noise():
 def test_pooled_requirement_is_papers_tau_c_for_proportional_weights():
     # μ_s = N_s/N and shared (ε, δ): max_s μ_s τ_s = τ_c = (1/(Nε)) sqrt(2 log(1.25/δ)).
     n = np.array([100, 400, 1500, 2000])
-    tau = site_noise_std(n, 0.5, 1e-4)
+    tau = site_noise_std(n, epsilon=0.5, delta=1e-4)
     d = cape_design(tau, weights=n / n.sum())
-    tau_c = site_noise_std([n.sum()], 0.5, 1e-4)[0]
+    tau_c = site_noise_std([n.sum()], epsilon=0.5, delta=1e-4)[0]
     assert d.tau_agg == pytest.approx(tau_c, rel=1e-12)
 
 
@@ -204,7 +204,7 @@ def test_gain_minimum_at_equal_sizes_and_maximum_at_extreme():
 def test_gain_is_the_variance_ratio_of_conv_over_cape():
     # Prop. 1: G = τ_ag²/τ_imp² with conv weighted 1/S and CAPE at the pooled level.
     n = np.array([50, 100, 400])
-    tau = site_noise_std(n, 0.5, 1e-3)
+    tau = site_noise_std(n, epsilon=0.5, delta=1e-3)
     conv = cape_design(tau).tau_conv ** 2
     pooled = cape_design(tau, weights=n / n.sum()).tau_agg ** 2
     assert conv / pooled == pytest.approx(cape_gain(n), rel=1e-12)
@@ -216,7 +216,7 @@ def test_three_gains_each_compare_one_thing():
     # (weights ∝ N_s², variance c²/ΣN_s²) N²/ΣN_s² = 1.64; the paper's G(n) = 31.8 also counts
     # the reweighting from 1/S to N_s/N.
     n = np.array([100, 100, 100, 1000])
-    tau = site_noise_std(n, 0.5, 1e-3)
+    tau = site_noise_std(n, epsilon=0.5, delta=1e-3)
     design = cape_design(tau, weights=n / n.sum())
     assert design.gain_same_weights == pytest.approx(4.0, rel=1e-12)
     assert design.gain_best_conventional == pytest.approx(1300**2 / 1_030_000, rel=1e-12)

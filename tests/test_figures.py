@@ -108,7 +108,7 @@ def test_collusion_figure_draws_both_views_bound_and_promise():
     from ui.figures import collusion_figure
 
     design = dpcore.cape_design(np.full(6, 0.01))
-    curve = dpcore.collusion_curve(design, 0.002, 1e-5, epsilon=0.3)
+    curve = dpcore.collusion_curve(design, 0.002, delta=1e-5, epsilon=0.3)
     fig = collusion_figure(curve, bound=dpcore.collusion_bound(6), chosen=(2, 0.4, 0.5))
     assert [len(t.x) for t in fig.data] == [6, 6, 1, 1]  # both views + the chosen coalition
     assert fig.data[2].x == (2,) and fig.data[3].y == (0.5,)
@@ -116,7 +116,7 @@ def test_collusion_figure_draws_both_views_bound_and_promise():
     assert any(s.x0 == 1 and s.x1 == 1 for s in shapes)  # ⌈6/3⌉ − 1 = 1
     assert any(s.y0 == 0.3 for s in shapes)  # the promised ε_s
     # unequal promises are drawn per point, not as one misleading line
-    unequal = dpcore.collusion_curve(design, 0.002, 1e-5, epsilon=[0.3, 0.3, 0.3, 1, 1, 1])
+    unequal = dpcore.collusion_curve(design, 0.002, delta=1e-5, epsilon=[0.3, 0.3, 0.3, 1, 1, 1])
     fig = collusion_figure(unequal, bound=1)
     assert len(fig.data) == 4 and not any(s.y0 == 0.3 for s in fig.layout.shapes)
 
@@ -125,7 +125,7 @@ def test_calibration_figure_shades_where_classic_is_no_proof():
     import dpcore
     from ui.figures import calibration_figure
 
-    table = dpcore.calibration_comparison([0.1, 1.0, 10.0], 1e-5)
+    table = dpcore.calibration_comparison([0.1, 1.0, 10.0], delta=1e-5)
     fig = calibration_figure(table, current=[0.5, 0.5, 2.0])
     rect = [s for s in fig.layout.shapes if s.type == "rect"]
     assert len(rect) == 1 and rect[0].x0 == 1.0 and rect[0].x1 == 10.0

@@ -50,8 +50,12 @@ def _only_value_or_type_errors(call):
 @settings(max_examples=150, deadline=None)
 @given(ANY_JUNK, ANY_JUNK, ANY_JUNK)
 def test_gaussian_sigma_rejects_junk_cleanly(sensitivity, epsilon, delta):
-    _only_value_or_type_errors(lambda: dpcore.gaussian_sigma(sensitivity, epsilon, delta))
-    _only_value_or_type_errors(lambda: dpcore.gaussian_sigma(1.0, epsilon, 0.01, method="analytic"))
+    _only_value_or_type_errors(
+        lambda: dpcore.gaussian_sigma(sensitivity, epsilon=epsilon, delta=delta)
+    )
+    _only_value_or_type_errors(
+        lambda: dpcore.gaussian_sigma(1.0, epsilon=epsilon, delta=0.01, method="analytic")
+    )
     _only_value_or_type_errors(
         lambda: dpcore.gaussian_epsilon(sensitivity, sensitivity=1.0, delta=delta)
     )

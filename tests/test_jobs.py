@@ -36,7 +36,7 @@ def _alive(pid: int) -> bool:
 
 def test_a_job_returns_its_value_or_its_refusal():
     out = worker.run(dpcore.gaussian_sigma, 1.0, 0.5, 1e-5, limits=FAST)
-    assert out.status == "ok" and out.value == pytest.approx(dpcore.gaussian_sigma(1.0, 0.5, 1e-5))
+    assert out.status == "ok" and out.value == pytest.approx(dpcore.gaussian_sigma(1.0, epsilon=0.5, delta=1e-5))
     out = worker.run(dpcore.gaussian_sigma, 1.0, -1.0, 1e-5, limits=FAST)
     assert out.status == "refused" and "epsilon" in out.message
 

@@ -97,9 +97,9 @@ def test_every_site_joint_epsilon_within_its_promise(config):
     # ≤ ε_s, and the aggregate std within [pooled, price × pooled].
     n, eps, delta, mu, price = config
     sens = 1.0 / n
-    tau = gaussian_sigmas(sens, eps, delta, method="analytic")
+    tau = gaussian_sigmas(sens, epsilon=eps, delta=delta, method="analytic")
     d = joint_safe_design(tau, weights=mu, price=price)
-    report = coalition_report(d, sens, delta, epsilon=eps)
+    report = coalition_report(d, sens, delta=delta, epsilon=eps)
     assert report.joint_meets.all() and report.release_meets.all()
     assert np.all(report.epsilon_joint <= eps * (1 + 1e-6))
     assert d.tau_pool * (1 - 1e-12) <= d.tau_agg <= price * d.tau_pool * (1 + 1e-12)
@@ -112,9 +112,9 @@ def test_the_papers_design_breaks_the_joint_view_and_the_safe_one_does_not():
     # issue #14 figures: S = 10 equal sites, ε = 0.5, δ = 1e-3, N_s = 1000, analytic τ:
     # the paper's design gives joint ε ≈ 0.71 > 0.5; the joint-safe one exactly 0.5.
     sens, eps, delta = 1e-3, 0.5, 1e-3
-    tau = gaussian_sigmas(np.full(10, sens), eps, delta, method="analytic")
-    paper = coalition_report(cape_design(tau), sens, delta, epsilon=eps)
-    safe = coalition_report(joint_safe_design(tau), sens, delta, epsilon=eps)
+    tau = gaussian_sigmas(np.full(10, sens), epsilon=eps, delta=delta, method="analytic")
+    paper = coalition_report(cape_design(tau), sens, delta=delta, epsilon=eps)
+    safe = coalition_report(joint_safe_design(tau), sens, delta=delta, epsilon=eps)
     assert paper.epsilon_joint.max() == pytest.approx(0.7135, abs=5e-4)
     assert not paper.joint_meets.any()
     np.testing.assert_allclose(safe.epsilon_joint, eps, rtol=1e-6)

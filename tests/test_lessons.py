@@ -24,25 +24,27 @@ DELTA = 0.01  # every lesson's δ unless the step varies it
 def _sigma(sens, eps, delta, method="classic"):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpcore.ClassicGaussianWarning)
-        return dpcore.gaussian_sigma(sens, eps, delta, method=method)
+        return dpcore.gaussian_sigma(sens, epsilon=eps, delta=delta, method=method)
 
 
 def _equal_design(sites, n=1000, eps=0.5):
-    tau = dpcore.gaussian_sigmas(np.full(sites, 1.0 / n), eps, DELTA, method="analytic")
+    tau = dpcore.gaussian_sigmas(
+        np.full(sites, 1.0 / n), epsilon=eps, delta=DELTA, method="analytic"
+    )
     return dpcore.cape_design(tau)
 
 
 def _unequal(share=0.5):
     big = round(share * 10_000)
     sizes = np.array([big] + [(10_000 - big) // 4] * 4)
-    tau = dpcore.gaussian_sigmas(1.0 / sizes, 0.5, DELTA, method="analytic")
+    tau = dpcore.gaussian_sigmas(1.0 / sizes, epsilon=0.5, delta=DELTA, method="analytic")
     return sizes, dpcore.cape_design(tau, weights=sizes / sizes.sum())
 
 
 def _views(ng=False, colluders=()):
     design = _equal_design(5)
     report = dpcore.coalition_report(
-        design, np.full(5, 1e-3), DELTA, colluders, epsilon=0.5, noise_generator=ng
+        design, np.full(5, 1e-3), delta=DELTA, colluding=colluders, epsilon=0.5, noise_generator=ng
     )
     return report[report["site"] == 1].iloc[0]
 

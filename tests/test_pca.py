@@ -66,7 +66,7 @@ def moments():
 def test_infinite_epsilon_is_nonprivate(moments):
     _, m = moments
     w = np.full(5, 0.2)
-    tau = dpcore.site_noise_std([400] * 5, math.inf, 0.01)
+    tau = dpcore.site_noise_std([400] * 5, epsilon=math.inf, delta=0.01)
     truth = nonprivate_pca(m, 10, weights=w)
     rng = np.random.default_rng(0)
     for faithful in (True, False):
@@ -84,7 +84,7 @@ def test_sweep_at_infinite_epsilon_matches_nonprivate():
 
 def test_fast_path_equals_faithful_protocol_in_distribution(moments):
     _, m = moments
-    tau = dpcore.site_noise_std([400] * 5, 0.5, 0.01)
+    tau = dpcore.site_noise_std([400] * 5, epsilon=0.5, delta=0.01)
     w = np.full(5, 0.2)
     design = cape_design(tau, weights=w)
     pooled = np.tensordot(w, m, axes=1)

@@ -125,11 +125,11 @@ def test_report_and_curve_give_consistent_epsilons():
     design = cape_design(np.full(9, 0.02))
     # the promise ε_s is the exact ε of τ_s here (as with the analytic calibration)
     promised = gaussian_epsilon(0.02, sensitivity=0.01, delta=1e-5)
-    report = coalition_report(design, 0.01, 1e-5, epsilon=promised)
+    report = coalition_report(design, 0.01, delta=1e-5, epsilon=promised)
     assert report.release_meets.all() and not report.joint_meets.any()
     np.testing.assert_allclose(report.epsilon_release, report.epsilon_at_required, rtol=1e-9)
     assert np.all(report.epsilon_joint > report.epsilon_at_required)
-    curve = collusion_curve(design, 0.01, 1e-5, epsilon=promised)
+    curve = collusion_curve(design, 0.01, delta=1e-5, epsilon=promised)
     own = curve[curve.view == "own release"].set_index("colluding")
     assert own.epsilon.is_monotonic_increasing
     assert own.loc[0, "epsilon"] == pytest.approx(report.epsilon_at_required.max(), rel=1e-9)
@@ -166,7 +166,7 @@ def _mean_sites(sites, eps, calibration, delta=1e-3, n=1000):
     sens = np.full(sites, 1.0 / n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClassicGaussianWarning)  # classic at ε ≥ 1, on purpose
-        tau = gaussian_sigmas(sens, eps, delta, method=calibration)
+        tau = gaussian_sigmas(sens, epsilon=eps, delta=delta, method=calibration)
     return cape_design(tau), sens
 
 
@@ -181,7 +181,7 @@ def _mean_sites(sites, eps, calibration, delta=1e-3, n=1000):
 def test_joint_view_verdict_is_epsilon_against_the_promise(eps, calibration, joint_eps, holds):
     # issue #14, item 1: S = 10 sites of N = 1000, δ = 1e-3 (the Privacy explorer's sites)
     design, sens = _mean_sites(10, eps, calibration)
-    report = coalition_report(design, sens, 1e-3, epsilon=eps)
+    report = coalition_report(design, sens, delta=1e-3, epsilon=eps)
     assert report.epsilon_joint.max() == pytest.approx(joint_eps, abs=5e-4)
     assert report.joint_meets.all() == holds and report.joint_meets.any() == holds
     assert report.release_meets.all()
@@ -193,14 +193,14 @@ def test_joint_view_verdict_is_epsilon_against_the_promise(eps, calibration, joi
 def test_classic_own_noise_is_not_the_promise():
     # 'ε at τ_s' (0.277 for classic at ε = 0.5, δ = 1e-3) is what τ_s alone gives, not ε_s
     design, sens = _mean_sites(10, 0.5, "classic")
-    report = coalition_report(design, sens, 1e-3, epsilon=0.5)
+    report = coalition_report(design, sens, delta=1e-3, epsilon=0.5)
     assert report.epsilon_at_required.max() == pytest.approx(0.2772, abs=5e-4)
     assert (report.promised_epsilon == 0.5).all()
 
 
 def test_collusion_curve_marks_broken_promises():
     design, sens = _mean_sites(6, 0.5, "analytic")
-    curve = collusion_curve(design, sens, 1e-3, epsilon=0.5)
+    curve = collusion_curve(design, sens, delta=1e-3, epsilon=0.5)
     own = curve[curve.view == "own release"].set_index("colluding")
     assert own.loc[0, "meets"] and not own.loc[5, "meets"]
     joint = curve[curve.view == "all releases"].set_index("colluding")
@@ -277,7 +277,7 @@ def test_dropout_remedy_view_is_a_normal_run_view():
 @pytest.mark.parametrize("epsilon", [1e-3, 0.1, 1.0, 7.0, 50.0])
 @pytest.mark.parametrize("delta", [1e-10, 1e-5, 0.05])
 def test_gaussian_epsilon_inverts_the_analytic_calibration(epsilon, delta):
-    sigma = gaussian_sigma(0.3, epsilon, delta, method="analytic")
+    sigma = gaussian_sigma(0.3, epsilon=epsilon, delta=delta, method="analytic")
     assert gaussian_epsilon(sigma, sensitivity=0.3, delta=delta) == pytest.approx(epsilon, rel=1e-7)
     eps_found = gaussian_epsilon(sigma, sensitivity=0.3, delta=delta)
     assert gaussian_delta(sigma, sensitivity=0.3, epsilon=eps_found) == pytest.approx(
@@ -323,7 +323,7 @@ def test_bad_input(call, error, match):
 def test_calibration_comparison():
     from dpcore.calibration import calibration_comparison
 
-    table = calibration_comparison([0.1, 0.5, 1.0, 4.0], 1e-5, sensitivity=2.0)
+    table = calibration_comparison([0.1, 0.5, 1.0, 4.0], delta=1e-5, sensitivity=2.0)
     assert table.classic_is_proof.tolist() == [True, True, False, False]
     # analytic is never larger than classic where classic is a proof, and both calibrate
     # to the stated δ: the analytic σ attains it exactly
@@ -338,12 +338,12 @@ def test_calibration_comparison():
 def test_agn_budget_composes_to_the_total():
     from dpcore.calibration import agn_budget
 
-    b = agn_budget(1.2, 0.01, split=0.25)
+    b = agn_budget(epsilon=1.2, delta=0.01, split=0.25)
     assert b["epsilon1"] + b["epsilon2"] == pytest.approx(1.2)
     assert b["delta1"] + b["delta2"] == pytest.approx(0.01)
     assert b["epsilon1"] == pytest.approx(0.3)
     with pytest.raises(ValueError, match="split"):
-        agn_budget(1.0, 0.01, split=1.0)
+        agn_budget(epsilon=1.0, delta=0.01, split=1.0)
 
 
 def test_dropout_pca_remedy_beats_no_remedy_and_stays_below_full_run():

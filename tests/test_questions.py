@@ -42,7 +42,9 @@ def test_crossing_of_the_cape_aggregate_noise_matches_the_analytic_epsilon():
     # brackets ε*: |ln ε̂ − ln ε*| ≤ one grid step, ln(10)/40 here.
     sites, n, delta, tau_star = 5, 1000, 1e-3, 2e-3
     grid = np.logspace(-2, 0, 81)[:-1]  # ε < 1: the classic formula is a proof there
-    std = np.array([cape_design(site_noise_std([n] * sites, e, delta)).tau_agg for e in grid])
+    std = np.array(
+        [cape_design(site_noise_std([n] * sites, epsilon=e, delta=delta)).tau_agg for e in grid]
+    )
     c = target_crossing(grid, std, np.zeros(grid.size), tau_star, higher_is_better=False)
     eps_star = math.sqrt(2 * math.log(1.25 / delta)) / (n * sites * tau_star)
     assert c.status == "crossed"

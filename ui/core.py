@@ -89,7 +89,7 @@ def classic_warning(calibration: str, epsilons) -> None:
 @st.cache_data(show_spinner=False, max_entries=256)
 def equal_sites_noise(sites: int, n_per_site: int, epsilon: float, delta: float) -> dict:
     """Site, conventional and CAPE aggregate noise std for S equal sites (paper eq. (2))."""
-    tau = dpcore.site_noise_std([n_per_site] * sites, epsilon, delta)
+    tau = dpcore.site_noise_std([n_per_site] * sites, epsilon=epsilon, delta=delta)
     design = dpcore.cape_design(tau)
     return {
         "tau_site": float(tau[0]),
@@ -170,7 +170,7 @@ def otd_job(*, gate: str, **params: Any) -> pd.DataFrame:
 def _mean_taus(n_per_site, epsilon, delta, calibration: str) -> np.ndarray:
     """τ_s for each site's mean of values in [0, 1] (sensitivity 1/N_s)."""
     return dpcore.gaussian_sigmas(
-        1.0 / np.asarray(n_per_site, float), epsilon, delta, method=calibration
+        1.0 / np.asarray(n_per_site, float), epsilon=epsilon, delta=delta, method=calibration
     )
 
 
@@ -344,12 +344,12 @@ def coalition_table(
     """
     made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
     report = dpcore.coalition_report(
-        made, sens, delta, colluding, epsilon=epsilon, noise_generator=ng
+        made, sens, delta=delta, colluding=colluding, epsilon=epsilon, noise_generator=ng
     )
     if calibration == "classic":
         exact, _ = _mean_design(n_per_site, epsilon, delta, weights, "analytic", design)
         tight = dpcore.coalition_report(
-            exact, sens, delta, colluding, epsilon=epsilon, noise_generator=ng
+            exact, sens, delta=delta, colluding=colluding, epsilon=epsilon, noise_generator=ng
         )
         report["epsilon_release_exact"] = tight["epsilon_release"].to_numpy()
         report["epsilon_joint_exact"] = tight["epsilon_joint"].to_numpy()
@@ -364,7 +364,7 @@ def collusion_curve_table(
 ) -> pd.DataFrame:
     """Effective ε of the most exposed site against the number of colluders (O(S³) views)."""
     made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
-    return dpcore.collusion_curve(made, sens, delta, epsilon=epsilon, noise_generator=ng)
+    return dpcore.collusion_curve(made, sens, delta=delta, epsilon=epsilon, noise_generator=ng)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -407,8 +407,8 @@ def dropout_views(
 def calibration_table(epsilon: float, delta: float, grid: tuple[float, ...]) -> dict[str, Any]:
     """Classic vs analytic σ over ε (Δ = 1), and capeAGN's budget split at (ε, δ)."""
     return {
-        "curve": dpcore.calibration_comparison(grid, delta),
-        "budget": dpcore.agn_budget(epsilon, delta),
+        "curve": dpcore.calibration_comparison(grid, delta=delta),
+        "budget": dpcore.agn_budget(epsilon=epsilon, delta=delta),
     }
 
 

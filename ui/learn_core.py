@@ -30,7 +30,10 @@ def sigmas(
     """Gaussian-mechanism σ for each ε (:func:`dpcore.gaussian_sigma`), warnings silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpcore.ClassicGaussianWarning)
-        return [dpcore.gaussian_sigma(sensitivity, e, delta, method=method) for e in epsilons]
+        return [
+            dpcore.gaussian_sigma(sensitivity, epsilon=e, delta=delta, method=method)
+            for e in epsilons
+        ]
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -50,7 +53,7 @@ def site_designs(n_per_site: tuple[int, ...], epsilon: float, weights: tuple[flo
     and equal weights 1/S), and the three gains: same weights, the paper's G(n) and against
     the best conventional weights (N²/ΣN_s², Sec. 3 and Proposition 1)."""
     tau = dpcore.gaussian_sigmas(
-        1.0 / np.asarray(n_per_site, float), epsilon, LESSON_DELTA, method="analytic"
+        1.0 / np.asarray(n_per_site, float), epsilon=epsilon, delta=LESSON_DELTA, method="analytic"
     )
     design = dpcore.cape_design(tau, weights=weights)
     equal = dpcore.cape_design(tau).tau_conv  # conventional with weights 1/S

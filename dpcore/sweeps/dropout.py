@@ -65,7 +65,7 @@ def dropout_pca(
     # everything is validated before any data are made
     sizes = np.array([check_int(n, "n_per_site", low=1) for n in n_per_site])
     calibration = check_choice(calibration, "calibration", CALIBRATIONS)
-    tau = site_noise_std(sizes, epsilon, delta, method=calibration)
+    tau = site_noise_std(sizes, epsilon=epsilon, delta=delta, method=calibration)
     design = cape_design(tau, weights=weights)
     dim = check_int(dim, "dim", low=1)
     k = check_int(k, "k", low=1, high=dim)

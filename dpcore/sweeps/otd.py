@@ -82,9 +82,9 @@ def _noise_scales(
         planted.kind, sizes, dim=planted.dim, sigma2=sigma2, relation=spec.privacy.sensitivity
     )
     return NoiseScales(
-        tau2=gaussian_sigmas(sens2, eps1, dlt1, method=method),
-        tau3=gaussian_sigmas(sens3, eps2, dlt2, method=method),
-        tau2_avn=gaussian_sigmas(sens2, eps1, dlt1 + dlt2, method=method),
+        tau2=gaussian_sigmas(sens2, epsilon=eps1, delta=dlt1, method=method),
+        tau3=gaussian_sigmas(sens3, epsilon=eps2, delta=dlt2, method=method),
+        tau2_avn=gaussian_sigmas(sens2, epsilon=eps1, delta=dlt1 + dlt2, method=method),
         beta=eps2 / sens3,
     )
 
@@ -147,9 +147,7 @@ def run_otd_sweep(
     fixed = None if grid.resamples else draw(grid.point(grid.values[0]), draw_rng)
     points = list(spec.runs.streams(grid, noise_rng, draw_rng))
     if fixed is None:
-        draws = parallel_map(
-            lambda r: draw(r.point, r.draw), points, workers, executor=executor
-        )
+        draws = parallel_map(lambda r: draw(r.point, r.draw), points, workers, executor=executor)
     else:
         draws = [fixed] * len(points)
 

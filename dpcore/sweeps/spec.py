@@ -23,6 +23,7 @@ from dpcore._validation import (
     check_epsilon,
     check_int,
     check_real,
+    check_rng,
 )
 from dpcore.calibration import CALIBRATIONS, NEIGHBOURING
 from dpcore.datasets import Dataset, split_sizes
@@ -369,20 +370,14 @@ def resolve_rng(rng: object, seed: object) -> np.random.Generator:
     Raises
     ------
     ValueError
-        If both are given.
+        If both are given (``rng`` other than its default 0).
     TypeError
         If the one given is neither an integer nor a Generator (nor None for ``rng``).
     """
     if seed is not None:
-        if rng is not None and rng != 0:
+        if isinstance(rng, np.random.Generator) or rng != 0:
             raise ValueError("give rng or seed (its older name), not both")
-        rng = seed
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        if seed is None or isinstance(seed, np.random.Generator):
             raise TypeError(f"seed must be an integer; got {type(seed).__name__}")
-    if isinstance(rng, bool) or not (
-        rng is None or isinstance(rng, (int, np.integer, np.random.Generator))
-    ):
-        raise TypeError(f"rng must be None, an integer seed or a Generator; got {rng!r}")
-    if isinstance(rng, (int, np.integer)) and rng < 0:
-        raise ValueError(f"rng must be a non-negative integer seed; got {rng}")
-    return np.random.default_rng(rng)
+        return check_rng(seed, "seed")
+    return check_rng(rng)
