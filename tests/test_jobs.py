@@ -35,9 +35,11 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_job_returns_its_value_or_its_refusal():
-    out = worker.run(dpcore.gaussian_sigma, 1.0, 0.5, 1e-5, limits=FAST)
-    assert out.status == "ok" and out.value == pytest.approx(dpcore.gaussian_sigma(1.0, epsilon=0.5, delta=1e-5))
-    out = worker.run(dpcore.gaussian_sigma, 1.0, -1.0, 1e-5, limits=FAST)
+    out = worker.run(dpcore.gaussian_sigma, 1.0, epsilon=0.5, delta=1e-5, limits=FAST)
+    assert out.status == "ok" and out.value == pytest.approx(
+        dpcore.gaussian_sigma(1.0, epsilon=0.5, delta=1e-5)
+    )
+    out = worker.run(dpcore.gaussian_sigma, 1.0, epsilon=-1.0, delta=1e-5, limits=FAST)
     assert out.status == "refused" and "epsilon" in out.message
 
 
@@ -130,7 +132,12 @@ def test_server_memory_does_not_grow_with_a_heavy_job():
 
     before = rss_mib(os.getpid())
     out = worker.run(  # a 60,000 × 400 pool and its sweep: hundreds of MB, in the child
-        dpcore.pca_sweep, limits=FAST, epsilon=[0.1, 1.0], dim=400, k=10, runs=1,
+        dpcore.pca_sweep,
+        limits=FAST,
+        epsilon=[0.1, 1.0],
+        dim=400,
+        k=10,
+        runs=1,
         algorithms=("cape",),
     )
     assert out.status == "ok" and len(out.value) == 2
