@@ -55,8 +55,9 @@ def _site_lines(n_per_site, epsilon, delta, weights, calibration) -> str:
         f"delta = {tuple(delta)!r}\n"
         f"weights = {tuple(weights)!r}  # normalised to sum 1\n"
         "# each site releases its mean of values in [0, 1]: sensitivity 1/N_s\n"
-        "tau = dpcore.gaussian_sigmas(1.0 / np.asarray(n_per_site, float), epsilon, delta, "
-        f"method={calibration!r})\n"
+        "tau = dpcore.gaussian_sigmas(\n"
+        "    1.0 / np.asarray(n_per_site, float), epsilon=epsilon, delta=delta, "
+        f"method={calibration!r}\n)\n"
     )
 
 
@@ -79,7 +80,7 @@ def collusion(n_per_site, epsilon, delta, weights, calibration, *, ng: bool, des
         "from dpcore.joint_safe import design_for\n\n"
         f"made = design_for({design!r}, tau, weights=weights)\n"
         "curve = dpcore.collusion_curve(\n"
-        "    made, 1.0 / np.asarray(n_per_site, float), delta, epsilon=epsilon, "
+        "    made, 1.0 / np.asarray(n_per_site, float), delta=delta, epsilon=epsilon, "
         f"noise_generator={ng!r}\n)\n"
         "print(curve)\n"
     )
@@ -90,7 +91,7 @@ def calibration(grid, delta: float) -> str:
     return (
         "import dpcore\n\n"
         f"grid = {tuple(grid)!r}\n"
-        f"table = dpcore.calibration_comparison(grid, {delta!r})\n"
+        f"table = dpcore.calibration_comparison(grid, delta={delta!r})\n"
         "print(table)\n"
     )
 
