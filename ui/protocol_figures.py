@@ -77,38 +77,44 @@ def network_figure(demo: ProtocolDemo, step: ProtocolStep) -> go.Figure:
         value = next(m.value for m in demo.run.messages if m.name == name)
         a, b = _endpoints(pos, sender, receiver)
         _arrow(fig, a, b, color=MESSAGE_COLORS[name[0]], width=4, text=f"{name} = {fmt(value)}")
-    names = list(pos)
+    # Parties outside the row are labelled beside them; sites carry their number inside the
+    # marker (names under them collided with the aggregator's arrows), values are in the ledger.
+    for party, position in ((NG, "top center"), (AGG, "bottom center")):
+        fig.add_trace(
+            go.Scatter(
+                x=[pos[party][0]],
+                y=[pos[party][1]],
+                mode="markers+text",
+                marker={"size": 34, "color": PARTY_COLORS[party], "line": {"width": 0}},
+                text=[party],
+                textposition=position,
+                textfont={"size": 15},
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
     fig.add_trace(
         go.Scatter(
-            x=[pos[p][0] for p in names],
-            y=[pos[p][1] for p in names],
+            x=[pos[site_name(s)][0] for s in range(n)],
+            y=[1.0] * n,
             mode="markers+text",
-            marker={
-                "size": 34,
-                "color": [PARTY_COLORS.get(p, PARTY_COLORS["site"]) for p in names],
-                "line": {"width": 2, "color": "white"},
-            },
-            text=[p.replace("noise generator", "noise<br>generator") for p in names],
-            textposition=["top center", "bottom center", *(["bottom center"] * n)],
-            textfont={"size": 15},
-            hoverinfo="skip",
+            marker={"size": 34, "color": PARTY_COLORS["site"], "line": {"width": 0}},
+            text=[str(s + 1) for s in range(n)],
+            textposition="middle center",
+            textfont={"size": 15, "color": "white"},
+            hovertext=[f"site {s + 1}: a = {fmt(demo.run.values[s])}" for s in range(n)],
+            hoverinfo="text",
             showlegend=False,
         )
     )
-    for s in range(n if demo.run.values.ndim == 1 else 0):  # a scalar value under each site
-        x, y = pos[site_name(s)]
-        fig.add_annotation(
-            x=x,
-            y=y - 0.32,
-            text=f"a = {fmt(demo.run.values[s])}",
-            showarrow=False,
-            font={"size": 12, "color": "#888888"},
-        )
+    fig.add_annotation(
+        x=-0.45, y=1.0, text="sites", showarrow=False, xanchor="right", font={"size": 15}
+    )
     fig.update_layout(
         font=FONT,
         height=360,
         margin={"l": 10, "r": 10, "t": 10, "b": 10},
-        xaxis={"visible": False, "range": [-0.7, n - 0.3]},
+        xaxis={"visible": False, "range": [-1.0, n - 0.3]},
         yaxis={"visible": False, "range": [-0.45, 2.6]},
         plot_bgcolor="rgba(0,0,0,0)",
     )
