@@ -5,8 +5,8 @@ from pathlib import Path
 import streamlit as st
 
 from ui.core import call_core, equal_sites_noise
-from ui.sites_table import PRESETS
-from ui.state import PRESET_PARAM, bound
+from ui.sites_table import PRESETS, preset_link
+from ui.state import bound, link_params
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -53,6 +53,22 @@ c3.page_link(
     help="capeAGN for mixtures of Gaussians and topic models.",
 )
 
+# Every other PCA setting a preset link resets (the page's defaults).
+PCA_LINK_DEFAULTS = {
+    "pca_data": "synthetic",
+    "pca_dim": 50,
+    "pca_k": 10,
+    "pca_sites": 10,
+    "pca_ns": 1000,
+    "pca_sizes": "equal",
+    "pca_nbr": "add-remove",
+    "pca_axis": "ε",  # the control shows (and the URL holds) the symbol
+    "pca_runs": 5,
+    "pca_seed": 0,
+    "pca_absolute": False,
+    "pca_target": 90,
+}
+
 st.subheader("Classroom presets")
 st.caption("Each opens its page with every setting replaced, whatever you did there before.")
 p1, p2, p3, p4 = st.columns(4)
@@ -61,14 +77,16 @@ for box, name in zip((p1, p2, p3), PRESETS, strict=True):
         "app_pages/averaging.py",
         label=PRESETS[name]["label"],
         icon=PRESETS[name]["icon"],
-        query_params={PRESET_PARAM: name},
+        query_params=preset_link(name),
         help=PRESETS[name]["help"],
     )
 p4.page_link(
     "app_pages/pca.py",
     label="Strong privacy PCA",
     icon=":material/shield:",
-    query_params={PRESET_PARAM: "strong"},
+    query_params=link_params(
+        {"pca_eps": 0.05, "pca_delta": 1e-05, "pca_calib": "analytic"}, PCA_LINK_DEFAULTS
+    ),
     help="ε = 0.05, δ = 1e-5 with the analytic calibration.",
 )
 

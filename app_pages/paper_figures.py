@@ -1,9 +1,11 @@
 """Paper figures: Figures 2–5 of Imtiaz & Sarwate regenerated live, with their claims checked."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from dpcore import paper
-from ui import explanations
+from ui import explanations, presenter, snippets
 from ui.controls import calibration_radio, runs_slider, seed_controls
 from ui.core import (
     call_core,
@@ -15,9 +17,19 @@ from ui.core import (
 )
 from ui.datafiles import file_picker
 from ui.explain import explain
+from ui.export import FigureExport, export_controls
 from ui.figures import add_pool_band, legend_figure, sweep_figure
-from ui.guard import plain
 from ui.theme import AXIS_LABELS
+
+PRECOMPUTED = Path(__file__).resolve().parents[1] / "paper" / "precomputed.csv.gz"
+
+
+@st.cache_resource(show_spinner=False)
+def precomputed() -> tuple[dict, dict]:
+    """The results shipped in paper/precomputed.csv.gz (python -m paper --precompute)."""
+    if not PRECOMPUTED.exists():
+        return {}, {}
+    return paper.read_precomputed(PRECOMPUTED)
 
 
 def pool_note(df, spread, panel, seed: int) -> str:
@@ -91,26 +103,50 @@ def available(panel: paper.Panel) -> tuple[bool, str]:
     return True, ""
 
 
+# What each slot shows: the paper's panel when its data is here, else the bundled stand-in.
 status = {p.key: available(p) for p in panels}
+shown = {
+    p.key: p if status[p.key][0] or p.data not in paper.STANDINS else paper.standin(p)
+    for p in panels
+}
 token = (figure, runs, seed, calibration, tuple(sorted(paths.items())))
 done: set = st.session_state.setdefault("paper_done", set())
-light = [p for p in panels if status[p.key][0] and not p.heavy]
-heavy = [p for p in panels if status[p.key][0] and p.heavy]
+shipped, meta = precomputed()
+ships = (calibration, str(runs), str(seed)) == (
+    meta.get("calibration"),
+    meta.get("runs"),
+    meta.get("seed"),
+)
+light = [q for q in shown.values() if not q.heavy]
+heavy = [q for q in shown.values() if q.heavy]
 left, right, _ = st.columns([1, 1, 2])
 run_light = left.button(
     f"Regenerate ({len(light)} light panels)",
     key="paper_run",
     type="primary",
     icon=":material/play_arrow:",
-    help="Panels that take a few seconds each. Results are cached.",
+    help="Recompute the panels that take a few seconds each, with these settings (the "
+    "shipped results stay as they are). Results are cached.",
 )
 run_heavy = right.button(
-    f"Also run {len(heavy)} heavy panels",
+    f"Also recompute {len(heavy)} heavy panels",
     key="paper_run_heavy",
     icon=":material/hourglass_top:",
     disabled=not heavy,
     help="D = 784, N_s = 160k tensors and sample-size sweeps: up to a few minutes each.",
 )
+if ships:
+    st.caption(
+        f"Shown at once: results shipped with CAPE Lab, made by `{meta.get('command', '?')}` "
+        f"at commit {meta.get('commit', '?')[:12]} ({meta.get('generated', '?')}). "
+        "**Regenerate** recomputes them here; the same seed gives the same numbers."
+    )
+else:
+    st.caption(
+        f"The shipped results use {meta.get('runs', '10')} runs, seed {meta.get('seed', '0')} "
+        f"and the {meta.get('calibration', 'classic')} calibration; with these settings press "
+        "**Regenerate**."
+    )
 todo = light + (heavy if run_heavy else []) if (run_light or run_heavy) else []
 if todo:
     bar = st.progress(0.0, text="Regenerating…")
@@ -127,23 +163,37 @@ if todo:
     bar.empty()
 
 algorithms = list(dict.fromkeys(a for p in panels for a in p.algorithms))
-st.plotly_chart(legend_figure(algorithms), key="paper_legend", config={"staticPlot": True})
+st.plotly_chart(
+    presenter.style(legend_figure(algorithms), room=False),
+    key="paper_legend",
+    config={"staticPlot": True},
+)
 explain(explanations.PAPER_PANELS)
 width = spec["columns"]
 for row in range(0, len(panels), width):
-    for box, panel in zip(st.columns(width), panels[row : row + width], strict=False):
+    for box, slot in zip(st.columns(width), panels[row : row + width], strict=False):
         box = box.container(border=True)
-        box.markdown(f"**({panel.key[1:]}) {panel.title}**")
-        ok, reason = status[panel.key]
-        if not ok:
-            box.info(f"Data not available: {plain(reason)}", icon=":material/folder_off:")
+        panel = shown[slot.key]
+        box.markdown(f"**({slot.key[1:]}) {panel.title}**")
+        if panel is not slot:
+            box.caption(
+                f":material/folder_off: {paper.DATA_TITLES[slot.data]} is not on this machine "
+                "(put it in the data directory and pick it in the sidebar); below: the bundled "
+                "stand-in, **not the paper's data**."
+            )
+        computed = (panel.key, *token) in done
+        if computed:
+            args = (panel.key, runs, seed, calibration, paths.get(panel.data, ""))
+            df = (
+                paper_panel_job(*args, gate="paper")
+                if panel.heavy
+                else call_core(paper_panel, *args)
+            )
+        elif ships and panel.key in shipped:
+            df = shipped[panel.key]
+        else:
+            box.caption("Press **Regenerate**" + (" (heavy panel)." if panel.heavy else "."))
             continue
-        if (panel.key, *token) not in done:
-            box.caption("Not computed yet" + (" (heavy panel)." if panel.heavy else "."))
-            continue
-        path = paths.get(panel.data, "")
-        args = (panel.key, runs, seed, calibration, path)
-        df = paper_panel_job(*args, gate="paper") if panel.heavy else call_core(paper_panel, *args)
         y_title = "captured energy / optimum" if panel.task == "pca" else "component error"
         fig = sweep_figure(df, axis=panel.axis, metric=panel.metric, y_title=y_title, compact=True)
         fig.update_layout(
@@ -153,17 +203,43 @@ for row in range(0, len(panels), width):
             xaxis_title=AXIS_LABELS[panel.axis],
             margin={"t": 10},
         )
-        if panel.pool_spread:
+        if panel.pool_spread and computed:
             spread = call_core(paper_pool_spread, panel.key, calibration)
             add_pool_band(fig, spread, axis=panel.axis, metric=panel.metric)
-        box.plotly_chart(fig, key=f"panel_{panel.key}")
-        if panel.pool_spread:
+        stem = f"paper_fig{panel.key.replace('~', '_')}"
+        box.plotly_chart(
+            presenter.style(fig, room=False),
+            key=f"panel_{panel.key}",
+            config=presenter.chart_config(stem),
+        )
+        if panel.pool_spread and computed:
             box.caption(pool_note(df, spread, panel, seed))
+        box.caption("computed now" if computed else "shipped result (Regenerate recomputes)")
         for result in paper.check_claims(panel, df):
             colour = {"holds": "green", "tie": "orange", "fails": "red"}[result.verdict]
             tie = " — a tie: not separable from noise" if result.verdict == "tie" else ""
             box.markdown(f":{colour}[{paper.MARKS[result.verdict]}] {result.claim}{tie}")
             box.caption(result.evidence)
+        export_controls(
+            box,
+            fig,
+            lambda df=df: df,
+            FigureExport(
+                stem=stem,
+                title=f"Figure {panel.key}: {panel.title}",
+                page="paper_figures",
+                params={
+                    **panel.params,
+                    "runs": runs,
+                    "seed": seed,
+                    "calibration": calibration,
+                    "source": "computed now" if computed else "shipped with CAPE Lab",
+                },
+                snippet=snippets.paper_panel(
+                    panel.key, runs=runs, seed=seed, calibration=calibration
+                ),
+            ),
+        )
 
 st.caption(
     "The same panels without a browser: `python -m paper --figure 2a --out results/` writes "

@@ -29,7 +29,7 @@ from ui.export import FigureExport
 from ui.guard import plain
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
-from ui.state import bound, consume_preset
+from ui.state import bound
 from ui.theme import AXIS_LABELS
 
 st.title("Distributed private PCA")
@@ -42,10 +42,6 @@ presenter.intro(
 )
 
 P = "pca_"  # this page's keys (docs/state.md)
-PRESETS = {  # ?preset=NAME from the Overview; every other setting goes back to its default
-    "strong": {f"{P}eps": 0.05, f"{P}delta": 1e-5, f"{P}calib": "analytic"},
-}
-consume_preset(P, PRESETS)
 side = st.sidebar
 controls, main = presenter.split()
 side.header("Data")

@@ -550,7 +550,7 @@ def run_panel(
         Where the tasks run (:func:`dpcore.parallel.parallel_map`: threads by default, or a
         process pool or Dask cluster's executor); the frame is the same for any choice.
     """
-    panel = get_panel(panel) if isinstance(panel, str) else panel
+    panel = panel_by_key(panel) if isinstance(panel, str) else panel
     runs = check_int(runs, "runs", low=1)
     common = {
         "runs": runs,
@@ -603,7 +603,7 @@ def pool_spread(
     ValueError
         For a real-data panel (its pool is the data set; runs already subsample it).
     """
-    panel = get_panel(panel) if isinstance(panel, str) else panel
+    panel = panel_by_key(panel) if isinstance(panel, str) else panel
     if panel.task == "pca" and panel.data != "synthetic":
         raise ValueError(f"panel {panel.key} uses real data: there is one pool, the data set")
     runs = check_int(runs, "runs", low=1)

@@ -259,8 +259,23 @@ def test_paper_figure_2_without_real_data_says_so(monkeypatch):
     monkeypatch.delenv("CAPE_COVTYPE", raising=False)
     at = page("paper_figures.py").run()
     assert not at.exception and not at.error
-    notes = [i.value for i in at.info]
-    assert sum("Data not available" in n for n in notes) == 6  # MNIST and Covertype panels
+    # MNIST and Covertype panels: one line each, then the bundled stand-in, labelled
+    notes = [c.value for c in at.caption if "is not on this machine" in c.value]
+    assert len(notes) == 6 and all("not the paper's data" in n for n in notes)
+    assert sum("stand-in for" in m.value for m in at.markdown) == 6
+    # every panel drawn at once from the shipped results (the legend + 9 panels)
+    assert len(at.get("plotly_chart")) == 10
+    assert sum("shipped result" in c.value for c in at.caption) == 9
+    assert not any("Press **Regenerate**" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("figure", ["3", "4", "5"])
+def test_paper_figures_open_full_from_the_shipped_results(figure):
+    at = page("paper_figures.py")
+    at.query_params["fig_figure"] = figure
+    at.run()
+    assert not at.exception and not at.error
+    assert len(at.get("plotly_chart")) == 9  # the legend + 8 panels, none computed here
 
 
 @pytest.mark.slow

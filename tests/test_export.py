@@ -72,7 +72,7 @@ def test_calibration_and_gain_snippets_give_the_plotted_numbers():
 
 def test_paper_snippet_names_the_panel_and_the_cli():
     code = snippets.paper_panel("3a", runs=2, seed=1, calibration="classic")
-    assert "paper.get_panel('3a')" in code and "--figure 3a --runs 2 --seed 1" in code
+    assert "paper.panel_by_key('3a')" in code and "--figure 3a --runs 2 --seed 1" in code
     compile(code, "<snippet>", "exec")
 
 

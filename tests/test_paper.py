@@ -1,6 +1,7 @@
 """The paper's figures as data: panel configurations, computed claims and the CLI."""
 
 import gzip
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -190,3 +191,32 @@ def test_precomputed_file_round_trips(tmp_path):
     assert meta == {"command": "python -m paper x"}
     pd.testing.assert_frame_equal(frames["2a"], a, check_like=True)
     pd.testing.assert_frame_equal(frames["3c"], b, check_like=True)  # columns by name
+
+
+SHIPPED = Path(__file__).resolve().parents[1] / "paper" / "precomputed.csv.gz"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["2b~digits", "3a", "4c"])
+def test_shipped_results_agree_with_a_fresh_reduced_run(key):
+    # A fresh 3-run regeneration against the shipped 10-run means, per algorithm and grid
+    # point. Both are means of the same noise distribution (the runs are independent draws,
+    # the data pool is the seed's), so they differ by Monte Carlo error only:
+    # |m₃ − m₁₀| ≤ 4·s·√(1/3 + 1/10) with s the shipped per-point std (4σ: ~1 in 16,000 per
+    # point; a floor of 1e-9 for noise-free points, where both must agree to rounding).
+    from dpcore import paper
+
+    frames, meta = paper.read_precomputed(SHIPPED)
+    assert meta["command"].startswith("python -m paper --precompute") and meta["commit"]
+    panel = paper.panel_by_key(key)
+    shipped = frames[key]
+    fresh = paper.run_panel(
+        panel, runs=3, seed=int(meta["seed"]), calibration=meta["calibration"]
+    )
+    by = ["algorithm", panel.axis]
+    a = shipped.groupby(by)[panel.metric].agg(["mean", "std"])
+    b = fresh.groupby(by)[panel.metric].mean()
+    assert set(a.index) == set(b.index)
+    gap = (a["mean"] - b.reindex(a.index)).abs()
+    allowed = 4 * a["std"].fillna(0) * (1 / 3 + 1 / 10) ** 0.5 + 1e-9
+    assert (gap <= allowed).all(), gap[gap > allowed]

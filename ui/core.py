@@ -418,7 +418,7 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
     """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), cached."""
     from dpcore import paper
 
-    panel = paper.get_panel(key)
+    panel = paper.panel_by_key(key)  # a paper panel or a bundled stand-in ("2b~digits")
     data = None
     if panel.task == "pca" and panel.data != "synthetic":
         data = load_dataset(panel.data, path)

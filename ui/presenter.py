@@ -84,12 +84,50 @@ def intro(markdown: str) -> None:
         st.markdown(markdown)
 
 
-def style(fig: go.Figure, *, height: int | None = None) -> go.Figure:
-    """Size and letter a figure for the room (no-op outside presenter mode).
+# Lines and labels drawn black or dark grey vanish on the dark theme's background: lighter
+# greys there (the light theme and every export keep the originals).
+ON_DARK = {"#000000": "#E6E6E6", "#333333": "#DDDDDD", "#444444": "#CCCCCC", "#666666": "#B0B0B0"}
 
-    Also sets the modebar's PNG to presentation resolution — see :func:`chart_config`.
+
+def is_dark() -> bool:
+    """Whether the browser shows the dark theme (Streamlit infers it from the background)."""
+    try:
+        return st.context.theme.type == "dark"
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def for_dark(fig: go.Figure) -> go.Figure:
+    """The figure with its black / dark-grey lines, markers and labels lightened."""
+    swap = ON_DARK.get
+    for trace in fig.data:
+        line = getattr(trace, "line", None)
+        if line is not None and isinstance(line.color, str) and swap(line.color.upper()):
+            line.color = swap(line.color.upper())
+        marker = getattr(trace, "marker", None)
+        if marker is not None and isinstance(marker.color, str) and swap(marker.color.upper()):
+            marker.color = swap(marker.color.upper())
+    for shape in fig.layout.shapes:
+        if isinstance(shape.line.color, str) and swap(shape.line.color.upper()):
+            shape.line.color = swap(shape.line.color.upper())
+    for note in fig.layout.annotations:
+        if isinstance(note.font.color, str) and swap(note.font.color.upper()):
+            note.font.color = swap(note.font.color.upper())
+    return fig
+
+
+def style(fig: go.Figure, *, height: int | None = None, room: bool = True) -> go.Figure:
+    """Fit a figure to the screen: lighter greys on the dark theme (:func:`for_dark`) and,
+    in presenter mode, large lettering at a height that fits 720 px.
+
+    ``room=False``: the theme only (small panels keep their own size and lettering).
+    Returns a copy; the caller's figure (used for exports) keeps the light-theme colours.
+    The modebar's PNG resolution is set by :func:`chart_config`.
     """
-    if is_on():
+    fig = go.Figure(fig)
+    if is_dark():
+        for_dark(fig)
+    if room and is_on():
         fig.update_layout(
             font={"size": FONT_SIZE}, legend_font_size=FONT_SIZE - 2, height=height or CHART_HEIGHT
         )

@@ -27,7 +27,7 @@ import dpcore
 from ui.controls import calibration_radio
 from ui.core import call_core
 from ui.guard import show_error
-from ui.state import bound, consume_preset, reset
+from ui.state import bound, link_params, reset
 
 COLUMNS = ["N_s", "ε_s", "δ_s", "μ_s"]
 NEW_SITE = {"N_s": 1000, "ε_s": 0.5, "δ_s": 1e-3}  # what a site added with the S slider holds
@@ -198,9 +198,22 @@ def preset_values(prefix: str, name: str) -> dict[str, Any]:
     return {keys.sites: preset["S"], keys.rule: preset["weights"], keys.table: preset["sites"]}
 
 
+# What a link to CAPE averaging sets besides the preset's sites: every other key at its default.
+AVERAGING_LINK_DEFAULTS = {
+    "avg_calib": "classic",
+    "avg_draws": 20000,
+    "avg_seed": 0,
+    "avg_adv": 10.0,
+}
+
+
+def preset_link(name: str) -> dict[str, str]:
+    """Query parameters of a link opening CAPE averaging in preset ``name`` (the Overview)."""
+    return link_params(preset_values("avg_", name), AVERAGING_LINK_DEFAULTS)
+
+
 def preset_buttons(prefix: str) -> None:
-    """One button per preset; also applies ``?preset=NAME`` from a link."""
-    consume_preset(prefix, {n: preset_values(prefix, n) for n in PRESETS})
+    """One button per preset (each replaces every setting of the page)."""
     for col, (name, preset) in zip(st.columns(len(PRESETS)), PRESETS.items(), strict=True):
         col.button(
             preset["label"],

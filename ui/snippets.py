@@ -121,9 +121,13 @@ def paper_panel(key: str, *, runs: int, seed: int, calibration: str) -> str:
     """One panel of the paper's figures, as ``python -m paper`` computes it."""
     return (
         "from dpcore import paper\n\n"
-        f"panel = paper.get_panel({key!r})\n"
+        f"panel = paper.panel_by_key({key!r})\n"
         f"df = paper.run_panel(panel, runs={runs}, seed={seed}, calibration={calibration!r})\n"
         "print(df)\n"
-        f"# or, from a shell: python -m paper --figure {key} --runs {runs} --seed {seed} "
-        f"--calibration {calibration}\n"
+        + (
+            f"# or, from a shell: python -m paper --figure {key} --runs {runs} --seed {seed} "
+            f"--calibration {calibration}\n"
+            if "~" not in key
+            else "# a stand-in panel: python -m paper --precompute computes it with the others\n"
+        )
     )

@@ -19,7 +19,6 @@ from typing import Any
 import streamlit as st
 
 HISTORY_JS = (Path(__file__).with_name("history.js")).read_text(encoding="utf-8")
-PRESET_PARAM = "preset"  # a link's one-shot request: /averaging?preset=big
 
 
 # Every bound widget's default, by key, recorded when the widget is drawn: a preset resets the
@@ -67,14 +66,12 @@ def reset(prefix: str, values: Mapping[str, Any] = ()) -> None:
         state[key] = value
 
 
-def consume_preset(prefix: str, presets: Mapping[str, Mapping[str, Any]]) -> None:
-    """Apply ``?preset=NAME`` from a link (e.g. on the Overview), then drop it from the URL.
-
-    Call before the page draws its widgets; an unknown name is ignored.
-    """
-    name = st.query_params.get(PRESET_PARAM)
-    if name is None:
-        return
-    if name in presets:
-        reset(prefix, presets[name])
-    del st.query_params[PRESET_PARAM]
+def link_params(values: Mapping[str, Any], defaults: Mapping[str, Any] = ()) -> dict[str, str]:
+    """Query parameters for a link that opens a page in a preset: ``defaults`` (the page's
+    other keys) overridden by ``values``, written as the widgets write them (``True`` as
+    ``true``). Link values win over a page's remembered settings, so the same link gives the
+    same screen whatever the visitor did before."""
+    out = {}
+    for key, value in {**dict(defaults), **dict(values)}.items():
+        out[key] = str(value).lower() if isinstance(value, bool) else f"{value}"
+    return out

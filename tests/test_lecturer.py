@@ -1,0 +1,329 @@
+"""The lecturer's demo in a real Chromium (issue #13): presets, sites and weights, page changes,
+Back/Forward, shared links, presenter mode and the phone, light and dark, and the exports.
+
+Screenshots go to artifacts/screenshots/ (presenter-*.png, phone-*.png): look at them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pandas as pd
+import pytest
+
+from benchmarks.server import streamlit_server
+from ui.sites_table import preset_link
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "artifacts" / "screenshots"
+
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    sync_playwright = None
+
+missing = sync_playwright is None or not Path(CHROMIUM).exists()
+if missing and os.environ.get("REQUIRE_BROWSER") == "1":
+    raise RuntimeError("REQUIRE_BROWSER=1 but playwright or /usr/bin/chromium is missing")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(missing, reason="needs playwright and /usr/bin/chromium"),
+]
+
+
+@pytest.fixture(scope="module")
+def server():
+    try:
+        with streamlit_server() as (url, _):
+            yield url
+    except RuntimeError as err:
+        pytest.fail(str(err))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+            ],
+        )
+        yield b
+        b.close()
+
+
+def settle(page, timeout: float = 120) -> None:
+    """Wait until the script has finished and the charts are painted."""
+    page.wait_for_selector("h1", timeout=timeout * 1000)
+    time.sleep(1.5)  # the script may not have started yet
+    deadline = time.time() + timeout
+    quiet = 0
+    while time.time() < deadline and quiet < 3:
+        running = page.locator("[data-testid='stStatusWidget']").count() > 0
+        quiet = 0 if running else quiet + 1
+        time.sleep(0.4)
+    for chart in page.locator("[data-testid='stPlotlyChart']").all():
+        chart.locator(".main-svg").first.wait_for(timeout=60_000)
+    time.sleep(0.5)
+
+
+def no_errors(page) -> None:
+    assert page.locator("[data-testid='stException']").count() == 0
+    errors = page.locator("[data-testid='stAlertContentError']")
+    assert errors.count() == 0, errors.all_inner_texts()
+
+
+def metrics(page) -> dict[str, str]:
+    page.locator("[data-testid='stMetric']").first.wait_for(timeout=60_000)
+    out = {}
+    for m in page.locator("[data-testid='stMetric']").all():
+        name = m.locator("[data-testid='stMetricLabel']").inner_text().strip()
+        out[name] = m.locator("[data-testid='stMetricValue']").inner_text().strip()
+    return out
+
+
+def sites(page, prefix: str = "avg_") -> list[list[float]]:
+    """The sites table as the page holds it (its text form, also in the URL)."""
+    field = page.locator(f".st-key-{prefix}sites input")
+    if field.count() == 0:  # the expander draws its content when opened
+        page.get_by_text("The sites as text").first.click()
+        field.wait_for(timeout=30_000)
+    text = field.input_value()
+    return [[float(x) for x in row.split(",")] for row in text.split(";")]
+
+
+def new_page(browser, *, width=1400, height=1000, dark=False):
+    context = browser.new_context(
+        viewport={"width": width, "height": height},
+        color_scheme="dark" if dark else "light",
+        accept_downloads=True,
+    )
+    return context.new_page()
+
+
+def press_slider(page, key: str, presses: int) -> None:
+    for _ in range(abs(presses)):  # one step at a time: a rerun redraws the slider
+        page.locator(f".st-key-{key} input[type='range']").first.focus()
+        page.keyboard.press("ArrowRight" if presses > 0 else "ArrowLeft")
+        settle(page)
+
+
+def click(page, name: str) -> None:
+    page.get_by_role("button", name=name).first.click()
+    settle(page)
+
+
+PRESETS = {
+    "equal": "Equal hospitals",
+    "big": "One big site, many small",
+    "mixed": "Different privacy needs",
+}
+
+
+def test_presets_in_any_order_give_the_numbers_of_a_fresh_browser(server, browser):
+    fresh = {}
+    for name in PRESETS:
+        page = new_page(browser)
+        page.goto(f"{server}/averaging?{urlencode(preset_link(name))}")  # the Overview's link
+        settle(page)
+        no_errors(page)
+        fresh[name] = (metrics(page), sites(page))
+        page.context.close()
+    assert fresh["big"][0] != fresh["equal"][0]
+    for order in (["equal", "big", "mixed"], ["mixed", "equal", "big", "equal"]):
+        page = new_page(browser)
+        page.goto(f"{server}/averaging")
+        settle(page)
+        for name in order:
+            click(page, PRESETS[name])
+            assert (metrics(page), sites(page)) == fresh[name], (order, name)
+        page.context.close()
+
+
+def test_sites_up_and_down_keep_the_weights_the_rule_implies(server, browser):
+    page = new_page(browser)
+    page.goto(f"{server}/averaging")
+    settle(page)
+    press_slider(page, "avg_S", 3)  # 5 → 8 equal sites
+    table = sites(page)
+    assert len(table) == 8 and all(abs(row[3] - 1 / 8) < 1e-6 for row in table)
+    press_slider(page, "avg_S", -5)  # 8 → 3
+    table = sites(page)
+    assert len(table) == 3 and all(abs(row[3] - 1 / 3) < 1e-6 for row in table)
+    # ∝ N_s: the big-site preset, then two more sites of N_s = 1000
+    click(page, PRESETS["big"])
+    press_slider(page, "avg_S", 2)
+    table = sites(page)
+    total = sum(row[0] for row in table)
+    assert len(table) == 8 and total == 10000 + 5 * 500 + 2 * 1000
+    assert all(abs(row[3] - row[0] / total) < 1e-5 for row in table)
+    no_errors(page)
+    page.context.close()
+
+
+def test_table_edits_survive_the_weighting_rule(server, browser):
+    page = new_page(browser)
+    page.goto(f"{server}/averaging")
+    settle(page)
+    grid = page.locator("[data-testid='stDataFrame']").first
+    box = grid.bounding_box()
+    # first body row, first column (N_s); rows are 35 px, the header one row
+    grid.dblclick(position={"x": 30, "y": 35 + 17})
+    time.sleep(0.5)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("4000")
+    page.keyboard.press("Enter")
+    settle(page)
+    assert box is not None and sites(page)[0][0] == 4000
+    page.get_by_text("∝ N_s", exact=True).click()
+    settle(page)
+    table = sites(page)
+    assert table[0][0] == 4000  # the edit survived
+    assert abs(table[0][3] - 4000 / 8000) < 1e-6  # and weighs N_s/N
+    page.get_by_text("equal", exact=True).click()
+    settle(page)
+    assert sites(page)[0][0] == 4000 and abs(sites(page)[0][3] - 0.2) < 1e-6
+    no_errors(page)
+    page.context.close()
+
+
+def slider_text(page, key: str) -> str:
+    return page.locator(f".st-key-{key} input[type='range']").first.get_attribute("aria-valuetext")
+
+
+def test_pages_keep_their_own_settings_and_back_forward_restore_them(server, browser):
+    page = new_page(browser)
+    page.goto(f"{server}/pca")
+    settle(page)
+    press_slider(page, "pca_eps", 2)  # 0.5 → 1 → 2
+    assert slider_text(page, "pca_eps") == "2" and "pca_eps=2" in page.url
+    page.locator("[data-testid='stSidebarNav'] a", has_text="Tensor decomposition").click()
+    settle(page)
+    assert slider_text(page, "td_eps") == "0.5" and "pca_" not in page.url  # its own defaults
+    press_slider(page, "td_eps", -1)
+    assert "td_eps=0.2" in page.url
+    page.locator("[data-testid='stSidebarNav'] a", has_text="PCA").click()
+    settle(page)
+    assert slider_text(page, "pca_eps") == "2" and "pca_eps=2" in page.url  # PCA as left
+    page.go_back()
+    settle(page)
+    assert "/tensor" in page.url and slider_text(page, "td_eps") == "0.2"
+    page.go_back()
+    settle(page)
+    assert "/tensor" in page.url and slider_text(page, "td_eps") == "0.5"
+    page.go_back()
+    settle(page)
+    assert "/pca" in page.url and slider_text(page, "pca_eps") == "2"
+    page.go_back()
+    settle(page)
+    assert slider_text(page, "pca_eps") == "1"
+    page.go_forward()
+    settle(page)
+    assert slider_text(page, "pca_eps") == "2"
+    no_errors(page)
+    page.context.close()
+
+
+def test_a_copied_url_reproduces_the_screen_in_a_fresh_context(server, browser):
+    page = new_page(browser)
+    page.goto(f"{server}/averaging")
+    settle(page)
+    click(page, PRESETS["mixed"])
+    press_slider(page, "avg_S", 1)
+    page.get_by_text("∝ N_s", exact=True).click()
+    settle(page)
+    shown = (metrics(page), sites(page))
+    other = new_page(browser)
+    other.goto(page.url)
+    settle(other)
+    assert (metrics(other), sites(other)) == shown
+    page.context.close()
+    other.context.close()
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_presenter_mode_fits_a_projector(server, browser, dark):
+    theme = "dark" if dark else "light"
+    page = new_page(browser, width=1280, height=720, dark=dark)
+    for name in ("pca", "averaging"):
+        page.goto(f"{server}/{name}?present=true")
+        settle(page)
+        no_errors(page)
+        chart = page.locator("[data-testid='stPlotlyChart']").first.bounding_box()
+        eps_or_s = page.locator(".st-key-pca_eps, .st-key-avg_S").first.bounding_box()
+        assert chart and eps_or_s
+        assert eps_or_s["x"] + eps_or_s["width"] <= chart["x"]  # the control beside the chart
+        assert eps_or_s["y"] + eps_or_s["height"] <= 720  # above the fold
+        if name == "pca":
+            assert chart["y"] + chart["height"] <= 720 + 5  # the whole chart on screen
+        assert page.locator("[data-testid='stSidebar']").first.bounding_box()["x"] < 0 or (
+            page.locator("[data-testid='stSidebar'][aria-expanded='false']").count() == 1
+        )
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"presenter-{name}-{theme}.png"))
+    page.context.close()
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_phone_width_keeps_the_chart_visible(server, browser, dark):
+    theme = "dark" if dark else "light"
+    page = new_page(browser, width=390, height=844, dark=dark)
+    page.goto(f"{server}/pca")
+    settle(page)
+    no_errors(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"phone-pca-{theme}.png"))
+    page.goto(f"{server}/pca?present=true")
+    settle(page)
+    page.locator("[data-testid='stPlotlyChart']").first.scroll_into_view_if_needed()
+    time.sleep(0.5)
+    page.screenshot(path=str(SHOTS / f"phone-pca-present-{theme}.png"))
+    # the modebar sits above the plot, not over the legend
+    legend = page.locator(".legend").first.bounding_box()
+    modebar = page.locator(".modebar").first.bounding_box()
+    if legend and modebar and modebar["height"] > 0:
+        overlap_x = min(legend["x"] + legend["width"], modebar["x"] + modebar["width"]) - max(
+            legend["x"], modebar["x"]
+        )
+        overlap_y = min(legend["y"] + legend["height"], modebar["y"] + modebar["height"]) - max(
+            legend["y"], modebar["y"]
+        )
+        assert overlap_x <= 0 or overlap_y <= 0
+    page.context.close()
+
+
+def download(page, name: str) -> bytes:
+    with page.expect_download(timeout=120_000) as info:
+        page.get_by_role("button", name=name).first.click()
+    return Path(info.value.path()).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("path", "title"),
+    [
+        ("pca", "Distributed private PCA"),
+        ("averaging", "CAPE averaging: noise in the aggregate"),
+        ("privacy", "Privacy explorer: effective ε"),
+        ("paper_figures", "Figure 2a"),
+    ],
+)
+def test_every_kind_of_figure_exports_numbers_and_a_stamped_figure(server, browser, path, title):
+    page = new_page(browser)
+    page.goto(f"{server}/{path}")
+    settle(page)
+    table = pd.read_csv(io.BytesIO(download(page, "Numbers (CSV)")))
+    assert len(table) > 0
+    html = download(page, "Figure (HTML)").decode("utf-8")
+    assert title in html and "Parameters:" in html
+    assert f"/{path}" in html and "Reproduce in Python" in html
+    page.context.close()
