@@ -19,12 +19,13 @@ from ui.datafiles import file_picker
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
 from ui.figures import add_pool_band, legend_figure, sweep_figure
+from ui.guard import plain
 from ui.theme import AXIS_LABELS
 
 PRECOMPUTED = Path(__file__).resolve().parents[1] / "paper" / "precomputed.csv.gz"
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=1)
 def precomputed() -> tuple[dict, dict]:
     """The results shipped in paper/precomputed.csv.gz (python -m paper --precompute)."""
     if not PRECOMPUTED.exists():
@@ -175,10 +176,9 @@ for row in range(0, len(panels), width):
         box = box.container(border=True)
         panel = shown[slot.key]
         box.markdown(f"**({slot.key[1:]}) {panel.title}**")
-        if panel is not slot:
+        if panel is not slot:  # the reason in one line, then the stand-in, labelled
             box.caption(
-                f":material/folder_off: {paper.DATA_TITLES[slot.data]} is not on this machine "
-                "(put it in the data directory and pick it in the sidebar); below: the bundled "
+                f":material/folder_off: {plain(status[slot.key][1])} Below: the bundled "
                 "stand-in, **not the paper's data**."
             )
         computed = (panel.key, *token) in done

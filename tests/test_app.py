@@ -260,7 +260,7 @@ def test_paper_figure_2_without_real_data_says_so(monkeypatch):
     at = page("paper_figures.py").run()
     assert not at.exception and not at.error
     # MNIST and Covertype panels: one line each, then the bundled stand-in, labelled
-    notes = [c.value for c in at.caption if "is not on this machine" in c.value]
+    notes = [c.value for c in at.caption if "bundled stand-in" in c.value]
     assert len(notes) == 6 and all("not the paper's data" in n for n in notes)
     assert sum("stand-in for" in m.value for m in at.markdown) == 6
     # every panel drawn at once from the shipped results (the legend + 9 panels)

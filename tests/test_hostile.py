@@ -166,7 +166,7 @@ def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_pat
     at = page("paper_figures.py")
     at.run()
     assert not at.exception
-    notes = [i.value for i in at.info if "Data not available" in i.value]
+    notes = [c.value for c in at.caption if "bundled stand-in" in c.value]
     assert len(notes) == 6 and len(set(notes)) == 2  # three panels each for MNIST, Covertype
     assert "passwd" not in " ".join(notes)
     assert sorted(kinds) == ["covtype", "mnist"]
