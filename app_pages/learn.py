@@ -14,6 +14,7 @@ from ui.explain import explain
 from ui.lessons import LESSONS
 from ui.lessons.scenes import SCENES
 from ui.state import bound
+from ui.stepper import clamp, step_buttons
 
 PREFIX = "learn_"  # this page's URL keys (docs/state.md); a step's control adds its own name
 LESSON, STEP = f"{PREFIX}lesson", f"{PREFIX}step"
@@ -27,34 +28,12 @@ def restart() -> None:
     st.session_state[STEP] = 1
 
 
-def move(delta: int) -> None:
-    count = len(BY_NAME[st.session_state[LESSON]].steps)
-    st.session_state[STEP] = min(max(int(st.session_state.get(STEP, 1)) + delta, 1), count)
-
-
 pick, back, picker, forward = st.columns([3, 1, 4, 1], vertical_alignment="bottom")
 name = bound(pick.selectbox, "Lesson", LESSON, options=list(BY_NAME), on_change=restart)
 lesson = BY_NAME[name]
 count = len(lesson.steps)
-if int(st.session_state.get(STEP, 1)) > count:
-    st.session_state[STEP] = count
-back.button(
-    "Back",
-    icon=":material/arrow_back:",
-    key="lesson_back",
-    on_click=move,
-    args=(-1,),
-    width="stretch",
-)
-forward.button(
-    "Next",
-    icon=":material/arrow_forward:",
-    key="lesson_next",
-    on_click=move,
-    args=(1,),
-    width="stretch",
-    type="primary",
-)
+clamp(STEP, count)
+step_buttons(back, forward, state_key=STEP, total=count, key="lesson")
 number = bound(picker.select_slider, f"Step of {count}", STEP, options=list(range(1, count + 1)))
 head.title(lesson.title)
 head.caption(

@@ -10,12 +10,13 @@ from ui.learn_core import protocol_run
 from ui.protocol_figures import cancel_figure, network_figure
 from ui.protocol_steps import holdings, ledger, protocol_steps
 from ui.state import bound
+from ui.stepper import clamp, step_buttons
 
 PREFIX = "pr_"  # this page's URL keys (docs/state.md)
 STEP = f"{PREFIX}step"
 
 st.title("The protocol, message by message")
-st.markdown(
+presenter.intro(
     "One real run of CAPE (Algorithm 1, steps 1–8; Algorithm 5) with **this draw's numbers**: "
     "step forward and back through every message; **New noise draw** reruns it."
 )
@@ -50,32 +51,9 @@ seed = seed_controls(side, prefix=PREFIX)
 demo = call_core(protocol_run, int(sites), kind, float(epsilon), int(seed))
 steps = protocol_steps(demo)
 total = len(steps)
-if st.session_state.get(STEP, 1) > total:  # fewer sites than the URL's step assumed
-    st.session_state[STEP] = total
-
-
-def move(delta: int) -> None:
-    st.session_state[STEP] = min(max(int(st.session_state.get(STEP, 1)) + delta, 1), total)
-
-
+clamp(STEP, total)  # fewer sites than the URL's step assumed
 back, slider, forward = st.columns([1, 6, 1], vertical_alignment="bottom")
-back.button(
-    "Back",
-    icon=":material/arrow_back:",
-    key="step_back",
-    on_click=move,
-    args=(-1,),
-    use_container_width=True,
-)
-forward.button(
-    "Next",
-    icon=":material/arrow_forward:",
-    key="step_next",
-    on_click=move,
-    args=(1,),
-    use_container_width=True,
-    type="primary",
-)
+step_buttons(back, forward, state_key=STEP, total=total, key="step")
 index = bound(slider.slider, "Step", STEP, min_value=1, max_value=total)
 step = steps[int(index) - 1]
 

@@ -501,26 +501,31 @@ def _compare(stats: dict, higher_is_better: bool, winner: str) -> str:
     return winner if (cm > vm) == higher_is_better else "conventional"
 
 
-def pca_scene(epsilon: float) -> Scene:
-    """Captured energy of capePCA, conventional and non-private PCA over ε."""
-    df = lesson_pca(EPS_GRID, 10)
-    fig = sweep_figure(
-        df,
-        axis="epsilon",
-        metric="captured_energy_ratio",
-        y_title="captured energy / optimum",
-        marker=epsilon,
-    )
+def _sweep_scene(df, metric: str, y_title: str, epsilon: float, **compare) -> Scene:
+    """A lesson's ε sweep (marker at the control) and CAPE vs conventional at that ε."""
+    fig = sweep_figure(df, axis="epsilon", metric=metric, y_title=y_title, marker=epsilon)
     fig.update_layout(height=380)
-    stats = _means(df, "epsilon", "captured_energy_ratio", epsilon)
+    stats = _means(df, "epsilon", metric, epsilon)
     return Scene(
         fig,
         {
             "epsilon": epsilon,
             "cape": stats["cape"][0],
             "conv": stats["conv"][0],
-            "answer": _compare(stats, True, "capePCA"),
+            "answer": _compare(stats, **compare),
         },
+    )
+
+
+def pca_scene(epsilon: float) -> Scene:
+    """Captured energy of capePCA, conventional and non-private PCA over ε."""
+    return _sweep_scene(
+        lesson_pca(EPS_GRID, 10),
+        "captured_energy_ratio",
+        "captured energy / optimum",
+        epsilon,
+        higher_is_better=True,
+        winner="capePCA",
     )
 
 
@@ -546,24 +551,13 @@ def pca_sites_scene(epsilon: float) -> Scene:
 
 def tensor_scene(epsilon: float) -> Scene:
     """Component error of capeAGN, conventional and non-private over ε (MOG)."""
-    df = lesson_otd(EPS_GRID)
-    fig = sweep_figure(
-        df,
-        axis="epsilon",
-        metric="component_error",
-        y_title="component error q_comp",
-        marker=epsilon,
-    )
-    fig.update_layout(height=380)
-    stats = _means(df, "epsilon", "component_error", epsilon)
-    return Scene(
-        fig,
-        {
-            "epsilon": epsilon,
-            "cape": stats["cape"][0],
-            "conv": stats["conv"][0],
-            "answer": _compare(stats, False, "capeAGN"),
-        },
+    return _sweep_scene(
+        lesson_otd(EPS_GRID),
+        "component_error",
+        "component error q_comp",
+        epsilon,
+        higher_is_better=False,
+        winner="capeAGN",
     )
 
 
