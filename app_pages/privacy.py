@@ -225,6 +225,7 @@ st.caption(
 
 # --- dropouts -----------------------------------------------------------------------------------
 st.header("Dropouts")
+st.caption("Shown for the paper's design, whichever design is chosen above.")
 _valid(f"{P}dropped")
 dropped = url_bound(
     st.multiselect,

@@ -394,6 +394,11 @@ def best_conventional_std(tau_site: ArrayLike) -> float:
     """Aggregate noise std of conventional averaging with inverse-variance weights ∝ 1/τ_s².
 
     1/sqrt(Σ_s 1/τ_s²), the smallest over all weightings (0 if some τ_s = 0).
+
+    Raises
+    ------
+    ValueError
+        If a τ_s is negative or not finite, or there are fewer than two sites.
     """
     tau = _check_tau_site(tau_site)
     if np.any(tau == 0):

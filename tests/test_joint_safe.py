@@ -11,6 +11,7 @@ from dpcore import (
     cape_design,
     coalition_report,
     coalition_view,
+    collusion_curve,
     gaussian_sigmas,
     joint_safe_design,
     party_views,
@@ -170,3 +171,18 @@ def test_cape_joint_pca_runs_the_protocol_with_the_joint_design(faithful):
     np.testing.assert_allclose(np.abs(basis.T @ truth), np.eye(2), atol=1e-9)
     with pytest.raises(ValueError, match="design must be one of"):
         cape_pca(moments, 2, tau_site=np.ones(4), weights=w, design="nope", rng=rng)
+
+
+def test_joint_safe_design_is_no_worse_than_the_papers_under_collusion():
+    # docs/privacy.md: with k colluding sites the safe design's worst ε (both views) never
+    # exceeds the paper's design's (S = 10, analytic ε_s = 0.5): the larger E's only add
+    # noise where the coalition cannot pin them down. It is not collusion-proof: one colluder
+    # already lifts the joint ε above ε_s.
+    sens, eps, delta = 1e-3, 0.5, 1e-3
+    tau = gaussian_sigmas(np.full(10, sens), eps, delta, method="analytic")
+    paper = collusion_curve(cape_design(tau), sens, delta, epsilon=eps)
+    safe = collusion_curve(joint_safe_design(tau), sens, delta, epsilon=eps)
+    assert np.all(safe.epsilon.to_numpy() <= paper.epsilon.to_numpy() * (1 + 1e-9))
+    joint = safe[safe.view == "all releases"].set_index("colluding").epsilon
+    assert joint.loc[0] == pytest.approx(eps, rel=1e-6) and joint.loc[1] > eps
+    assert [round(joint.loc[k], 2) for k in (1, 2, 5, 9)] == [0.53, 0.56, 0.73, 1.87]
