@@ -179,9 +179,9 @@ def test_joint_safe_design_is_no_worse_than_the_papers_under_collusion():
     # noise where the coalition cannot pin them down. It is not collusion-proof: one colluder
     # already lifts the joint ε above ε_s.
     sens, eps, delta = 1e-3, 0.5, 1e-3
-    tau = gaussian_sigmas(np.full(10, sens), eps, delta, method="analytic")
-    paper = collusion_curve(cape_design(tau), sens, delta, epsilon=eps)
-    safe = collusion_curve(joint_safe_design(tau), sens, delta, epsilon=eps)
+    tau = gaussian_sigmas(np.full(10, sens), epsilon=eps, delta=delta, method="analytic")
+    paper = collusion_curve(cape_design(tau), sens, delta=delta, epsilon=eps)
+    safe = collusion_curve(joint_safe_design(tau), sens, delta=delta, epsilon=eps)
     assert np.all(safe.epsilon.to_numpy() <= paper.epsilon.to_numpy() * (1 + 1e-9))
     joint = safe[safe.view == "all releases"].set_index("colluding").epsilon
     assert joint.loc[0] == pytest.approx(eps, rel=1e-6) and joint.loc[1] > eps
