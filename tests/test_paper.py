@@ -155,6 +155,15 @@ def test_fig_2a_default_pool_is_unlucky_and_the_spread_says_so():
     at = spread[spread.epsilon == 0.5].set_index("seed").captured_energy_ratio
     assert len(at) == len(paper.POOL_SEEDS) and at.idxmin() == 0
     assert at.loc[0] < 0.97 * at.mean()
+    # the Paper figures page states these numbers for the shipped (seed 0) panel
+    others = at.drop(index=0)
+    assert (round(at.loc[0], 3), round(others.min(), 3), round(others.max(), 3)) == (
+        0.579,
+        0.602,
+        0.621,
+    )
+    page = (Path(__file__).resolve().parents[1] / "app_pages" / "paper_figures.py").read_text()
+    assert "0.579 of the optimum at ε = 0.5" in page and "0.602–0.621" in page
     with pytest.raises(ValueError, match="real data"):
         paper.pool_spread("2b")
 
