@@ -230,7 +230,7 @@ def coalition_report(
     pandas.DataFrame
         ``promised_epsilon`` (ε_s); ``required_std`` (τ_s), ``release_std``, ``joint_std``;
         ``epsilon_at_required``: the exact ε of noise τ_s alone (below ε_s when the classic
-        formula over-calibrated τ_s, above it where classic fails, ε ≥ ~8);
+        formula over-calibrated τ_s, above it where classic fails, ε ≳ 7);
         ``epsilon_release`` and ``epsilon_joint``: exact ε of the site's own release and of
         all releases together at δ_s; ``release_meets`` / ``joint_meets``: that ε ≤ ε_s —
         exactly the promise; ``release_ratio`` / ``joint_ratio``: σ/τ_s (< 1 means the
