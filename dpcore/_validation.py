@@ -103,8 +103,10 @@ RngLike = int | np.integer | np.random.Generator | None
 
 
 def check_rng(value: object, name: str = "rng") -> np.random.Generator:
-    """SPEC 7: ``None`` (fresh entropy), a non-negative int seed or a Generator (returned
-    as is, so the caller's stream advances) → a Generator.
+    """Turn an ``rng`` argument into a Generator (SPEC 7).
+
+    ``None`` gives fresh entropy, a non-negative int seeds a new Generator, and a Generator
+    is returned as is (so the caller's stream advances).
 
     Examples
     --------

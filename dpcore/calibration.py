@@ -101,7 +101,7 @@ def gaussian_epsilon(sigma: float, *, sensitivity: float, delta: float) -> float
 
     Examples
     --------
-    >>> s = gaussian_sigma(1.0, 0.5, 1e-5, method="analytic")
+    >>> s = gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, method="analytic")
     >>> round(gaussian_epsilon(s, sensitivity=1.0, delta=1e-5), 6)
     0.5
     """
@@ -177,7 +177,7 @@ def gaussian_sigma(
 
     Examples
     --------
-    >>> round(gaussian_sigma(1.0, 0.5, 1e-5), 4)
+    >>> round(gaussian_sigma(1.0, epsilon=0.5, delta=1e-5), 4)
     9.6896
     """
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True, high_open=True)

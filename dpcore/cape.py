@@ -370,7 +370,7 @@ def standard_noise(
 def add_symmetric_noise(
     value: NDArray[np.float64], std: float, *, rng: np.random.Generator
 ) -> NDArray[np.float64]:
-    """value + symmetric N(0, std²) noise (one draw per multiset of indices)."""
+    """Value + symmetric N(0, std²) noise (one draw per multiset of indices)."""
     return value + std * standard_noise(value.shape, symmetric=True, rng=rng)
 
 

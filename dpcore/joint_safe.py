@@ -51,15 +51,18 @@ DESIGN_KINDS = ("cape", "joint")  # the paper's design (eq. (2)) and the joint-v
 
 
 def design_for(kind: str, tau_site: ArrayLike, *, weights: ArrayLike | None = None) -> CapeDesign:
-    """The CAPE design of a kind: ``"cape"`` (:func:`dpcore.cape_design`, the paper's
-    guarantee per release) or ``"joint"`` (:func:`joint_safe_design`, default price)."""
+    """The CAPE design of a kind.
+
+    ``"cape"`` (:func:`dpcore.cape_design`, the paper's guarantee per release) or ``"joint"``
+    (:func:`joint_safe_design`, default price).
+    """
     kind = check_choice(kind, "design", DESIGN_KINDS)
     make = joint_safe_design if kind == "joint" else cape_design
     return make(tau_site, weights=weights)
 
 
 def _e_scale(r2: NDArray[np.float64], total: float) -> float:
-    """a ≥ 0 with Σ r_s² / (T + a (T − r_s²)) = 1 at T = ``total`` (r² ≤ 1 < T)."""
+    """A ≥ 0 with Σ r_s² / (T + a (T − r_s²)) = 1 at T = ``total`` (r² ≤ 1 < T)."""
     if r2.sum() <= total:
         return 0.0  # conventional averaging is already within the price
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpcore.parallel import default_workers
-from dpcore.registry import get
+from dpcore.registry import pca_method
 
 MAX_SECONDS = 600.0  # estimated wall time of one request
 MAX_MEMORY = 2 * 2**30  # bytes
@@ -44,7 +44,7 @@ def estimate_pca(
     Each algorithm's eigendecompositions per run come from its registry record.
     """
     workers = default_workers()
-    per_run = sum(get(a, "pca", param="algorithms").pca.eighs(sites) for a in algorithms)
+    per_run = sum(pca_method(a, param="algorithms").eighs(sites) for a in algorithms)
     tasks = points * runs
     seconds = tasks * per_run * _eigh_seconds(dim) / workers
     seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled

@@ -64,7 +64,7 @@ def captured_energy(basis: NDArray[np.float64], reference: NDArray[np.float64]) 
 
 
 def optimal_energy(reference: NDArray[np.float64], k: int) -> float:
-    """max q = sum of the K largest eigenvalues of A (attained by V_K(A))."""
+    """Max q = sum of the K largest eigenvalues of A (attained by V_K(A))."""
     reference = _matrix(reference, "reference", square=True)
     d = reference.shape[0]
     k = check_int(k, "k", low=1, high=d)

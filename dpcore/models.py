@@ -59,7 +59,7 @@ class MixtureModel:
 
 
 def paper_weights(k: int) -> NDArray[np.float64]:
-    """w = linspace(1, 10K, K) / sum — the authors' mixing weights."""
+    """W = linspace(1, 10K, K) / sum — the authors' mixing weights."""
     w = np.linspace(1.0, 10.0 * k, k)
     return w / w.sum()
 
@@ -72,7 +72,7 @@ def _check_dims(dim: int, k: int) -> tuple[int, int]:
     return dim, check_int(k, "k", low=1, high=dim)
 
 
-def _random_orthonormal(dim: int, k: int, rng: np.random.Generator) -> NDArray[np.float64]:
+def _random_orthonormal(dim: int, k: int, rng: RngLike) -> NDArray[np.float64]:
     q, r = np.linalg.qr(check_rng(rng).standard_normal((dim, dim)))
     return (q * np.sign(np.diag(r)))[:, :k]  # Haar-distributed orthogonal matrix, first K cols
 
@@ -142,7 +142,7 @@ def _topics(model: MixtureModel, u: NDArray[np.float64]) -> NDArray[np.intp]:
 
 
 def sample_mog(model: MixtureModel, n: int, *, rng: np.random.Generator) -> NDArray[np.float64]:
-    """n samples x = a_h + z as rows, shape (n, D).
+    """N samples x = a_h + z as rows, shape (n, D).
 
     Each sample uses one contiguous row of D + 1 standard normals (the first picks h by
     inverse CDF), so drawing in chunks gives the same data whatever the chunk size.
@@ -153,7 +153,7 @@ def sample_mog(model: MixtureModel, n: int, *, rng: np.random.Generator) -> NDAr
 
 
 def sample_stm(model: MixtureModel, n: int, *, rng: np.random.Generator) -> NDArray[np.intp]:
-    """n documents as word indices, shape (n, L) (one-hot vectors t_l = e_word, not stored).
+    """N documents as word indices, shape (n, L) (one-hot vectors t_l = e_word, not stored).
 
     One contiguous row of L + 1 uniforms per document (topic, then words): chunk-invariant.
     """

@@ -62,13 +62,15 @@ class SiteMoments:
 def symmetrise(tensor: NDArray[np.float64]) -> NDArray[np.float64]:
     """Average of a square matrix / cubic tensor over all permutations of its axes."""
     perms = list(permutations(range(tensor.ndim)))
-    return sum(tensor.transpose(p) for p in perms) / len(perms)
+    return np.asarray(sum(tensor.transpose(p) for p in perms)) / len(perms)
 
 
 @lru_cache(maxsize=8)
 def _lexicographic_positions(d: int) -> NDArray[np.intp]:
-    """Where each free entry i ≤ j ≤ k (lexicographic, as :mod:`dpcore.noise` orders them)
-    sits in the concatenated blocks of :func:`cube_sum_free`."""
+    """Positions of the free entries i ≤ j ≤ k in the blocks of :func:`cube_sum_free`.
+
+    Entries are in lexicographic order, as :mod:`dpcore.noise` orders them.
+    """
     i, j, k = np.array(list(combinations_with_replacement(range(d), 3))).T
     starts = np.concatenate([[0], np.cumsum([(b + 1) * (d - b) for b in range(d)])])
     return starts[j] + i * (d - j) + (k - j)
@@ -298,7 +300,7 @@ def moment_sensitivities(
 
 
 def mog_third_moment_norm(dim: int, sigma2: float) -> float:
-    """sup over ‖t‖ ≤ 1 of ‖t⊗t⊗t − σ² Σ_d (t⊗e_d⊗e_d + e_d⊗t⊗e_d + e_d⊗e_d⊗t)‖_F.
+    """Sup over ‖t‖ ≤ 1 of ‖t⊗t⊗t − σ² Σ_d (t⊗e_d⊗e_d + e_d⊗t⊗e_d + e_d⊗e_d⊗t)‖_F.
 
     With q = ‖t‖²: ⟨t⊗³, t⊗e_d⊗e_d⟩ summed over d is q², each correction term has squared
     norm D q and distinct ones have inner product q, so the squared norm is

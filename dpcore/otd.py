@@ -124,7 +124,7 @@ def cape_otd(
     design: str = "cape",
     rng,
 ) -> WhitenedTensor:
-    """capeAGN (Algorithm 2): CAPE on M2 → W at the aggregator → CAPE on projected M3.
+    """CapeAGN (Algorithm 2): CAPE on M2 → W at the aggregator → CAPE on projected M3.
 
     ``faithful=False`` draws each stage's aggregate noise directly (std τ_agg), which is
     equal in distribution (see :func:`dpcore.pca.cape_pca`). ``design``: ``"cape"`` (the
@@ -173,7 +173,7 @@ def avn_noise(dim: int, beta: float, *, rng: np.random.Generator) -> NDArray[np.
 
 
 def avn_vector(n: int, beta: float, *, rng: np.random.Generator) -> NDArray[np.float64]:
-    """b ∈ R^n with density ∝ exp(−β‖b‖₂): uniform direction times a Gamma(n, 1/β) radius."""
+    """B ∈ R^n with density ∝ exp(−β‖b‖₂): uniform direction times a Gamma(n, 1/β) radius."""
     direction = rng.standard_normal(n)
     direction /= np.linalg.norm(direction)
     return rng.gamma(n, 1.0 / beta) * direction
@@ -188,8 +188,11 @@ def avn_otd(m2: NDArray, m3: NDArray, k: int, *, tau2: float, beta: float, rng) 
 
 
 def random_components(model: MixtureModel, *, rng: np.random.Generator) -> Recovery:
-    """The random-vectors baseline: MOG unit Gaussian directions; STM Gaussian vectors
-    clipped at 0 and normalised to sum 1; weights uniform 1/K."""
+    """The random-vectors baseline: what knowing nothing gives.
+
+    MOG: unit Gaussian directions; STM: Gaussian vectors clipped at 0 and normalised to sum
+    1; weights uniform 1/K.
+    """
     comps, invalid = normalise_components(
         rng.standard_normal((model.dim, model.k)), kind=model.kind
     )

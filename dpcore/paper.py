@@ -72,6 +72,7 @@ class Claim:
     check: Callable[[pd.DataFrame, str, str], tuple[bool | str, str]]
 
     def evaluate(self, df: pd.DataFrame, axis: str, metric: str) -> ClaimResult:
+        """Decide the claim from a panel's frame, with the numbers that decided it."""
         verdict, evidence = self.check(df, axis, metric)
         if isinstance(verdict, (bool, np.bool_)):
             verdict = "holds" if verdict else "fails"
@@ -139,7 +140,7 @@ def _compare(st, a: str, b: str, p, *, higher: bool) -> tuple[float, float]:
 
 
 def _better(a: str, others: tuple[str, ...], *, higher: bool, where=None):
-    """a beats each other algorithm at every grid point by more than NOISE_SE s.e.
+    """A beats each other algorithm at every grid point by more than NOISE_SE s.e.
 
     Holds when a is better beyond noise everywhere; fails when some other algorithm is better
     beyond noise somewhere; a tie otherwise (within noise at some point, worse nowhere).
@@ -204,9 +205,11 @@ def _between(alg: str, low: str, high: str, *, where):
 
 
 def _improves(alg: str, *, lower_is_better: bool):
-    """alg improves along the grid: no step between neighbouring grid points gets worse by
-    more than NOISE_SE s.e., and the last point is better than the first beyond noise
-    (a tie when it is not)."""
+    """Check that alg improves along the grid.
+
+    No step between neighbouring grid points gets worse by more than NOISE_SE s.e., and the
+    last point is better than the first beyond noise (a tie when it is not).
+    """
 
     def check(df, axis, metric):
         st = _means(df, axis, metric)
@@ -488,8 +491,10 @@ STANDIN_K = 10
 
 
 def standin(panel: Panel) -> Panel:
-    """The panel on the bundled stand-in for its local data set (MNIST → digits, Covertype →
-    breast cancer): same sites, ε, δ and grid shape, N_s scaled to the smaller pool, K ≤ 10.
+    """The panel on the bundled stand-in for its local data set.
+
+    MNIST → digits, Covertype → breast cancer: same sites, ε, δ and grid shape, N_s scaled
+    to the smaller pool, K ≤ 10.
 
     Its key is ``"<key>~<data>"`` (e.g. ``"2b~digits"``); it is not one of the paper's panels.
     """
@@ -552,7 +557,7 @@ def run_panel(
     """
     panel = panel_by_key(panel) if isinstance(panel, str) else panel
     runs = check_int(runs, "runs", low=1)
-    common = {
+    common: dict[str, Any] = {
         "runs": runs,
         "seed": seed,
         "calibration": calibration,
@@ -561,7 +566,7 @@ def run_panel(
         "executor": executor,
     }
     if panel.task == "pca":
-        params = dict(panel.params)
+        params: dict[str, Any] = dict(panel.params)
         if panel.data != "synthetic":
             if data is None and panel.data in BUNDLED_POOL:  # a stand-in: bundled data
                 from dpcore.realdata import load_bundled
@@ -631,8 +636,10 @@ def check_claims(panel: Panel, df: pd.DataFrame) -> list[ClaimResult]:
 
 
 def data_free_panels() -> list[Panel]:
-    """Every panel that needs no local file: the synthetic ones and the bundled stand-ins for
-    the MNIST / Covertype ones, in figure order."""
+    """Every panel that needs no local file, in figure order.
+
+    The synthetic ones and the bundled stand-ins for the MNIST / Covertype ones.
+    """
     out = []
     for fig in FIGURES.values():
         for panel in fig["panels"]:
@@ -652,8 +659,11 @@ def panel_by_key(key: str) -> Panel:
 
 
 def write_precomputed(path, frames: dict[str, pd.DataFrame], meta: dict[str, str]) -> None:
-    """One gzip CSV: ``# key: value`` header lines (command, commit, settings), then every
-    panel's tidy rows with a ``panel`` column."""
+    """Read one gzip CSV of panels.
+
+    ``# key: value`` header lines (command, commit, settings), then every panel's tidy rows
+    with a ``panel`` column.
+    """
     import gzip
 
     rows = pd.concat([df.assign(panel=key) for key, df in frames.items()], ignore_index=True)
@@ -675,8 +685,8 @@ def read_precomputed(path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
             key, _, value = line[2:].partition(": ")
             meta[key] = value.rstrip("\n")
     rows = pd.read_csv(path, comment="#", compression="gzip")
-    frames = {
-        key: part.drop(columns="panel").dropna(axis=1, how="all").reset_index(drop=True)
+    frames: dict[str, pd.DataFrame] = {
+        str(key): part.drop(columns="panel").dropna(axis=1, how="all").reset_index(drop=True)
         for key, part in rows.groupby("panel", sort=False)
     }
     return frames, meta

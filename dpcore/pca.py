@@ -38,7 +38,7 @@ def cape_pca(
     design: str = "cape",
     rng: np.random.Generator,
 ) -> NDArray[np.float64]:
-    """capePCA (Algorithm 1): CAPE-average the A_s, then take the top-K eigenvectors.
+    """CapePCA (Algorithm 1): CAPE-average the A_s, then take the top-K eigenvectors.
 
     Parameters
     ----------

@@ -104,8 +104,9 @@ def _joint_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
 
 @dataclass(frozen=True, eq=False)
 class CoalitionView:
-    """What a coalition of the aggregator, optionally the noise generator, and some sites
-    still cannot remove from the honest sites' releases.
+    """The noise a coalition cannot remove from the honest sites' releases.
+
+    The coalition is the aggregator, optionally the noise generator, and some sites.
 
     Attributes
     ----------
@@ -318,8 +319,10 @@ def _worst_ratio(design, coalition, key, noise_generator) -> float:
 
 
 def collusion_bound(n_sites: int) -> int:
-    """S_C ≤ ⌈S/3⌉ − 1: colluding sites tolerated by the follow-up CAPE analysis
-    (Imtiaz, Mohammadi & Sarwate, arXiv:1904.10059)."""
+    """S_C ≤ ⌈S/3⌉ − 1: colluding sites tolerated by the follow-up CAPE analysis.
+
+    Imtiaz, Mohammadi & Sarwate, arXiv:1904.10059.
+    """
     n_sites = check_int(n_sites, "n_sites", low=2)
     return math.ceil(n_sites / 3) - 1
 

@@ -47,8 +47,11 @@ class ProtocolDemo:
 def _site_values(
     kind: str, sites: int, n_per_site: int, rng: np.random.Generator
 ) -> NDArray[np.float64]:
-    """Each site's statistic from N_s private samples: a mean of values in [0, 1], or the
-    second-moment matrix (1/N_s) X_s X_sᵀ of 2-d samples in the unit disc (Sec. 4)."""
+    """Each site's statistic from N_s private samples.
+
+    A mean of values in [0, 1], or the second-moment matrix (1/N_s) X_s X_sᵀ of 2-d samples
+    in the unit disc (Sec. 4).
+    """
     if kind == "scalar":  # each site its own Beta population, so the values differ
         shape = rng.uniform(0.5, 4.0, size=(sites, 2, 1))
         return rng.beta(shape[:, 0], shape[:, 1], size=(sites, n_per_site)).mean(axis=1)

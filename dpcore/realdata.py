@@ -143,8 +143,11 @@ def data_directory() -> Path | None:
 
 
 def data_files(directory: str | os.PathLike) -> list[str]:
-    """Names of the regular files directly inside ``directory`` (links followed only when
-    they stay inside it), sorted; hidden files and READMEs left out; at most 500."""
+    """Names of the regular files directly inside ``directory``, sorted.
+
+    Links are followed only when they stay inside it; hidden files and READMEs are left out;
+    at most 500.
+    """
     root = Path(directory).resolve()
     names = []
     try:
@@ -172,8 +175,10 @@ def _refused(kind: str) -> ValueError:
 
 
 def _inside(name: object, directory: str | os.PathLike, kind: str) -> Path:
-    """``directory / name`` after following links, if it is a regular file directly inside
-    ``directory``; else the one refusal."""
+    """``directory / name`` after following links, if a regular file directly inside it.
+
+    Anything else is the one refusal.
+    """
     root = Path(directory).resolve()
     text = str(name)
     if not isinstance(name, (str, os.PathLike)) or not text or len(text) > 255 or "\0" in text:
@@ -244,8 +249,11 @@ def _read_bytes(p: Path, limit: int = MAX_FILE_BYTES) -> bytes:
 
 
 def read_npz(raw: bytes, source: str, keys=("x_train", "X", "x"), limit: int = MAX_FILE_BYTES):
-    """One array of an .npz archive (the first of ``keys`` present, else the first), checked
-    against its header before anything is allocated; never unpickles, never echoes content."""
+    """One array of an .npz archive, checked against its header before any allocation.
+
+    The first of ``keys`` present, else the first array; never unpickles, never echoes
+    content.
+    """
     bad = ValueError(f"{source} is not a readable NPZ file of numbers")
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
@@ -295,8 +303,10 @@ def parse_idx(raw: bytes) -> NDArray:
 
 
 def load_mnist(path=None, *, data_dir=None, max_rows: int | None = None, rng=None) -> Dataset:
-    """MNIST images from a local file: IDX (``train-images-idx3-ubyte``, optionally .gz),
-    NPZ (arrays ``x_train``, ``X`` or the first one) or CSV (785 columns: label first).
+    """MNIST images from a local file.
+
+    IDX (``train-images-idx3-ubyte``, optionally .gz), NPZ (arrays ``x_train``, ``X`` or the
+    first one) or CSV (785 columns: label first).
 
     The paper's preprocessing follows (D = 784; centred; divided by the max sample norm).
     With ``data_dir`` (the app), ``path`` must name a regular file directly inside that
@@ -437,7 +447,7 @@ def _parse_numeric_csv(
         "skiprows": 1 if has_header else 0,
     }
     try:
-        numbers = pd.read_csv(
+        numbers = pd.read_csv(  # type: ignore[call-overload]  # options is a plain dict
             io.StringIO(text),
             dtype=np.float64,
             na_values=MISSING_ANY_CASE,
@@ -508,8 +518,11 @@ def _is_number(text: str) -> bool:
 
 
 def check_csv_bytes(raw: bytes, name: str, *, max_bytes: int = MAX_UPLOAD_BYTES) -> None:
-    """The checks :func:`load_csv` makes before parsing: type, size, and the table's shape
-    from its bytes (:func:`check_table_shape`). Milliseconds, whatever the file."""
+    """The checks :func:`load_csv` makes before parsing.
+
+    Type, size, and the table's shape from its bytes (:func:`check_table_shape`).
+    Milliseconds, whatever the file.
+    """
     if not isinstance(raw, (bytes, bytearray)):
         raise TypeError(f"raw must be bytes; got {type(raw).__name__}")
     if len(raw) > max_bytes:

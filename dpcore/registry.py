@@ -494,16 +494,29 @@ def get(name: object, family: str | None = None, *, param: str = "algorithm") ->
     --------
     >>> get("cape").label
     'CAPE'
-    >>> get("dpdis", "otd")
+    >>> get("dpdis", "otd")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: algorithm must be one of ['nonprivate', 'cape', 'conv', 'local_agn', \
-'local_avn', 'random']; got 'dpdis'
+    ValueError: algorithm must be one of ['nonprivate', 'cape', ...]; got 'dpdis'
     """
     allowed = names(family)
     if not isinstance(name, str) or name not in allowed:
         raise ValueError(f"{param} must be one of {list(allowed)}; got {name!r}")
     return _REGISTRY[name]
+
+
+def pca_method(name: object, *, param: str = "algorithm") -> PcaMethod:
+    """How a registered PCA algorithm runs; ValueError if ``name`` is not one."""
+    method = get(name, "pca", param=param).pca
+    assert method is not None  # get(…, "pca") admits only algorithms with a PCA method
+    return method
+
+
+def otd_method(name: object, *, param: str = "algorithm") -> OtdMethod:
+    """How a registered tensor algorithm runs; ValueError if ``name`` is not one."""
+    method = get(name, "otd", param=param).otd
+    assert method is not None  # get(…, "otd") admits only algorithms with a tensor method
+    return method
 
 
 def register(algorithm: Algorithm) -> Algorithm:

@@ -232,8 +232,11 @@ def normalise_components(raw: NDArray[np.float64], *, kind: str) -> tuple[NDArra
 
 
 def recover(decomposition: Decomposition, u: NDArray, d: NDArray, *, kind: str) -> Recovery:
-    """Un-whiten: â_k = λ_k U D^{1/2} u_k and ŵ_k = 1/λ_k², then
-    :func:`normalise_components` (Appendix D.3; Anandkumar et al. 2014, Thm. 4.3)."""
+    """Un-whiten the decomposition into components and weights.
+
+    â_k = λ_k U D^{1/2} u_k and ŵ_k = 1/λ_k², then :func:`normalise_components`
+    (Appendix D.3; Anandkumar et al. 2014, Thm. 4.3).
+    """
     lam = decomposition.eigenvalues
     raw = (u * np.sqrt(d)) @ decomposition.vectors * lam
     weights = np.where(lam > 0, 1.0 / np.maximum(lam, 1e-150) ** 2, 0.0)

@@ -1,5 +1,7 @@
-"""The tensor-decomposition sweep: component recovery along one swept axis, and one run's
-recovered weights."""
+"""The tensor-decomposition sweep.
+
+Component recovery along one swept axis, and one run's recovered weights.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from dpcore.models import MixtureModel, make_model
 from dpcore.moments import SiteMoments, moment_sensitivities, site_moments
 from dpcore.otd import PowerOptions, WhitenedTensor, decompose_batch
 from dpcore.parallel import parallel_map, single_blas
-from dpcore.registry import NoiseScales, OtdInputs, get, names, streams
+from dpcore.registry import NoiseScales, OtdInputs, names, otd_method, streams
 from dpcore.sweeps.scores import OTD_METRICS
 from dpcore.sweeps.spec import (
     SWEEP_AXES,
@@ -58,8 +60,11 @@ class Outcome:
 
 @dataclass(frozen=True, eq=False)
 class _Pending:
-    """An algorithm's output before the batched power method: a whitened tensor (with the
-    stream its power method uses) or, for a non-decomposing baseline, the final recovery."""
+    """An algorithm's output before the batched power method.
+
+    A whitened tensor (with the stream its power method uses) or, for a non-decomposing
+    baseline, the final recovery.
+    """
 
     point: dict[str, Any]
     run: int
@@ -161,7 +166,8 @@ def run_otd_sweep(
             noises.append(cache[key])
 
     # the records, not names, travel to the tasks (see run_pca_sweep)
-    methods = {alg: get(alg, "otd").otd for alg in spec.algorithms}
+    assert spec.algorithms is not None  # resolved by OtdSpec.__post_init__
+    methods = {alg: otd_method(alg) for alg in spec.algorithms}
     family = names("otd")
 
     def whiten(task: tuple[RunStreams, SiteMoments, NoiseScales]) -> list[_Pending]:
@@ -210,23 +216,28 @@ def run_otd_sweep(
 
 def otd_frame(spec: OtdSpec, result: OtdRun) -> pd.DataFrame:
     """The tidy frame of a tensor sweep: one row per outcome, one column per metric."""
+    metrics = spec.metrics
+    assert metrics is not None  # resolved by OtdSpec.__post_init__
     rows = [
         {
             "algorithm": o.algorithm,
             **o.point,
             "run": o.run,
-            **{name: OTD_METRICS[name](o.recovery, result.model) for name in spec.metrics},
+            **{name: OTD_METRICS[name](o.recovery, result.model) for name in metrics},
             "private_preprocessing": o.private_preprocessing,
         }
         for o in result.outcomes
     ]
-    columns = ["algorithm", *SWEEP_AXES, "run", *spec.metrics, "private_preprocessing"]
+    columns = ["algorithm", *SWEEP_AXES, "run", *metrics, "private_preprocessing"]
     return pd.DataFrame(rows, columns=columns)
 
 
 def example_table(result: OtdRun) -> pd.DataFrame:
-    """True and recovered mixing weights per algorithm, matched one-to-one to the truth
-    (:func:`dpcore.metrics.matching`), from a sweep's first run."""
+    """True and recovered mixing weights per algorithm, from a sweep's first run.
+
+    Recovered components are matched one-to-one to the truth
+    (:func:`dpcore.metrics.matching`).
+    """
     model = result.model
     table: dict[str, Any] = {
         "component": np.arange(1, model.k + 1),

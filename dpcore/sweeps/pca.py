@@ -15,7 +15,7 @@ from dpcore.datasets import Dataset, draw_sites, second_moments, split_sizes, sy
 from dpcore.limits import check_budget, estimate_pca
 from dpcore.metrics import optimal_energy, top_k_eigvecs
 from dpcore.parallel import parallel_map, single_blas
-from dpcore.registry import PcaInputs, get, names, streams
+from dpcore.registry import PcaInputs, names, pca_method, streams
 from dpcore.sweeps.scores import PCA_METRICS, PcaTruth
 from dpcore.sweeps.spec import (
     SWEEP_AXES,
@@ -82,8 +82,10 @@ def run_pca_sweep(
     # pickled (the pool only when the data are drawn per run; the records, not names, so a
     # runtime-registered algorithm runs there too).
     metrics, k, rank, faithful = spec.metrics, spec.k, spec.rank, spec.faithful
+    # resolved by PcaSpec.__post_init__ (the fields also accept the friendly None)
+    assert metrics is not None and rank is not None and spec.algorithms is not None
     layout, axis = spec.sites, grid.axis
-    methods = {alg: get(alg, "pca").pca for alg in spec.algorithms}
+    methods = {alg: pca_method(alg) for alg in spec.algorithms}
     pool = dataset if grid.resamples else None
 
     def evaluate(basis: NDArray[np.float64]) -> dict[str, float]:
@@ -105,7 +107,7 @@ def run_pca_sweep(
         first = grid.point(grid.values[0])
         _, weights = spec.sites.layout(first)
         inputs = PcaInputs(
-            fixed_moments, spec.k, taus[grid.values[0]], weights, spec.rank, spec.faithful
+            fixed_moments, k, taus[grid.values[0]], weights, rank, faithful
         )
         for alg, method in methods.items():
             if method.noiseless:  # never draws from its stream
@@ -115,11 +117,11 @@ def run_pca_sweep(
 
     def task(r: RunStreams) -> list[dict[str, Any]]:
         sizes, weights = layout.layout(r.point)
-        moments = (
-            second_moments(draw_sites(pool, sizes, rng=r.draw))
-            if pool is not None
-            else fixed_moments
-        )
+        if pool is not None:
+            moments = second_moments(draw_sites(pool, sizes, rng=r.draw))
+        else:
+            assert fixed_moments is not None  # one draw for ε and δ sweeps
+            moments = fixed_moments
         inputs = PcaInputs(moments, k, taus[r.point[axis]], weights, rank, faithful)
         alg_rngs = streams(family, r.noise)
         out = []
@@ -134,7 +136,7 @@ def run_pca_sweep(
     tasks = list(spec.runs.streams(grid, noise_rng, draw_rng))
     chunks = parallel_map(task, tasks, workers, executor=executor)
     rows = [row for chunk in chunks for row in chunk]
-    return pd.DataFrame(rows, columns=["algorithm", *SWEEP_AXES, "run", *spec.metrics])
+    return pd.DataFrame(rows, columns=["algorithm", *SWEEP_AXES, "run", *metrics])
 
 
 @single_blas

@@ -9,7 +9,7 @@ value. Randomness is not part of a spec: the drivers take ``rng`` separately (SP
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,7 @@ from dpcore.sweeps.scores import OTD_METRICS, PCA_METRICS
 SWEEP_AXES = ("epsilon", "delta", "n_per_site", "sites")
 WEIGHTINGS = ("proportional", "equal")
 
-_CHECKS = {
+_CHECKS: dict[str, Callable[[Any], Any]] = {
     "epsilon": check_epsilon,
     "delta": check_delta,
     "n_per_site": lambda v: check_int(v, "n_per_site", low=1),
