@@ -15,25 +15,25 @@ different answer. Scenario 7 times ours only, along D, and fits the exponent of 
 
 from __future__ import annotations
 
-import os
-
-# Before NumPy loads OpenBLAS: one BLAS thread per task (see docs/performance.md).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 import argparse
+import contextlib
+import functools
+import os
 import platform
 import statistics
 import time
 import tracemalloc
 import warnings
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 import dpcore
+from benchmarks import scale
 from benchmarks.reference import reference_otd_sweep, reference_pca_sweep
-from dpcore import paper
+from dpcore import cluster, paper
 from dpcore.models import sample_mog, sample_stm
 from dpcore.moments import public_bound
 from dpcore.parallel import default_workers
@@ -104,7 +104,14 @@ def prepare(s: Scenario, seed: int) -> dpcore.Dataset:
     return dpcore.synthetic_dataset(dim=s.dim, k=s.k, n_samples=n, rng=np.random.default_rng(seed))
 
 
-def ours(s: Scenario, data, seed: int) -> pd.DataFrame:
+def ours(
+    s: Scenario,
+    data,
+    seed: int,
+    workers: int | None = None,
+    executor: Executor | None = None,
+) -> pd.DataFrame:
+    """Our sweep for scenario ``s`` (on ``workers`` threads or ``executor``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpcore.ClassicGaussianWarning)
         common = {
@@ -115,6 +122,8 @@ def ours(s: Scenario, data, seed: int) -> pd.DataFrame:
             "runs": s.runs,
             "seed": seed,
             "algorithms": list(s.algorithms),
+            "workers": workers,
+            "executor": executor,
         }
         if s.task == "pca":
             return dpcore.pca_sweep(data=data, **common)
@@ -176,7 +185,11 @@ def inputs(s: Scenario, seed: int = 0) -> tuple:
 
 
 def check(
-    s: Scenario, seed: int = 0, timings: list | None = None, data: tuple | None = None
+    s: Scenario,
+    seed: int = 0,
+    timings: list | None = None,
+    data: tuple | None = None,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
     """Agreement of ours and the reference on scenario ``s`` (independent randomness).
 
@@ -185,7 +198,7 @@ def check(
     """
     data, ref_data = data or inputs(s, seed)
     t0 = time.perf_counter()
-    a = ours(s, data, seed)
+    a = ours(s, data, seed, executor=executor)
     t1 = time.perf_counter()
     b = reference(s, ref_data, seed + 1)
     t2 = time.perf_counter()
@@ -210,15 +223,18 @@ def _peak_mib(fn, *args) -> float:
         tracemalloc.stop()
 
 
-def run(scenarios: list[Scenario], repeat: int, seed: int = 0) -> list[dict]:
+def run(
+    scenarios: list[Scenario], repeat: int, seed: int = 0, executor: Executor | None = None
+) -> list[dict]:
     rows = []
+    mine = functools.partial(ours, executor=executor)
     for s in scenarios:
         data, ref_data = inputs(s, seed)
         first: list = []
-        same = bool(check(s, seed, first, (data, ref_data))["ok"].all())
+        same = bool(check(s, seed, first, (data, ref_data), executor)["ok"].all())
         times_ours, times_ref = [first[0][0]], [first[0][1]]  # the check is the first round
         for _ in range((s.repeat or repeat) - 1):  # interleaved: same machine state for both
-            times_ours.append(_timed(ours, s, data, seed))
+            times_ours.append(_timed(mine, s, data, seed))
             times_ref.append(_timed(reference, s, ref_data, seed))
         ref_s, ours_s = statistics.median(times_ref), statistics.median(times_ours)
         rows.append(
@@ -227,7 +243,7 @@ def run(scenarios: list[Scenario], repeat: int, seed: int = 0) -> list[dict]:
                 "reference s": ref_s,
                 "ours s": ours_s,
                 "ratio": ref_s / ours_s,
-                "peak MiB": _peak_mib(ours, s, data, seed),
+                "peak MiB": _peak_mib(mine, s, data, seed),
                 "same answer": same,
             }
         )
@@ -235,14 +251,14 @@ def run(scenarios: list[Scenario], repeat: int, seed: int = 0) -> list[dict]:
     return rows
 
 
-def scaling(seed: int = 0) -> tuple[pd.DataFrame, float]:
+def scaling(seed: int = 0, executor: Executor | None = None) -> tuple[pd.DataFrame, float]:
     """Scenario 7: scenario 2's cost along D (ours, one run each) and the fitted exponent."""
     base = SCENARIOS[1]
     rows = []
     for dim in SCALING_DIMS:
         s = replace(base, dim=dim, name=f"D={dim}")
         data = prepare(s, seed)
-        rows.append({"D": dim, "ours s": _timed(ours, s, data, seed)})
+        rows.append({"D": dim, "ours s": _timed(ours, s, data, seed, None, executor)})
     df = pd.DataFrame(rows)
     slope = float(np.polyfit(np.log(df["D"]), np.log(df["ours s"]), 1)[0])
     return df, slope
@@ -261,33 +277,90 @@ def markdown(rows: list[dict], header: bool = True) -> str:
     return head + body
 
 
+def table(df: pd.DataFrame) -> str:
+    """A Markdown table (floats to 2 decimals, booleans as yes/NO)."""
+
+    def cell(v) -> str:
+        if isinstance(v, (bool, np.bool_)):
+            return "yes" if v else "NO"
+        if isinstance(v, float):
+            return "n/a" if np.isnan(v) else f"{v:.2f}"
+        return str(v)
+
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + " --- |" * df.shape[1]]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(False)]
+    return "\n".join(lines) + "\n"
+
+
 def machine() -> str:
+    load = f", load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
     return (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores{load}, "
         f"Python {platform.python_version()}, NumPy {np.__version__}, "
         f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
         f"{default_workers()} worker threads"
     )
 
 
+def sections(args, rows: list[dict], executor: Executor | None) -> None:
+    """Sections 8–11 (benchmarks/scale.py): BLAS threads, workers, executors, targets."""
+    wanted = set(args.only or ALL)
+    fig2a = SCENARIOS[1]
+    data, _ = inputs(fig2a)
+    run_fig2a = scale.scenario_runner(fig2a, data, ours)
+    if "8" in wanted:
+        df = scale.blas_variable(args.repeat)
+        with_s, without_s = df["wall s"].iloc[0], df["wall s"].iloc[1]
+        print(f"\n8 Fig. 2(a) through the API in fresh processes (median s):\n\n{table(df)}")
+        print(f"time ratio with/without the variable: {with_s / without_s:.2f} (goal ≥ 0.9)")
+    if "9" in wanted:
+        df = scale.worker_scaling(run_fig2a, args.repeat)
+        print(f"\n9 Fig. 2(a) on 1, 2, 4 worker threads:\n\n{table(df)}")
+    if "10" in wanted:
+        df = scale.executors(run_fig2a, args.repeat, args.scheduler)
+        print(f"\n10 Fig. 2(a) on each executor (median s after a warm-up):\n\n{table(df)}")
+    if "11" in wanted:
+        timed = []
+        for s in (fig2a, SCENARIOS[2]):
+            s_data = data if s is fig2a else inputs(s)[0]
+            wall, cpu, _ = scale.timed(lambda s=s, d=s_data: ours(s, d, 0, executor=executor))
+            timed.append((wall, cpu))
+        print("\n11 Figure 3 panels (paper settings, 10 runs):")
+        fig3 = scale.figure3(executor)
+        print(f"\nTargets of issue #16:\n\n{table(scale.targets(*timed, fig3))}")
+
+
+ALL = [str(i) for i in range(1, 12)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (the CI check)")
     parser.add_argument("--repeat", type=int, default=3, help="timed repetitions (median)")
-    parser.add_argument("--only", nargs="*", help="scenario numbers to run, e.g. 1 2 7")
+    parser.add_argument("--only", nargs="*", help="sections to run, e.g. 1 2 7 10 (1–11)")
+    parser.add_argument("--scheduler", help="run our sweeps on this Dask scheduler")
     args = parser.parse_args()
-    wanted = set(args.only or [str(i) for i in range(1, 8)])
+    wanted = set(args.only or ALL)
     chosen = QUICK if args.quick else [s for s in SCENARIOS if s.name.split()[0] in wanted]
     print(f"Machine: {machine()}\n")
-    rows = run(chosen, args.repeat)
-    if not args.quick and "7" in wanted:
-        df, slope = scaling()
+    with (
+        cluster.dask_executor(args.scheduler) if args.scheduler else contextlib.nullcontext()
+    ) as executor:
+        rows = run(chosen, args.repeat, executor=executor)
+        if not args.quick:
+            main_sections(args, wanted, rows, executor)
+    if not all(r["same answer"] for r in rows):
+        raise SystemExit("ours and the reference disagree beyond Monte Carlo error")
+
+
+def main_sections(args, wanted: set[str], rows: list[dict], executor) -> None:
+    if "7" in wanted:
+        df, slope = scaling(executor=executor)
         print("\n7 scaling of scenario 2 along D (ours):\n")
         print("| D | ours s |\n| ---: | ---: |")
         print("".join(f"| {r.D} | {r._2:.2f} |\n" for r in df.itertuples()), end="")
         print(f"\nFitted cost ∝ D^{slope:.2f}")
-    if not all(r["same answer"] for r in rows):
-        raise SystemExit("ours and the reference disagree beyond Monte Carlo error")
+    sections(args, rows, executor)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 R = TypeVar("R")
 
 SCHEDULER_ENV = "CAPE_DASK_SCHEDULER"
+PORTS_ENV = "CAPE_DASK_PORTS"  # "first:last" for local clusters on a machine with port ranges
 KEPT_RESULTS = 128  # recent requests whose results this process keeps alive on the cluster
 
 
@@ -61,6 +62,55 @@ def dask_executor(address: str) -> Iterator[Executor]:
         yield client.get_executor()
     finally:
         client.close()
+
+
+def _port_ranges(ports: str | None) -> dict[str, int | str]:
+    """Scheduler, worker and nanny ports from ``"first:last"`` (≥ 7 ports), else any free."""
+    if not ports:
+        return {"scheduler_port": 0, "worker_port": 0, "port": 0}
+    try:
+        first, last = (int(p) for p in ports.split(":"))
+    except ValueError:
+        first = last = -1
+    if not (0 < first and first + 6 <= last < 65536):
+        raise ValueError(f"ports must be 'first:last' with at least 7 ports; got {ports!r}")
+    third = (last - first) // 3
+    return {
+        "scheduler_port": first,
+        "worker_port": f"{first + 1}:{first + third}",
+        "port": f"{first + third + 1}:{last}",  # the nannies'
+    }
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int | None = None, *, ports: str | None = None) -> Iterator[str]:
+    """A Dask ``LocalCluster`` on this machine; yields its scheduler address.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes of one thread each; default :func:`dpcore.parallel.default_workers`.
+    ports : str, optional
+        ``"first:last"``: the scheduler, workers and nannies take ports in this range
+        (default ``CAPE_DASK_PORTS``, else any free ports). No dashboard; bound to 127.0.0.1.
+    """
+    try:
+        from distributed import LocalCluster
+    except ImportError as err:
+        raise ImportError(
+            "a Dask cluster needs the optional extra: pip install -r requirements-dask.txt"
+        ) from err
+    from dpcore.parallel import default_workers
+
+    with LocalCluster(
+        n_workers=workers or default_workers(),
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        host="127.0.0.1",
+        **_port_ranges(ports or os.environ.get(PORTS_ENV)),
+    ) as cluster:
+        yield cluster.scheduler_address
 
 
 @functools.cache

@@ -33,32 +33,12 @@ settings.load_profile(
 )
 
 
-def _dask_ports() -> dict[str, int | str]:
-    """``CAPE_TEST_DASK_PORTS="first:last"`` (a shared machine gives each user a range) split
-    into scheduler, worker and nanny ports; else any free ports."""
-    raw = os.environ.get("CAPE_TEST_DASK_PORTS", "")
-    if not raw:
-        return {"scheduler_port": 0, "worker_port": 0, "port": 0}
-    first, last = (int(p) for p in raw.split(":"))
-    third = (last - first) // 3
-    return {
-        "scheduler_port": first,
-        "worker_port": f"{first + 1}:{first + third}",
-        "port": f"{first + third + 1}:{last}",  # the nannies'
-    }
-
-
 @pytest.fixture(scope="session")
 def dask_cluster():
     """Address of a real Dask LocalCluster: 2 worker processes with 1 thread each, no
-    dashboard, on 127.0.0.1 (shared by the tests that need one)."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        host="127.0.0.1",
-        **_dask_ports(),
-    ) as cluster:
-        yield cluster.scheduler_address
+    dashboard, on 127.0.0.1, ports from CAPE_DASK_PORTS if set (shared by the tests)."""
+    pytest.importorskip("distributed")
+    from dpcore.cluster import local_cluster
+
+    with local_cluster(2) as address:
+        yield address

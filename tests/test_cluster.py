@@ -93,3 +93,15 @@ def test_a_scheduler_without_the_extra_names_the_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     with pytest.raises(ImportError, match=r"requirements-dask\.txt"):
         cluster.SharedRunner("tcp://127.0.0.1:1")
+
+
+def test_local_cluster_ports_are_a_range_of_at_least_seven():
+    assert cluster._port_ranges("8710:8719") == {
+        "scheduler_port": 8710,
+        "worker_port": "8711:8713",
+        "port": "8714:8719",
+    }
+    assert cluster._port_ranges(None)["scheduler_port"] == 0  # any free port
+    for bad in ("8710", "8710:8712", "a:b", "0:100"):
+        with pytest.raises(ValueError, match="at least 7 ports"):
+            cluster._port_ranges(bad)
