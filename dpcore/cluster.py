@@ -20,6 +20,7 @@ import hashlib
 import os
 import pickle
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from pathlib import Path
@@ -29,17 +30,19 @@ R = TypeVar("R")
 
 SCHEDULER_ENV = "CAPE_DASK_SCHEDULER"
 PORTS_ENV = "CAPE_DASK_PORTS"  # "first:last" for local clusters on a machine with port ranges
+CONNECT_SECONDS = 5.0  # an app server waits this long for the scheduler, then computes itself
 KEPT_RESULTS = 128  # recent requests whose results this process keeps alive on the cluster
 
 
-def _client(address: str) -> Any:
+def _client(address: str, timeout: float | None = None) -> Any:
     try:
         from distributed import Client
     except ImportError as err:  # the optional extra is missing
         raise ImportError(
             "a Dask scheduler needs the optional extra: pip install -r requirements-dask.txt"
         ) from err
-    return Client(address, set_as_default=False)
+    options = {} if timeout is None else {"timeout": timeout}
+    return Client(address, set_as_default=False, **options)
 
 
 @contextlib.contextmanager
@@ -64,21 +67,26 @@ def dask_executor(address: str) -> Iterator[Executor]:
         client.close()
 
 
-def _port_ranges(ports: str | None) -> dict[str, int | str]:
-    """Scheduler, worker and nanny ports from ``"first:last"`` (≥ 7 ports), else any free."""
+def _port_ranges(ports: str | None) -> dict[str, Any]:
+    """Ports of the scheduler, its HTTP server (health and metrics routes; the dashboard stays
+    off), workers and nannies from ``"first:last"`` (≥ 7 ports), else any free ones. The
+    workers' own HTTP servers always take a free port of 127.0.0.1 (Dask has no range for
+    them)."""
     if not ports:
-        return {"scheduler_port": 0, "worker_port": 0, "port": 0}
+        http = {"dashboard_address": "127.0.0.1:0"}  # not Dask's default 8787
+        return {"scheduler_port": 0, "worker_port": 0, "port": 0, "scheduler_kwargs": http}
     try:
         first, last = (int(p) for p in ports.split(":"))
     except ValueError:
         first = last = -1
     if not (0 < first and first + 6 <= last < 65536):
         raise ValueError(f"ports must be 'first:last' with at least 7 ports; got {ports!r}")
-    third = (last - first) // 3
+    half = (last - first - 2) // 2
     return {
         "scheduler_port": first,
-        "worker_port": f"{first + 1}:{first + third}",
-        "port": f"{first + third + 1}:{last}",  # the nannies'
+        "scheduler_kwargs": {"dashboard_address": f"127.0.0.1:{first + 1}"},
+        "worker_port": f"{first + 2}:{first + 1 + half}",
+        "port": f"{first + 2 + half}:{last}",  # the nannies'
     }
 
 
@@ -148,7 +156,7 @@ class SharedRunner:
     """
 
     def __init__(self, address: str) -> None:
-        self.client = _client(address)
+        self.client = _client(address, timeout=CONNECT_SECONDS)
         self._kept: collections.OrderedDict[str, Any] = collections.OrderedDict()
         self._guard = threading.Lock()
 
@@ -178,13 +186,22 @@ def run(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
     """``fn(*args, **kwargs)``: here, or on the scheduler named by ``CAPE_DASK_SCHEDULER``.
 
     The app's heavy calls go through this, so several app servers pointed at one scheduler
-    share its workers and compute each distinct request once (:class:`SharedRunner`).
+    share its workers and compute each distinct request once (:class:`SharedRunner`). When
+    the scheduler cannot be reached (down, wrong address: ``OSError`` within
+    :data:`CONNECT_SECONDS`) the call runs here, with a warning: the app stays up. Errors
+    raised by ``fn`` itself (a ValueError for a bad parameter) propagate as they are.
     """
     address = os.environ.get(SCHEDULER_ENV, "").strip()
     if not address:
         return fn(*args, **kwargs)
-    with _RUNNERS_GUARD:
-        runner = _RUNNERS.get(address)
-        if runner is None:
-            runner = _RUNNERS[address] = SharedRunner(address)
+    try:
+        with _RUNNERS_GUARD:
+            runner = _RUNNERS.get(address)
+            if runner is None:
+                runner = _RUNNERS[address] = SharedRunner(address)
+    except OSError as err:
+        warnings.warn(
+            f"{SCHEDULER_ENV}={address} unreachable ({err}); computing here", stacklevel=2
+        )
+        return fn(*args, **kwargs)
     return runner.run(fn, *args, **kwargs)

@@ -138,7 +138,10 @@ def _chunked(fn: Callable[[T], R], items: list[T], chunks: int, executor: Execut
     """
     import cloudpickle  # only for executors outside this process
 
-    payload = cloudpickle.dumps(fn)
+    payload: Any = cloudpickle.dumps(fn)
+    client = getattr(executor, "_client", None)  # a Dask ClientExecutor's client
+    if client is not None:  # each worker gets the payload once, outside the task graph
+        payload = client.scatter(payload, broadcast=True)
     futures = [executor.submit(run_chunk, payload, items[i::chunks]) for i in range(chunks)]
     out: list[Any] = [None] * len(items)
     for i, future in enumerate(futures):

@@ -98,10 +98,20 @@ def test_a_scheduler_without_the_extra_names_the_install(monkeypatch):
 def test_local_cluster_ports_are_a_range_of_at_least_seven():
     assert cluster._port_ranges("8710:8719") == {
         "scheduler_port": 8710,
-        "worker_port": "8711:8713",
-        "port": "8714:8719",
+        "scheduler_kwargs": {"dashboard_address": "127.0.0.1:8711"},
+        "worker_port": "8712:8714",
+        "port": "8715:8719",
     }
     assert cluster._port_ranges(None)["scheduler_port"] == 0  # any free port
     for bad in ("8710", "8710:8712", "a:b", "0:100"):
         with pytest.raises(ValueError, match="at least 7 ports"):
             cluster._port_ranges(bad)
+
+
+@pytest.mark.slow
+def test_an_unreachable_scheduler_means_computing_here(monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")  # discard port: refused
+    with pytest.warns(UserWarning, match="unreachable"):
+        assert cluster.run(divmod, 7, 2) == (3, 1)
+    assert "tcp://127.0.0.1:9" not in cluster._RUNNERS  # retried on the next request
