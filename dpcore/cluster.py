@@ -68,10 +68,12 @@ def dask_executor(address: str) -> Iterator[Executor]:
 
 
 def _port_ranges(ports: str | None) -> dict[str, Any]:
-    """Ports of the scheduler, its HTTP server (health and metrics routes; the dashboard stays
-    off), workers and nannies from ``"first:last"`` (≥ 7 ports), else any free ones. The
-    workers' own HTTP servers always take a free port of 127.0.0.1 (Dask has no range for
-    them)."""
+    """Ports for a local cluster: ``"first:last"`` (≥ 7 ports) split, else any free ones.
+
+    The scheduler, its HTTP server (health and metrics routes; the dashboard stays off),
+    workers and nannies. The workers' own HTTP servers always take a free port of 127.0.0.1
+    (Dask has no range for them).
+    """
     if not ports:
         http = {"dashboard_address": "127.0.0.1:0"}  # not Dask's default 8787
         return {"scheduler_port": 0, "worker_port": 0, "port": 0, "scheduler_kwargs": http}
