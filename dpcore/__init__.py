@@ -16,6 +16,8 @@ from dpcore.calibration import (
     gaussian_epsilon,
     gaussian_sigma,
     gaussian_sigmas,
+    mean_noise_std,
+    mean_sensitivity,
     second_moment_sensitivity,
     site_noise_std,
 )
@@ -31,6 +33,7 @@ from dpcore.cape import (
     cape_gain_bounds,
     conventional_average,
     normalise_weights,
+    one_large_site,
     paper_design,
 )
 from dpcore.costs import communication_cost
@@ -112,8 +115,11 @@ __all__ = [
     "gaussian_sigmas",
     "joint_safe_design",
     "make_model",
+    "mean_noise_std",
+    "mean_sensitivity",
     "mog_model",
     "normalise_weights",
+    "one_large_site",
     "optimal_energy",
     "otd_example",
     "otd_sweep",

@@ -297,6 +297,48 @@ def second_moment_sensitivity(
     return scale / n
 
 
+def mean_sensitivity(n_samples: ArrayLike) -> NDArray[np.float64]:
+    """L2 sensitivity 1/N_s of a site's mean of N_s values in [0, 1] (add/remove neighbours).
+
+    Parameters
+    ----------
+    n_samples : int or array_like of int
+        N_s per site, each an integer ≥ 1.
+
+    Returns
+    -------
+    ndarray of float
+        Δ_s = 1/N_s, shape of the input.
+
+    Examples
+    --------
+    >>> mean_sensitivity([4, 10])
+    array([0.25, 0.1 ])
+    """
+    n = np.asarray(n_samples, dtype=float)
+    if n.size == 0 or np.any(~np.isfinite(n)) or np.any(n < 1) or np.any(n != np.round(n)):
+        raise ValueError(f"n_per_site must be integers in [1, inf); got {n_samples!r}")
+    return 1.0 / n
+
+
+def mean_noise_std(
+    n_samples: ArrayLike, *, epsilon: ArrayLike, delta: ArrayLike, method: str = "classic"
+) -> NDArray[np.float64]:
+    """τ_s for each site releasing its mean of N_s values in [0, 1] at its own (ε_s, δ_s).
+
+    The Gaussian mechanism (:func:`gaussian_sigmas`) with Δ_s = 1/N_s
+    (:func:`mean_sensitivity`): the scalar statistic of the CAPE averaging pages.
+
+    Examples
+    --------
+    >>> float(mean_noise_std([100], epsilon=0.5, delta=0.01)[0]) == gaussian_sigma(
+    ...     0.01, epsilon=0.5, delta=0.01
+    ... )
+    True
+    """
+    return gaussian_sigmas(mean_sensitivity(n_samples), epsilon=epsilon, delta=delta, method=method)
+
+
 def site_noise_std(
     n_samples: ArrayLike,
     *,

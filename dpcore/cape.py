@@ -677,6 +677,28 @@ def best_conventional_gain(n_per_site: ArrayLike) -> float:
     return float(n.sum() ** 2 / np.sum(n**2))
 
 
+def one_large_site(total: int, sites: int, share: float) -> NDArray[np.int64]:
+    """Sizes N_s of S sites holding N samples when the first holds ``share`` of them.
+
+    The others share the rest equally (the first ``rest mod (S − 1)`` get one more); every
+    site keeps at least one sample. The layout of the gain curves as one site grows from
+    N/S to N − S + 1.
+
+    Examples
+    --------
+    >>> one_large_site(100, 4, 0.5).tolist()
+    [50, 17, 17, 16]
+    """
+    total = check_int(total, "total", low=2)
+    sites = check_int(sites, "sites", low=2, high=total)
+    share = check_real(share, "share", low=0.0, high=1.0)
+    big = round(share * total)
+    rest = total - big
+    small = np.full(sites - 1, rest // (sites - 1))
+    small[: rest - small.sum()] += 1
+    return np.concatenate([[big], np.maximum(small, 1)]).astype(np.int64)
+
+
 def cape_gain_bounds(total: int, sites: int) -> tuple[float, float]:
     """(minimum, maximum) of :func:`cape_gain` over all splits of N samples into S sites.
 

@@ -198,6 +198,8 @@ def effective_epsilons(std, sensitivity, *, delta) -> NDArray[np.float64]:
 
 # ε computed by root finding to ~1e-13: a view meets its promise when ε ≤ ε_s up to this.
 EPS_TOL = 1e-7
+# A std from sums of variances: it meets a required std when σ ≥ required up to rounding.
+STD_TOL = 1e-9
 
 
 def _per_site(value, design: CapeDesign) -> NDArray[np.float64]:
@@ -443,6 +445,11 @@ class DropoutAnalysis:
     std: dict[str, float]
     release_std: dict[str, float]
     joint_std: dict[str, float]
+
+    @property
+    def meets(self) -> dict[str, bool]:
+        """Per remedy: the aggregate std reaches ``required_std`` (to rounding, STD_TOL)."""
+        return {r: s >= self.required_std * (1 - STD_TOL) for r, s in self.std.items()}
 
 
 def _remaining(design: CapeDesign, dropped: Sequence[int]) -> tuple[tuple, NDArray, float]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -52,8 +51,8 @@ def site_designs(n_per_site: tuple[int, ...], epsilon: float, weights: tuple[flo
     per-site variances, aggregate stds of CAPE and of conventional averaging (same weights,
     and equal weights 1/S), and the three gains: same weights, the paper's G(n) and against
     the best conventional weights (N²/ΣN_s², Sec. 3 and Proposition 1)."""
-    tau = dpcore.gaussian_sigmas(
-        1.0 / np.asarray(n_per_site, float), epsilon=epsilon, delta=LESSON_DELTA, method="analytic"
+    tau = dpcore.mean_noise_std(
+        n_per_site, epsilon=epsilon, delta=LESSON_DELTA, method="analytic"
     )
     design = dpcore.cape_design(tau, weights=weights)
     equal = dpcore.cape_design(tau).tau_conv  # conventional with weights 1/S

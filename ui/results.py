@@ -9,6 +9,7 @@ import streamlit as st
 
 import dpcore
 from ui import presenter
+from ui.core import call_core
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
 from ui.figures import sweep_figure
@@ -69,8 +70,13 @@ def communication_table(
         [
             {
                 "algorithm": label(a),
-                **dpcore.communication_cost(
-                    a, problem=problem, dim=dim, k=min(k, dim), sites=sites
+                **call_core(
+                    dpcore.communication_cost,
+                    a,
+                    problem=problem,
+                    dim=dim,
+                    k=min(k, dim),
+                    sites=sites,
                 ),
             }
             for a in algorithms
