@@ -10,10 +10,11 @@ the server down (a classroom of thirty shares two cores), not to predict to the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dpcore.parallel import default_workers
-from dpcore.registry import pca_method
+from dpcore.registry import otd_method, pca_method
 
 MAX_SECONDS = 600.0  # estimated wall time of one request
 MAX_MEMORY = 2 * 2**30  # bytes
@@ -62,14 +63,24 @@ def estimate_otd(
     points: int,
     runs: int,
     faithful: bool,
+    algorithms: Sequence[str] | None = None,
 ) -> WorkEstimate:
-    """Cost of :func:`dpcore.otd_sweep`: moments per data draw, noisy tensors per run."""
+    """Cost of :func:`dpcore.otd_sweep`: moments per data draw, noisy tensors per run.
+
+    Each algorithm whose registry record decomposes a tensor costs one noisy tensor and
+    one power method per run; without ``algorithms``, the paper's six.
+    """
     workers = default_workers()
     tasks = points * runs
+    per_run = (
+        6
+        if algorithms is None
+        else sum(otd_method(a, param="algorithms").decomposes for a in algorithms)
+    )
     seconds = draws * n_total * dim**3 / FLOPS / workers
-    seconds += tasks * 6 * (dim**3 * (sites if faithful else 1) * 3e-8 + 2e-4 * k)
+    seconds += tasks * per_run * (dim**3 * (sites if faithful else 1) * 3e-8 + 2e-4 * k)
     tensors = sites * dim**3 * (4 if faithful else 2)
-    memory = 8.0 * (workers * tensors + 4096 * dim**2 * 3 + tasks * 6 * k**3)
+    memory = 8.0 * (workers * tensors + 4096 * dim**2 * 3 + tasks * per_run * k**3)
     return WorkEstimate(seconds, memory, tasks)
 
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 from dpcore import registry
-from dpcore.limits import estimate_pca
+from dpcore.limits import estimate_otd, estimate_pca
 from dpcore.registry import Algorithm, CostShape, PartyCost, PcaInputs, PcaMethod
 from ui.theme import description, label, style
 
@@ -129,6 +129,17 @@ def test_registering_a_taken_name_or_a_bad_record_fails():
         lambda: estimate_pca(
             dim=4, sites=2, n_max=5, pool=10, points=1, runs=1, algorithms=["nope"]
         ),
+        lambda: estimate_otd(
+            dim=4,
+            k=2,
+            sites=2,
+            n_total=10,
+            draws=1,
+            points=1,
+            runs=1,
+            faithful=False,
+            algorithms=["dpdis"],
+        ),
         lambda: registry.get("nope"),
         lambda: registry.names("svd"),
         lambda: label("nope"),
@@ -143,6 +154,7 @@ def test_registering_a_taken_name_or_a_bad_record_fails():
         "communication_cost",
         "communication_cost-wrong-family",
         "estimate_pca",
+        "estimate_otd",
         "registry.get",
         "registry.names",
         "theme.label",

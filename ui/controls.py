@@ -11,13 +11,14 @@ import streamlit as st
 
 import dpcore
 from dpcore import registry
+from dpcore.paper import EPS as PAPER_EPS
 from ui.state import bound
 from ui.theme import AXIS_LABELS, description, label
 
 EPSILONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 DELTAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1)
 SWEEP_GRIDS: dict[str, tuple] = {
-    "epsilon": (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0),
+    "epsilon": PAPER_EPS,  # the paper's ε grid (Sec. 6)
     "delta": (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1),
     "n_per_site": (100, 200, 500, 1000, 2000, 5000),
     "sites": (2, 3, 5, 10, 20, 50),

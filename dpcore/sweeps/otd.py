@@ -132,6 +132,7 @@ def run_otd_sweep(
             points=len(grid.values),
             runs=spec.runs.count,
             faithful=spec.faithful,
+            algorithms=spec.algorithms,
         ),
         what="this tensor sweep",
     )
