@@ -33,11 +33,14 @@ presenter.intro(
     "only the sites' small G_s remain: the aggregate is as accurate as if one trusted curator "
     "held all the data."
 )
-preset_buttons(P)
-
 side = st.sidebar
+presenting = presenter.is_on()
+if not presenting:
+    preset_buttons(P)
 controls, main = presenter.split()
-table_box = main.expander("Sites") if presenter.is_on() else main
+if presenting:  # presets, S and the rule beside the chart; the table folded under them
+    preset_buttons(P, controls)
+table_box = (lambda: controls.expander("Sites")) if presenting else main
 table, calibration = site_settings(controls, P, side=side, table_box=table_box)
 sites = len(table)
 draws = bound(
@@ -54,7 +57,8 @@ args = site_args(table, calibration)
 design = call_core(averaging_design, *args)
 classic_warning(calibration, args[1])
 
-main.subheader("Noise in the aggregate")
+if not presenting:
+    main.subheader("Noise in the aggregate")
 c1, c2, c3, c4 = main.columns(4)
 c1.metric(
     "Pooled requirement",

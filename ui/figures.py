@@ -25,6 +25,11 @@ def summarise(df: pd.DataFrame, axis: str, metric: str) -> pd.DataFrame:
     return out
 
 
+# Legends sit under the plot: the chart's toolbar (modebar) appears over the top edge, and on a
+# phone it covered legend entries there.
+LEGEND_BELOW = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0}
+
+
 def _current_marker(fig: go.Figure, x: float, *, log: bool) -> None:
     """A dotted vertical line at the slider value, labelled inside the plot at its foot.
 
@@ -123,8 +128,8 @@ def sweep_figure(
         xaxis_title=AXIS_LABELS.get(axis, axis),
         yaxis_title=y_title,
         hovermode="closest",
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend=LEGEND_BELOW,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
         height=480,
     )
     ticks = sorted(stats[axis].unique())
@@ -205,8 +210,8 @@ def noise_histogram_figure(
         xaxis_title="noise in the aggregate",
         yaxis_title="density",
         height=420,
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend=LEGEND_BELOW,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
     )
     return fig
 

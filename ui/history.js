@@ -1,8 +1,8 @@
 // Streamlit writes a bound widget's new value into the URL with history.replaceState, so the
 // browser's Back button would leave the app instead of undoing the change. Turn each such
-// change into its own history entry. Streamlit also rewrites the query just before it pushes a
-// new page (dropping the old page's keys): that rewrite is undone, so Back returns to the old
-// page with its settings. Installed once per tab.
+// change into its own history entry. Streamlit also rewrites the query (and pushes the current
+// path again) just before a page change: both are undone, so Back returns to the old page with
+// its settings. Installed once per tab; docs/state.md.
 (function () {
   if (window.__capeHistory) return;
   window.__capeHistory = true;
@@ -34,21 +34,28 @@
     }
     return replace(state, title, url);
   };
-  let lastPush = 0;
+  // Before a page change Streamlit pushes the *current* path once more (with the old or the
+  // next page's keys), then the new page's path when the server answers. Held back: if the
+  // page change follows, it is dropped and the old page's entry stays as it was (Back returns
+  // to it with its settings); otherwise it lands as a replacement after 2 s.
+  let held = null;
   history.pushState = function (state, title, url) {
-    if (pending) {  // a page change right after a query rewrite: keep the old entry as it was
+    if (pending) {  // a query rewrite just before: keep the old entry as it was
       clearTimeout(pending.timer);
       replace(history.state, "", pending.before);
       pending = null;
     }
-    // A page change pushes twice in a row (the old page without its keys, then the new
-    // page): one entry is enough, so Back returns to the old page with its keys.
-    const now = performance.now();
-    const quick = now - lastPush < 200;
-    lastPush = now;
-    return quick ? replace(state, title, url) : push(state, title, url);
+    const next = new URL(url, location.href);
+    if (next.pathname === location.pathname) {
+      if (held) clearTimeout(held);
+      held = setTimeout(function () { held = null; replace(state, title, url); }, 2000);
+      return;
+    }
+    if (held) { clearTimeout(held); held = null; }
+    return push(state, title, url);
   };
   window.addEventListener("popstate", function () {
     if (pending) { clearTimeout(pending.timer); pending = null; }
+    if (held) { clearTimeout(held); held = null; }
   }, true);
 })();

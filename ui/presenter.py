@@ -37,6 +37,21 @@ h2, h3 { font-size: 1.3rem !important; padding-top: 0 !important; }
 """
 
 
+# Phones (≤ 640 px wide): the sidebar opens as a sheet over the top 42 % only, so a chart
+# scrolled into view stays visible under it while a slider moves.
+_PHONE_CSS = """
+<style>
+@media (max-width: 640px) {
+  section[data-testid="stSidebar"][data-collapsed="false"] { height: 42vh !important;
+    min-height: 0 !important; max-height: 42vh !important;
+    border-bottom: 1px solid rgba(128, 128, 128, .4);
+    box-shadow: 0 4px 12px rgba(0, 0, 0, .25); }
+  [data-testid="stMetricValue"] { font-size: 1.6rem !important; }
+}
+</style>
+"""
+
+
 def is_on() -> bool:
     """Whether presenter mode is on (readable before the toggle is drawn).
 
@@ -58,8 +73,7 @@ def toggle() -> bool:
         help="For a projector: large fonts, navigation on top, the key control beside "
         "the chart. Part of the URL, so a shared link opens in the same mode.",
     )
-    if value:
-        st.html(_CSS)
+    st.html(_PHONE_CSS + (_CSS if value else ""))
     return bool(value)
 
 
@@ -131,6 +145,8 @@ def style(fig: go.Figure, *, height: int | None = None, room: bool = True) -> go
         fig.update_layout(
             font={"size": FONT_SIZE}, legend_font_size=FONT_SIZE - 2, height=height or CHART_HEIGHT
         )
+        if fig.layout.legend.y is not None and fig.layout.legend.y < 0:  # a legend below
+            fig.update_layout(legend_y=-0.33)  # clears the larger axis title
         fig.update_xaxes(tickfont_size=FONT_SIZE - 3, title_font_size=FONT_SIZE)
         fig.update_yaxes(tickfont_size=FONT_SIZE - 3, title_font_size=FONT_SIZE)
     return fig

@@ -212,9 +212,11 @@ def preset_link(name: str) -> dict[str, str]:
     return link_params(preset_values("avg_", name), AVERAGING_LINK_DEFAULTS)
 
 
-def preset_buttons(prefix: str) -> None:
-    """One button per preset (each replaces every setting of the page)."""
-    for col, (name, preset) in zip(st.columns(len(PRESETS)), PRESETS.items(), strict=True):
+def preset_buttons(prefix: str, container=None) -> None:
+    """One button per preset (each replaces every setting of the page): in a row across the
+    page, or stacked in ``container`` (presenter mode's control column)."""
+    boxes = [container] * len(PRESETS) if container else st.columns(len(PRESETS))
+    for col, (name, preset) in zip(boxes, PRESETS.items(), strict=True):
         col.button(
             preset["label"],
             icon=preset["icon"],
@@ -230,7 +232,8 @@ def site_settings(
     controls, prefix: str, *, side=None, table_box=None
 ) -> tuple[pd.DataFrame, str]:
     """S and the weighting rule in ``controls``, calibration in ``side`` (default: the same),
-    then the editable table and its text form in ``table_box`` (default: the page).
+    then the editable table and its text form in ``table_box`` (default: the page; a callable
+    returning a container is called after the controls are drawn).
 
     Returns
     -------
@@ -240,7 +243,6 @@ def site_settings(
     """
     keys = Keys(prefix)
     side = side or controls
-    box = table_box or st.container()
     sites = bound(
         controls.slider,
         "Sites S",
@@ -267,6 +269,8 @@ def site_settings(
         "sum to 1.",
     )
     calibration = calibration_radio(side, prefix=prefix)
+    # a callable makes its container only now, under the controls above
+    box = table_box() if callable(table_box) else (table_box or st.container())
     with box.expander("The sites as text (copy, paste, share)"):
         text = bound(
             st.text_input,
