@@ -4,6 +4,7 @@ with the reveal's numbers checked against dpcore, computed here independently of
 from __future__ import annotations
 
 import math
+import urllib.parse
 import warnings
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 import dpcore
 from dpcore.protocol_demo import protocol_demo
 from ui.lessons import LESSONS
+from ui.theme import AXIS_LABELS
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = [(lesson, i, step) for lesson in LESSONS for i, step in enumerate(lesson.steps, 1)]
@@ -225,3 +227,31 @@ def test_back_and_next_move_through_a_lesson_and_a_new_lesson_restarts():
     at.selectbox(key="learn_lesson").set_value(LESSONS[2].name).run()
     assert at.select_slider(key="learn_step").value == 1
     assert not at.exception and not at.error
+
+
+@pytest.mark.app
+@pytest.mark.slow
+@pytest.mark.parametrize(("lesson", "number", "step"), STEPS, ids=IDS)
+def test_explore_link_opens_its_page_with_the_lessons_settings(lesson, number, step):
+    at = open_step(lesson, number)
+    link = at.get("page_link")[0].proto
+    target = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    target.switch_page(step.explore.page)
+    params = dict(urllib.parse.parse_qsl(link.query_string)) if link.query_string else {}
+    assert set(params) == {k for k, _ in step.explore.params}
+    target.query_params.update(params)
+    target.run()
+    assert not target.exception  # (the Privacy explorer may show a verdict as an error box)
+    for key, text in params.items():  # every setting arrived on the page
+        assert key in target.session_state, key
+        assert _same(target.session_state[key], text), (key, target.session_state[key], text)
+
+
+def _same(value, text: str) -> bool:
+    if str(value) in AXIS_LABELS:  # the sweep-axis control's URL holds its label ("S")
+        return AXIS_LABELS[str(value)].split(" ")[-1] == text
+    if isinstance(value, bool):
+        return str(value).lower() == text
+    if isinstance(value, (int, float)):
+        return math.isclose(float(value), float(text))
+    return str(value) == text

@@ -62,7 +62,11 @@ NOISE = Lesson(
             "value, the y-axis its probability density. The one thing to notice: the more "
             "the curves overlap, the less an observer can tell which world produced a "
             "release — small ε means wide, overlapping curves.",
-            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("prv_calib", "classic"),)),
+            Explore(
+                PRIVACY,
+                "Calibrations on the Privacy explorer",
+                (("prv_calib", "classic"), ("prv_sites", "{table}")),
+            ),
             Question(
                 "Predict: if you halve ε (more privacy), what happens to the noise σ?",
                 ("it halves", "it stays", "it doubles", "it quadruples"),
@@ -82,7 +86,11 @@ NOISE = Lesson(
             "The line is the classic σ, in units of the sensitivity Δ, against δ (log axis) "
             "at ε = 0.5; the dotted line marks your δ. The one thing to notice: four orders "
             "of magnitude of δ change σ by less than a factor of two.",
-            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("prv_calib", "classic"),)),
+            Explore(
+                PRIVACY,
+                "Calibrations on the Privacy explorer",
+                (("prv_calib", "classic"), ("prv_sites", "{table}")),
+            ),
             Question(
                 "Predict: going from δ = 10⁻² to δ = 10⁻⁶ multiplies σ by…",
                 ("about 1.7×", "about 10×", "about 10 000×"),
@@ -104,7 +112,11 @@ NOISE = Lesson(
             "The grey region is ε ≥ 1, where the classic formula is no proof; the dotted line "
             "is your ε. The one thing to notice: at large ε the dashed line falls *below* the "
             "solid one — less noise than privacy needs.",
-            Explore(PRIVACY, "Calibrations on the Privacy explorer", (("prv_calib", "analytic"),)),
+            Explore(
+                PRIVACY,
+                "Calibrations on the Privacy explorer",
+                (("prv_calib", "analytic"), ("prv_sites", "{table}")),
+            ),
             Question(
                 "Predict: at ε = {epsilon:g}, is the classic σ enough noise for (ε, δ = 0.01)?",
                 ("yes, at least enough", "no, too little"),
@@ -137,7 +149,11 @@ SITES_LESSON = Lesson(
             "CAPE, which equals the pooled curator's (orange). The dotted line is your S. The "
             "one thing to notice: the gap widens with S — conventional falls as 1/√S, pooled "
             "as 1/S.",
-            Explore(AVERAGING, "Explore on CAPE averaging", (("avg_S", "{sites}"),)),
+            Explore(
+                AVERAGING,
+                "Explore on CAPE averaging",
+                (("avg_S", "{sites}"), ("avg_sites", "{table}"), ("avg_calib", "analytic")),
+            ),
             Question(
                 "Predict: with S = {sites} equal sites, conventional averaging's noise "
                 "variance is how many times the pooled one?",
@@ -185,7 +201,11 @@ SITES_LESSON = Lesson(
             "the τ_s² it needs, as seen by the aggregator, the noise generator, an outsider, "
             "and in the final average (relative to site 1's 1/S share of it). The dashed line "
             "is 1 — enough. The one thing to notice: no single-release view falls below it.",
-            Explore(PRIVACY, "Who sees what, on the Privacy explorer", (("prv_S", "{sites}"),)),
+            Explore(
+                PRIVACY,
+                "Who sees what, on the Privacy explorer",
+                (("prv_S", "{sites}"), ("prv_sites", "{table}"), ("prv_calib", "analytic")),
+            ),
             Question(
                 "Predict: after subtracting F_1, how much noise variance is left on site 1's "
                 "release in the aggregator's view?",
@@ -215,7 +235,16 @@ UNEQUAL = Lesson(
             "equal weights 1/S, conventional with weights N_s/N, and CAPE with N_s/N, for "
             "S = 5 sites of the sizes on the x-axis (ε = 0.5, δ = 0.01). The one thing to "
             "notice: CAPE's bar is the lowest whatever the split.",
-            Explore(AVERAGING, "Explore on CAPE averaging", (("avg_S", "5"),)),
+            Explore(
+                AVERAGING,
+                "Explore on CAPE averaging",
+                (
+                    ("avg_S", "5"),
+                    ("avg_weights", "∝ N_s"),
+                    ("avg_sites", "{table}"),
+                    ("avg_calib", "analytic"),
+                ),
+            ),
             Question(
                 "Predict: with the same weights N_s/N, conventional variance / CAPE variance is…",
                 ("1×", "S× = 5×", "G(n)× = {gain:.3g}×"),
@@ -236,7 +265,16 @@ UNEQUAL = Lesson(
             "the minimum S (equal sizes), the maximum of Proposition 1, and your split's G. "
             "The one thing to notice: G shoots up — but only because equal weights are a "
             "poor way to average unequal sites.",
-            Explore(AVERAGING, "Explore on CAPE averaging", (("avg_S", "5"),)),
+            Explore(
+                AVERAGING,
+                "Explore on CAPE averaging",
+                (
+                    ("avg_S", "5"),
+                    ("avg_weights", "∝ N_s"),
+                    ("avg_sites", "{table}"),
+                    ("avg_calib", "analytic"),
+                ),
+            ),
             Question(
                 "Predict: at this split, is G(n) more than, exactly, or less than S = 5?",
                 ("less than S", "exactly S", "more than S"),
@@ -258,7 +296,16 @@ UNEQUAL = Lesson(
             "with the best conventional weights. The dashed line is 1 (no advantage). The "
             "one thing to notice: the honest advantage is the smallest bar, and it shrinks "
             "as one site dominates.",
-            Explore(AVERAGING, "Explore on CAPE averaging", (("avg_S", "5"),)),
+            Explore(
+                AVERAGING,
+                "Explore on CAPE averaging",
+                (
+                    ("avg_S", "5"),
+                    ("avg_weights", "∝ N_s"),
+                    ("avg_sites", "{table}"),
+                    ("avg_calib", "analytic"),
+                ),
+            ),
             Question(
                 "Predict: against the best conventional weights, CAPE's advantage is…",
                 ("more than S", "between 1 and S", "none (1×)"),
@@ -288,7 +335,11 @@ VIEWS = Lesson(
             "of the τ_s it needs — from site 1's release alone, and from all releases "
             "together (S equal sites of N_s = 1000, ε = 0.5). The dashed line is 1. The one "
             "thing to notice: the joint bar is below the line (docs/privacy.md).",
-            Explore(PRIVACY, "Who sees what, on the Privacy explorer", (("prv_S", "{sites}"),)),
+            Explore(
+                PRIVACY,
+                "Who sees what, on the Privacy explorer",
+                (("prv_S", "{sites}"), ("prv_sites", "{table}"), ("prv_calib", "analytic")),
+            ),
             Question(
                 "Predict: using all releases together, the aggregator's noise on site 1 is…",
                 ("exactly τ_s", "less than τ_s", "more than τ_s"),
@@ -310,7 +361,11 @@ VIEWS = Lesson(
             "(solid) and from all releases (dashed). The horizontal line is the promised ε, "
             "the vertical one ⌈S/3⌉ − 1, the collusion bound of the CAPE paper. The one "
             "thing to notice: ε climbs with every colluder.",
-            Explore(PRIVACY, "Collusion on the Privacy explorer", (("prv_S", "5"),)),
+            Explore(
+                PRIVACY,
+                "Collusion on the Privacy explorer",
+                (("prv_S", "5"), ("prv_sites", "{table}"), ("prv_calib", "analytic")),
+            ),
             Question(
                 "Predict: with {colluding} colluding sites, site 1's effective ε is…",
                 ("smaller: stronger privacy", "the promised ε", "larger: weaker privacy"),
@@ -332,7 +387,14 @@ VIEWS = Lesson(
             "generator joins it (S = 5, N_s = 1000). The one thing to notice: the trusted "
             "party is trusted for a reason.",
             Explore(
-                PRIVACY, "Coalitions on the Privacy explorer", (("prv_S", "5"), ("prv_ng", "true"))
+                PRIVACY,
+                "Coalitions on the Privacy explorer",
+                (
+                    ("prv_S", "5"),
+                    ("prv_ng", "true"),
+                    ("prv_sites", "{table}"),
+                    ("prv_calib", "analytic"),
+                ),
             ),
             Question(
                 "Predict: if the noise generator joins the aggregator, site 1's ε becomes…",
@@ -401,7 +463,7 @@ PCA = Lesson(
                 "Sweep S on the PCA page",
                 (
                     ("pca_eps", "{epsilon:g}"),
-                    ("pca_axis", "sites"),
+                    ("pca_axis", "S"),  # the URL holds the label the control shows
                     ("pca_dim", "20"),
                     ("pca_k", "5"),
                 ),

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from ui.core import (
@@ -33,12 +34,25 @@ from ui.learn_core import (
     sigmas,
     site_designs,
 )
+from ui.sites_table import EQUAL, SIZE, encode, with_rule
 from ui.theme import style
 
 N_MEAN = 100  # samples behind a lesson's mean of values in [0, 1]: Δ = 1/N
 EPS_GRID = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
 TOTAL, UNEQUAL_SITES = 10_000, 5  # lesson 3: N samples over S sites
 VIEW_SITES = 5  # lesson 4: S equal sites of N_s = 1000 at ε = 0.5
+
+
+def sites_text(
+    n_per_site: Sequence[int], epsilon: float, rule: str = EQUAL, delta: float = LESSON_DELTA
+) -> str:
+    """The site table of the CAPE averaging and Privacy pages (their URL text) for sites of
+    these sizes at one (ε, δ = LESSON_DELTA), weighted by ``rule``: the explore links."""
+    n = len(n_per_site)
+    table = pd.DataFrame(
+        {"N_s": list(n_per_site), "ε_s": [epsilon] * n, "δ_s": [delta] * n, "μ_s": 0.0}
+    )
+    return encode(with_rule(table, rule))
 
 
 @dataclass(frozen=True)
@@ -107,6 +121,7 @@ def neighbours(epsilon: float) -> Scene:
             "half": half,
             "ratio": ratio,
             "ratio_analytic": a_half / a_sigma,
+            "table": sites_text([N_MEAN] * 5, epsilon),
             "answer": nearest(
                 ratio,
                 {"it halves": 0.5, "it stays": 1.0, "it doubles": 2.0, "it quadruples": 4.0},
@@ -140,6 +155,7 @@ def delta_curve(delta: float) -> Scene:
         {
             "delta": delta,
             "sigma": at,
+            "table": sites_text([N_MEAN] * 5, 0.5, delta=delta),
             "ratio": ratio,
             "answer": nearest(ratio, {"about 1.7×": 1.7, "about 10×": 10.0, "about 10 000×": 1e4}),
         },
@@ -156,6 +172,7 @@ def calibrations(epsilon: float) -> Scene:
         {
             "epsilon": epsilon,
             **check,
+            "table": sites_text([N_MEAN] * 5, epsilon),
             "answer": "yes, at least enough" if enough else "no, too little",
         },
     )
@@ -190,7 +207,13 @@ def conventional_cost(sites: int) -> Scene:
     options = {"1× (the same)": 1.0, "√S×": math.sqrt(sites), "S×": sites, "S²×": sites**2}
     return Scene(
         _layout(fig, "number of sites S (N_s = 1000 each, ε = 0.5)", "aggregate noise std"),
-        {"sites": sites, **d, "ratio": ratio, "answer": nearest(ratio, options)},
+        {
+            "sites": sites,
+            **d,
+            "ratio": ratio,
+            "table": sites_text([1000] * sites, 0.5),
+            "answer": nearest(ratio, options),
+        },
     )
 
 
@@ -266,7 +289,13 @@ def views_of_one_release(sites: int) -> Scene:
     fig.update_yaxes(autorange="reversed")
     return Scene(
         _layout(fig, "noise variance on site 1's release / τ_s²", ""),
-        {"sites": sites, "ratio": ratio, "tau": d["tau"][0], "answer": answer},
+        {
+            "sites": sites,
+            "ratio": ratio,
+            "tau": d["tau"][0],
+            "table": sites_text([1000] * sites, 0.5),
+            "answer": answer,
+        },
     )
 
 
@@ -283,7 +312,11 @@ def unequal_sizes(share: float) -> tuple[int, ...]:
 def _unequal(share: float) -> dict:
     sizes = unequal_sizes(share)
     weights = tuple(n / sum(sizes) for n in sizes)
-    return {"sizes": sizes, **site_designs(sizes, 0.5, weights)}
+    return {
+        "sizes": sizes,
+        "table": sites_text(sizes, 0.5, SIZE),
+        **site_designs(sizes, 0.5, weights),
+    }
 
 
 def weights_scene(share: float) -> Scene:
@@ -422,7 +455,13 @@ def joint_view_scene(sites: int) -> Scene:
     )
     return Scene(
         _layout(fig, "", "noise left on site 1 / τ_s (aggregator's view)"),
-        {"sites": sites, "own": own, "joint": joint, "answer": answer},
+        {
+            "sites": sites,
+            "own": own,
+            "joint": joint,
+            "table": sites_text([1000] * sites, 0.5),
+            "answer": answer,
+        },
     )
 
 
@@ -441,7 +480,8 @@ def collusion_scene(colluding: int) -> Scene:
         if joint > promised
         else "smaller: stronger privacy"
     )
-    return Scene(fig, {"colluding": colluding, **site1, "answer": answer})
+    table = sites_text([1000] * VIEW_SITES, 0.5)
+    return Scene(fig, {"colluding": colluding, **site1, "table": table, "answer": answer})
 
 
 def generator_scene(who: str) -> Scene:
@@ -481,6 +521,7 @@ def generator_scene(who: str) -> Scene:
             "ratio": ratio,
             "alone": alone["epsilon_release"],
             "both": both["epsilon_release"],
+            "table": sites_text([1000] * VIEW_SITES, 0.5),
             "answer": answer,
         },
     )
