@@ -50,8 +50,8 @@ CHART_JS = (
 
 
 HEAVY_LINKS = [  # the "two Run presses freeze everyone"
-    "/tensor?dim=50&sites=20&ns=50000&axis=N_s&runs=6&seed=12",
-    "/tensor?dim=50&sites=20&ns=50000&axis=N_s&runs=6&seed=13",
+    "/tensor?td_dim=50&td_sites=20&td_ns=50000&td_axis=N_s&td_runs=6&td_seed=12",
+    "/tensor?td_dim=50&td_sites=20&td_ns=50000&td_axis=N_s&td_runs=6&td_seed=13",
 ]
 BOMB = b"1," * 9_900_000 + b"1\n"  # one line of ten million columns (19.8 MB)
 

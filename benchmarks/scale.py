@@ -16,7 +16,6 @@ import statistics
 import subprocess
 import sys
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import replace
@@ -26,7 +25,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from dpcore import ClassicGaussianWarning, cluster, paper
+from dpcore import cluster, paper
 from dpcore.lapack import use_subset
 from dpcore.metrics import top_k_eigh
 from dpcore.parallel import available_cpus, default_workers
@@ -230,9 +229,7 @@ def figure3(executor: Executor | None = None) -> pd.DataFrame:
     ``paper_panel`` wrapper calls :func:`dpcore.paper.run_panel` the same way)."""
     rows = []
     for panel in paper.FIGURES["3"]["panels"]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ClassicGaussianWarning)
-            wall, cpu, _ = timed(lambda p=panel: paper.run_panel(p, runs=10, executor=executor))
+        wall, cpu, _ = timed(lambda p=panel: paper.run_panel(p, runs=10, executor=executor))
         rows.append({"panel": panel.key, "title": panel.title, "wall s": wall, "CPU s": cpu})
         print(f"   {panel.key}: {wall:.1f} s (CPU {cpu:.1f} s)", flush=True)
     return pd.DataFrame(rows)

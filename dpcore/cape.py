@@ -577,10 +577,12 @@ def cape_average(
     tau = _check_tau_site(tau_site)
     if design is None:
         design = cape_design(tau, weights=weights)
+    elif not isinstance(design, CapeDesign):
+        raise TypeError(f"design must be a CapeDesign or None; got {type(design).__name__}")
     elif design.n_sites != tau.size or not np.allclose(design.tau_site, tau):
         raise ValueError("design must have been made for the same tau_site")
     arr = _check_values(values, design.n_sites, symmetric)
-    e, f, g, released = site_releases(arr, design, symmetric=symmetric, rng=check_rng(rng))
+    e, f, g, released = site_releases(arr, design, symmetric=symmetric, rng=rng)
     estimate = aggregate_step(released, f, design.weights)
     return AveragingRun("cape", arr, design.weights, e, f, g, released, estimate, design)
 
@@ -606,7 +608,7 @@ def conventional_average(
     tau = _check_tau_site(tau_site)
     mu = check_weights(weights, tau.size)
     arr = _check_values(values, tau.size, symmetric)
-    site_rngs = check_rng(rng).spawn(tau.size)
+    site_rngs = rng.spawn(tau.size)
     g = np.stack(
         [
             tau[s] * standard_noise(arr.shape[1:], symmetric=symmetric, rng=site_rngs[s])

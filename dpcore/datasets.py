@@ -16,6 +16,8 @@ from numpy.typing import NDArray
 
 from dpcore._validation import RngLike, check_int, check_rng
 
+MAX_SITES = 10_000  # the paper goes to 50; a sizes array and its rounding stay instant
+MAX_SAMPLES_PER_SITE = 10**9  # S·N_s stays far inside int64
 MAX_SYNTHETIC_DIM = 1000  # as for real data (dpcore.realdata.MAX_DIM): D³ eigendecompositions
 
 
@@ -144,8 +146,8 @@ def split_sizes(n_per_site: int, sites: int, shares: Sequence[float] | None = No
         Relative site sizes (> 0); default equal. Rounded by largest remainder so the sizes
         sum to S·n_per_site; every site keeps at least one sample.
     """
-    n_per_site = check_int(n_per_site, "n_per_site", low=1)
-    sites = check_int(sites, "sites", low=1)
+    n_per_site = check_int(n_per_site, "n_per_site", low=1, high=MAX_SAMPLES_PER_SITE)
+    sites = check_int(sites, "sites", low=1, high=MAX_SITES)
     total = n_per_site * sites
     if shares is None:
         return np.full(sites, n_per_site, dtype=np.int64)

@@ -122,6 +122,22 @@ def component_error_matched(estimate: NDArray[np.float64], truth: NDArray[np.flo
 def weight_error(
     est_weights: NDArray, true_weights: NDArray, estimate: NDArray, truth: NDArray
 ) -> float:
-    """Mean |ŵ_k − w_π(k)| with π the component matching of :func:`matching`."""
+    """Mean |ŵ_k − w_π(k)| with π the component matching of :func:`matching`.
+
+    ``est_weights`` has one finite entry per column of ``estimate``; ``true_weights`` one per
+    column of ``truth``.
+    """
+    estimate, truth = _matrix(estimate, "estimate"), _matrix(truth, "truth")
+    est_weights = _vector(est_weights, "est_weights", estimate.shape[1])
+    true_weights = _vector(true_weights, "true_weights", truth.shape[1])
     pi = matching(estimate, truth)
     return float(np.mean(np.abs(est_weights - true_weights[pi])))
+
+
+def _vector(value, name: str, size: int) -> NDArray[np.float64]:
+    """A finite 1-D float array of ``size`` entries, or a ValueError/TypeError naming it."""
+    arr = _matrix(np.atleast_2d(value) if np.ndim(value) == 1 else value, name)
+    if arr.shape != (1, size):
+        shape = np.shape(value)
+        raise ValueError(f"{name} must have one entry per component ({size}); got {shape}")
+    return arr[0]

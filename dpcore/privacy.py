@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from dpcore._validation import RngLike, check_int, check_rng
 from dpcore.calibration import gaussian_epsilon
-from dpcore.cape import CapeDesign, site_releases, standard_noise
+from dpcore.cape import CapeDesign, _check_values, site_releases, standard_noise
 
 REMEDIES = ("none", "naive", "cape")
 
@@ -202,8 +202,17 @@ EPS_TOL = 1e-7
 STD_TOL = 1e-9
 
 
-def _per_site(value, design: CapeDesign) -> NDArray[np.float64]:
-    return np.broadcast_to(np.asarray(value, float), (design.n_sites,)).copy()
+def _per_site(value, design: CapeDesign, name: str = "epsilon") -> NDArray[np.float64]:
+    """A promised ε (one number, or one per site) as S values in (0, ∞]."""
+    try:
+        arr = np.broadcast_to(np.asarray(value, float), (design.n_sites,)).copy()
+    except (TypeError, ValueError) as err:
+        raise TypeError(
+            f"{name} must be a number or one number per site ({design.n_sites}); got {value!r}"
+        ) from err
+    if np.any(np.isnan(arr) | (arr <= 0)):
+        raise ValueError(f"every entry of {name} must be in (0, inf]; got {value!r}")
+    return arr
 
 
 def coalition_report(
@@ -263,6 +272,9 @@ def coalition_report(
     )
 
 
+MAX_COLLUSION_SITES = 40
+
+
 def collusion_curve(
     design: CapeDesign, sensitivity, *, epsilon, delta, noise_generator: bool = False
 ) -> pd.DataFrame:
@@ -281,6 +293,11 @@ def collusion_curve(
         (smallest σ/τ_s).
     """
     design = _check_design(design)
+    if design.n_sites > MAX_COLLUSION_SITES:  # S greedy steps over S candidates, O(S³) each
+        raise ValueError(
+            f"collusion_curve takes at most {MAX_COLLUSION_SITES} sites (its greedy search "
+            f"grows like S⁵: S = 30 takes seconds, 60 over a minute); got S = {design.n_sites}"
+        )
     sens = _per_site(sensitivity, design)
     dlt = _per_site(delta, design)
     promised = _per_site(epsilon, design)
@@ -536,7 +553,7 @@ def dropout_run(
     if remedy not in REMEDIES:
         raise ValueError(f"remedy must be one of {list(REMEDIES)}; got {remedy!r}")
     dropped, keep, total = _remaining(_check_design(design), dropped)
-    values = np.asarray(values, dtype=float)
+    values = _check_values(values, design.n_sites, symmetric)  # finite, one per site
     protocol_rng, h_rng = check_rng(rng).spawn(2)
     e, f, _, released = site_releases(values, design, symmetric=symmetric, rng=protocol_rng)
     mu = design.weights

@@ -4,14 +4,17 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+from streamlit import config as streamlit_config
 
 # Small dense linear algebra is 3x slower with two OpenBLAS threads on this 2-core machine
 # (measured; see docs/deviations.md). Must be set before numpy loads its BLAS.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Students see a generic message for an unexpected exception (.streamlit/config.toml); tests
-# must see the real one, or a failing fuzz step says nothing.
+# must see the real one, or a failing fuzz step says nothing (servers the browser tests start
+# read the environment; AppTest reads the option set here).
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
+streamlit_config.set_option("client.showErrorDetails", "full")
 
 # Hypothesis profiles. "ci" replays the same examples on every run (derandomize: the examples
 # are a function of the test's source only), so a red CI is a real, repeatable failure and never

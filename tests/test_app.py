@@ -89,7 +89,8 @@ def test_pca_heavy_settings_wait_for_run():
     at.select_slider(key="pca_dim").set_value(200).run()
     assert not at.metric  # nothing computed yet
     assert any("Press **Run**" in i.value for i in at.info)
-    at.button(key="pca_run_run").click().run()
+    # a heavy job runs at low priority on one core (ui.jobs): give a busy machine time
+    at.button(key="pca_run_run").click().run(timeout=600)
     assert len(at.metric) == 5
 
 
@@ -235,7 +236,7 @@ def test_pca_on_a_local_mnist_file_picked_from_the_data_directory(tmp_path, monk
     assert len(at.error) == 1 and "no mnist file given" in _text(at.error[0])
     picker.set_value("imgs.idx").run()
     assert not at.exception and not at.error
-    at.button(key="pca_run_run").click().run()  # local files count as heavy: Run first
+    at.button(key="pca_run_run").click().run(timeout=600)  # local files count as heavy: Run first
     assert not at.exception and not at.error
     assert "CAPE" in _metrics(at)
 

@@ -118,16 +118,15 @@ def _floor(requirement: str) -> tuple[int, ...]:
     return tuple(int(p) for p in found.group(1).split("."))
 
 
-def test_streamlit_floor_has_every_widget_binding_the_app_uses():
-    # bind="query-params" arrived in Streamlit 1.55.0 for every widget kind we bind (selectbox,
-    # select_slider, number_input, radio, segmented_control, multiselect, toggle, slider,
-    # text_input): checked against the 1.54.0 and 1.55.0 wheels, see docs/reliability.md.
-    uses = sum(
-        p.read_text().count('bind="query-params"')
-        for p in [*ROOT.glob("ui/*.py"), *ROOT.glob("app_pages/*.py")]
-    )
-    assert uses > 0
-    assert _floor("streamlit") >= (1, 55)
+def test_streamlit_floor_has_every_widget_argument_the_app_uses():
+    # bind="query-params" arrived in Streamlit 1.55.0 on every widget kind we bind, and
+    # persist_state="session" (ui.state.bound) in 1.59.0: every keyword argument of every
+    # st.* call in the app was checked against the 1.54, 1.55, 1.58 and 1.59 wheels (see
+    # docs/reliability.md). A floor below that installs a Streamlit the app crashes on.
+    sources = [p.read_text() for p in [*ROOT.glob("ui/**/*.py"), *ROOT.glob("app_pages/*.py")]]
+    assert any('bind="query-params"' in s for s in sources)
+    assert any('persist_state="session"' in s for s in sources)
+    assert _floor("streamlit") >= (1, 59)
 
 
 def _pins() -> dict[str, str]:
@@ -170,3 +169,19 @@ def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_pat
     assert len(notes) == 6 and len(set(notes)) == 2  # three panels each for MNIST, Covertype
     assert "passwd" not in " ".join(notes)
     assert sorted(kinds) == ["covtype", "mnist"]
+
+
+@pytest.mark.app
+def test_heavy_tensor_settings_run_as_a_job_not_in_the_server():
+    # Issue #12: two Run presses on heavy tensor links took both cores from everyone. Heavy
+    # settings now run in the heavy lane's child process (ui.jobs), the sweep and its one-run
+    # example both.
+    from ui import jobs
+
+    before = len(jobs.HEAVY._results)
+    at = page("tensor.py", td_dim="20", td_runs="2", td_seed="5")
+    assert not at.exception and not at.error
+    at.button(key="td_run_run").click().run(timeout=600)
+    assert not at.exception and not at.error
+    assert len(at.dataframe) >= 1 and any("CAPE" in m.label or "cape" in m.label for m in at.metric)
+    assert len(jobs.HEAVY._results) - before == 2  # the sweep and the example, as jobs

@@ -164,9 +164,9 @@ def pca_job(source: tuple = ("synthetic",), *, gate: str, **params: Any) -> pd.D
     return jobs.run_heavy(worker.pca_on_source, source, data_dir(), params, gate=gate)
 
 
-def otd_job(*, gate: str, **params: Any) -> pd.DataFrame:
-    """:func:`otd_results` as this session's heavy job."""
-    return jobs.run_heavy(worker.call, "dpcore", "otd_sweep", params, gate=gate)
+def otd_job(*, gate: str, function: str = "otd_sweep", **params: Any) -> pd.DataFrame:
+    """:func:`otd_results` (or ``dpcore.otd_example``) as this session's heavy job."""
+    return jobs.run_heavy(worker.call, "dpcore", function, params, gate=gate)
 
 
 def _mean_taus(n_per_site, epsilon, delta, calibration: str) -> np.ndarray:

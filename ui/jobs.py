@@ -254,7 +254,10 @@ def run_heavy(fn: Callable, *args: Any, gate: str, lane: Lane = HEAVY, **kwargs:
         return deliver(kept)
     owner = owner_id()
     cancel_box = st.empty()
-    if cancel_box.button("Cancel", key=f"{gate}_cancel", icon=":material/stop_circle:"):
+    cancel = cancel_box.button(  # one per request: a page may run several jobs in turn
+        "Cancel", key=f"{gate}_cancel_{key[:12]}", icon=":material/stop_circle:"
+    )
+    if cancel:
         lane.cancel(owner)
         st.session_state.pop(f"{gate}_done", None)
         cancel_box.empty()

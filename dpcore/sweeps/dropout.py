@@ -12,6 +12,7 @@ from dpcore._validation import check_choice, check_int
 from dpcore.calibration import CALIBRATIONS, site_noise_std
 from dpcore.cape import cape_design
 from dpcore.datasets import draw_sites, second_moments, synthetic_dataset
+from dpcore.limits import check_budget, estimate_pca
 from dpcore.metrics import captured_energy, optimal_energy, top_k_eigvecs
 from dpcore.parallel import parallel_map, single_blas
 from dpcore.privacy import check_sites, dropout_run
@@ -71,6 +72,18 @@ def dropout_pca(
     k = check_int(k, "k", low=1, high=dim)
     runs = check_int(runs, "runs", low=1)
     pool_size = check_int(pool_size, "pool_size", low=int(sizes.sum()))
+    check_budget(  # four capePCA runs (no dropout and three remedies) per run, one data draw
+        estimate_pca(
+            dim=dim,
+            sites=sizes.size,
+            n_max=int(sizes.max()),
+            pool=pool_size,
+            points=1,
+            runs=4 * runs,
+            algorithms=("cape",),
+        ),
+        what="this dropout study",
+    )
     dropped = check_sites(dropped, design.n_sites, "dropped")
     data_rng, draw_rng, noise_rng = resolve_rng(rng, seed).spawn(3)
     dataset = synthetic_dataset(dim=dim, k=k, n_samples=pool_size, rng=data_rng)

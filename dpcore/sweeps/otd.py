@@ -133,6 +133,8 @@ def run_otd_sweep(
             runs=spec.runs.count,
             faithful=spec.faithful,
             algorithms=spec.algorithms,
+            restarts=spec.power.restarts,
+            max_iter=spec.power.max_iter,
         ),
         what="this tensor sweep",
     )
