@@ -132,7 +132,7 @@ async def bomb_client(browser, url: str, path: str, timeout: float, out: Result)
     context = await browser.new_context(viewport={"width": 1300, "height": 1000})
     page = await context.new_page()
     try:
-        await page.goto(f"{url}/pca?data=CSV+upload", timeout=timeout * 1000)
+        await page.goto(f"{url}/pca?pca_data=CSV+upload", timeout=timeout * 1000)
         uploader = page.locator("[data-testid='stFileUploaderDropzoneInput']")
         await uploader.wait_for(state="attached", timeout=timeout * 1000)
         start = time.perf_counter()
