@@ -5,8 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import explanations, presenter, snippets
-from ui.controls import seed_controls
-from ui.core import (
+from ui.cached import (
     GAINS,
     averaging_design,
     averaging_monte_carlo,
@@ -14,6 +13,7 @@ from ui.core import (
     classic_warning,
     gain_curve,
 )
+from ui.controls import seed_controls
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
 from ui.figures import gain_figure, noise_histogram_figure

@@ -8,8 +8,8 @@ content is data (ui/lessons/content.py).
 import streamlit as st
 
 from ui import presenter
+from ui.cached import call_core
 from ui.controls import fmt
-from ui.core import call_core
 from ui.explain import explain
 from ui.lessons import LESSONS
 from ui.lessons.scenes import SCENES

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.core import call_core, equal_sites_noise
+from ui.cached import call_core, equal_sites_noise
 from ui.sites_table import PRESETS, preset_link
 from ui.state import bound, link_params
 

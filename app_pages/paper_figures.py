@@ -6,8 +6,7 @@ import streamlit as st
 
 from dpcore import paper
 from ui import explanations, presenter, snippets
-from ui.controls import calibration_radio, runs_slider, seed_controls
-from ui.core import (
+from ui.cached import (
     call_core,
     classic_warning,
     load_dataset,
@@ -15,6 +14,7 @@ from ui.core import (
     paper_panel_job,
     paper_pool_spread,
 )
+from ui.controls import calibration_radio, runs_slider, seed_controls
 from ui.datafiles import file_picker
 from ui.explain import explain
 from ui.export import FigureExport, export_controls

@@ -3,6 +3,14 @@
 import streamlit as st
 
 from ui import explanations, presenter, snippets
+from ui.cached import (
+    DATA_SOURCES,
+    call_core,
+    classic_warning,
+    load_dataset,
+    pca_job,
+    pca_results,
+)
 from ui.controls import (
     SWEEP_GRIDS,
     SYNTHETIC_POOL,
@@ -15,14 +23,6 @@ from ui.controls import (
     sites_and_privacy,
     sweep_axis_control,
     sweep_values,
-)
-from ui.core import (
-    DATA_SOURCES,
-    call_core,
-    classic_warning,
-    load_dataset,
-    pca_job,
-    pca_results,
 )
 from ui.datafiles import file_picker
 from ui.export import FigureExport

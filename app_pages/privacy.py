@@ -6,8 +6,7 @@ import streamlit as st
 
 import dpcore
 from ui import explanations, presenter, snippets
-from ui.controls import seed_controls
-from ui.core import (
+from ui.cached import (
     DESIGNS,
     calibration_table,
     call_core,
@@ -17,6 +16,7 @@ from ui.core import (
     dropout_views,
     party_table,
 )
+from ui.controls import seed_controls
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
 from ui.figures import calibration_figure, collusion_figure

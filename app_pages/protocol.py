@@ -3,8 +3,8 @@
 import streamlit as st
 
 from ui import explanations, presenter
+from ui.cached import call_core
 from ui.controls import epsilon_slider, seed_controls
-from ui.core import call_core
 from ui.explain import explain
 from ui.learn_core import protocol_run
 from ui.protocol_figures import cancel_figure, network_figure

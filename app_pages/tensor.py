@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui import explanations, presenter, snippets
+from ui.cached import call_core, classic_warning, otd_example_table, otd_job, otd_results
 from ui.controls import (
     algorithm_picker,
     bounded_k,
@@ -14,7 +15,6 @@ from ui.controls import (
     sweep_axis_control,
     sweep_values,
 )
-from ui.core import call_core, classic_warning, otd_example_table, otd_job, otd_results
 from ui.export import FigureExport
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep

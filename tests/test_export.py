@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from ui import core, snippets
+from ui import cached, snippets
 from ui.export import FigureExport, caption, standalone_html
 
 SITES = ((1000, 500, 2000), (0.5, 1.0, 0.5), (1e-3, 1e-3, 1e-2), (0.3, 0.2, 0.5), "analytic")
@@ -35,7 +35,7 @@ def test_sweep_snippet_gives_the_pages_frame():
         "calibration": "classic",
     }
     got = run(snippets.sweep("pca_sweep", params))["df"]
-    pd.testing.assert_frame_equal(got, core.pca_results(("synthetic",), **params))
+    pd.testing.assert_frame_equal(got, cached.pca_results(("synthetic",), **params))
 
 
 def test_sweep_snippet_on_a_bundled_data_set_loads_it_like_the_app():
@@ -44,12 +44,12 @@ def test_sweep_snippet_on_a_bundled_data_set_loads_it_like_the_app():
     code = snippets.sweep("pca_sweep", params, ("wine",))
     assert "dim=" not in code  # the data set decides D
     got = run(code)["df"]
-    pd.testing.assert_frame_equal(got, core.pca_results(("wine",), **params))
+    pd.testing.assert_frame_equal(got, cached.pca_results(("wine",), **params))
 
 
 def test_averaging_snippet_gives_the_histograms_draws():
     scope = run(snippets.averaging(*SITES, draws=500, seed=3))
-    mc = core.averaging_monte_carlo(*SITES, draws=500, seed=3)
+    mc = cached.averaging_monte_carlo(*SITES, draws=500, seed=3)
     np.testing.assert_array_equal(scope["cape"], mc["cape"])
     np.testing.assert_array_equal(scope["conv"], mc["conv"])
 
@@ -57,16 +57,16 @@ def test_averaging_snippet_gives_the_histograms_draws():
 @pytest.mark.parametrize("design", ["cape", "joint"])
 def test_collusion_snippet_gives_the_curve(design):
     scope = run(snippets.collusion(*SITES, ng=True, design=design))
-    expected = core.collusion_curve_table(*SITES, True, design)
+    expected = cached.collusion_curve_table(*SITES, True, design)
     pd.testing.assert_frame_equal(scope["curve"], expected)
 
 
 def test_calibration_and_gain_snippets_give_the_plotted_numbers():
     grid = (0.01, 0.1, 1.0, 10.0)
     got = run(snippets.calibration(grid, 1e-5))["table"]
-    pd.testing.assert_frame_equal(got, core.calibration_table(0.5, 1e-5, grid)["curve"])
+    pd.testing.assert_frame_equal(got, cached.calibration_table(0.5, 1e-5, grid)["curve"])
     rows = run(snippets.gain(3500, 3, points=7))["rows"]
-    curve = core.gain_curve(3500, 3, points=7)
+    curve = cached.gain_curve(3500, 3, points=7)
     np.testing.assert_allclose(np.array(rows), curve.to_numpy(), rtol=0, atol=0)
 
 

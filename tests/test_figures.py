@@ -73,7 +73,7 @@ def test_histogram_overlays_theoretical_density():
 
 
 def test_gain_figure_one_chart_every_gain_labelled():
-    from ui.core import GAINS, gain_curve
+    from ui.cached import GAINS, gain_curve
 
     curve = gain_curve(1300, 4, points=5)
     labels = {k: v[0] for k, v in GAINS.items()}

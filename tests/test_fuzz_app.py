@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore import registry
-from ui.core import DESIGNS
+from ui.cached import DESIGNS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))

@@ -216,7 +216,7 @@ def noise_histogram_figure(
     return fig
 
 
-GAIN_STYLES = {  # key → (colour, dash); labels and meanings in ui.core.GAINS
+GAIN_STYLES = {  # key → (colour, dash); labels and meanings in ui.cached.GAINS
     "same_weights": ("#D55E00", "solid"),
     "joint_same_weights": ("#CC79A7", "dash"),
     "best_conventional": ("#0072B2", "solid"),
@@ -232,7 +232,7 @@ def gain_figure(
     Parameters
     ----------
     curve : DataFrame
-        ``largest_share`` and one column per gain key (``ui.core.gain_curve``).
+        ``largest_share`` and one column per gain key (``ui.cached.gain_curve``).
     labels : dict
         Gain key → legend label.
     current : dict

@@ -9,7 +9,7 @@ import streamlit as st
 
 import dpcore
 from ui import presenter
-from ui.core import call_core
+from ui.cached import call_core
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
 from ui.figures import sweep_figure

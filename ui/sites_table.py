@@ -24,8 +24,8 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from ui.cached import call_core
 from ui.controls import calibration_radio
-from ui.core import call_core
 from ui.guard import show_error
 from ui.state import bound, link_params, reset
 

@@ -15,7 +15,7 @@ def _kwargs(params: Mapping[str, Any], indent: str = "    ") -> str:
 
 
 def _data_line(source: tuple) -> str:
-    """The line that loads a PCA data set the way the app does (ui.core.load_dataset)."""
+    """The line that loads a PCA data set the way the app does (ui.cached.load_dataset)."""
     kind = source[0]
     if kind == "mnist":
         return f"data = realdata.load_mnist({source[1] or None!r})\n"

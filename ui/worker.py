@@ -132,7 +132,7 @@ def run(fn: Callable, *args: Any, limits: Limits, **kwargs: Any) -> Outcome:
 
 
 def load_source(kind: str, arg: Any, data_dir: str | None):
-    """A real data set by source (see :func:`ui.core.load_dataset`), in the child."""
+    """A real data set by source (see :func:`ui.cached.load_dataset`), in the child."""
     import numpy as np
 
     from dpcore import realdata

@@ -1,7 +1,7 @@
 """Live figures of the lessons and the numbers their text and reveals quote.
 
 A scene maps the step's control value to a figure and a dict of numbers. Numbers come from
-dpcore through the cached wrappers of :mod:`ui.learn_core` and :mod:`ui.core`; a question's
+dpcore through the cached wrappers of :mod:`ui.learn_core` and :mod:`ui.cached`; a question's
 correct option (``answer``) is derived here from those numbers, never written in the lesson.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.core import (
+from ui.cached import (
     GAINS,
     calibration_table,
     coalition_table,

@@ -1,4 +1,7 @@
-"""Cached wrappers around dpcore: pages call these, never the linear algebra directly.
+"""Cached core calls: pages call these, never the linear algebra directly.
+
+What it holds: the ``st.cache_data`` wrappers around dpcore, the compute slots and single
+flight that share them between sessions, and the one error boundary (:func:`call_core`).
 
 Every wrapper takes hashable primitives (seed included) and builds its Generator inside, so
 the same arguments give the same numbers in every session and process.
