@@ -8,6 +8,7 @@ import dpcore
 from ui import explanations, presenter, snippets
 from ui.cached import (
     DESIGNS,
+    averaging_design,
     calibration_table,
     call_core,
     classic_warning,
@@ -70,6 +71,13 @@ design_kind = url_bound(
     "releases together, for an aggregate std 5% above the pooled requirement.",
 )
 design_args = (*args, design_kind)
+noise = call_core(averaging_design, *args)
+st.caption(
+    f"The price in accuracy — aggregate noise std: pooled requirement {noise['tau_pool']:.3g}; "
+    f"paper's design {noise['tau_cape']:.3g} (= pooled); joint-view-safe "
+    f"{noise['tau_joint']:.3g} ({noise['tau_joint'] / noise['tau_pool'] - 1:+.1%}); "
+    f"conventional averaging {noise['tau_conv']:.3g}."
+)
 
 # --- per-party views ------------------------------------------------------------------------
 st.header("Who sees what")

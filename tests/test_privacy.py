@@ -377,3 +377,20 @@ def test_dropout_of_all_but_a_tiny_site_is_accurate():
     mu, last = design.weights[6], 6
     missing = (a.std["none"] * mu) ** 2 - mu**2 * design.var_g[last]
     assert missing == pytest.approx(mu**2 * design.var_e[last], rel=1e-6, abs=0)
+
+
+@pytest.mark.parametrize(("sites", "ratio"), [(3, 0.9428), (5, 0.9798), (10, 0.9950)])
+def test_dropout_remedy_leaks_nothing_beyond_a_normal_run_but_own_release_drops(sites, ratio):
+    # issue #14 / README: the remedy does not "keep every guarantee". Counting the correction,
+    # a remaining site's own-release noise against the aggregator is 0.94–0.995 τ_s (one
+    # dropout among S equal sites), exactly what a normal run's extra release would leave:
+    # there the aggregator also holds μ_d(â_d − F_d) = μ_d(E_d + G_d) for the dropped site.
+    design = cape_design(np.ones(sites))
+    remedy = dropout_analysis(design, [0]).release_std["cape"]
+    assert remedy == pytest.approx(ratio, abs=1e-4)
+    # normal run, the dropped site's release known as E_d + G_d (G_d playing H_d's part):
+    cov = design.e_covariance
+    known = cov[1:, [0]]  # Cov(E_t, E_d) for the remaining t
+    var_d = cov[0, 0] + design.var_g[0]
+    own = cov[1, 1] - known[0, 0] ** 2 / var_d + design.var_g[1]
+    assert math.sqrt(own) / design.tau_site[1] == pytest.approx(remedy, rel=1e-9)
