@@ -93,6 +93,16 @@ if calibration == "classic":
     classic_warning(calibration, [10.0])
 
 
+# The legend first: it needs no data, so the page shows something while local files load.
+algorithms = list(dict.fromkeys(a for p in panels for a in p.algorithms))
+st.plotly_chart(
+    presenter.style(legend_figure(algorithms), room=False),
+    key="paper_legend",
+    config={"staticPlot": True},
+)
+explain(explanations.PAPER_PANELS)
+
+
 def available(panel: paper.Panel) -> tuple[bool, str]:
     """Whether the panel's data can be loaded here, and why not."""
     if panel.task != "pca" or panel.data == "synthetic":
@@ -163,13 +173,6 @@ if todo:
         done.add((panel.key, *token))
     bar.empty()
 
-algorithms = list(dict.fromkeys(a for p in panels for a in p.algorithms))
-st.plotly_chart(
-    presenter.style(legend_figure(algorithms), room=False),
-    key="paper_legend",
-    config={"staticPlot": True},
-)
-explain(explanations.PAPER_PANELS)
 width = spec["columns"]
 for row in range(0, len(panels), width):
     for box, slot in zip(st.columns(width), panels[row : row + width], strict=False):
