@@ -193,13 +193,14 @@ async def run(
     ramp: float = 15.0,
     bomb: bool = True,
     heavy: int = 2,
+    port: int | None = None,
 ) -> dict:
     import tempfile
 
     from playwright.async_api import async_playwright
 
     out = Result()
-    with tempfile.TemporaryDirectory() as tmp, streamlit_server() as (url, proc):
+    with tempfile.TemporaryDirectory() as tmp, streamlit_server(port=port) as (url, proc):
         bomb_path = f"{tmp}/b.csv"
         with open(bomb_path, "wb") as handle:
             handle.write(BOMB)
@@ -272,6 +273,7 @@ def main() -> None:
     parser.add_argument(
         "--heavy", type=int, default=2, choices=[0, 1, 2], help="heavy tabs pressing Run"
     )
+    parser.add_argument("--port", type=int, default=None, help="server port (default: free)")
     args = parser.parse_args()
     report = asyncio.run(
         run(
@@ -282,6 +284,7 @@ def main() -> None:
             args.ramp,
             bomb=args.bomb,
             heavy=args.heavy,
+            port=args.port,
         )
     )
     print(json.dumps(report, indent=2))

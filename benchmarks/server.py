@@ -23,9 +23,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(timeout: float = 60) -> Iterator[tuple[str, subprocess.Popen]]:
+def streamlit_server(
+    timeout: float = 60, port: int | None = None
+) -> Iterator[tuple[str, subprocess.Popen]]:
     """Yield (base URL, process) of a fresh server; stop it on exit."""
-    port = free_port()
+    port = port or free_port()
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     proc = subprocess.Popen(
         [
