@@ -35,27 +35,31 @@
     return replace(state, title, url);
   };
   // Before a page change Streamlit pushes the *current* path once more (with the old or the
-  // next page's keys), then the new page's path when the server answers. Held back: if the
-  // page change follows, it is dropped and the old page's entry stays as it was (Back returns
-  // to it with its settings); otherwise it lands as a replacement after 2 s.
-  let held = null;
+  // next page's keys), then the new page's path when the server answers (up to ~2 s later).
+  // So a same-path push updates the URL at once but becomes its own entry only after 2 s; a
+  // page change within that time restores the old entry first (Back returns to the old page
+  // with its settings).
   history.pushState = function (state, title, url) {
-    if (pending) {  // a query rewrite just before: keep the old entry as it was
+    const next = new URL(url, location.href);
+    if (next.pathname === location.pathname) {
+      if (!pending) {
+        pending = {before: location.href, state: state, url: null, timer: null};
+      }
+      clearTimeout(pending.timer);
+      pending.url = next.href;
+      pending.state = state;
+      replace(state, title, url);
+      pending.timer = setTimeout(settle, 2000);
+      return;
+    }
+    if (pending) {  // a page change right after a query rewrite: keep the old entry as it was
       clearTimeout(pending.timer);
       replace(history.state, "", pending.before);
       pending = null;
     }
-    const next = new URL(url, location.href);
-    if (next.pathname === location.pathname) {
-      if (held) clearTimeout(held);
-      held = setTimeout(function () { held = null; replace(state, title, url); }, 2000);
-      return;
-    }
-    if (held) { clearTimeout(held); held = null; }
     return push(state, title, url);
   };
   window.addEventListener("popstate", function () {
     if (pending) { clearTimeout(pending.timer); pending = null; }
-    if (held) { clearTimeout(held); held = null; }
   }, true);
 })();
