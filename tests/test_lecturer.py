@@ -84,7 +84,8 @@ def no_errors(page) -> None:
 
 
 def metrics(page) -> dict[str, str]:
-    page.locator("[data-testid='stMetric']").first.wait_for(timeout=60_000)
+    # CAPE averaging draws six metrics; read them only when all are there
+    page.locator("[data-testid='stMetric']").nth(5).wait_for(timeout=60_000)
     out = {}
     for m in page.locator("[data-testid='stMetric']").all():
         name = m.locator("[data-testid='stMetricLabel']").inner_text().strip()
