@@ -231,8 +231,8 @@ def calibration_comparison(epsilons, *, delta: float, sensitivity: float = 1.0):
         (ε < 1, where Dwork & Roth's Theorem A.1 holds; no warning is raised here).
     """
     delta = check_delta(delta)
-    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True, high_open=True)
-    eps = [check_real(e, "epsilon", low=0.0, low_open=True, high_open=True) for e in epsilons]
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True, high=MAX_MAGNITUDE)
+    eps = [check_real(e, "epsilon", low=1e-100, high_open=True) for e in epsilons]
     classic = np.array([_classic_sigma(sensitivity, e, delta) for e in eps])
     analytic = np.array([sensitivity * _analytic_unit_sigma(e, delta) for e in eps])
     return pd.DataFrame(

@@ -718,6 +718,8 @@ def cape_gain_bounds(total: int, sites: int) -> tuple[float, float]:
 
 def _check_sizes(n_per_site: ArrayLike) -> NDArray[np.float64]:
     n = check_positive_array(n_per_site, "n_per_site")
-    if n.size < 2 or np.any(n < 1) or np.any(n != np.round(n)):
-        raise ValueError(f"n_per_site must be S >= 2 integers >= 1; got {n_per_site!r}")
+    if n.size < 2 or np.any(n < 1) or np.any(n != np.round(n)) or np.any(n > MAX_MAGNITUDE):
+        raise ValueError(
+            f"n_per_site must be S >= 2 integers in [1, {MAX_MAGNITUDE:g}]; got {n_per_site!r}"
+        )
     return n
