@@ -133,7 +133,13 @@ else:
 # --- collusion ----------------------------------------------------------------------------------
 st.header("Collusion")
 _valid(f"{P}colluders")
-left, right = st.columns([3, 2])
+if presenter.is_on():  # the demo's two controls beside its chart, the table under both
+    left, chart_box = presenter.split()
+    right = left
+    table_box = st.container()
+else:
+    left, right = st.columns([3, 2])
+    table_box, chart_box = st.container(), st.container()
 colluders = url_bound(
     left.multiselect,
     "Sites colluding with the aggregator",
@@ -150,86 +156,88 @@ with_ng = url_bound(
     help="It knows every E_s: with the aggregator, only the G's are left.",
 )
 chosen = None
-if len(colluders) == sites:
-    st.info("Every site colludes: no honest site is left to protect.")
-else:
-    report = call_core(
-        coalition_table, *args, tuple(s - 1 for s in colluders), bool(with_ng), design_kind
+with table_box:
+    if len(colluders) == sites:
+        st.info("Every site colludes: no honest site is left to protect.")
+    else:
+        report = call_core(
+            coalition_table, *args, tuple(s - 1 for s in colluders), bool(with_ng), design_kind
+        )
+        chosen = (
+            len(colluders),
+            float(report.epsilon_release.max()),
+            float(report.epsilon_joint.max()),
+        )
+        shown = pd.DataFrame(
+            {
+                "site": report.site,
+                "promised ε_s": report.promised_epsilon,
+                "ε own release": report.epsilon_release,
+                "own": np.where(report.release_meets, "✓", "✗"),
+                "ε all releases": report.epsilon_joint,
+                "joint": np.where(report.joint_meets, "✓", "✗"),
+                "σ own / τ_s": report.release_ratio,
+                "σ all / τ_s": report.joint_ratio,
+                "ε of τ_s alone": report.epsilon_at_required,
+            }
+        )
+        if "epsilon_joint_exact" in report:
+            shown["ε all releases, τ_s exact"] = report.epsilon_joint_exact
+        st.dataframe(
+            shown,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                c: st.column_config.NumberColumn(format="%.4g")
+                for c in shown.columns
+                if c not in ("site", "own", "joint")
+            },
+        )
+        st.caption(
+            "ε: the exact (analytic) ε at the site's δ_s of its own release, and of all honest "
+            "releases together, once the coalition removes what it knows. ✓ means ε ≤ the promised "
+            "ε_s — nothing else. σ/τ_s < 1: the design leaves less noise than the site's τ_s. "
+            "'ε of τ_s alone' is what the site's own calibration gives (below ε_s for classic at "
+            "small ε, which over-calibrates; above it at large ε, where classic fails)."
+            + (
+                " 'τ_s exact': the same view with τ_s from the analytic calibration — above ε_s "
+                "where classic's slack hides a break."
+                if "epsilon_joint_exact" in report
+                else ""
+            )
+        )
+with chart_box:
+    curve = call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
+    bound = call_core(dpcore.collusion_bound, sites)
+    collusion_fig = collusion_figure(curve, bound=bound, chosen=chosen)
+    st.plotly_chart(
+        presenter.style(collusion_fig),
+        key="collusion_chart",
+        config=presenter.chart_config("cape_collusion"),
     )
-    chosen = (
-        len(colluders),
-        float(report.epsilon_release.max()),
-        float(report.epsilon_joint.max()),
-    )
-    shown = pd.DataFrame(
-        {
-            "site": report.site,
-            "promised ε_s": report.promised_epsilon,
-            "ε own release": report.epsilon_release,
-            "own": np.where(report.release_meets, "✓", "✗"),
-            "ε all releases": report.epsilon_joint,
-            "joint": np.where(report.joint_meets, "✓", "✗"),
-            "σ own / τ_s": report.release_ratio,
-            "σ all / τ_s": report.joint_ratio,
-            "ε of τ_s alone": report.epsilon_at_required,
-        }
-    )
-    if "epsilon_joint_exact" in report:
-        shown["ε all releases, τ_s exact"] = report.epsilon_joint_exact
-    st.dataframe(
-        shown,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            c: st.column_config.NumberColumn(format="%.4g")
-            for c in shown.columns
-            if c not in ("site", "own", "joint")
-        },
+    explain(explanations.COLLUSION)
+    site_params = {**site_params_of(args), "design": design_kind}
+    export_controls(
+        st,
+        collusion_fig,
+        lambda: curve,
+        FigureExport(
+            stem="cape_collusion",
+            title="Privacy explorer: effective ε of the most exposed site vs colluding sites",
+            page="privacy",
+            params={**site_params, "noise generator colludes": bool(with_ng)},
+            snippet=snippets.collusion(*args, ng=bool(with_ng), design=design_kind),
+        ),
     )
     st.caption(
-        "ε: the exact (analytic) ε at the site's δ_s of its own release, and of all honest "
-        "releases together, once the coalition removes what it knows. ✓ means ε ≤ the promised "
-        "ε_s — nothing else. σ/τ_s < 1: the design leaves less noise than the site's τ_s. "
-        "'ε of τ_s alone' is what the site's own calibration gives (below ε_s for classic at "
-        "small ε, which over-calibrates; above it at large ε, where classic fails)."
-        + (
-            " 'τ_s exact': the same view with τ_s from the analytic calibration — above ε_s "
-            "where classic's slack hides a break."
-            if "epsilon_joint_exact" in report
-            else ""
-        )
+        "Worst honest site (largest ε/ε_s) as more sites collude (the coalition grows greedily "
+        "by the site that hurts most)"
+        + (", the noise generator included" if with_ng else "")
+        + ". Diamonds: the coalition you chose. With every other site colluding, only G_s "
+        "is left: τ_s/√S for equal sites in the paper's design. The dotted vertical line marks "
+        "the collusion bound S_C ≤ ⌈S/3⌉ − 1 of the follow-up CAPE paper (Imtiaz, Mohammadi & "
+        "Sarwate, arXiv:1904.10059)."
     )
-curve = call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
-bound = call_core(dpcore.collusion_bound, sites)
-collusion_fig = collusion_figure(curve, bound=bound, chosen=chosen)
-st.plotly_chart(
-    presenter.style(collusion_fig),
-    key="collusion_chart",
-    config=presenter.chart_config("cape_collusion"),
-)
-explain(explanations.COLLUSION)
-site_params = {**site_params_of(args), "design": design_kind}
-export_controls(
-    st,
-    collusion_fig,
-    lambda: curve,
-    FigureExport(
-        stem="cape_collusion",
-        title="Privacy explorer: effective ε of the most exposed site vs colluding sites",
-        page="privacy",
-        params={**site_params, "noise generator colludes": bool(with_ng)},
-        snippet=snippets.collusion(*args, ng=bool(with_ng), design=design_kind),
-    ),
-)
-st.caption(
-    "Worst honest site (largest ε/ε_s) as more sites collude (the coalition grows greedily "
-    "by the site that hurts most)"
-    + (", the noise generator included" if with_ng else "")
-    + ". Diamonds: the coalition you chose above. With every other site colluding, only G_s "
-    "is left: τ_s/√S for equal sites in the paper's design. The dotted vertical line marks "
-    "the collusion bound S_C ≤ ⌈S/3⌉ − 1 of the follow-up CAPE paper (Imtiaz, Mohammadi & "
-    "Sarwate, arXiv:1904.10059)."
-)
 
 # --- dropouts -----------------------------------------------------------------------------------
 st.header("Dropouts")

@@ -32,15 +32,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchmarks.server import cpu_seconds, job_processes, rss_mib, streamlit_server
+from benchmarks.server import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    cpu_seconds,
+    job_processes,
+    rss_mib,
+    streamlit_server,
+)
+from ui.jobs import DISCONNECT_GRACE_SECONDS
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-]
 # The chart's data and its shapes: moving ε between grid values changes only the marker.
 CHART_JS = (
     "() => JSON.stringify([...document.querySelectorAll('.js-plotly-plot')]"
@@ -147,9 +148,7 @@ async def bomb_client(browser, url: str, path: str, timeout: float, out: Result)
         await context.close()
 
 
-async def heavy_client(
-    browser, url: str, tabs: int, timeout: float, release, out: Result
-) -> None:
+async def heavy_client(browser, url: str, tabs: int, timeout: float, release, out: Result) -> None:
     """Two tabs on heavy tensor links, Run pressed in each; closed when ``release`` is set."""
     context = await browser.new_context(viewport={"width": 1300, "height": 1000})
     seen = []
@@ -207,7 +206,7 @@ async def run(
         memory_before, cpu_before = rss_mib(proc.pid), cpu_seconds(proc.pid)
         start = time.perf_counter()
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             release = asyncio.Event()
             light = [
                 client(browser, url, i, changes, timeout, ramp * i / max(clients, 1), out)
@@ -225,11 +224,11 @@ async def run(
             await browser.close()
         wall = time.perf_counter() - start
         if heavy:  # the heavy tabs are closed: their job processes must be gone
-            stop = time.perf_counter()
-            while job_processes(proc.pid) and time.perf_counter() - stop < 20:
+            stop, wait = time.perf_counter(), DISCONNECT_GRACE_SECONDS + 20
+            while job_processes(proc.pid) and time.perf_counter() - stop < wait:
                 await asyncio.sleep(0.5)
             left = job_processes(proc.pid)
-            out.hostile["job processes 20 s after the heavy tabs closed"] = len(left)
+            out.hostile["job processes 20 s after the grace for a closed tab"] = len(left)
             if left:
                 out.errors.append(f"{len(left)} job processes still running after the tabs closed")
         if proc.poll() is not None:

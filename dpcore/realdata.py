@@ -196,6 +196,34 @@ def _inside(name: object, directory: str | os.PathLike, kind: str) -> Path:
     return target
 
 
+def locate(kind: str, path: str | os.PathLike | None = None, *, data_dir=None) -> Path:
+    """The file a loader of ``kind`` ("mnist" or "covtype") would read, without reading it.
+
+    Parameters
+    ----------
+    kind : {"mnist", "covtype"}
+    path : str or path-like, optional
+        As in :func:`load_mnist` / :func:`load_covtype` (default: the ``CAPE_MNIST`` /
+        ``CAPE_COVTYPE`` environment variable).
+    data_dir : str or path-like, optional
+        With it (the app), the file must be a regular file directly inside that directory.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        The loader's own refusal (no file given, missing, outside ``data_dir``), found with a
+        few ``stat`` calls: the app answers a missing file at once instead of starting a
+        child process to parse it.
+    """
+    if kind not in ENV:
+        raise ValueError(f"kind must be one of {list(ENV)}; got {kind!r}")
+    return _path(path, kind, data_dir)
+
+
 def _path(path, kind: str, data_dir=None) -> Path:
     """The file to read: inside ``data_dir`` when given (the app), else any path (library)."""
     if path is None or str(path) == "":

@@ -1,10 +1,19 @@
-"""Shared test setup: BLAS threads, hypothesis profiles, test markers, a Dask cluster."""
+"""Shared test setup: BLAS threads, hypothesis profiles, a Dask cluster, and for the tests
+marked ``browser`` the real app and Debian's Chromium."""
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 from streamlit import config as streamlit_config
+
+from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    sync_playwright = None
 
 # Small dense linear algebra is 3x slower with two OpenBLAS threads on this 2-core machine
 # (measured; see docs/deviations.md). Must be set before numpy loads its BLAS.
@@ -31,9 +40,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", deadline=None, print_blob=True)
-settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
-)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(scope="session")
@@ -45,3 +52,39 @@ def dask_cluster():
 
     with local_cluster(2) as address:
         yield address
+
+
+BROWSER_MISSING = sync_playwright is None or not Path(CHROMIUM).exists()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the ``browser`` tests where Playwright or Chromium is missing, unless
+    REQUIRE_BROWSER=1 (set by .ci/run): there a missing browser is a failure, not a skip."""
+    if not BROWSER_MISSING or not any("browser" in item.keywords for item in items):
+        return
+    if os.environ.get("REQUIRE_BROWSER") == "1":
+        raise pytest.UsageError(f"REQUIRE_BROWSER=1 but playwright or {CHROMIUM} is missing")
+    skip = pytest.mark.skip(reason=f"needs playwright and {CHROMIUM}")
+    for item in items:
+        if "browser" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """Base URL of the real app (`streamlit run app.py`) on a free loopback port."""
+    try:
+        with streamlit_server() as (url, _):
+            yield url
+    except RuntimeError as err:  # it did not start
+        pytest.fail(str(err))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium with the flags this machine needs (no sandbox, no GPU, no network)."""
+    assert sync_playwright is not None
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -9,7 +9,6 @@ turns a missing browser into a failure.
 from __future__ import annotations
 
 import json
-import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +19,6 @@ import pytest
 from benchmarks.server import streamlit_server as app_server
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "artifacts" / "screenshots"
 PAGES = {
     "overview": "",
@@ -43,19 +41,7 @@ CHARTS = {  # Plotly charts per page on first load
     "paper_figures": 1,  # the shared legend
 }
 
-try:
-    from playwright.sync_api import sync_playwright
-except ImportError:  # pragma: no cover - depends on the machine
-    sync_playwright = None
-
-missing = sync_playwright is None or not Path(CHROMIUM).exists()
-if missing and os.environ.get("REQUIRE_BROWSER") == "1":
-    raise RuntimeError("REQUIRE_BROWSER=1 but playwright or /usr/bin/chromium is missing")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(missing, reason="needs playwright and /usr/bin/chromium"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @contextmanager
@@ -66,28 +52,6 @@ def streamlit_server():
             yield url
     except RuntimeError as err:
         pytest.fail(str(err))
-
-
-@pytest.fixture(scope="module")
-def server():
-    with streamlit_server() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-            ],
-        )
-        yield b
-        b.close()
 
 
 def _settle(page, charts: int = 0, timeout: float = 90) -> None:

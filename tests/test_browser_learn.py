@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_browser import SHOTS, _assert_no_errors, browser, server  # noqa: F401
+from test_browser import SHOTS, _assert_no_errors
 
 from ui.lessons import LESSONS
 
@@ -43,7 +43,7 @@ def _check_and_shoot(page, name: str) -> None:
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.key for lesson in LESSONS])
-def test_every_step_of_a_lesson_renders(server, browser, lesson, scheme):  # noqa: F811
+def test_every_step_of_a_lesson_renders(server, browser, lesson, scheme):
     page = browser.new_page(viewport={"width": 1280, "height": 720}, color_scheme=scheme)
     page.goto(f"{server}/learn?learn_lesson={lesson.name.replace(' ', '+')}")
     for number, step in enumerate(lesson.steps, 1):
@@ -58,7 +58,7 @@ def test_every_step_of_a_lesson_renders(server, browser, lesson, scheme):  # noq
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_protocol_stepper_renders_forward_and_back(server, browser, scheme):  # noqa: F811
+def test_protocol_stepper_renders_forward_and_back(server, browser, scheme):
     page = browser.new_page(viewport={"width": 1280, "height": 720}, color_scheme=scheme)
     page.goto(f"{server}/protocol?pr_S=4&pr_seed=3&pr_step=16")
     for heading, button in (("16/17", None), ("17/17", "Next"), ("16/17", "Back")):
@@ -72,7 +72,7 @@ def test_protocol_stepper_renders_forward_and_back(server, browser, scheme):  # 
 @pytest.mark.parametrize(
     "url", ["learn?learn_lesson=Many+sites&learn_step=2", "protocol?pr_step=9"]
 )
-def test_presenter_mode(server, browser, url):  # noqa: F811
+def test_presenter_mode(server, browser, url):
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.goto(f"{server}/{url}&present=true")
     _check_and_shoot(page, "present-" + url.split("?")[0])

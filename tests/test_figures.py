@@ -141,6 +141,17 @@ def test_current_marker_label_sits_on_its_line_on_log_and_linear_axes(frame):
     (label,) = [a for a in fig.layout.annotations if a.text == "current"]
     assert label.x == pytest.approx(np.log10(0.5))
     assert fig.layout.shapes[0].x0 == 0.5
+    # Beside the line, in the widest gap between the curves where they cross ε = 0.5: no
+    # mean line within 0.1 of the plot's height (a label is ≈ 0.06 of a 300-px plot) of it,
+    # in the figure's data range padded 5 % as Plotly pads it.
+    assert (label.yref, label.yanchor) == ("paper", "middle")
+    stats = summarise(frame, "epsilon", "captured_energy_ratio")
+    ys = np.concatenate([np.asarray(t.y, dtype=float) for t in fig.data])
+    lo, hi = ys.min(), ys.max()
+    pad = 0.05 * (hi - lo)
+    for alg, part in stats.groupby("algorithm"):
+        at = np.interp(np.log10(0.5), np.log10(part.epsilon), part["mean"])
+        assert abs((at - lo + pad) / (hi - lo + 2 * pad) - label.y) > 0.1, alg
     linear = sweep_figure(
         frame.rename(columns={"epsilon": "sites"}),
         axis="sites",
@@ -149,3 +160,20 @@ def test_current_marker_label_sits_on_its_line_on_log_and_linear_axes(frame):
         marker=1.0,
     )
     assert [a.x for a in linear.layout.annotations if a.text == "current"] == [1.0]
+
+
+def test_current_label_avoids_curves_at_the_foot_and_the_top():
+    # The tensor page: non-private near 0 at the foot, random vectors near 1.1 at the top,
+    # CAPE between. At the foot the label sat on the non-private line; at the top it would
+    # sit on random vectors (and under the toolbar). It must land in a gap between them.
+    rows = []
+    for eps in (0.01, 0.1, 0.5, 1.0, 10.0):
+        for alg, value in (("nonprivate", 0.02), ("random", 1.1), ("cape", 0.6 / (1 + eps))):
+            rows.append({"algorithm": alg, "epsilon": eps, "run": 0, "component_error": value})
+    fig = sweep_figure(
+        pd.DataFrame(rows), axis="epsilon", metric="component_error", y_title="q", marker=0.5
+    )
+    (label,) = [a for a in fig.layout.annotations if a.text == "current"]
+    lo, hi = 0.02 - 0.054, 1.1 + 0.054  # the data range padded 5 %
+    for value in (0.02, 1.1, 0.4):  # the three curves where they cross ε = 0.5
+        assert abs((value - lo) / (hi - lo) - label.y) > 0.1, value

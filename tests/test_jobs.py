@@ -107,9 +107,16 @@ def test_cancel_kills_the_running_child_and_the_next_job_starts():
     assert lane.kept("quick") is outcome  # asking again is free
 
 
-def test_work_stops_when_its_session_goes_away(monkeypatch):
-    gone: set[str] = set()
-    monkeypatch.setattr(jobs, "_session_alive", lambda owner: owner not in gone)
+@pytest.fixture
+def gone(monkeypatch) -> set[str]:
+    """The sessions whose browser is disconnected (add a tab's id to close it)."""
+    away: set[str] = set()
+    monkeypatch.setattr(jobs, "_session_alive", lambda owner: owner not in away)
+    return away
+
+
+def test_work_stops_when_its_session_goes_away(gone, monkeypatch):
+    monkeypatch.setattr(jobs, "DISCONNECT_GRACE_SECONDS", 1.0)
     lane = _lane()
     ticket, _ = lane.submit("slow", time.sleep, (60,), {}, "tab-1")
     pid = ticket.job._process.pid
@@ -118,12 +125,30 @@ def test_work_stops_when_its_session_goes_away(monkeypatch):
     assert _wait(lambda: not _alive(pid))
 
 
+def test_a_brief_disconnect_keeps_the_job(gone, monkeypatch):
+    # A loaded server's browser misses a ping and reconnects (same session id) seconds later:
+    # the job must survive the blip; it stops only after the grace without a connection.
+    monkeypatch.setattr(jobs, "DISCONNECT_GRACE_SECONDS", 3.0)
+    lane = _lane()
+    ticket, _ = lane.submit("blip", time.sleep, (60,), {}, "tab-1")
+    gone.add("tab-1")
+    assert lane.wait(ticket, 1.5) is None  # disconnected for 1.5 s < 3 s: still running
+    gone.discard("tab-1")  # reconnected
+    time.sleep(2.5)  # past the grace since the first miss, but connected again
+    assert ticket.outcome is None and ticket.job.poll() is None
+    gone.add("tab-1")  # now the tab is closed for good
+    assert lane.wait(ticket, 10).status == "cancelled"
+
+
 def test_a_heavy_job_runs_at_low_priority_on_one_core():
     out = worker.run(os.nice, 0, limits=FAST)
     assert out.status == "ok" and out.value >= os.nice(0) + 5
 
     out = worker.run(os.getenv, "CAPE_WORKERS", limits=FAST)
     assert out.value == "1"
+    assert jobs.HEAVY.limits.workers == 1  # the default: CAPE_JOB_WORKERS unset
+    two = worker.Limits(FAST.memory_bytes, FAST.seconds, workers=2)  # CAPE_JOB_WORKERS=2
+    assert worker.run(os.getenv, "CAPE_WORKERS", limits=two).value == "2"
 
 
 def test_server_memory_does_not_grow_with_a_heavy_job():

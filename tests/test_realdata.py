@@ -296,6 +296,30 @@ def test_every_refusal_outside_the_data_directory_reads_the_same(data_dir, tmp_p
     assert "passwd" not in str(err.value)
 
 
+def test_locate_refuses_as_the_loader_does_without_reading(data_dir, monkeypatch):
+    from dpcore.realdata import locate
+
+    assert locate("mnist", "mnist.idx", data_dir=data_dir) == data_dir / "mnist.idx"
+    for name in ("missing.idx", "../outside.idx", "/etc/passwd", "sub", "x" * 5000):
+        with pytest.raises(ValueError) as located:
+            locate("mnist", name, data_dir=data_dir)
+        with pytest.raises(ValueError) as loaded:
+            load_mnist(name, data_dir=data_dir)
+        assert str(located.value) == str(loaded.value)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        locate("wine", "x")
+    # The app: a missing MNIST file is refused in the server, with no child process started
+    # (the first Paper figures load on a fresh server paid ~2 s for one).
+    from ui import cached
+
+    def no_child(*args, **kwargs):
+        raise AssertionError("a child process was started for a missing file")
+
+    monkeypatch.setattr(cached.jobs, "load_blocking", no_child)
+    dataset, why = cached._load_outcome("mnist", "missing.idx", str(data_dir))
+    assert dataset is None and why.startswith("mnist file")
+
+
 def test_a_fifo_never_blocks_a_read(tmp_path):
     # /proc/kmsg held a server thread forever: reads are non-blocking and regular files only
     import threading

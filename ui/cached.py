@@ -125,6 +125,8 @@ def _load_outcome(kind: str, arg: Any, directory: str) -> tuple[dpcore.Dataset |
             return realdata.load_bundled(kind), ""
         if kind == "upload":  # cheap structural checks in the server, before any parse
             realdata.check_csv_bytes(arg, "your CSV")
+        elif kind in realdata.ENV:  # a missing file is refused at once, without a child
+            realdata.locate(kind, arg or None, data_dir=directory)
         # files and uploads are parsed in a bounded child process (ui.worker)
         return jobs.load_blocking(worker.load_source, kind, arg, directory), ""
     except (ValueError, TypeError) as err:

@@ -30,8 +30,39 @@ def summarise(df: pd.DataFrame, axis: str, metric: str) -> pd.DataFrame:
 LEGEND_BELOW = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0}
 
 
+def _label_height(fig: go.Figure, x: float, *, log: bool) -> float:
+    """Paper height (0 = foot, 1 = top of the plot area) of the widest gap between the mean
+    lines where they cross ``x``: there the marker's label touches no curve (the foot held the
+    tensor page's non-private line; the top holds the PCA page's, and the toolbar on hover)."""
+    ys = [np.asarray(t.y, dtype=float) for t in fig.data if t.y is not None and len(t.y)]
+    if fig.layout.yaxis.range is not None:
+        lo, hi = (float(v) for v in fig.layout.yaxis.range)
+    elif ys:
+        lo, hi = float(min(y.min() for y in ys)), float(max(y.max() for y in ys))
+    else:
+        return 0.5
+    span = hi - lo or 1.0
+    lo, hi = lo - 0.05 * span, hi + 0.05 * span  # about Plotly's own padding
+    crossings = []
+    for trace in fig.data:
+        if trace.showlegend is False or trace.x is None or len(trace.x) < 1:
+            continue  # the ±1 std bands: the label may sit on a pale band
+        xs, y = np.asarray(trace.x, dtype=float), np.asarray(trace.y, dtype=float)
+        if log:
+            xs, at = np.log10(xs), np.log10(x)
+        else:
+            at = x
+        order = np.argsort(xs)
+        if xs.min() <= at <= xs.max():
+            crossings.append((np.interp(at, xs[order], y[order]) - lo) / (hi - lo))
+    edges = np.sort(np.clip([0.0, *crossings, 1.0], 0.0, 1.0))
+    widest = int(np.argmax(np.diff(edges)))
+    return float(np.clip((edges[widest] + edges[widest + 1]) / 2, 0.06, 0.94))
+
+
 def _current_marker(fig: go.Figure, x: float, *, log: bool) -> None:
-    """A dotted vertical line at the slider value, labelled inside the plot at its foot.
+    """A dotted vertical line at the slider value, labelled beside it in the widest gap
+    between the curves (:func:`_label_height`).
 
     Plotly reads an annotation's x on a log axis in log10 units (add_vline's own label would
     land at 10^x), so the label is placed explicitly.
@@ -39,13 +70,13 @@ def _current_marker(fig: go.Figure, x: float, *, log: bool) -> None:
     fig.add_vline(x=x, line={"color": "#888888", "dash": "dot", "width": 2})
     fig.add_annotation(
         x=float(np.log10(x)) if log else x,
-        y=0,
+        y=_label_height(fig, x, log=log),
         xref="x",
         yref="paper",
         text="current",
         showarrow=False,
         xanchor="left",
-        yanchor="bottom",
+        yanchor="middle",
         xshift=4,
         font={"color": "#888888"},
     )
@@ -121,8 +152,6 @@ def sweep_figure(
                 ),
             )
         )
-    if marker is not None:
-        _current_marker(fig, marker, log=axis in LOG_AXES)
     fig.update_layout(
         font=FONT,
         xaxis_title=AXIS_LABELS.get(axis, axis),
@@ -141,6 +170,8 @@ def sweep_figure(
         fig.update_xaxes(type="log")
     if y_range is not None:
         fig.update_yaxes(range=list(y_range))
+    if marker is not None:  # last: its label goes where the curves leave room
+        _current_marker(fig, marker, log=axis in LOG_AXES)
     return fig
 
 

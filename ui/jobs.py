@@ -28,6 +28,11 @@ from ui.guard import show_error
 
 KEPT_RESULTS = 64
 POLL_SECONDS = 0.2
+# A session whose browser lost its connection is kept by Streamlit for a reconnect; on a
+# loaded classroom server a starved browser misses the websocket's pings and reconnects
+# seconds later. Its job stops only after this long without a connection (the 30-client
+# load run lost a heavy job to such a blip when a missed ping cancelled it at once).
+DISCONNECT_GRACE_SECONDS = 20.0
 
 
 @dataclass(eq=False)
@@ -63,6 +68,7 @@ class Lane:
         self._by_owner: dict[str, Ticket] = {}
         self._results: OrderedDict[str, worker.Outcome] = OrderedDict()
         self._monitor: threading.Thread | None = None
+        self._away_since: dict[str, float] = {}  # owner → when its connection was first missed
 
     # --- what sessions call -----------------------------------------------------------------
 
@@ -170,6 +176,18 @@ class Lane:
             while len(self._results) > KEPT_RESULTS:
                 self._results.popitem(last=False)
 
+    def _release_the_gone(self) -> None:
+        """Stop waiting for sessions disconnected longer than the grace (tab closed)."""
+        now = time.monotonic()
+        for owner, ticket in list(self._by_owner.items()):
+            if _session_alive(owner):
+                self._away_since.pop(owner, None)
+            elif now - self._away_since.setdefault(owner, now) >= DISCONNECT_GRACE_SECONDS:
+                del self._away_since[owner]
+                self._release(ticket, owner)
+        for owner in set(self._away_since) - set(self._by_owner):
+            del self._away_since[owner]
+
     def _watch(self) -> None:
         while True:
             with self._cond:
@@ -177,9 +195,7 @@ class Lane:
                     outcome = ticket.job.poll()
                     if outcome is not None:
                         self._finish(ticket, outcome)
-                for owner, ticket in list(self._by_owner.items()):
-                    if not _session_alive(owner):  # the tab was closed: stop its work
-                        self._release(ticket, owner)
+                self._release_the_gone()
                 self._pump()
                 self._cond.notify_all()
                 if not self._running and not self._queue:
@@ -195,10 +211,17 @@ def _memory_limit() -> int:
 
 # Heavy sweeps: one at a time on the whole server by default (CAPE_HEAVY_JOBS to change), so
 # they never take both cores from the classroom. Loads of files and uploads: their own lane.
+# Each runs on CAPE_JOB_WORKERS cores: 1 by default, so a classroom server keeps its other
+# cores for the students; a lecturer's own machine may give a job all of them
+# (docs/performance.md: Figure 3's Regenerate on one core and on two).
 HEAVY = Lane(
     "heavy",
     slots=int(os.environ.get("CAPE_HEAVY_JOBS", "1") or 1),
-    limits=worker.Limits(_memory_limit(), seconds=1.5 * MAX_SECONDS),
+    limits=worker.Limits(
+        _memory_limit(),
+        seconds=1.5 * MAX_SECONDS,
+        workers=int(os.environ.get("CAPE_JOB_WORKERS", "1") or 1),
+    ),
 )
 LOADS = Lane("loads", slots=1, limits=worker.Limits(_memory_limit(), seconds=120, nice=5))
 

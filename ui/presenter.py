@@ -22,17 +22,21 @@ PARAM = "present"
 FONT_SIZE = 20  # chart lettering while presenting (16 otherwise)
 CHART_HEIGHT = 400  # fits under the top bar, title and one row of metrics at 720 px
 
+# The room's large lettering only where a projector could be: on a phone (≤ 640 px) a
+# presenter link reads as the normal page, or the larger fonts crush the chart.
 _CSS = """
 <style>
-html { font-size: 19px; }
 .block-container { padding-top: 3.4rem !important; padding-bottom: 1rem !important;
-                   padding-left: 2rem !important; padding-right: 2rem !important;
                    max-width: 100% !important; }
-h1 { font-size: 1.9rem !important; padding: 0 !important; }
-h2, h3 { font-size: 1.3rem !important; padding-top: 0 !important; }
 .st-key-present { position: fixed; top: 0.55rem; right: 4.5rem; z-index: 999991;
                   width: auto !important; }
-[data-testid="stMetricValue"] { font-size: 2.1rem !important; }
+@media (min-width: 641px) {
+  html { font-size: 19px; }
+  .block-container { padding-left: 2rem !important; padding-right: 2rem !important; }
+  h1 { font-size: 1.9rem !important; padding: 0 !important; }
+  h2, h3 { font-size: 1.3rem !important; padding-top: 0 !important; }
+  [data-testid="stMetricValue"] { font-size: 2.1rem !important; }
+}
 </style>
 """
 
@@ -60,6 +64,19 @@ def is_on() -> bool:
     if PARAM in st.session_state:
         return bool(st.session_state[PARAM])
     return str(st.query_params.get(PARAM, "")).lower() == "true"
+
+
+def is_phone() -> bool:
+    """Whether the browser says it is a phone ("Mobi" in its User-Agent, as MDN advises).
+
+    The server never learns the window's width; the User-Agent is what it has, so the
+    charts of a presenter link opened on a phone keep their normal size and lettering.
+    """
+    try:
+        agent = st.context.headers.get("User-Agent") or ""
+    except (AttributeError, RuntimeError):  # no browser (AppTest, bare mode)
+        return False
+    return "Mobi" in agent
 
 
 def toggle() -> bool:
@@ -132,7 +149,8 @@ def for_dark(fig: go.Figure) -> go.Figure:
 
 def style(fig: go.Figure, *, height: int | None = None, room: bool = True) -> go.Figure:
     """Fit a figure to the screen: lighter greys on the dark theme (:func:`for_dark`) and,
-    in presenter mode, large lettering at a height that fits 720 px.
+    in presenter mode (not on a phone: :func:`is_phone`), large lettering at a height that
+    fits 720 px.
 
     ``room=False``: the theme only (small panels keep their own size and lettering).
     Returns a copy; the caller's figure (used for exports) keeps the light-theme colours.
@@ -141,7 +159,7 @@ def style(fig: go.Figure, *, height: int | None = None, room: bool = True) -> go
     fig = go.Figure(fig)
     if is_dark():
         for_dark(fig)
-    if room and is_on():
+    if room and is_on() and not is_phone():
         fig.update_layout(
             font={"size": FONT_SIZE}, legend_font_size=FONT_SIZE - 2, height=height or CHART_HEIGHT
         )

@@ -216,6 +216,13 @@ SITES_LESSON = Lesson(
     ),
 )
 
+# The unequal-sites lesson's steps all open CAPE averaging on the lesson's five sites.
+UNEQUAL_EXPLORE = Explore(
+    AVERAGING,
+    "Explore on CAPE averaging",
+    (("avg_S", "5"), ("avg_weights", "∝ N_s"), ("avg_sites", "{table}"), ("avg_calib", "analytic")),
+)
+
 UNEQUAL = Lesson(
     "unequal",
     "Unequal sites",
@@ -235,16 +242,7 @@ UNEQUAL = Lesson(
             "equal weights 1/S, conventional with weights N_s/N, and CAPE with N_s/N, for "
             "S = 5 sites of the sizes on the x-axis (ε = 0.5, δ = 0.01). The one thing to "
             "notice: CAPE's bar is the lowest whatever the split.",
-            Explore(
-                AVERAGING,
-                "Explore on CAPE averaging",
-                (
-                    ("avg_S", "5"),
-                    ("avg_weights", "∝ N_s"),
-                    ("avg_sites", "{table}"),
-                    ("avg_calib", "analytic"),
-                ),
-            ),
+            UNEQUAL_EXPLORE,
             Question(
                 "Predict: with the same weights N_s/N, conventional variance / CAPE variance is…",
                 ("1×", "S× = 5×", "G(n)× = {gain:.3g}×"),
@@ -265,16 +263,7 @@ UNEQUAL = Lesson(
             "the minimum S (equal sizes), the maximum of Proposition 1, and your split's G. "
             "The one thing to notice: G shoots up — but only because equal weights are a "
             "poor way to average unequal sites.",
-            Explore(
-                AVERAGING,
-                "Explore on CAPE averaging",
-                (
-                    ("avg_S", "5"),
-                    ("avg_weights", "∝ N_s"),
-                    ("avg_sites", "{table}"),
-                    ("avg_calib", "analytic"),
-                ),
-            ),
+            UNEQUAL_EXPLORE,
             Question(
                 "Predict: at this split, is G(n) more than, exactly, or less than S = 5?",
                 ("less than S", "exactly S", "more than S"),
@@ -296,16 +285,7 @@ UNEQUAL = Lesson(
             "with the best conventional weights. The dashed line is 1 (no advantage). The "
             "one thing to notice: the honest advantage is the smallest bar, and it shrinks "
             "as one site dominates.",
-            Explore(
-                AVERAGING,
-                "Explore on CAPE averaging",
-                (
-                    ("avg_S", "5"),
-                    ("avg_weights", "∝ N_s"),
-                    ("avg_sites", "{table}"),
-                    ("avg_calib", "analytic"),
-                ),
-            ),
+            UNEQUAL_EXPLORE,
             Question(
                 "Predict: against the best conventional weights, CAPE's advantage is…",
                 ("more than S", "between 1 and S", "none (1×)"),
