@@ -212,8 +212,9 @@ def _memory_limit() -> int:
 # Heavy sweeps: one at a time on the whole server by default (CAPE_HEAVY_JOBS to change), so
 # they never take both cores from the classroom. Loads of files and uploads: their own lane.
 # Each runs on CAPE_JOB_WORKERS cores: 1 by default, so a classroom server keeps its other
-# cores for the students; a lecturer's own machine may give a job all of them
-# (docs/performance.md: Figure 3's Regenerate on one core and on two).
+# cores for the students (two job cores doubled the light users' median update in the load
+# run); a lecturer's own machine may give a job all of them (Figure 3 recomputed: 133 s on
+# one core, 96 s on two; docs/performance.md).
 HEAVY = Lane(
     "heavy",
     slots=int(os.environ.get("CAPE_HEAVY_JOBS", "1") or 1),
