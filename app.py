@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from ui import presenter, state
+from ui import jobs, presenter, state
 from ui.guard import drop_unreadable_query_params, plain
 
+jobs.note_visit()  # who is here: a heavy job gets every core only while nobody else is
 presenting = presenter.is_on()
 st.set_page_config(
     page_title="CAPE Lab",

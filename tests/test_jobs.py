@@ -146,9 +146,31 @@ def test_a_heavy_job_runs_at_low_priority_on_one_core():
 
     out = worker.run(os.getenv, "CAPE_WORKERS", limits=FAST)
     assert out.value == "1"
-    assert jobs.HEAVY.limits.workers == 1  # the default: CAPE_JOB_WORKERS unset
     two = worker.Limits(FAST.memory_bytes, FAST.seconds, workers=2)  # CAPE_JOB_WORKERS=2
     assert worker.run(os.getenv, "CAPE_WORKERS", limits=two).value == "2"
+
+
+def test_a_lone_user_gets_every_core_a_class_one(gone, monkeypatch):
+    # CAPE_JOB_WORKERS unset: the lane decides when the job starts.
+    from dpcore.parallel import default_workers
+
+    assert jobs.HEAVY.limits.workers is None or os.environ.get("CAPE_JOB_WORKERS")
+    monkeypatch.setattr(jobs, "_seen", {})
+    lane = jobs.Lane("cores", 1, worker.Limits(FAST.memory_bytes, FAST.seconds, workers=None))
+
+    def cores(key: str, owner: str) -> str:
+        ticket, _ = lane.submit(key, os.getenv, ("CAPE_WORKERS",), {}, owner)
+        return lane.wait(ticket, 60).value
+
+    jobs._seen["lecturer"] = time.monotonic()
+    assert cores("alone", "lecturer") == str(default_workers())  # only the job's own session
+    jobs._seen["student"] = time.monotonic()  # a student ran the app just now
+    assert cores("with a class", "lecturer") == "1"
+    gone.add("student")  # the student's tab is closed: the lecturer is alone again
+    assert cores("alone again", "lecturer") == str(default_workers())
+    jobs._seen["student"] = time.monotonic() - jobs.ACTIVE_SECONDS - 1  # idle for 2 minutes
+    gone.discard("student")
+    assert cores("student idle", "lecturer") == str(default_workers())
 
 
 def test_server_memory_does_not_grow_with_a_heavy_job():

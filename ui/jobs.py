@@ -17,12 +17,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import streamlit as st
 
 from dpcore.limits import MAX_MEMORY, MAX_SECONDS
+from dpcore.parallel import default_workers
 from ui import worker
 from ui.guard import show_error
 
@@ -46,6 +47,30 @@ class Ticket:
     owners: set[str] = field(default_factory=set)
     job: worker.Job | None = None
     outcome: worker.Outcome | None = None
+
+
+# Browser sessions that ran the app lately (app.py notes each run): a job started while
+# nobody else is here may use every core; with a class present it keeps to one.
+ACTIVE_SECONDS = 120.0
+_seen: dict[str, float] = {}
+_seen_lock = threading.Lock()
+
+
+def note_visit() -> None:
+    """Record that this browser session ran the app just now (app.py, every run)."""
+    with _seen_lock:
+        _seen[owner_id()] = time.monotonic()
+
+
+def _others_active(owners: set[str]) -> bool:
+    """Whether a connected session besides ``owners`` ran the app in the last
+    :data:`ACTIVE_SECONDS` (forgets the rest, so the record stays small)."""
+    now = time.monotonic()
+    with _seen_lock:
+        for session, seen in list(_seen.items()):
+            if now - seen > ACTIVE_SECONDS or not _session_alive(session):
+                del _seen[session]
+        return any(session not in owners for session in _seen)
 
 
 def _session_alive(owner: str) -> bool:
@@ -162,7 +187,11 @@ class Lane:
     def _pump(self) -> None:
         while len(self._running) < self.slots and self._queue:
             ticket = self._queue.pop(0)
-            ticket.job = worker.Job(ticket.fn, ticket.args, ticket.kwargs, self.limits)
+            limits = self.limits
+            if limits.workers is None:  # every core for a lone user, one when a class is here
+                alone = not _others_active(ticket.owners)
+                limits = replace(limits, workers=default_workers() if alone else 1)
+            ticket.job = worker.Job(ticket.fn, ticket.args, ticket.kwargs, limits)
             self._running.append(ticket)
 
     def _finish(self, ticket: Ticket, outcome: worker.Outcome) -> None:
@@ -211,17 +240,17 @@ def _memory_limit() -> int:
 
 # Heavy sweeps: one at a time on the whole server by default (CAPE_HEAVY_JOBS to change), so
 # they never take both cores from the classroom. Loads of files and uploads: their own lane.
-# Each runs on CAPE_JOB_WORKERS cores: 1 by default, so a classroom server keeps its other
-# cores for the students (two job cores doubled the light users' median update in the load
-# run); a lecturer's own machine may give a job all of them (Figure 3 recomputed: 133 s on
-# one core, 96 s on two; docs/performance.md).
+# Each runs on one core while other students use the server (two job cores doubled the
+# light users' median update in the load run) and on every core for a lone user, e.g. a
+# lecturer preparing (Figure 3 recomputed: 133 s on one core, 96 s on two;
+# docs/performance.md). CAPE_JOB_WORKERS fixes the number instead.
 HEAVY = Lane(
     "heavy",
     slots=int(os.environ.get("CAPE_HEAVY_JOBS", "1") or 1),
     limits=worker.Limits(
         _memory_limit(),
         seconds=1.5 * MAX_SECONDS,
-        workers=int(os.environ.get("CAPE_JOB_WORKERS", "1") or 1),
+        workers=int(os.environ["CAPE_JOB_WORKERS"]) if os.environ.get("CAPE_JOB_WORKERS") else None,
     ),
 )
 LOADS = Lane("loads", slots=1, limits=worker.Limits(_memory_limit(), seconds=120, nice=5))

@@ -30,12 +30,13 @@ _CONTEXT.set_forkserver_preload(["dpcore", "dpcore.realdata", "pandas", "numpy"]
 @dataclass(frozen=True)
 class Limits:
     """Bounds of one child: address space (bytes), wall time (s), CPU priority (nice) and
-    worker threads of its sweeps (``CAPE_WORKERS`` in the child)."""
+    worker threads of its sweeps (``CAPE_WORKERS`` in the child; ``None``: the lane decides
+    when the job starts, :class:`ui.jobs.Lane`)."""
 
     memory_bytes: int
     seconds: float
     nice: int = 10
-    workers: int = 1
+    workers: int | None = 1
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Outcome:
 def _child(conn, fn: Callable, args: tuple, kwargs: dict, limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     os.nice(limits.nice)  # interactive requests in the server come first
-    os.environ["CAPE_WORKERS"] = str(limits.workers)  # default 1: other cores serve the class
+    os.environ["CAPE_WORKERS"] = str(limits.workers or 1)
     warnings.simplefilter("ignore")  # the page shows the warnings that apply, from parameters
     try:
         outcome = Outcome("ok", fn(*args, **kwargs))
