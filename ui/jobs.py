@@ -242,7 +242,7 @@ def _memory_limit() -> int:
 # they never take both cores from the classroom. Loads of files and uploads: their own lane.
 # Each runs on one core while other students use the server (two job cores doubled the
 # light users' median update in the load run) and on every core for a lone user, e.g. a
-# lecturer preparing (Figure 3 recomputed: 133 s on one core, 96 s on two;
+# lecturer preparing (Figure 3 recomputed: 133 s on one core, 87 s on two;
 # docs/performance.md). CAPE_JOB_WORKERS fixes the number instead.
 HEAVY = Lane(
     "heavy",
