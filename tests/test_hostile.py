@@ -153,12 +153,20 @@ def test_the_lock_pins_every_requirement_inside_its_range_with_hashes():
 
 @pytest.mark.app
 def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_path):
-    # Issue #12: failed loads were not cached and the Paper page asked three times per rerun
+    # Issue #12: failed loads were not cached and the Paper page asked three times per rerun.
+    # A file that is missing or outside the data directory is refused in the server (a few
+    # stat calls, dpcore.realdata.locate) without a child process, once per kind.
+    from dpcore import realdata
     from ui import jobs
 
-    kinds = []
-    real = jobs.load_blocking
-    monkeypatch.setattr(jobs, "load_blocking", lambda fn, *a: kinds.append(a[0]) or real(fn, *a))
+    kinds, children = [], []
+    real_locate, real_load = realdata.locate, jobs.load_blocking
+    monkeypatch.setattr(
+        realdata, "locate", lambda kind, *a, **k: kinds.append(kind) or real_locate(kind, *a, **k)
+    )
+    monkeypatch.setattr(
+        jobs, "load_blocking", lambda fn, *a: children.append(a[0]) or real_load(fn, *a)
+    )
     monkeypatch.setenv("CAPE_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("CAPE_MNIST", "nope.idx")
     monkeypatch.setenv("CAPE_COVTYPE", "/etc/passwd")
@@ -168,6 +176,8 @@ def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_pat
     notes = [c.value for c in at.caption if "bundled stand-in" in c.value]
     assert len(notes) == 6 and len(set(notes)) == 2  # three panels each for MNIST, Covertype
     assert "passwd" not in " ".join(notes)
+    assert sorted(kinds) == ["covtype", "mnist"] and children == []
+    at.run()  # a rerun reads the cached refusals
     assert sorted(kinds) == ["covtype", "mnist"]
 
 
