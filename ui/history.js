@@ -17,18 +17,23 @@
     replace(p.state, "", p.before);
     push(p.state, "", p.url);
   }
+  // Show a same-page URL at once; it becomes its own history entry (settle) after `ms`
+  // unless another same-page change or a page change comes first.
+  function defer(state, title, url, href, ms) {
+    if (!pending) {
+      pending = {before: location.href, state: state, url: null, timer: null};
+    }
+    clearTimeout(pending.timer);
+    pending.url = href;
+    pending.state = state;
+    replace(state, title, url);
+    pending.timer = setTimeout(settle, ms);
+  }
   history.replaceState = function (state, title, url) {
     if (url) {
       const next = new URL(url, location.href);
       if (next.pathname === location.pathname && next.search !== location.search) {
-        if (!pending) {
-          pending = {before: location.href, state: state, url: null, timer: null};
-        }
-        clearTimeout(pending.timer);
-        pending.url = next.href;
-        pending.state = state;
-        replace(state, title, url);
-        pending.timer = setTimeout(settle, 250);
+        defer(state, title, url, next.href, 250);
         return;
       }
     }
@@ -42,14 +47,7 @@
   history.pushState = function (state, title, url) {
     const next = new URL(url, location.href);
     if (next.pathname === location.pathname) {
-      if (!pending) {
-        pending = {before: location.href, state: state, url: null, timer: null};
-      }
-      clearTimeout(pending.timer);
-      pending.url = next.href;
-      pending.state = state;
-      replace(state, title, url);
-      pending.timer = setTimeout(settle, 2000);
+      defer(state, title, url, next.href, 2000);
       return;
     }
     if (pending) {  // a page change right after a query rewrite: keep the old entry as it was
