@@ -175,7 +175,6 @@ def test_pages_keep_their_own_settings_and_back_forward_restore_them(server, bro
     page.locator("[data-testid='stSidebarNav'] a", has_text="PCA").click()
     settle(page)
     assert slider_text(page, "pca_eps") == "2" and "pca_eps=2" in page.url  # PCA as left
-    time.sleep(2.5)  # history.js settles an entry 2 s after a push (1 of 5 CI runs went early)
     page.go_back()
     settle(page)
     assert "/tensor" in page.url and slider_text(page, "td_eps") == "0.2"

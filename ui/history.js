@@ -9,6 +9,11 @@
   const replace = history.replaceState.bind(history);
   const push = history.pushState.bind(history);
   let pending = null; // {before, state, url, timer}
+  let arriving = null; // timer while a new page's entry may still be completed (pushState)
+  function arrived() {
+    clearTimeout(arriving);
+    arriving = null;
+  }
   function settle() {
     if (!pending) return;
     const p = pending;
@@ -33,6 +38,7 @@
     if (url) {
       const next = new URL(url, location.href);
       if (next.pathname === location.pathname && next.search !== location.search) {
+        arrived();
         defer(state, title, url, next.href, 250);
         return;
       }
@@ -44,9 +50,18 @@
   // So a same-path push updates the URL at once but becomes its own entry only after 2 s; a
   // page change within that time restores the old entry first (Back returns to the old page
   // with its settings).
+  //
+  // The new page's path may be pushed before the server has said which query it carries (with
+  // no query, or the old page's): the server's answer, a same-path push that can come seconds
+  // later on a busy server, then completes the new entry in place instead of adding one (else
+  // Back would stop on the half-made URL). The first user change, or 5 s, ends that window.
   history.pushState = function (state, title, url) {
     const next = new URL(url, location.href);
     if (next.pathname === location.pathname) {
+      if (arriving) {
+        arrived();
+        return replace(state, title, url);
+      }
       defer(state, title, url, next.href, 2000);
       return;
     }
@@ -55,9 +70,12 @@
       replace(history.state, "", pending.before);
       pending = null;
     }
+    arrived();
+    arriving = setTimeout(arrived, 5000);
     return push(state, title, url);
   };
   window.addEventListener("popstate", function () {
     if (pending) { clearTimeout(pending.timer); pending = null; }
+    arrived();
   }, true);
 })();
