@@ -160,6 +160,19 @@ class CapeDesign:
         return best_conventional_std(self.tau_site) ** 2 / self.tau_agg**2
 
     @property
+    def gain_equal_weights(self) -> float:
+        """Conventional averaging with equal weights 1/S over this design: (Σ τ_s²/S²)/τ_agg².
+
+        The comparison of Proposition 1 made on these sites' own τ_s and weights. The paper's
+        formula G(n) = (N²/S²) Σ 1/N_s² (:func:`cape_gain`) equals it only when every site
+        has the same (ε, δ) (τ_s ∝ 1/N_s) and μ_s = N_s/N; with other ε's or weights it can
+        be far off (issue #22: 31.8 where this gain is 0.32, CAPE being the worse).
+        """
+        return conventional_std(self.tau_site, np.full(self.n_sites, 1.0 / self.n_sites)) ** 2 / (
+            self.tau_agg**2
+        )
+
+    @property
     def e_covariance(self) -> NDArray[np.float64]:
         """Covariance of (e_1, …, e_S) per entry: M Mᵀ."""
         return self.e_mixing @ self.e_mixing.T

@@ -20,6 +20,7 @@ independent. ``docs/privacy.md`` explains why the aggregator's joint view is wea
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore._validation import RngLike, check_int, check_rng
+from dpcore._validation import RngLike, check_delta, check_int, check_rng
 from dpcore.calibration import gaussian_epsilon
 from dpcore.cape import CapeDesign, _check_values, site_releases, standard_noise
 
@@ -58,6 +59,16 @@ def _unit_scale(variances: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(scale > 0, scale, 1.0)
 
 
+def _t(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Transpose of the last two axes (a stack of matrices)."""
+    return np.swapaxes(a, -1, -2)
+
+
+def _outer(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The outer product x xᵀ over the last axis (stacked)."""
+    return x[..., :, None] * x[..., None, :]
+
+
 def condition(
     cov: NDArray[np.float64], observe: NDArray[np.float64], noise: NDArray[np.float64]
 ) -> NDArray[np.float64]:
@@ -67,39 +78,43 @@ def condition(
     known, linearly dependent observations such as the zero sum). Computed in correlation
     units, so that sites whose τ differ by orders of magnitude each keep their own relative
     accuracy and the pseudo-inverse's cut-off is scale-free; rounding-level negative
-    eigenvalues (an E pinned down exactly by the zero sum) are clipped.
+    eigenvalues (an E pinned down exactly by the zero sum) are clipped. Leading axes of
+    ``observe`` (and ``noise``) are a stack of observations, conditioned on one by one.
     """
-    if observe.shape[0] == 0:
-        return cov.copy()
-    scale = _unit_scale(np.diag(cov))
-    gain = (cov @ observe.T) / scale[:, None]  # Σ_n A_nᵀ with Σ_n = S⁻¹ΣS⁻¹, A_n = AS
-    inner = observe @ cov @ observe.T + noise
-    iscale = _unit_scale(np.diag(inner))
-    inverse = np.linalg.pinv(
-        inner / np.outer(iscale, iscale), rcond=1e-12, hermitian=True
-    ) / np.outer(iscale, iscale)
-    out = cov / np.outer(scale, scale) - gain @ inverse @ gain.T
-    return _psd((out + out.T) / 2) * np.outer(scale, scale)
+    if observe.shape[-2] == 0:
+        shape = np.broadcast_shapes(cov.shape[:-2], observe.shape[:-2]) + cov.shape[-2:]
+        return np.array(np.broadcast_to(cov, shape))
+    scale = _unit_scale(np.diagonal(cov, axis1=-2, axis2=-1))
+    gain = (cov @ _t(observe)) / scale[..., :, None]  # Σ_n A_nᵀ with Σ_n = S⁻¹ΣS⁻¹, A_n = AS
+    inner = observe @ cov @ _t(observe) + noise
+    iouter = _outer(_unit_scale(np.diagonal(inner, axis1=-2, axis2=-1)))
+    inverse = np.linalg.pinv(inner / iouter, rcond=1e-12, hermitian=True) / iouter
+    souter = _outer(scale)
+    out = cov / souter - gain @ inverse @ _t(gain)
+    return _psd((out + _t(out)) / 2) * souter
 
 
 def _psd(cov: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Clip rounding-level negative eigenvalues of a covariance."""
+    """Clip rounding-level negative eigenvalues of a covariance (stacked)."""
     vals, vecs = np.linalg.eigh(cov)
-    return (vecs * np.clip(vals, 0.0, None)) @ vecs.T
+    return (vecs * np.clip(vals, 0.0, None)[..., None, :]) @ _t(vecs)
 
 
 def _joint_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
-    """1/sqrt([C⁻¹]_ss): the std of the best unbiased estimate of a_s from all releases."""
-    if cov.size == 0:
-        return np.zeros(0)
-    scale = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    """1/sqrt([C⁻¹]_ss): the std of the best unbiased estimate of a_s from all releases.
+
+    Stacked over leading axes. A site whose noise is exactly 0 gets 0 and no say in the
+    others' (its row and column are left out of the inverse).
+    """
+    if cov.shape[-1] == 0:
+        return np.zeros(cov.shape[:-1])
+    scale = np.sqrt(np.clip(np.diagonal(cov, axis1=-2, axis2=-1), 0.0, None))
     ok = scale > 0
-    out = np.zeros(cov.shape[0])
-    if ok.any():  # correlation form: well conditioned even for τ's of very different size
-        sub = cov[np.ix_(ok, ok)] / np.outer(scale[ok], scale[ok])
-        precision = np.diag(np.linalg.pinv(sub, rcond=1e-12, hermitian=True))
-        out[ok] = scale[ok] / np.sqrt(np.maximum(precision, 1.0))
-    return out
+    # correlation form: well conditioned even for τ's of very different size
+    both = ok[..., :, None] & ok[..., None, :]
+    sub = np.where(both, cov / _outer(np.where(ok, scale, 1.0)), 0.0)
+    precision = np.diagonal(np.linalg.pinv(sub, rcond=1e-12, hermitian=True), axis1=-2, axis2=-1)
+    return np.where(ok, scale / np.sqrt(np.maximum(precision, 1.0)), 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,23 +179,48 @@ def coalition_view(
     colluding = check_sites(colluding, design.n_sites, "colluding")
     if not isinstance(noise_generator, (bool, np.bool_)):
         raise TypeError(f"noise_generator must be a bool; got {type(noise_generator).__name__}")
-    honest = np.array([s for s in range(design.n_sites) if s not in colluding], dtype=np.intp)
-    if noise_generator:
-        cond = np.zeros((honest.size, honest.size))
-    else:
-        known = np.eye(design.n_sites)[list(colluding)]
-        zeros = np.zeros((len(colluding), len(colluding)))
-        cond = condition(design.e_covariance, known, zeros)[np.ix_(honest, honest)]
-    cov = cond + np.diag(design.var_g[honest])
+    honest, cov = _views(design, np.array([colluding], dtype=np.intp), bool(noise_generator))
     return CoalitionView(
         colluding=colluding,
         noise_generator=bool(noise_generator),
-        honest=honest,
-        covariance=cov,
-        release_std=np.sqrt(np.clip(np.diag(cov), 0, None)),
-        joint_std=_joint_std(cov),
-        required_std=design.tau_site[honest].copy(),
+        honest=honest[0],
+        covariance=cov[0],
+        release_std=_release_std(cov)[0],
+        joint_std=_joint_std(cov)[0],
+        required_std=design.tau_site[honest[0]].copy(),
     )
+
+
+def _views(
+    design: CapeDesign, coalitions: NDArray[np.intp], noise_generator: bool
+) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+    """Honest sites and the noise covariance left on their releases, for a stack of coalitions.
+
+    ``coalitions`` has shape (m, n): m coalitions of n distinct sites each. Returns the honest
+    sites, shape (m, S − n), sorted, and the covariances, shape (m, S − n, S − n)
+    (:func:`coalition_view`'s, one per coalition; all m conditionings in one batch).
+    """
+    m, n = coalitions.shape
+    member = np.zeros((m, design.n_sites), dtype=bool)
+    member[np.arange(m)[:, None], coalitions] = True
+    honest = np.nonzero(~member)[1].reshape(m, design.n_sites - n)
+    if noise_generator:
+        left = np.zeros((m, honest.shape[1], honest.shape[1]))
+    else:  # the coalition knows E_K exactly (and the public zero sum, already in Σ_E)
+        known = np.eye(design.n_sites)[coalitions]  # (m, n, S) selection rows
+        cond = condition(design.e_covariance, known, np.zeros((n, n)))
+        left = cond[np.arange(m)[:, None, None], honest[:, :, None], honest[:, None, :]]
+    return honest, left + _diag(design.var_g[honest])
+
+
+def _diag(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Stacked diagonal matrices from the last axis."""
+    return values[..., :, None] * np.eye(values.shape[-1])
+
+
+def _release_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
+    """sqrt(C_ss): the noise on each honest release on its own (stacked)."""
+    return np.sqrt(np.clip(np.diagonal(cov, axis1=-2, axis2=-1), 0, None))
 
 
 def effective_epsilons(std, sensitivity, *, delta) -> NDArray[np.float64]:
@@ -273,68 +313,156 @@ def coalition_report(
 
 
 MAX_COLLUSION_SITES = 40
+# Every coalition of a size is tried when there are at most this many: C(12, 6) = 924, so
+# every size is exact up to S = 12 (4,096 coalitions in all, 0.1 s); beyond, the sizes near
+# 0 and S − 1 stay exact and the middle ones are lower bounds (issue #22).
+MAX_EXACT_COALITIONS = 924
+VIEWS = {"own release": _release_std, "all releases": _joint_std}
 
 
 def collusion_curve(
     design: CapeDesign, sensitivity, *, epsilon, delta, noise_generator: bool = False
 ) -> pd.DataFrame:
-    """Effective ε of the most exposed honest site against the number of colluding sites.
+    """The worst coalition of each size: effective ε of the most exposed honest site.
 
-    For each number n = 0 … S−1 of colluding sites, the coalition grows greedily: it adds
-    the site whose collusion most lowers the smallest remaining σ/τ_s (exact worst case for
-    equal sites, by symmetry; a greedy worst case otherwise).
+    For each number n = 0 … S−1 of sites colluding with the aggregator, and for each view
+    (a site's own release; all honest releases together), the largest ε/ε_s of any honest
+    site over the coalitions of n sites. A site's ε falls as the noise left on it grows, so
+    its worst coalition is the one leaving it the least noise: the search keeps, per site,
+    the least σ over the coalitions it tries, and computes ε only for that.
+
+    Where a size has at most :data:`MAX_EXACT_COALITIONS` coalitions (every size for
+    S ≤ 12) every coalition is tried and the row is the exact worst case. Otherwise the row
+    is a **lower bound**: for each site, the worst coalition found for it one size smaller
+    is grown by each other site in turn (a greedy search per site); the ε it reports is
+    attained by a real coalition, but a worse one may exist. With the noise generator
+    colluding only the G's are left whoever else colludes, so every size is exact.
+
+    Parameters
+    ----------
+    design : CapeDesign
+        A feasible design with S ≤ :data:`MAX_COLLUSION_SITES` sites.
+    sensitivity, delta : float or array_like, shape (S,)
+        Δ_s and δ_s per site.
+    epsilon : float or array_like, shape (S,)
+        ε_s, what each site was promised (at its δ_s).
+    noise_generator : bool
+        The noise generator colludes too.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``colluding`` (n), ``view`` ("own release" or "all releases"),
-        ``epsilon`` (ε of the honest site with the largest ε/ε_s), ``promised_epsilon``
-        (that site's ε_s), ``meets`` (ε ≤ ε_s for every honest site) and ``std_ratio``
-        (smallest σ/τ_s).
+        One row per (view, n): ``colluding`` (n), ``view`` ("own release" or "all
+        releases"), ``epsilon`` (ε of the honest site with the largest ε/ε_s, in the worst
+        coalition found), ``promised_epsilon`` (that site's ε_s), ``site`` (that site,
+        1-based), ``coalition`` (that coalition, 1-based sites), ``exact`` (True: the worst
+        case over every coalition of n sites; False: a lower bound), ``searched`` (how many
+        coalitions were tried), ``meets`` (nullable boolean: True only for an exact row in
+        which every honest site of every coalition has ε ≤ ε_s; False where a coalition
+        found breaks a promise; <NA> for a lower bound that found no break — unknown) and
+        ``std_ratio`` (smallest σ/τ_s found).
+
+    References
+    ----------
+    Imtiaz & Sarwate, Sec. 3 (threat model: colluding sites); docs/privacy.md (the views).
+
+    Examples
+    --------
+    >>> from dpcore.cape import cape_design
+    >>> curve = collusion_curve(cape_design([1.0] * 4), 0.2, epsilon=1.0, delta=1e-5)
+    >>> bool(curve.exact.all()), int(curve.searched.sum())  # 2 views × (2⁴ − 1) coalitions
+    (True, 30)
     """
     design = _check_design(design)
-    if design.n_sites > MAX_COLLUSION_SITES:  # S greedy steps over S candidates, O(S³) each
+    n_sites = design.n_sites
+    if n_sites > MAX_COLLUSION_SITES:
         raise ValueError(
-            f"collusion_curve takes at most {MAX_COLLUSION_SITES} sites (its greedy search "
-            f"grows like S⁵: S = 30 takes seconds, 60 over a minute); got S = {design.n_sites}"
+            f"collusion_curve takes at most {MAX_COLLUSION_SITES} sites (its search over "
+            f"coalitions grows like S⁵); got S = {n_sites}"
         )
-    sens = _per_site(sensitivity, design)
-    dlt = _per_site(delta, design)
+    if not isinstance(noise_generator, (bool, np.bool_)):
+        raise TypeError(f"noise_generator must be a bool; got {type(noise_generator).__name__}")
+    ng = bool(noise_generator)
+    sens = _per_site(sensitivity, design, "sensitivity")
+    dlt = np.array([check_delta(d) for d in _per_site(delta, design, "delta")])
     promised = _per_site(epsilon, design)
     rows = []
-    for key, view_name in (("release_std", "own release"), ("joint_std", "all releases")):
-        coalition: list[int] = []
-        for n in range(design.n_sites):
-            if n:
-                candidates = [s for s in range(design.n_sites) if s not in coalition]
-                scores = [
-                    _worst_ratio(design, [*coalition, c], key, noise_generator) for c in candidates
-                ]
-                coalition.append(candidates[int(np.argmin(scores))])
-            view = coalition_view(design, coalition, noise_generator=noise_generator)
-            stds = getattr(view, key)
-            eps = effective_epsilons(stds, sens[view.honest], delta=dlt[view.honest])
-            worst = int(np.argmax(eps / promised[view.honest]))
+    worst_for: dict[str, NDArray[np.intp]] = {}  # per view: site s → its worst coalition
+    for n in range(n_sites):
+        exact = ng or math.comb(n_sites, n) <= MAX_EXACT_COALITIONS
+        if exact:  # one batch for both views
+            tried = _all_coalitions(n_sites, n, ng)
+            honest, cov = _views(design, tried, ng)
+        for view, std_of in VIEWS.items():
+            if not exact:
+                tried = _grow(worst_for[view], n_sites)
+                honest, cov = _views(design, tried, ng)
+            least, where = _least_per_site(honest, std_of(cov), n_sites)
+            worst_for[view] = tried[where]
+            eps = effective_epsilons(least, sens, delta=dlt)
+            with np.errstate(invalid="ignore"):  # ε = ∞ against ε_s = ∞: the promise holds
+                ratio = np.where(np.isinf(promised), 0.0, eps / promised)
+            worst = int(np.argmax(ratio))
+            broken = bool(np.any(eps > promised * (1 + EPS_TOL)))
             rows.append(
                 {
                     "colluding": n,
-                    "view": view_name,
+                    "view": view,
                     "epsilon": float(eps[worst]),
-                    "promised_epsilon": float(promised[view.honest][worst]),
-                    "meets": bool(np.all(eps <= promised[view.honest] * (1 + EPS_TOL))),
-                    "std_ratio": float(np.min(_ratio(stds, view.required_std))),
+                    "promised_epsilon": float(promised[worst]),
+                    "site": worst + 1,
+                    "coalition": tuple(int(k) + 1 for k in tried[where[worst]]),
+                    "exact": exact,
+                    "searched": len(tried),
+                    "meets": (not broken) if exact else (False if broken else None),
+                    "std_ratio": float(np.min(_ratio(least, design.tau_site))),
                 }
             )
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out["meets"] = out["meets"].astype("boolean")
+    return out
+
+
+def _all_coalitions(n_sites: int, size: int, noise_generator: bool) -> NDArray[np.intp]:
+    """Every coalition of ``size`` sites, shape (C(S, size), size).
+
+    With the noise generator the coalition does not matter (only G's are left), so one
+    coalition per site that leaves it honest is enough: site s with the next ``size`` sites.
+    """
+    if noise_generator:
+        return np.array(
+            [[(s + 1 + i) % n_sites for i in range(size)] for s in range(n_sites)], dtype=np.intp
+        ).reshape(n_sites, size)
+    every = list(itertools.combinations(range(n_sites), size))
+    return np.array(every, dtype=np.intp).reshape(len(every), size)
+
+
+def _grow(worst_for: NDArray[np.intp], n_sites: int) -> NDArray[np.intp]:
+    """Each site's worst coalition (row s, without s) grown by each site not yet in it."""
+    free = np.ones((n_sites, n_sites), dtype=bool)
+    free[np.arange(n_sites)[:, None], worst_for] = False
+    free[np.arange(n_sites), np.arange(n_sites)] = False  # the target stays honest
+    owner, extra = np.nonzero(free)
+    return np.column_stack([worst_for[owner], extra])
+
+
+def _least_per_site(
+    honest: NDArray[np.intp], stds: NDArray[np.float64], n_sites: int
+) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """Per site: the least noise over a stack of coalitions, and which coalition leaves it.
+
+    Every site must be honest in at least one coalition of the stack.
+    """
+    site, std = honest.ravel(), stds.ravel()
+    order = np.lexsort((std, site))  # by site, then by noise: the first of each site is least
+    first = order[np.r_[True, site[order][1:] != site[order][:-1]]]
+    if not np.array_equal(site[first], np.arange(n_sites)):  # pragma: no cover - invariant
+        raise AssertionError("every site must be honest in some coalition tried")
+    return std[first], first // honest.shape[1]
 
 
 def _ratio(std, required):
     return np.where(required > 0, std / np.where(required > 0, required, 1.0), np.inf)
-
-
-def _worst_ratio(design, coalition, key, noise_generator) -> float:
-    view = coalition_view(design, coalition, noise_generator=noise_generator)
-    return float(np.min(_ratio(getattr(view, key), view.required_std)))
 
 
 def collusion_bound(n_sites: int) -> int:
@@ -467,6 +595,29 @@ class DropoutAnalysis:
     def meets(self) -> dict[str, bool]:
         """Per remedy: the aggregate std reaches ``required_std`` (to rounding, STD_TOL)."""
         return {r: s >= self.required_std * (1 - STD_TOL) for r, s in self.std.items()}
+
+    @property
+    def noise_ratio(self) -> dict[str, float]:
+        """Per remedy: aggregate std / ``required_std`` (below 1: too little noise)."""
+        need = self.required_std
+        return {
+            r: s / need if need > 0 else (1.0 if s == 0 else math.inf) for r, s in self.std.items()
+        }
+
+    @property
+    def verdict(self) -> dict[str, str]:
+        """Per remedy, the whole truth about its aggregate noise.
+
+        ``"too little noise"`` (below ``required_std``: the pooled estimate is not as private
+        as the remaining sites need), ``"excess noise"`` (private, but noisier than the
+        ``"cape"`` remedy, which is private too: accuracy lost for nothing — no remedy, whose
+        missing E's no longer cancel) or ``"meets"``.
+        """
+        least = self.std["cape"] * (1 + STD_TOL)
+        return {
+            r: "too little noise" if not ok else "excess noise" if self.std[r] > least else "meets"
+            for r, ok in self.meets.items()
+        }
 
 
 def _remaining(design: CapeDesign, dropped: Sequence[int]) -> tuple[tuple, NDArray, float]:

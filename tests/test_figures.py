@@ -115,10 +115,33 @@ def test_collusion_figure_draws_both_views_bound_and_promise():
     shapes = fig.layout.shapes
     assert any(s.x0 == 1 and s.x1 == 1 for s in shapes)  # ⌈6/3⌉ − 1 = 1
     assert any(s.y0 == 0.3 for s in shapes)  # the promised ε_s
-    # unequal promises are drawn per point, not as one misleading line
-    unequal = dpcore.collusion_curve(design, 0.002, delta=1e-5, epsilon=[0.3, 0.3, 0.3, 1, 1, 1])
+    # unequal promises are drawn per point, not as one misleading line (here the most exposed
+    # site is a 0.3-site for some sizes and a 1-site for others)
+    mixed = dpcore.cape_design(np.array([0.01] * 3 + [0.003] * 3))
+    unequal = dpcore.collusion_curve(mixed, 0.002, delta=1e-5, epsilon=[0.3, 0.3, 0.3, 1, 1, 1])
+    assert unequal.promised_epsilon.nunique() == 2
     fig = collusion_figure(unequal, bound=1)
     assert len(fig.data) == 4 and not any(s.y0 == 0.3 for s in fig.layout.shapes)
+
+
+def test_collusion_figure_marks_lower_bounds():
+    import dpcore
+    from ui.figures import collusion_figure
+
+    curve = dpcore.collusion_curve(
+        dpcore.cape_design(np.full(14, 0.01)), 0.002, delta=1e-5, epsilon=0.3
+    )
+    fig = collusion_figure(curve, bound=dpcore.collusion_bound(14))
+    own = fig.data[0]
+    exact = curve[curve.view == "own release"].exact.to_numpy()
+    assert not exact.all() and exact.any()
+    assert list(own.marker.symbol) == ["circle" if e else "circle-open" for e in exact]
+    assert any("lower bound" in (t.name or "") for t in fig.data)  # named in the legend
+    exact_only = dpcore.collusion_curve(
+        dpcore.cape_design(np.full(5, 0.01)), 0.002, delta=1e-5, epsilon=0.3
+    )
+    fig = collusion_figure(exact_only, bound=1)
+    assert not any("lower bound" in (t.name or "") for t in fig.data)
 
 
 def test_calibration_figure_shades_where_classic_is_no_proof():

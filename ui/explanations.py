@@ -5,6 +5,8 @@ Each says what the axes, lines, bands and markers are, and the one thing to noti
 
 from __future__ import annotations
 
+import pandas as pd
+
 PCA_SWEEP = (
     "One line per algorithm: the mean, over the runs, of the **captured energy** of its K "
     "directions — how much of the data's variance they hold, as a fraction of the best possible "
@@ -37,35 +39,174 @@ NOISE_HISTOGRAM = (
     "while every site's own release is as private as before (eq. (2))."
 )
 
-GAIN_CURVES = (
-    "Each line is one way to state CAPE's advantage — conventional averaging's aggregate "
-    "variance over CAPE's (log y-axis) — as the largest site's share of all N samples grows "
-    "(x-axis; the other sites share the rest equally): with the **same weights** (exactly S), "
-    "the paper's **G(n)** (conventional with equal weights 1/S, Proposition 1) and against "
-    "the **best conventional weights** (N²/ΣN_s²). Diamonds mark your sites. **The one thing "
-    "to notice:** only G(n) grows without bound — it also counts the gain of weighting by "
-    "size, which conventional averaging could have had; the fair advantage falls towards 1 "
-    "as one site dominates."
-)
 
-COLLUSION = (
-    "The effective ε of the most exposed honest site (y) as more sites collude with the "
-    "aggregator (x), computed from everything the coalition sees: from the site's own release "
-    "only (solid, the paper's argument) and from all releases together (dashed). The "
-    "horizontal line is the site's promised ε, the vertical one the ⌈S/3⌉ − 1 collusion "
-    "bound of the CAPE paper; large markers show the coalition picked above. **The one thing "
-    "to notice:** every colluder raises ε, and the joint view is above the promise even "
-    "with no colluder (docs/privacy.md)."
-)
+def gain_curves(
+    labels: dict[str, str],
+    current: dict[str, float],
+    *,
+    share: float,
+    formula: float,
+    differs: list[str],
+) -> str:
+    """The gain chart's paragraph, from the gains its diamonds show (issue #22, item 10).
 
-CALIBRATION = (
-    "The noise σ, in units of the sensitivity Δ, that the Gaussian mechanism adds at each ε "
-    "(both axes log): the paper's classic formula √(2 ln(1.25/δ))/ε (dashed) and the exact "
-    "analytic calibration of Balle & Wang (solid), the least noise that is (ε, δ)-private. "
-    "The grey region is ε ≥ 1, where the classic formula is no proof; dotted lines are the "
-    "sites' ε. **The one thing to notice:** at small ε classic adds more noise than needed, "
-    "at large ε less than privacy requires."
-)
+    ``current``: gain key → the diamond's value (these sites); ``formula``: the paper's G(n)
+    for their sizes; ``differs``: why G(n) is not their equal-weights gain (empty: it is).
+    """
+    diamonds = "; ".join(f"{labels[k]} {v:.3g}×" for k, v in current.items())
+    equal, same = current["paper_g"], current["same_weights"]
+    if differs:
+        paper = (
+            f"The paper's G(n) = (N²/S²)Σ1/N_s² = {formula:.3g}× for these sizes is not your "
+            f"sites' gain: it assumes one common (ε, δ) and μ_s = N_s/N, and "
+            f"{' and '.join(differs)}."
+        )
+        notice = (
+            f"the paper's formula would say {formula:.3g}×, but on your sites the comparison it "
+            f"stands for gives {equal:.3g}×"
+            + (" — CAPE is the noisier" if equal < 1 else "")
+            + f"; like for like (same weights) CAPE gains {same:.3g}×."
+        )
+    else:
+        paper = (
+            f"With one common (ε, δ) and μ_s = N_s/N the equal-weights diamond is the paper's "
+            f"G(n) = {formula:.3g}×."
+        )
+        notice = (
+            f"only the equal-weights line (the paper's G(n), {formula:.3g}× here) grows without "
+            "bound — it also counts the gain of weighting by size, which conventional averaging "
+            f"could have had; like for like CAPE gains {same:.3g}×, and against the best "
+            f"conventional weights {current['best_conventional']:.3g}×, which falls towards 1 "
+            "as one site dominates."
+        )
+    return (
+        "Each line is one way to state CAPE's advantage — conventional averaging's aggregate "
+        "variance over CAPE's (log y-axis) — as the largest site's share of all N samples grows "
+        "(x-axis; the other sites share the rest equally, one common (ε, δ), CAPE weights "
+        "N_s/N). Diamonds are the same comparisons on **your sites** (their N_s, ε_s, δ_s and "
+        f"μ_s; largest share {share:.0%}): {diamonds}. {paper} **The one thing to notice:** "
+        f"{notice}"
+    )
+
+
+def _meets(value) -> bool | None:
+    """A ``meets`` cell of :func:`dpcore.collusion_curve`: None for <NA> (unknown)."""
+    return None if pd.isna(value) else bool(value)
+
+
+def _verdict(row) -> str:
+    """'0.376 ≤ 0.5 ✓', '0.678 > 0.5 ✗' or '≥ 0.81 (a lower bound: no verdict)'."""
+    ok = _meets(row.meets)
+    if ok is None:  # a lower bound that found no break
+        return f"≥ {row.epsilon:.3g} (a lower bound: no verdict)"
+    return f"{row.epsilon:.3g} {'≤' if ok else '>'} {row.promised_epsilon:.3g} {'✓' if ok else '✗'}"
+
+
+def collusion(
+    curve, *, bound: int, noise_generator: bool, chosen: tuple[int, float, float] | None
+) -> str:
+    """The collusion chart's paragraph, from the curve it draws (issue #22, item 10)."""
+    sites = int(curve["colluding"].max()) + 1
+    exact = curve.drop_duplicates("colluding").set_index("colluding")["exact"]
+    if noise_generator:
+        search = (
+            "Every point is exact: with the noise generator colluding only the G's are left, "
+            "whoever else colludes."
+        )
+    elif exact.all():
+        search = (
+            f"Every point is exact: all {2**sites - 1:,} coalitions of 0 to {sites - 1} sites "
+            "were tried."
+        )
+    else:
+        lower = exact.index[~exact.to_numpy(bool)]
+        search = (
+            f"Filled markers are exact worst cases (every coalition tried); open markers, "
+            f"n = {lower.min()}–{lower.max()}, are **lower bounds**: too many coalitions to try "
+            "them all, a greedy search per site found these, and a worse coalition may exist — "
+            "so they get no ✓."
+        )
+    promised = curve["promised_epsilon"]
+    line = (
+        f"The dotted horizontal line is the promised ε_s = {promised.iloc[0]:.3g}"
+        if promised.nunique() == 1
+        else "Thin dotted lines give the promised ε_s of the site each point refers to"
+    )
+    mine = (
+        f" Diamonds: the coalition chosen above ({chosen[0] or 'no'} colluding "
+        f"site{'' if chosen[0] == 1 else 's'}; largest ε {chosen[1]:.3g} own release, "
+        f"{chosen[2]:.3g} all releases)."
+        if chosen is not None
+        else ""
+    )
+    facts = []
+    for view, name in (("own release", "own-release view"), ("all releases", "joint view")):
+        part = curve[curve["view"] == view].set_index("colluding")
+        first = part.loc[0]
+        if _meets(first.meets) is not True:
+            facts.append(f"the {name} breaks the promise even with no colluder ({_verdict(first)})")
+            continue
+        fact = f"with no colluder the {name} keeps the promise ({_verdict(first)})"
+        broken = part.index[part["meets"].eq(False).fillna(False).to_numpy(bool)]
+        if len(broken):
+            n = int(broken.min())
+            fact += f" and first breaks it with {n} colluding site{'s' if n > 1 else ''}"
+            fact += f" ({_verdict(part.loc[n])})"
+        elif part["meets"].isna().any():
+            fact += "; no coalition found breaks it, but the lower-bound sizes cannot promise it"
+        else:
+            fact += " against every coalition of every size"
+        facts.append(fact)
+    at_bound = curve[(curve["view"] == "own release") & (curve["colluding"] == bound)]
+    tail = (
+        f" At the follow-up paper's bound, {bound} colluding site{'s' if bound != 1 else ''}, "
+        f"the own-release view gives {_verdict(at_bound.iloc[0])}."
+        if len(at_bound)
+        else ""
+    )
+    return (
+        "Each point is the **worst coalition of its size**: for n sites colluding with the "
+        "aggregator (x)"
+        + (", the noise generator included" if noise_generator else "")
+        + ", the largest effective ε of any honest site over the coalitions of n sites (y), "
+        "computed from the site's own release only (solid, the paper's argument) and from all "
+        f"honest releases together (dashed). {search} {line}; the dotted vertical line is the "
+        f"⌈S/3⌉ − 1 = {bound} collusion bound of the follow-up CAPE paper (arXiv:1904.10059)."
+        f"{mine} **The one thing to notice:** {facts[0]}; {facts[1]}.{tail}"
+    )
+
+
+def calibration(sites_epsilon, ratio, *, delta: float) -> str:
+    """The calibration chart's paragraph, at the sites' own ε (its dotted lines).
+
+    ``ratio``: analytic σ / classic σ at each site's ε (``1 − saving`` of
+    :func:`dpcore.calibration_comparison`).
+    """
+    eps = sorted({float(e) for e in sites_epsilon})
+    shown = ", ".join(f"{e:g}" for e in eps)
+    lo, hi = float(min(ratio)), float(max(ratio))
+    span = f"{lo:.2f}×" if round(lo, 2) == round(hi, 2) else f"{lo:.2f}–{hi:.2f}×"
+    grey = sum(e >= 1 for e in eps)
+    if hi > 1:
+        notice = (
+            f"at your largest ε the classic σ is too small to give (ε, δ)-DP — the exact σ "
+            f"is {hi:.2f}× the classic one"
+        )
+    else:
+        notice = (
+            f"at your sites' ε the classic formula adds more noise than privacy needs: the "
+            f"exact σ is {span} the classic one"
+        )
+    return (
+        "The noise σ, in units of the sensitivity Δ, that the Gaussian mechanism adds at each ε "
+        f"(both axes log, δ = {delta:g}): the paper's classic formula √(2 ln(1.25/δ))/ε "
+        "(dashed) and the exact analytic calibration of Balle & Wang (solid), the least noise "
+        "that is (ε, δ)-private. The grey region is ε ≥ 1, where the classic formula is no "
+        f"proof; the dotted vertical lines are your sites' ε ({shown}), "
+        + (f"{grey} of them in the grey region" if grey else "none in the grey region")
+        + f". **The one thing to notice:** {notice}."
+    )
+
 
 PAPER_PANELS = (
     "Each panel redraws one panel of the paper's Figures 2–5: a quality measure (captured "

@@ -316,12 +316,14 @@ VIEW_STYLES = {
 def collusion_figure(
     curve: pd.DataFrame, *, bound: int, chosen: tuple[int, float, float] | None = None
 ) -> go.Figure:
-    """Effective ε of the most exposed honest site against the number of colluding sites.
+    """Effective ε of the most exposed honest site in the worst coalition of each size.
 
     Parameters
     ----------
     curve : DataFrame
-        :func:`dpcore.collusion_curve` output (with ``promised_epsilon``).
+        :func:`dpcore.collusion_curve` output (with ``promised_epsilon`` and ``exact``).
+        Exact worst cases are filled markers; lower bounds (``exact`` False) open ones, named
+        in the legend and the hover text.
     bound : int
         ⌈S/3⌉ − 1 (arXiv:1904.10059), drawn as a vertical line.
     chosen : (int, float, float), optional
@@ -331,6 +333,7 @@ def collusion_figure(
     fig = go.Figure()
     for view, (color, dash, name) in VIEW_STYLES.items():
         part = curve[curve["view"] == view]
+        exact = part["exact"].to_numpy(bool)
         fig.add_trace(
             go.Scatter(
                 x=part["colluding"],
@@ -338,9 +341,27 @@ def collusion_figure(
                 mode="lines+markers",
                 name=name,
                 line={"color": color, "dash": dash, "width": 3},
-                customdata=part["promised_epsilon"],
-                hovertemplate="%{x} colluding sites<br>effective ε = %{y:.3g}"
-                "<br>promised ε_s = %{customdata:.3g}<extra></extra>",
+                marker={
+                    "size": np.where(exact, 8, 11).tolist(),
+                    "symbol": np.where(exact, "circle", "circle-open").tolist(),
+                    "line": {"width": 2, "color": color},
+                },
+                customdata=[
+                    [float(p), "worst of every coalition" if e else "lower bound (greedy)"]
+                    for p, e in zip(part["promised_epsilon"], exact, strict=True)
+                ],
+                hovertemplate="%{x} colluding sites: %{customdata[1]}<br>effective ε = "
+                "%{y:.3g}<br>promised ε_s = %{customdata[0]:.3g}<extra></extra>",
+            )
+        )
+    if not curve["exact"].all():  # say in the legend what the open markers are
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name="open marker: lower bound (greedy search; no ✓)",
+                marker={"size": 11, "symbol": "circle-open", "color": "#444444"},
             )
         )
     promised = curve.drop_duplicates("colluding")["promised_epsilon"]

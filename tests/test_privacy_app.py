@@ -1,0 +1,141 @@
+"""Privacy statements on screen say what the numbers say (issue #22, item 10; AppTest)."""
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.proto.Metric_pb2 import Metric
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.app
+LABEL = "What am I looking at?"
+EQUAL_WEIGHTS = "CAPE vs conventional with equal weights 1/S (Prop. 1; G(n) at a common ε)"
+
+
+def page(name: str, **query: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page(f"app_pages/{name}")
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def explanation(at: AppTest, starts: str) -> str:
+    """The 'What am I looking at?' paragraph that begins with ``starts``."""
+    texts = [" ".join(m.value for m in e.markdown) for e in at.expander if e.label == LABEL]
+    return next(t for t in texts if t.startswith(starts))
+
+
+def aggregator_cell(at: AppTest) -> str:
+    views = next(df.value for df in at.dataframe if "receives" in df.value.columns)
+    return views.loc["aggregator", "site 1"]
+
+
+def worst_table(at: AppTest):
+    return next(df.value for df in at.dataframe if "search" in df.value.columns)
+
+
+def test_collusion_explanation_states_what_the_tables_show():
+    # The old fixed sentence said "the joint view is above the promise even with no colluder"
+    # while the table showed 0.376 ≤ 0.5 ✓ (defaults: 5 equal sites, classic ε = 0.5).
+    at = page("privacy.py")
+    assert not at.exception and not at.error
+    assert aggregator_cell(at) == "0.376 ≤ 0.5 ✓"
+    text = explanation(at, "Each point is the **worst coalition")
+    assert "with no colluder the joint view keeps the promise (0.376 ≤ 0.5 ✓)" in text
+    assert "even with no colluder" not in text
+    assert "Every point is exact: all 31 coalitions" in text
+    # the first break it names is the table's first ✗ of the joint view
+    table = worst_table(at)
+    first = table[table["promise, all releases"].str.endswith("✗")].iloc[0]
+    n = first["colluding sites"]
+    assert f"first breaks it with {n} colluding sites ({first['worst ε, all releases'][:4]}" in text
+    # analytic calibration: the joint view breaks the promise with no colluder, and says so
+    at.radio(key="prv_calib").set_value("analytic").run()
+    assert aggregator_cell(at) == "0.678 > 0.5 ✗"
+    text = explanation(at, "Each point is the **worst coalition")
+    assert "the joint view breaks the promise even with no colluder (0.678 > 0.5 ✗)" in text
+
+
+def test_calibration_explanation_follows_the_sites_epsilon():
+    at = page("privacy.py")
+    text = explanation(at, "The noise σ")
+    assert "your sites' ε (0.5), none in the grey region" in text
+    assert "the exact σ is 0.61× the classic one" in text  # docs/privacy.md: 0.61 at ε = 0.5
+    at = page("privacy.py", prv_S="2", prv_sites="1000,10,0.001,0.5;1000,10,0.001,0.5")
+    text = explanation(at, "The noise σ")
+    assert "(10), 1 of them in the grey region" in text
+    assert "too small to give (ε, δ)-DP" in text
+
+
+def test_collusion_beyond_twelve_sites_shows_lower_bounds_without_a_tick():
+    at = page("privacy.py", prv_S="14")
+    assert not at.exception and not at.error
+    table = worst_table(at)
+    lower = table[table["search"].str.startswith("lower bound")]
+    exact = table[table["search"].str.startswith("exact")]
+    assert len(lower) and len(exact) and len(lower) + len(exact) == 14
+    for view in ("own release", "all releases"):
+        assert lower[f"worst ε, {view}"].str.startswith("≥ ").all()
+        assert not lower[f"promise, {view}"].str.contains("✓").any()
+        assert not exact[f"worst ε, {view}"].str.startswith("≥").any()
+    text = explanation(at, "Each point is the **worst coalition")
+    lo, hi = lower["colluding sites"].min(), lower["colluding sites"].max()
+    assert f"open markers, n = {lo}–{hi}, are **lower bounds**" in text
+
+
+def _tile(at: AppTest, starts: str):
+    return next(m for m in at.metric if m.label.startswith(starts))
+
+
+def test_no_remedy_dropout_tile_tells_the_truth():
+    # Without a remedy the E's of the dropped site no longer cancel: enough noise for privacy
+    # but more than needed — the tile showed a green "meets".
+    at = page("privacy.py")
+    none = _tile(at, "no remedy")
+    required = float(_tile(at, "Noise required").value)
+    ratio = float(none.value) / required
+    assert none.proto.delta.startswith("private, but") and ratio > 1.2
+    # its stated ratio is the tiles' own numbers (3 significant digits shown)
+    stated = float(re.search(r"([0-9.]+)×", none.proto.delta).group(1))
+    assert stated == pytest.approx(ratio, abs=0.01)
+    assert none.proto.color == Metric.MetricColor.RED
+    remedy = _tile(at, "… plus stand-in G's")
+    assert remedy.proto.delta == "meets" and remedy.proto.color == Metric.MetricColor.GREEN
+    naive = _tile(at, "noise generator sends")
+    assert naive.proto.delta == "too little noise" and naive.proto.color == Metric.MetricColor.RED
+
+
+ISSUE_SITES = "100,2,0.001,0.25;100,2,0.001,0.25;100,2,0.001,0.25;1000,0.1,0.001,0.25"
+
+
+def _gains(at: AppTest) -> dict[str, float]:
+    table = next(t.value for t in at.table if "gain for your sites" in t.value.columns)
+    return {c: float(g.rstrip("×")) for c, g in table["gain for your sites"].items()}
+
+
+def test_papers_g_is_not_shown_as_the_gain_for_sites_with_other_epsilons():
+    # Sizes [100, 100, 100, 1000], ε = [2, 2, 2, 0.1], analytic, μ ∝ N_s: the paper's G(n)
+    # is 31.8×, but on these sites CAPE is worse than equal-weight averaging (0.324×).
+    query = {"avg_sites": ISSUE_SITES, "avg_S": "4", "avg_weights": "∝ N_s"}
+    at = page("averaging.py", **query, avg_calib="analytic")
+    assert not at.exception and not at.error
+    gains = _gains(at)
+    assert gains[EQUAL_WEIGHTS] == pytest.approx(0.324)
+    assert 31.8 not in gains.values()
+    note = next(m.value for m in at.markdown if m.value.startswith("**The paper's G(n)**"))
+    assert "31.8×" in note and "**not your sites' gain**" in note and "the sites' ε differ" in note
+    assert "0.324×: CAPE is the noisier" in note
+    text = explanation(at, "Each line is one way")
+    assert "the paper's formula would say 31.8×" in text and "0.324×" in text
+
+
+def test_papers_g_is_the_equal_weights_gain_when_its_conditions_hold():
+    sites = "100,0.5,0.001,0.25;100,0.5,0.001,0.25;100,0.5,0.001,0.25;1000,0.5,0.001,0.25"
+    at = page("averaging.py", avg_sites=sites, avg_S="4", avg_weights="∝ N_s")
+    assert _gains(at)[EQUAL_WEIGHTS] == pytest.approx(31.8)
+    note = next(m.value for m in at.markdown if m.value.startswith("**The paper's G(n)**"))
+    assert "not your sites' gain" not in note and "it is your sites' equal-weights gain" in note
+    text = explanation(at, "Each line is one way")
+    assert "the paper's G(n), 31.8× here" in text
