@@ -22,6 +22,8 @@ MAX_TASKS = 5_000  # grid points × runs
 MAX_DIM_TENSOR = 100  # D³ doubles per site and per message
 EIGH_200 = 2.7e-3  # seconds for one 200×200 eigendecomposition (benchmarks/)
 FLOPS = 1e10  # effective rate of the moment products
+DRAW_SECONDS = 8e-8  # one rounding + one discrete Gaussian share (secure aggregation, ~1.3
+# candidates of three exponentials each; benchmarks/ measures the sweep it adds to)
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,15 @@ def estimate_pca(
 ) -> WorkEstimate:
     """Cost of :func:`dpcore.pca_sweep`: eigendecompositions per run, data draws, the pool.
 
-    Each algorithm's eigendecompositions per run come from its registry record.
+    Each algorithm's eigendecompositions and extra random draws per run come from its
+    registry record.
     """
     workers = default_workers()
-    per_run = sum(pca_method(a, param="algorithms").eighs(sites) for a in algorithms)
+    methods = [pca_method(a, param="algorithms") for a in algorithms]
+    per_run = sum(m.eighs(sites) for m in methods)
+    draws = sum(m.draws(sites, dim) for m in methods)
     tasks = points * runs
-    seconds = tasks * per_run * _eigh_seconds(dim) / workers
+    seconds = tasks * (per_run * _eigh_seconds(dim) + draws * DRAW_SECONDS) / workers
     seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled
     memory = 8.0 * (pool * dim + workers * (sites + 4) * dim**2 + 3 * sites * n_max * dim)
     return WorkEstimate(seconds, memory, tasks)
@@ -75,12 +80,11 @@ def estimate_otd(
     """
     workers = default_workers()
     tasks = points * runs
-    per_run = (
-        6
-        if algorithms is None
-        else sum(otd_method(a, param="algorithms").decomposes for a in algorithms)
-    )
+    methods = [] if algorithms is None else [otd_method(a, param="algorithms") for a in algorithms]
+    per_run = 6 if algorithms is None else sum(m.decomposes for m in methods)
+    extra = sum(m.draws(sites, dim) for m in methods)  # secure aggregation's integers
     seconds = draws * n_total * dim**3 / FLOPS / workers
+    seconds += tasks * extra * DRAW_SECONDS / workers
     seconds += tasks * per_run * (dim**3 * (sites if faithful else 1) * 3e-8 + 2e-4 * k)
     seconds += k * restarts * max_iter * (2e-5 + tasks * per_run * k**3 / FLOPS)
     tensors = sites * dim**3 * (4 if faithful else 2)

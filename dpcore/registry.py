@@ -21,6 +21,7 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcore.metrics import top_k_eigvecs
 from dpcore.models import MixtureModel
 from dpcore.moments import SiteMoments
 from dpcore.otd import (
@@ -33,7 +34,8 @@ from dpcore.otd import (
     random_components,
 )
 from dpcore.pca import cape_pca, conv_pca, dpdis_pca, local_pca, nonprivate_pca
-from dpcore.tensor import Recovery
+from dpcore.secagg import point_design, secagg_symmetric, symmetric_coordinates
+from dpcore.tensor import Recovery, multilinear, whitening
 
 FAMILIES = ("pca", "otd")
 
@@ -59,6 +61,8 @@ class PcaInputs:
         R for algorithms that send a rank-R factor (DPdisPCA).
     faithful : bool
         Run the protocol message by message instead of drawing the aggregate noise.
+    privacy : SitePrivacy, optional
+        Sensitivities, (ε, δ) and settings, for baselines that calibrate their own noise.
     """
 
     moments: NDArray[np.float64]
@@ -67,6 +71,33 @@ class PcaInputs:
     weights: NDArray[np.float64]
     rank: int
     faithful: bool
+    privacy: SitePrivacy | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class SitePrivacy:
+    """What a baseline that calibrates its own noise needs: Δ_s, (ε, δ) and its settings.
+
+    Attributes
+    ----------
+    sensitivity : ndarray, shape (S,)
+        Δ_s of each site's statistic under the sweep's neighbouring relation.
+    epsilon, delta : float
+        The grid point's (ε, δ) for this statistic (a stage's share of it for tensors).
+    calibration : str
+        The sweep's Gaussian calibration ("classic" or "analytic").
+    bits : int
+        Secure aggregation's bit width b.
+    scale : float or None
+        Its scale γ (``None``: automatic, :func:`dpcore.secagg.auto_scale`).
+    """
+
+    sensitivity: NDArray[np.float64]
+    epsilon: float
+    delta: float
+    calibration: str
+    bits: int
+    scale: float | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,12 +112,17 @@ class NoiseScales:
         Gaussian std for M2 at (ε₁, δ₁ + δ₂): AVN spends all of δ on M2.
     beta : ndarray, shape (S,)
         AVN's vector-noise rate ε₂/Δ₃ for M3.
+    privacy2, privacy3 : SitePrivacy, optional
+        Sensitivities and (ε₁, δ₁), (ε₂, δ₂) of M2 and M3, for baselines that calibrate
+        their own noise (secure aggregation).
     """
 
     tau2: NDArray[np.float64]
     tau3: NDArray[np.float64]
     tau2_avn: NDArray[np.float64]
     beta: NDArray[np.float64]
+    privacy2: SitePrivacy | None = None
+    privacy3: SitePrivacy | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,6 +180,10 @@ def _one(_: int) -> int:
     return 1
 
 
+def _no_draws(sites: int, dim: int) -> int:
+    return 0
+
+
 # --- how an algorithm runs in each family ------------------------------------------------------
 
 
@@ -162,12 +202,16 @@ class PcaMethod:
     noiseless : bool
         The result depends only on the moments and weights (no random stream): computed
         once per data draw, not once per grid point and run.
+    draws : callable
+        ``draws(S, D) -> int``: samples per run beyond symmetric Gaussian matrices (the work
+        estimate; secure aggregation's rounding and discrete noise).
     """
 
     run: Callable[[PcaInputs, np.random.Generator], NDArray[np.float64]]
     cost: Callable[[CostShape], PartyCost] = _silent
     eighs: Callable[[int], int] = _one
     noiseless: bool = False
+    draws: Callable[[int, int], int] = _no_draws
 
 
 @dataclass(frozen=True)
@@ -185,11 +229,15 @@ class OtdMethod:
         ``cost(CostShape) -> PartyCost``: reals sent per run.
     decomposes : bool
         Whether the result goes through the tensor power method.
+    draws : callable
+        ``draws(S, D) -> int``: samples per run beyond Gaussian noise (the work estimate;
+        secure aggregation's rounding and discrete noise).
     """
 
     run: Callable[[OtdInputs, np.random.Generator], WhitenedTensor | Recovery]
     cost: Callable[[CostShape], PartyCost] = _silent
     decomposes: bool = True
+    draws: Callable[[int, int], int] = _no_draws
 
 
 @dataclass(frozen=True)
@@ -213,6 +261,9 @@ class Algorithm:
         Line style.
     featured : bool
         Selected by default in the app's pickers.
+    opt_in : bool
+        Runs only when named: a sweep's default ``algorithms=None`` (:func:`defaults`)
+        leaves it out, so adding it changes no default frame.
     """
 
     name: str
@@ -223,6 +274,7 @@ class Algorithm:
     otd: OtdMethod | None = None
     dash: str = "solid"
     featured: bool = True
+    opt_in: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -326,6 +378,55 @@ def _random_otd(x: OtdInputs, rng: np.random.Generator) -> Recovery:
     return random_components(x.model, rng=rng)
 
 
+def _site_privacy(privacy: SitePrivacy | None) -> SitePrivacy:
+    if privacy is None:
+        raise ValueError(
+            "privacy must be given for secure aggregation (Δ_s, ε, δ of the grid point); the "
+            "sweeps pass it, a direct call must build a SitePrivacy"
+        )
+    return privacy
+
+
+def _secagg_estimate(
+    values: NDArray[np.float64],
+    privacy: SitePrivacy,
+    weights: NDArray[np.float64],
+    *,
+    faithful: bool,
+    rng: np.random.Generator,
+) -> NDArray[np.float64]:
+    """Σ μ_s values_s of symmetric matrices/tensors through one secure-aggregation round."""
+    order = values.ndim - 1
+    design = point_design(
+        privacy.sensitivity,
+        epsilon=privacy.epsilon,
+        delta=privacy.delta,
+        calibration=privacy.calibration,
+        bits=privacy.bits,
+        scale=privacy.scale,
+        weights=weights,
+        coordinates=symmetric_coordinates(values.shape[1], order),
+    )
+    return secagg_symmetric(values, design, faithful=faithful, rng=rng)
+
+
+def _secagg_pca(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
+    privacy = _site_privacy(x.privacy)
+    est = _secagg_estimate(x.moments, privacy, x.weights, faithful=x.faithful, rng=rng)
+    return top_k_eigvecs(est, x.k)
+
+
+def _secagg_otd(x: OtdInputs, rng: np.random.Generator) -> WhitenedTensor:
+    """M2 and M3 each through one round at (ε₁, δ₁) and (ε₂, δ₂); the server whitens."""
+    p2, p3 = _site_privacy(x.noise.privacy2), _site_privacy(x.noise.privacy3)
+    rng2, rng3 = rng.spawn(2)
+    m = x.moments
+    m2_hat = _secagg_estimate(m.m2, p2, x.weights, faithful=x.faithful, rng=rng2)
+    m3_hat = _secagg_estimate(m.m3, p3, x.weights, faithful=x.faithful, rng=rng3)
+    w, u, d = whitening(m2_hat, x.k)
+    return WhitenedTensor(w, u, d, multilinear(m3_hat, w))
+
+
 # Communication (Sec. 4 and 5): matrices and tensors counted in full, as in the paper.
 def _pca_sites(c: CostShape) -> PartyCost:
     return PartyCost(sites=c.sites * c.dim**2)
@@ -355,8 +456,20 @@ def _otd_cape(c: CostShape) -> PartyCost:
     )
 
 
+def _otd_sites_full(c: CostShape) -> PartyCost:
+    return PartyCost(sites=c.sites * (c.dim**2 + c.dim**3))  # M2 and M3 in full, no W round
+
+
 def _no_eigh(_: int) -> int:
     return 0
+
+
+def _secagg_pca_draws(sites: int, dim: int) -> int:
+    return sites * symmetric_coordinates(dim, 2)  # one rounding and one share per integer
+
+
+def _secagg_otd_draws(sites: int, dim: int) -> int:
+    return sites * (symmetric_coordinates(dim, 2) + symmetric_coordinates(dim, 3))
 
 
 def _dpdis_eighs(sites: int) -> int:
@@ -438,6 +551,18 @@ BUILTIN = (
         dash="dash",
         featured=False,
     ),
+    Algorithm(
+        "secagg",
+        "Secure aggregation (discrete noise)",
+        "#7F3C8D",
+        "no trusted party: sites quantise, add discrete Gaussian shares and hide their "
+        "messages under pairwise masks; the server learns only the sum (docs/trust-models.md)",
+        pca=PcaMethod(_secagg_pca, _pca_sites, draws=_secagg_pca_draws),
+        otd=OtdMethod(_secagg_otd, _otd_sites_full, draws=_secagg_otd_draws),
+        dash="dot",
+        featured=False,
+        opt_in=True,
+    ),
 )
 
 _REGISTRY: dict[str, Algorithm] = {a.name: a for a in BUILTIN}
@@ -458,7 +583,7 @@ def names(family: str | None = None) -> tuple[str, ...]:
     Examples
     --------
     >>> names("pca")
-    ('nonprivate', 'cape', 'conv', 'local', 'dpdis', 'cape_joint')
+    ('nonprivate', 'cape', 'conv', 'local', 'dpdis', 'cape_joint', 'secagg')
     """
     family = _check_family(family)
     return tuple(
@@ -471,6 +596,17 @@ def names(family: str | None = None) -> tuple[str, ...]:
 def featured(family: str) -> tuple[str, ...]:
     """The family's algorithms the app selects by default."""
     return tuple(n for n in names(family) if _REGISTRY[n].featured)
+
+
+def defaults(family: str) -> tuple[str, ...]:
+    """What a sweep runs when ``algorithms`` is None: every algorithm but the opt-in ones.
+
+    Examples
+    --------
+    >>> "secagg" in names("pca"), "secagg" in defaults("pca")
+    (True, False)
+    """
+    return tuple(n for n in names(family) if not _REGISTRY[n].opt_in)
 
 
 def get(name: object, family: str | None = None, *, param: str = "algorithm") -> Algorithm:

@@ -50,7 +50,15 @@ def toy():
 
 def test_builtin_names_and_order():
     # The order fixes each algorithm's random stream: new ones are appended.
-    assert registry.names("pca") == ("nonprivate", "cape", "conv", "local", "dpdis", "cape_joint")
+    assert registry.names("pca") == (
+        "nonprivate",
+        "cape",
+        "conv",
+        "local",
+        "dpdis",
+        "cape_joint",
+        "secagg",
+    )
     assert registry.names("otd")[:7] == (
         "nonprivate",
         "cape",
@@ -70,7 +78,7 @@ def test_a_registered_baseline_joins_the_sweep_without_changing_the_others(toy):
     # a random K-subspace of R^D captures on average K/D of tr(A) ≤ the optimum; never more
     assert (toy_rows.captured_energy_ratio <= 1 + 1e-12).all()
     # every other algorithm keeps its stream: its numbers are those of a sweep without the toy
-    others = list(registry.names("pca")[:-1])
+    others = [a for a in registry.defaults("pca") if a != "toy"]
     without = dpcore.pca_sweep(**SMALL, epsilon=[0.5, 5.0], seed=1, algorithms=others)
     np.testing.assert_array_equal(
         with_toy[with_toy.algorithm != "toy"].captured_energy.to_numpy(),

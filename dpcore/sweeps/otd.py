@@ -20,10 +20,10 @@ from dpcore.models import MixtureModel, make_model
 from dpcore.moments import SiteMoments, moment_sensitivities, site_moments
 from dpcore.otd import PowerOptions, WhitenedTensor, decompose_batch
 from dpcore.parallel import parallel_map, single_blas
-from dpcore.registry import NoiseScales, OtdInputs, names, otd_method, streams
+from dpcore.registry import NoiseScales, OtdInputs, SitePrivacy, names, otd_method, streams
+from dpcore.secagg import DEFAULT_BITS
 from dpcore.sweeps.scores import OTD_METRICS
 from dpcore.sweeps.spec import (
-    SWEEP_AXES,
     OtdPrivacy,
     OtdSpec,
     Runs,
@@ -86,11 +86,18 @@ def _noise_scales(
     sens2, sens3 = moment_sensitivities(
         planted.kind, sizes, dim=planted.dim, sigma2=sigma2, relation=spec.privacy.sensitivity
     )
+
+    def stage(sens: Any, eps: float, dlt: float) -> SitePrivacy:
+        bits, scale = point["secagg_bits"], point["secagg_scale"]
+        return SitePrivacy(np.asarray(sens, dtype=float), eps, dlt, method, bits, scale)
+
     return NoiseScales(
         tau2=gaussian_sigmas(sens2, epsilon=eps1, delta=dlt1, method=method),
         tau3=gaussian_sigmas(sens3, epsilon=eps2, delta=dlt2, method=method),
         tau2_avn=gaussian_sigmas(sens2, epsilon=eps1, delta=dlt1 + dlt2, method=method),
         beta=eps2 / sens3,
+        privacy2=stage(sens2, eps1, dlt1),
+        privacy3=stage(sens3, eps2, dlt2),
     )
 
 
@@ -231,7 +238,7 @@ def otd_frame(spec: OtdSpec, result: OtdRun) -> pd.DataFrame:
         }
         for o in result.outcomes
     ]
-    columns = ["algorithm", *SWEEP_AXES, "run", *metrics, "private_preprocessing"]
+    columns = ["algorithm", *spec.grid.columns, "run", *metrics, "private_preprocessing"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -278,10 +285,19 @@ def otd_spec(
     site_shares: Sequence[float] | None = None,
     weighting: str = "proportional",
     faithful: bool = False,
+    secagg_bits: int | Sequence[int] = DEFAULT_BITS,
+    secagg_scale: float | Sequence[float] | None = None,
 ) -> OtdSpec:
     """The validated :class:`~dpcore.sweeps.spec.OtdSpec` of :func:`otd_sweep`'s keywords."""
     return OtdSpec(
-        grid=SweepGrid.of(epsilon=epsilon, delta=delta, n_per_site=n_per_site, sites=sites),
+        grid=SweepGrid.of(
+            epsilon=epsilon,
+            delta=delta,
+            n_per_site=n_per_site,
+            sites=sites,
+            secagg_bits=secagg_bits,
+            secagg_scale=secagg_scale,
+        ),
         sites=SiteLayout(site_shares, weighting),
         privacy=OtdPrivacy(calibration, sensitivity, budget_split),
         runs=Runs(runs),
@@ -327,6 +343,8 @@ def otd_sweep(
     executor: Executor | None = None,
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
+    secagg_bits: int | Sequence[int] = DEFAULT_BITS,
+    secagg_scale: float | Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """Component recovery of distributed tensor decomposition along one swept axis.
 
@@ -343,11 +361,15 @@ def otd_sweep(
         As in :func:`dpcore.pca_sweep`; ε, δ are the totals, split between M2 and M3.
     runs, site_shares, weighting, faithful, calibration, rng, seed
         As in :func:`dpcore.pca_sweep`.
+    secagg_bits, secagg_scale
+        As in :func:`dpcore.pca_sweep`: the ``secagg`` baseline sends M2 at (ε₁, δ₁) and M3
+        at (ε₂, δ₂) through one round each, with these b and γ (one may be swept).
     workers, executor
         Where the data draws and noisy moments run, as in :func:`dpcore.pca_sweep`; the
         batched power method runs in this process.
     algorithms : sequence of str, optional
-        Names from :func:`dpcore.registry.names` ``("otd")`` (default: all of them).
+        Names from :func:`dpcore.registry.names` ``("otd")`` (default: all but the opt-in
+        ones, :func:`dpcore.registry.defaults`).
     metrics : sequence of str, optional
         Columns from :data:`dpcore.sweeps.scores.OTD_METRICS` (default: all, in that order).
     sensitivity : {"paper", "add-remove", "replace"}
@@ -400,6 +422,8 @@ def otd_sweep(
         site_shares=site_shares,
         weighting=weighting,
         faithful=faithful,
+        secagg_bits=secagg_bits,
+        secagg_scale=secagg_scale,
     )
     result = run_otd_sweep(spec, resolve_rng(rng, seed), workers=workers, executor=executor)
     return otd_frame(spec, result)

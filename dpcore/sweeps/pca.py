@@ -10,15 +10,19 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore.calibration import classic_warning_once, site_noise_std
+from dpcore.calibration import (
+    classic_warning_once,
+    second_moment_sensitivity,
+    site_noise_std,
+)
 from dpcore.datasets import Dataset, draw_sites, second_moments, split_sizes, synthetic_dataset
 from dpcore.limits import check_budget, estimate_pca
 from dpcore.metrics import optimal_energy, top_k_eigvecs
 from dpcore.parallel import parallel_map, single_blas
-from dpcore.registry import PcaInputs, names, pca_method, streams
+from dpcore.registry import PcaInputs, SitePrivacy, names, pca_method, streams
+from dpcore.secagg import DEFAULT_BITS
 from dpcore.sweeps.scores import PCA_METRICS, PcaTruth
 from dpcore.sweeps.spec import (
-    SWEEP_AXES,
     PcaPrivacy,
     PcaSpec,
     Runs,
@@ -37,6 +41,19 @@ def _noise_std(spec: PcaSpec, point: dict[str, Any]) -> NDArray[np.float64]:
         delta=point["delta"],
         method=spec.privacy.calibration,
         neighbouring=spec.privacy.neighbouring,
+    )
+
+
+def _privacy(spec: PcaSpec, point: dict[str, Any]) -> SitePrivacy:
+    """Δ_s, (ε, δ) and the secure-aggregation settings of one grid point."""
+    sizes, _ = spec.sites.layout(point)
+    return SitePrivacy(
+        sensitivity=second_moment_sensitivity(sizes, neighbouring=spec.privacy.neighbouring),
+        epsilon=point["epsilon"],
+        delta=point["delta"],
+        calibration=spec.privacy.calibration,
+        bits=point["secagg_bits"],
+        scale=point["secagg_scale"],
     )
 
 
@@ -98,6 +115,7 @@ def run_pca_sweep(
 
     with classic_warning_once():  # calibration here, in this thread: its warnings collapse
         taus = {v: _noise_std(spec, grid.point(v)) for v in dict.fromkeys(grid.values)}
+    privacy = {v: _privacy(spec, grid.point(v)) for v in dict.fromkeys(grid.values)}
 
     # A noiseless (non-private) basis is a deterministic function of the moments and
     # weights: with one data draw (ε and δ sweeps) it is computed once, not once per grid
@@ -107,7 +125,7 @@ def run_pca_sweep(
         first = grid.point(grid.values[0])
         _, weights = spec.sites.layout(first)
         inputs = PcaInputs(
-            fixed_moments, k, taus[grid.values[0]], weights, rank, faithful
+            fixed_moments, k, taus[grid.values[0]], weights, rank, faithful, privacy[grid.values[0]]
         )
         for alg, method in methods.items():
             if method.noiseless:  # never draws from its stream
@@ -122,7 +140,8 @@ def run_pca_sweep(
         else:
             assert fixed_moments is not None  # one draw for ε and δ sweeps
             moments = fixed_moments
-        inputs = PcaInputs(moments, k, taus[r.point[axis]], weights, rank, faithful)
+        value = r.point[axis]
+        inputs = PcaInputs(moments, k, taus[value], weights, rank, faithful, privacy[value])
         alg_rngs = streams(family, r.noise)
         out = []
         for alg, method in methods.items():
@@ -136,7 +155,7 @@ def run_pca_sweep(
     tasks = list(spec.runs.streams(grid, noise_rng, draw_rng))
     chunks = parallel_map(task, tasks, workers, executor=executor)
     rows = [row for chunk in chunks for row in chunk]
-    return pd.DataFrame(rows, columns=["algorithm", *SWEEP_AXES, "run", *metrics])
+    return pd.DataFrame(rows, columns=["algorithm", *grid.columns, "run", *metrics])
 
 
 @single_blas
@@ -163,6 +182,8 @@ def pca_sweep(
     executor: Executor | None = None,
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
+    secagg_bits: int | Sequence[int] = DEFAULT_BITS,
+    secagg_scale: float | Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """Captured energy of distributed PCA algorithms along one swept axis.
 
@@ -182,8 +203,9 @@ def pca_sweep(
     runs : int
         Repetitions per grid point, ≥ 1.
     algorithms : sequence of str, optional
-        Names from :func:`dpcore.registry.names` ``("pca")`` (default: all of them). Each
-        algorithm has its own random stream, so choosing others does not change its numbers.
+        Names from :func:`dpcore.registry.names` ``("pca")`` (default: all but the opt-in
+        ones, :func:`dpcore.registry.defaults`). Each algorithm has its own random stream,
+        so choosing others does not change its numbers.
     metrics : sequence of str, optional
         Columns from :data:`dpcore.sweeps.scores.PCA_METRICS` (default: all, in that order).
     calibration : {"classic", "analytic"}
@@ -211,6 +233,11 @@ def pca_sweep(
         Everything random derives from it (SPEC 7): same seed, same frame. Default 0.
     seed : int, optional
         Older name of ``rng`` (an int seed); give one or the other.
+    secagg_bits, secagg_scale : scalar or list
+        Bit width b in [2, 64] and scale γ > 0 (``None``: automatic, rounding costs ≤ 1% of
+        Δ) of the ``secagg`` baseline (:func:`dpcore.secagg_design`, calibrated like the
+        others with ``calibration`` at the rounded sensitivity). Either may be the swept
+        list instead of the four axes above; the frame then has its column.
 
     Returns
     -------
@@ -228,7 +255,14 @@ def pca_sweep(
     data set's reference matrix (Imtiaz & Sarwate, Sec. 6.1).
     """
     spec = PcaSpec(
-        grid=SweepGrid.of(epsilon=epsilon, delta=delta, n_per_site=n_per_site, sites=sites),
+        grid=SweepGrid.of(
+            epsilon=epsilon,
+            delta=delta,
+            n_per_site=n_per_site,
+            sites=sites,
+            secagg_bits=secagg_bits,
+            secagg_scale=secagg_scale,
+        ),
         sites=SiteLayout(site_shares, weighting),
         privacy=PcaPrivacy(calibration, neighbouring),
         runs=Runs(runs),

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from dpcore import registry
 from dpcore._validation import (
+    MAX_MAGNITUDE,
     check_choice,
     check_delta,
     check_epsilon,
@@ -31,19 +32,34 @@ from dpcore.limits import MAX_DIM_TENSOR
 from dpcore.models import MODELS
 from dpcore.moments import SCALINGS, SENSITIVITIES, SIGMA2_SOURCES
 from dpcore.otd import PowerOptions
+from dpcore.secagg import DEFAULT_BITS
 from dpcore.sweeps.scores import OTD_METRICS, PCA_METRICS
 
 SWEEP_AXES = ("epsilon", "delta", "n_per_site", "sites")
+# Settings of the secure-aggregation baseline (dpcore.secagg) that a sweep may also run along;
+# a frame has their column only when one of them is the swept axis.
+SECAGG_AXES = ("secagg_bits", "secagg_scale")
+GRID_AXES = SWEEP_AXES + SECAGG_AXES
 WEIGHTINGS = ("proportional", "equal")
+
+
+def _check_scale(value: Any) -> float | None:
+    if value is None:
+        return None  # automatic: rounding costs at most 1% of the sensitivity
+    return check_real(value, "secagg_scale", low=0.0, high=MAX_MAGNITUDE, low_open=True)
+
 
 _CHECKS: dict[str, Callable[[Any], Any]] = {
     "epsilon": check_epsilon,
     "delta": check_delta,
     "n_per_site": lambda v: check_int(v, "n_per_site", low=1),
     "sites": lambda v: check_int(v, "sites", low=2),
+    "secagg_bits": lambda v: check_int(v, "secagg_bits", low=2, high=64),
+    "secagg_scale": _check_scale,
 }
 
 Value = float | int
+Setting = Value | None  # a grid point's value: the secure-aggregation scale may be None
 
 
 def _is_grid(value: object) -> bool:
@@ -56,27 +72,41 @@ def _scalar(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class SweepGrid:
-    """What is swept: one axis among ε, δ, N_s and S, and the fixed values of the others.
+    """What is swept: one axis among ε, δ, N_s, S and the secure-aggregation settings.
 
     Attributes
     ----------
     axis : str
-        The swept axis (one of :data:`SWEEP_AXES`).
+        The swept axis (one of :data:`GRID_AXES`).
     values : tuple
         Validated values along it, in the order given.
     epsilon, delta, n_per_site, sites : float or int
         The fixed value of each axis (for the swept one: its first value).
+    secagg_bits, secagg_scale : int and float or None
+        Bit width b and scale γ of the ``secagg`` baseline (:func:`dpcore.secagg_design`;
+        ``None``: the automatic γ); they change no other algorithm.
     """
 
     axis: str
-    values: tuple[Value, ...]
+    values: tuple[Setting, ...]
     epsilon: float
     delta: float
     n_per_site: int
     sites: int
+    secagg_bits: int = DEFAULT_BITS
+    secagg_scale: float | None = None
 
     @classmethod
-    def of(cls, *, epsilon: Any, delta: Any, n_per_site: Any, sites: Any) -> SweepGrid:
+    def of(
+        cls,
+        *,
+        epsilon: Any,
+        delta: Any,
+        n_per_site: Any,
+        sites: Any,
+        secagg_bits: Any = DEFAULT_BITS,
+        secagg_scale: Any = None,
+    ) -> SweepGrid:
         """Find the one swept axis (the one given as a list/tuple/array) and validate all.
 
         With no list, the grid is the one point ε.
@@ -87,33 +117,51 @@ class SweepGrid:
         >>> g.axis, g.values, g.point(1.0)["sites"]
         ('epsilon', (0.1, 1.0), 3)
         """
-        axes = {"epsilon": epsilon, "delta": delta, "n_per_site": n_per_site, "sites": sites}
-        swept = [name for name in SWEEP_AXES if _is_grid(axes[name])]
+        axes = {
+            "epsilon": epsilon,
+            "delta": delta,
+            "n_per_site": n_per_site,
+            "sites": sites,
+            "secagg_bits": secagg_bits,
+            "secagg_scale": secagg_scale,
+        }
+        swept = [name for name in GRID_AXES if _is_grid(axes[name])]
         if len(swept) > 1:
             raise ValueError(
-                f"at most one of {list(SWEEP_AXES)} may be a list; got lists for {swept}"
+                f"at most one of {list(GRID_AXES)} may be a list; got lists for {swept}"
             )
         axis = swept[0] if swept else "epsilon"
-        fixed = {n: _CHECKS[n](axes[n]) for n in SWEEP_AXES if n != axis}
+        fixed = {n: _CHECKS[n](axes[n]) for n in GRID_AXES if n != axis}
         raw = axes[axis] if swept else [axes[axis]]
         if len(raw) == 0:
             raise ValueError(f"{axis} must have at least one value to sweep; got an empty list")
-        values = tuple(_CHECKS[axis](_scalar(v)) for v in raw)
+        check = _CHECKS[axis]
+        if axis == "secagg_scale":  # a swept scale is a list of numbers, never "automatic"
+
+            def check(v: Any) -> Any:
+                return check_real(v, "secagg_scale", low=0.0, high=MAX_MAGNITUDE, low_open=True)
+
+        values = tuple(check(_scalar(v)) for v in raw)
         return cls(axis=axis, values=values, **{**fixed, axis: values[0]})
 
-    def point(self, value: Value) -> dict[str, Value]:
-        """The four axes at one grid value."""
-        fixed = {n: getattr(self, n) for n in SWEEP_AXES}
+    def point(self, value: Setting) -> dict[str, Any]:
+        """Every axis at one grid value."""
+        fixed = {n: getattr(self, n) for n in GRID_AXES}
         return {**fixed, self.axis: value}
 
-    def largest(self, name: str) -> Value:
-        """The largest value the sweep uses for one axis."""
-        return max(self.values) if name == self.axis else getattr(self, name)
+    def largest(self, name: str) -> Any:
+        """The largest value the sweep uses for one (numeric) axis."""
+        return max(self.values) if name == self.axis else getattr(self, name)  # type: ignore[type-var]
 
     @property
     def resamples(self) -> bool:
-        """Whether the data are drawn afresh per run (N_s and S sweeps) or once (ε, δ)."""
+        """Whether the data are drawn afresh per run (N_s and S sweeps) or once (ε, δ, b, γ)."""
         return self.axis in ("n_per_site", "sites")
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The frame's axis columns: ε, δ, N_s, S and a swept secure-aggregation setting."""
+        return SWEEP_AXES + ((self.axis,) if self.axis in SECAGG_AXES else ())
 
 
 @dataclass(frozen=True)
@@ -141,7 +189,7 @@ class SiteLayout:
             )
             object.__setattr__(self, "shares", shares)
 
-    def layout(self, point: dict[str, Value]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    def layout(self, point: dict[str, Any]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """Site sizes N_s and aggregator weights μ_s at one grid point."""
         sizes = split_sizes(int(point["n_per_site"]), int(point["sites"]), self.shares)
         if self.weighting == "proportional":
@@ -210,7 +258,7 @@ class RunStreams:
         The data draw of this run (N_s and S sweeps).
     """
 
-    point: dict[str, Value]
+    point: dict[str, Any]
     run: int
     noise: np.random.Generator
     draw: np.random.Generator
@@ -218,7 +266,7 @@ class RunStreams:
 
 def _algorithms(algorithms: Sequence[str] | None, family: str) -> tuple[str, ...]:
     if algorithms is None:
-        return registry.names(family)
+        return registry.defaults(family)
     if isinstance(algorithms, str):
         raise TypeError(f"algorithms must be a sequence of names; got the string {algorithms!r}")
     names = tuple(registry.get(a, family, param="algorithms").name for a in algorithms)

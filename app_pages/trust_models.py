@@ -1,0 +1,224 @@
+"""Trust models: CAPE beside central, local, conventional, secure aggregation and shuffling."""
+
+import streamlit as st
+
+from ui import presenter
+from ui.cached import call_core, classic_warning, trust_models_pca, trust_models_table
+from ui.controls import seed_controls
+from ui.explain import explain
+from ui.sites_table import preset_buttons, site_args, site_settings
+from ui.state import bound as url_bound
+from ui.trust_figures import display_table, explanation, trust_figure
+
+st.title("Trust models")
+presenter.intro(
+    "CAPE reaches a trusted curator's noise level without pooling the data, but it trusts a "
+    "**noise generator**. Federated learning reaches the same level with **no trusted party**: "
+    "sites quantise their statistic, add a small share of discrete Gaussian noise and hide "
+    "their messages under pairwise masks that cancel in the sum (secure aggregation). Here "
+    "the same sites and budgets go through every scheme: what each costs in noise, who must "
+    "be trusted, how many colluders and dropouts it survives, what it sends, and how well "
+    "PCA works with it. Each site releases its D×D second-moment matrix (add-remove "
+    "neighbours, Δ_s = 1/N_s). The simulation runs the protocol's algebra, not its "
+    "cryptography (docs/trust-models.md)."
+)
+stage = presenter.stage()
+
+P = "tm_"  # this page's keys (docs/state.md)
+preset_buttons(P)
+side = st.sidebar
+table_in, calibration = site_settings(side, P)
+seed = seed_controls(side, prefix=P)
+dim = url_bound(
+    side.slider,
+    "Dimension D",
+    f"{P}dim",
+    min_value=5,
+    max_value=40,
+    value=20,
+    help="Each site sends its D×D second-moment matrix: d = D(D+1)/2 integers in secure "
+    "aggregation. PCA keeps K = 5 directions.",
+)
+runs = url_bound(
+    side.slider,
+    "PCA runs",
+    f"{P}runs",
+    min_value=5,
+    max_value=50,
+    value=10,
+    help="Noise draws per scheme for the captured energy (mean ± std).",
+)
+args = site_args(table_in, calibration)
+classic_warning(calibration, args[1])
+
+SCALES = ["automatic", "1e-9", "1e-8", "1e-7", "1e-6", "1e-5", "1e-4", "1e-3", "1e-2"]
+if presenter.is_on():  # the two controls the demo turns, beside the chart
+    with stage:
+        controls, chart_box = presenter.split()
+    boxes = [controls, controls, controls]
+else:
+    boxes = list(st.columns(3))
+    chart_box = st.container()
+bits = url_bound(
+    boxes[0].slider,
+    "Bit width b",
+    f"{P}bits",
+    min_value=4,
+    max_value=64,
+    value=32,
+    help="Secure aggregation adds integers modulo 2^b. Too few bits and the sum wraps around "
+    "(2^(b−1)·γ below the largest entry plus noise): the decoded sum is wrong.",
+)
+scale_text = url_bound(
+    boxes[1].select_slider,
+    "Scale γ (one integer step)",
+    f"{P}scale",
+    options=SCALES,
+    value="automatic",
+    help="Data units per integer step. Automatic: the largest γ at which rounding inflates "
+    "the sensitivity by at most 1%. Larger γ: coarser rounding (more error, more noise); "
+    "smaller γ: larger integers (wrap-around sooner).",
+)
+sa_choice = url_bound(
+    boxes[2].radio,
+    "Secure aggregation's calibration",
+    f"{P}sacal",
+    options=["matched", "ddg"],
+    format_func={"matched": "same as the others", "ddg": "KLS accountant (a proof)"}.get,
+    horizontal=True,
+    help="Same as the others: the summed shares get the variance of this page's Gaussian "
+    "calibration at the rounded sensitivity — isolates the protocol's cost. KLS: the "
+    "smallest share σ whose sum is proven (ε_s, δ_s)-DP by Kairouz–Liu–Steinke eq. (17).",
+)
+scale = None if scale_text == "automatic" else float(scale_text)
+sa_cal = calibration if sa_choice == "matched" else "ddg"
+common = (*args, int(dim), int(bits), scale, sa_cal)
+info = call_core(trust_models_table, *common)
+pca = call_core(trust_models_pca, *common, int(runs), seed)
+table = info["table"]
+sa = pca[pca.scheme == "secagg"]
+
+with chart_box:
+    cols = st.columns(4)
+    wraps = float(sa.wraparounds.mean())
+    cols[0].metric(
+        "Wrap-arounds",
+        f"{wraps:.3g} of {info['coordinates']}",
+        help="Coordinates whose true sum left [−2^(b−1), 2^(b−1)) and decoded wrongly, "
+        f"mean over {int(runs)} rounds. Representable: ±{info['representable']:.3g}.",
+    )
+    cols[1].metric(
+        "Rounding error (RMS)",
+        f"{float(sa.quantisation_rms.mean()):.2g}",
+        help=f"γ Σ r_s − Σ μ_s a_s per entry; bound γ√(S/4) = "
+        f"{float(sa.quantisation_bound.iloc[0]):.2g}. γ = {info['scale']:.3g}; rounding "
+        f"inflates Δ by {info['inflation'] - 1:.2%}.",
+    )
+    row = table.set_index("scheme").loc["secagg"]
+    cols[2].metric(
+        "Secure agg.: noise ÷ central",
+        f"{row.std_ratio:.3g}×",
+        help=f"Each share N_ℤ(0, σ²) with σ = {info['sigma']:.4g} integer steps; KLS-accounted "
+        f"ε of the sum (worst site): {info['accounted']:.3g}.",
+    )
+    cols[3].metric(
+        "Secure agg.: PCA energy",
+        f"{float(sa.captured_energy_ratio.mean()):.3f}",
+        help="Of the optimum, mean over runs (CAPE's: "
+        f"{float(pca[pca.scheme == 'cape'].captured_energy_ratio.mean()):.3f}).",
+    )
+    fig = trust_figure(table, pca)
+    st.plotly_chart(
+        presenter.style(fig), key="trust_chart", config=presenter.chart_config("trust_models")
+    )
+    explain(
+        explanation(
+            table,
+            pca,
+            shuffle_parties=info["shuffle_parties"],
+            dim=int(dim),
+            bits=int(bits),
+            sites=len(args[0]),
+        )
+    )
+
+st.header("The schemes side by side")
+shown = display_table(table, pca, sites=len(args[0]))
+st.dataframe(
+    shown,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "what the aggregator sees": st.column_config.TextColumn(width="large"),
+        "one dropout (site 1)": st.column_config.TextColumn(width="large"),
+        "noise std ÷ central": st.column_config.NumberColumn(format="%.3f"),
+        "PCA captured energy": st.column_config.NumberColumn(format="%.3f"),
+        "± std": st.column_config.NumberColumn(format="%.3f"),
+    },
+)
+st.caption(
+    "Noise std: of the pooled estimate Σ μ_s A_s per entry (local: site 1's own estimate). "
+    "Worst ε: the site with the largest ε/ε_s in everything the aggregator (or server, or "
+    "analyst) sees, exact at its δ_s (secure aggregation: the KLS accountant). Colluders "
+    "tolerated: the largest k such that the aggregator with any k sites keeps every honest "
+    "site's promise (for secure aggregation, the masks hide each message from up to t − 1 "
+    f"colluders, t = {info['threshold']}, but each colluder removes its noise share from "
+    "the sum). One dropout: site 1 leaves after the set-up; std relative to what the "
+    "survivors' pooled estimate needs. Bits: float64 reals (matrices counted in full, as in "
+    "the paper) or b-bit integers of the D(D+1)/2 free entries plus key material."
+    + (
+        " Secure aggregation is calibrated like the others here: its KLS-accounted ε may "
+        "exceed ε_s (✗) because that accountant is looser than the exact Gaussian "
+        "calibration — choose the KLS accountant above for a proof."
+        if sa_choice == "matched"
+        else ""
+    )
+)
+
+with st.expander("How it works — the equations"):
+    st.markdown(
+        "**Central, CAPE** (Imtiaz & Sarwate, Sec. 3.1 and Prop. 1): one curator — or CAPE's "
+        "correlated noise — leaves the pooled requirement; the joint-view-safe design 5% more. "
+        "**Conventional** (their eq. (2)): every site's full noise averaged."
+    )
+    st.latex(
+        r"\tau_{\text{pool}} = \max_s \mu_s \tau_s,\qquad "
+        r"\tau_{\text{conv}} = \sqrt{\textstyle\sum_s \mu_s^2 \tau_s^2}"
+    )
+    st.markdown(
+        "**Secure aggregation** (Bonawitz et al., CCS 2017; Kairouz, Liu & Steinke, ICML 2021): "
+        "site s sends (⌊μ_s a_s/γ + U⌋ + Z_s + M_s) mod 2^b with Z_s ~ N_ℤ(0, σ²) and pairwise "
+        "masks Σ M_s ≡ 0. Rounding bounds the sensitivity by KLS Theorem 1, and the sum of n "
+        "shares is accounted by KLS Proposition 14, eq. (17), converted to (ε, δ) by "
+        "Canonne–Kamath–Steinke Proposition 12:"
+    )
+    st.latex(
+        r"\tilde\Delta_s = \sqrt{c_s^2 + \tfrac{d}{4} + \sqrt{2\log(1/\beta)}"
+        r"\,(c_s + \tfrac{\sqrt d}{2})},\quad c_s = \mu_s\Delta_s/\gamma"
+    )
+    st.latex(
+        r"\varepsilon(\alpha) \le \min\Big\{\tfrac{\alpha\tilde\Delta^2}{2s^2} + \tau d,\;"
+        r"\tfrac{\alpha}{2}\big(\tfrac{\tilde\Delta^2}{s^2} + \tfrac{2\Delta_1\tau}{s}"
+        r" + \tau^2 d\big),"
+        r"\;\tfrac{\alpha}{2}\big(\tfrac{\tilde\Delta}{s} + \tau\sqrt d\big)^2\Big\}"
+    )
+    st.latex(
+        r"s = \sqrt n\,\sigma,\quad \tau = 10\sum_{k=1}^{n-1} e^{-2\pi^2\sigma^2 k/(k+1)},\quad"
+        r"\varepsilon = \min_\alpha\, \varepsilon(\alpha) + \log(1 - 1/\alpha)"
+        r" - \frac{\log(\alpha\delta)}{\alpha - 1}"
+    )
+    st.markdown(
+        "**Shuffle model** (Feldman, McMillan & Talwar, FOCS 2021, Theorem 3.1; the form of "
+        "the authors' reference code): n shuffled ε₀-DP reports are (ε, δ)-DP with"
+    )
+    st.latex(
+        r"\varepsilon = \log\!\Big(1 + \tfrac{1 - e^{-\varepsilon_0}}{1 + e^{-\varepsilon_0 - e_1}}"
+        r"(a + c)\Big),\ a = 8\sqrt{\tfrac{e^{\varepsilon_0}\ln(4/\delta)}{n}},\ "
+        r"c = \tfrac{8e^{\varepsilon_0}}{n},\ e_1 = \log(1 + a + c)"
+    )
+    st.markdown(
+        f"only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ {info['shuffle_parties']:,} parties "
+        f"at site 1's ε₀ = {args[1][0]:g}. With S = {len(args[0])} sites it gives nothing, "
+        "and the theorem also needs a pure-DP local randomiser (the Gaussian is not): the row "
+        "is a negative control, its noise is conventional's."
+    )

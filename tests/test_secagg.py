@@ -1,0 +1,525 @@
+"""Secure aggregation with distributed discrete noise (issue #24): exact mask algebra, the
+sampler's distribution, the noise variance, the accounting against an exact computation,
+the baseline in both sweeps, dropouts and views, and bad inputs."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import dpcore
+from dpcore import registry
+from dpcore.discrete import (
+    ALPHAS,
+    ddg_epsilon,
+    ddg_rdp,
+    ddg_sigma,
+    ddg_tau,
+    discrete_gaussian_pmf,
+    discrete_gaussian_variance,
+    rdp_to_epsilon,
+    rounded_l2_bound,
+    sample_discrete_gaussian,
+)
+from dpcore.limits import estimate_pca
+from dpcore.precision import cancellation_table
+from dpcore.secagg import (
+    SecAggDesign,
+    decode,
+    free_entries,
+    pair_masks,
+    pair_seeds,
+    quantise,
+    secagg_design,
+    secagg_sum,
+    symmetric_coordinates,
+)
+from dpcore.secagg_views import secagg_cost, secagg_dropouts, secagg_views
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
+
+
+def _design(sites: int = 5, coordinates: int = 50, **kw) -> SecAggDesign:
+    return secagg_design([0.01] * sites, epsilon=1.0, delta=1e-5, coordinates=coordinates, **kw)
+
+
+# --- exact algebra ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pairwise_masks_cancel_exactly_modulo_2_to_the_b(seed):
+    rng = np.random.default_rng(seed)
+    sites = int(rng.integers(2, 13))
+    bits = int(rng.choice([2, 7, 16, 31, 32, 63, 64]))
+    d = int(rng.integers(1, 300))
+    masks = pair_masks(pair_seeds(sites, rng=rng), sites, d, bits)
+    assert masks.dtype == np.uint64 and np.all(masks <= np.uint64(2**bits - 1))
+    total = masks.sum(axis=0, dtype=np.uint64) & np.uint64(2**bits - 1)
+    assert np.all(total == 0)  # integers: exactly zero, not approximately
+    if bits >= 16 and d > 20:  # a single mask is no zero vector (it hides the message)
+        assert np.count_nonzero(masks[0]) > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_server_decodes_exactly_the_sum_of_rounded_values_and_shares(seed):
+    rng = np.random.default_rng(100 + seed)
+    sites, d = int(rng.integers(2, 9)), int(rng.integers(5, 200))
+    design = _design(sites, d)
+    values = rng.uniform(-1, 1, (sites, d))
+    run = secagg_sum(values, design, rng=seed)
+    np.testing.assert_array_equal(run.decoded, run.total)  # masks gone, no wrap at b = 32
+    np.testing.assert_array_equal(run.total, (run.quantised + run.noise).sum(axis=0))
+    assert run.wraparounds == 0
+    # every message alone is masked: it differs from the plain sum's summands
+    plain = (run.quantised + run.noise).astype(np.uint64) & np.uint64(2**32 - 1)
+    assert np.any(run.messages != plain)
+    # the fast path skips the masks and decodes the same integers, bit for bit (with σ = 1,
+    # where τ is not negligible, it draws every share as the faithful path does)
+    small = dataclasses.replace(design, sigma=1.0)
+    fast = secagg_sum(values, small, rng=seed, faithful=False)
+    np.testing.assert_array_equal(fast.decoded, secagg_sum(values, small, rng=seed).decoded)
+    assert fast.masks is None and fast.messages is None and fast.noise.shape == (sites, d)
+    # same seed, same round
+    np.testing.assert_array_equal(secagg_sum(values, design, rng=seed).messages, run.messages)
+
+
+def test_decode_maps_residues_to_the_centred_range():
+    for bits in (2, 8, 32, 64):
+        half = 2 ** (bits - 1)
+        x = np.array([-half, -1, 0, 1, half - 1], dtype=np.int64)
+        np.testing.assert_array_equal(decode(x.astype(np.uint64), bits), x)
+
+
+def test_quantisation_is_unbiased_with_the_bernoulli_variance():
+    gamma, v = 0.1, 0.237  # v/γ = 2.37: values 2 or 3, P(3) = 0.37
+    q = quantise(np.full(200_000, v), gamma, rng=4)
+    assert set(np.unique(q)) == {2, 3}
+    # mean of 200k Bernoulli(0.37): SE = sqrt(0.37·0.63/2e5) ≈ 1.1e-3; 5 SE
+    assert abs(q.mean() - v / gamma) < 5 * math.sqrt(0.37 * 0.63 / 2e5)
+
+
+# --- the sampler --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sigma", [0.4, 1.0, 2.5, 37.0])
+def test_sampler_matches_the_discrete_gaussian_pmf(sigma):
+    n = 200_000
+    x = sample_discrete_gaussian(sigma, n, rng=int(sigma * 10))
+    assert x.dtype == np.int64
+    # bins: every integer whose expected count is at least 5, the two tails pooled
+    support = np.arange(-math.ceil(10 * sigma) - 5, math.ceil(10 * sigma) + 6)
+    expected = n * discrete_gaussian_pmf(support, sigma=sigma)
+    keep = expected >= 5
+    inner = support[keep]
+    lo, hi = inner.min(), inner.max()
+    observed = np.array([np.count_nonzero(x == v) for v in inner])
+    tails_obs = np.array([np.count_nonzero(x < lo), np.count_nonzero(x > hi)])
+    tails_exp = n * np.array(
+        [
+            discrete_gaussian_pmf(support[support < lo], sigma=sigma).sum(),
+            discrete_gaussian_pmf(support[support > hi], sigma=sigma).sum(),
+        ]
+    )
+    obs = np.concatenate([observed, tails_obs])
+    exp = np.concatenate([expected[keep], tails_exp])
+    obs, exp = obs[exp > 0], exp[exp > 0]
+    chi2 = float(np.sum((obs - exp) ** 2 / exp))
+    # threshold: the chi-square quantile at 1 − 1e-4 (a correct sampler fails 1 in 10⁴ seeds)
+    assert chi2 < stats.chi2.ppf(1 - 1e-4, df=obs.size - 1), chi2
+    # and its variance is the closed form (CKS Cor. 9): 5 SE of a sample variance
+    var = discrete_gaussian_variance(sigma)
+    se = math.sqrt((np.mean((x - x.mean()) ** 4) - x.var() ** 2) / n)
+    assert abs(x.var() - var) < 5 * se
+
+
+def test_pmf_sums_to_one_and_the_variance_is_below_sigma_squared():
+    for sigma in (0.3, 0.9, 1.0, 4.0):
+        half = math.ceil(40 * sigma) + 40
+        y = np.arange(-half, half + 1)
+        p = discrete_gaussian_pmf(y, sigma=sigma)
+        assert abs(p.sum() - 1) < 1e-12
+        direct = float(np.sum(y**2 * p))
+        assert abs(direct - discrete_gaussian_variance(sigma)) < 1e-10 * max(1, sigma**2)
+        assert discrete_gaussian_variance(sigma) <= sigma**2
+
+
+# --- the aggregate noise ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("faithful", [True, False])
+@pytest.mark.parametrize("dropped", [(), (1,), (0, 3)])
+def test_aggregate_noise_variance_matches_the_design(dropped, faithful):
+    sites, d = 6, 40_000
+    design = _design(sites, d, threshold=3)
+    x = np.full((sites, d), 0.4321)  # same value everywhere: one variance for every coordinate
+    run = secagg_sum(x, design, rng=9, dropped=dropped, faithful=faithful)
+    # σ is hundreds of steps: the fast path draws the shares' sum at once, one row
+    assert run.noise.shape == ((sites, d) if faithful else (1, d))
+    keep = [s for s in range(sites) if s not in dropped]
+    frac = (design.weights * x[:, 0] / design.scale) % 1.0
+    # design: S − k shares of Var N_Z(0, σ²) plus each survivor's rounding p(1 − p)
+    var = len(keep) * design.share_variance + float(np.sum(frac[keep] * (1 - frac[keep])))
+    err = run.decoded - (design.weights[keep] * x[keep, 0]).sum() / design.scale
+    se = math.sqrt((np.mean((err - err.mean()) ** 4) - err.var() ** 2) / d)
+    assert abs(err.var() - var) < 5 * se  # 5 SE of a sample variance (its 4th moment)
+    assert abs(err.mean()) < 5 * math.sqrt(var / d)  # unbiased: rounding and shares
+    assert run.noise_shares == sites - len(dropped)
+    assert (
+        abs(design.noise_std(len(keep)) ** 2 - len(keep) * design.share_variance * design.scale**2)
+        < 1e-18
+    )
+
+
+def test_dropouts_leave_the_masks_recovered_and_the_noise_short():
+    design = _design(5, 30)
+    x = np.random.default_rng(0).uniform(0, 1, (5, 30))
+    run = secagg_sum(x, design, rng=1, dropped=[2])
+    survivors = [0, 1, 3, 4]
+    np.testing.assert_array_equal(
+        run.decoded, (run.quantised[survivors] + run.noise[survivors]).sum(axis=0)
+    )
+    # without the recovered masks the survivors' messages do not decode to their sum
+    raw = decode(run.messages[survivors].sum(axis=0, dtype=np.uint64), 32)
+    assert np.any(raw != run.decoded)
+    with pytest.raises(ValueError, match=r"dropped.*threshold"):
+        secagg_sum(x, design, rng=1, dropped=[0, 1, 2])  # 2 < t = 3 survive
+
+
+# --- accounting against an exact computation ----------------------------------------------
+
+# (share σ, shares n, integer shift Δ, δ): small σ where τ matters and larger ones where not
+ACCOUNTING = [
+    (0.5, 2, 1, 1e-5),
+    (0.6, 3, 1, 1e-3),
+    (0.8, 5, 2, 1e-5),
+    (1.0, 2, 1, 1e-6),
+    (1.5, 4, 3, 1e-5),
+    (2.0, 10, 5, 1e-3),
+    (3.0, 3, 2, 1e-5),
+    (0.7, 10, 1, 1e-4),
+    (5.0, 2, 10, 1e-5),
+    (1.2, 6, 4, 1e-2),
+    (0.55, 8, 1, 1e-5),
+    (4.0, 5, 1, 1e-6),
+]
+
+
+def _sum_pmf(sigma: float, n: int) -> np.ndarray:
+    """pmf of the sum of n shares by direct convolution (support ±n(12σ + 10): the mass
+    beyond 12σ + 10 of one share is below e^{-72})."""
+    half = math.ceil(12 * sigma) + 10
+    one = discrete_gaussian_pmf(np.arange(-half, half + 1), sigma=sigma)
+    out = one
+    for _ in range(n - 1):
+        out = np.convolve(out, one)
+    return out
+
+
+def _exact_epsilon(sigma: float, n: int, shift: int, delta: float) -> float:
+    """Smallest ε whose hockey-stick divergence Σ_x max(0, P(x) − e^ε P(x − Δ)) is ≤ δ.
+
+    P is symmetric, so the other direction gives the same divergence.
+    """
+    p = _sum_pmf(sigma, n)
+    q = np.concatenate([np.zeros(shift), p])
+    p = np.concatenate([p, np.zeros(shift)])
+
+    def hockey(e: float) -> float:
+        return float(np.sum(np.maximum(p - math.exp(e) * q, 0.0)))
+
+    lo, hi = 0.0, 1.0
+    while hockey(hi) > delta:
+        hi *= 2
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if hockey(mid) > delta else (lo, mid)
+    return hi
+
+
+@pytest.mark.parametrize(("sigma", "n", "shift", "delta"), ACCOUNTING)
+def test_accounting_is_an_upper_bound_on_the_exact_privacy_of_the_summed_shares(
+    sigma, n, shift, delta
+):
+    exact = _exact_epsilon(sigma, n, shift, delta)
+    accounted = ddg_epsilon(sigma, shares=n, l2=float(shift), dim=1, delta=delta)
+    assert exact <= accounted * (1 + 1e-9)
+    # and it is close: the RDP→(ε, δ) conversion (CKS Prop. 12) is what separates them,
+    # plus τ where σ is small (worst here: σ = 0.55, n = 8, +53%)
+    assert accounted <= 1.6 * exact
+    if ddg_tau(sigma, n) < 1e-6:
+        # τ negligible: the accountant is the continuous Gaussian's (ρ = Δ²/2nσ²) …
+        rho = shift**2 / (2 * n * sigma**2)
+        assert accounted == pytest.approx(
+            rdp_to_epsilon(ALPHAS, ALPHAS * rho, delta=delta), rel=1e-6
+        )
+        # … and the exact discrete sum is as private as the continuous Gaussian of the
+        # same variance (Balle–Wang, computed independently), to within 3%
+        continuous = dpcore.gaussian_epsilon(sigma * math.sqrt(n), sensitivity=shift, delta=delta)
+        assert exact == pytest.approx(continuous, rel=0.03)
+
+
+@pytest.mark.parametrize(
+    ("sigma", "n"),
+    [(0.5, 2), (0.6, 3), (0.8, 5), (1.0, 2), (1.0, 10), (1.2, 4), (1.5, 3), (0.7, 10)],
+)
+def test_the_sum_of_shares_is_within_tau_of_one_discrete_gaussian(sigma, n):
+    # what lets the fast path draw the sum at once: TV(Σ shares, N_Z(0, nσ²)) ≤ τ (KLS)
+    p = _sum_pmf(sigma, n)
+    half = (p.size - 1) // 2
+    q = discrete_gaussian_pmf(np.arange(-half, half + 1), sigma=sigma * math.sqrt(n))
+    assert 0.5 * np.abs(p - q).sum() <= ddg_tau(sigma, n)
+
+
+def test_rdp_has_the_tau_term_and_reduces_to_the_discrete_gaussian_for_one_share():
+    a = np.array([2.0, 10.0])
+    one = ddg_rdp(a, sigma=3.0, shares=1, l2=2.0, l1=2.0, dim=5)
+    np.testing.assert_allclose(one, a * 4.0 / 18.0)  # αΔ²/(2σ²), CKS Thm. 4
+    assert ddg_tau(0.5, 5) > 1e-3 and ddg_tau(0.5, 1) == 0.0
+    small = ddg_rdp(a, sigma=0.5, shares=5, l2=2.0, l1=2.0, dim=5)
+    assert np.all(small > a * 4.0 / (2 * 5 * 0.25))  # τ adds to the Gaussian term
+
+
+def test_calibration_meets_the_promise_and_the_rounding_bound_is_kls():
+    sigma = ddg_sigma(epsilon=0.7, delta=1e-6, shares=4, l2=30.0, dim=100)
+    assert ddg_epsilon(sigma, shares=4, l2=30.0, dim=100, delta=1e-6) <= 0.7 * (1 + 1e-9)
+    assert ddg_epsilon(sigma * 0.99, shares=4, l2=30.0, dim=100, delta=1e-6) > 0.7
+    c, d, b = 50.0, 400, 1e-4
+    assert rounded_l2_bound(c, dim=d, beta=0.0) == c + 20.0
+    assert rounded_l2_bound(c, dim=d, beta=b) == pytest.approx(
+        math.sqrt(c**2 + d / 4 + math.sqrt(2 * math.log(1 / b)) * (c + 10.0))
+    )
+
+
+def test_the_design_meets_every_site_and_is_near_the_central_level():
+    sens = dpcore.second_moment_sensitivity([100, 300, 600])
+    design = secagg_design(
+        sens, epsilon=[0.5, 1.0, 2.0], delta=1e-5, coordinates=210, weights=[0.1, 0.3, 0.6]
+    )
+    assert design.meets() and design.rounding_inflation <= 1.01 + 1e-12
+    assert design.epsilons().max() <= 2.0 * (1 + 1e-9)
+    # the discrete, distributed, accounted noise costs a little over one exact curator
+    assert 1.0 <= design.tau_agg / design.tau_central < 1.3
+    # over-provisioning for one dropout: met with S − 1 shares, more noise with all S
+    over = secagg_design(
+        sens,
+        epsilon=[0.5, 1.0, 2.0],
+        delta=1e-5,
+        coordinates=210,
+        weights=[0.1, 0.3, 0.6],
+        expected_dropouts=1,
+        threshold=2,
+    )
+    assert over.meets(2) and not design.meets(2) and over.tau_agg > design.tau_agg
+
+
+# --- views, dropouts, costs ---------------------------------------------------------------
+
+
+def test_views_follow_the_algebra_of_the_remaining_shares():
+    design = _design(7, 20)  # t = 4
+    base = secagg_views(design)
+    server = base.set_index("party").loc["server"]
+    assert server.noise_shares == 7 and server.meets
+    assert server.noise_std == pytest.approx(design.scale * math.sqrt(7 * design.share_variance))
+    assert base.set_index("party").loc["a site"].epsilon == 0.0
+    eps = []
+    for k in range(1, 7):
+        row = secagg_views(design, colluding=k).iloc[-1]
+        expected_shares = 7 - k if k < 4 else 1  # from t on, honest messages are unmasked
+        assert row.noise_shares == expected_shares
+        assert row.epsilon == pytest.approx(design.epsilons(expected_shares).max())
+        eps.append(row.epsilon)
+    assert all(b >= a for a, b in itertools.pairwise(eps))  # more colluders, less privacy
+    assert not secagg_views(design, colluding=4).iloc[-1].meets
+
+
+def test_dropout_remedies():
+    design = _design(6, 20)
+    table = secagg_dropouts(design, dropped=2).set_index("remedy")
+    assert table.loc["none", "noise_shares"] == 4 and not table.loc["none", "meets"]
+    assert table.loc["none", "epsilon"] == pytest.approx(design.epsilons(4).max())
+    assert table.loc["over-provisioned", "meets"] and table.loc["re-run", "meets"]
+    assert table.loc["re-run", "rounds"] == 2
+    # over-provisioning pays in noise when nobody drops
+    over = table.loc["over-provisioned"]
+    assert over.std_if_no_dropout > table.loc["none", "std_if_no_dropout"]
+    assert secagg_dropouts(design, dropped=0).set_index("remedy").loc["none", "meets"]
+    # below the threshold t = 4 the server cannot unmask: only a re-run is possible
+    short = secagg_dropouts(design, dropped=3).set_index("remedy")
+    assert not short.loc["none", "possible"] and short.loc["re-run", "possible"]
+
+
+def test_communication_cost():
+    cost = secagg_cost(sites=10, coordinates=symmetric_coordinates(200, 2), bits=20)
+    assert cost.input_bits == 20100 * 20 and cost.rounds == 4 and cost.pairs == 45
+    assert cost.bits_per_site == cost.input_bits + cost.setup_bits + cost.unmask_bits
+    reals = dpcore.communication_cost("secagg", problem="pca", dim=10, k=2, sites=3)
+    assert reals == {"noise generator": 0, "aggregator": 0, "sites": 300, "total": 300}
+    work = dict(dim=50, sites=10, n_max=100, pool=1000, points=3, runs=5)
+    assert (
+        estimate_pca(**work, algorithms=["cape", "secagg"]).seconds
+        > estimate_pca(**work, algorithms=["cape"]).seconds
+    )
+
+
+def test_free_entries_invert_the_symmetric_expansion():
+    from dpcore.noise import expand_symmetric
+
+    a = dpcore.symmetric_noise(4, 3, 1.0, size=(2,), rng=0)
+    free = free_entries(a, 3)
+    assert free.shape == (2, symmetric_coordinates(4, 3))
+    np.testing.assert_array_equal(expand_symmetric(free, 4, 3), a)
+
+
+# --- the baseline in the sweeps -----------------------------------------------------------
+
+PCA = {"dim": 20, "k": 3, "sites": 5, "n_per_site": 400, "pool_size": 5000}
+
+
+def test_the_baseline_is_opt_in_and_changes_no_default_frame():
+    assert "secagg" in registry.names("pca") and "secagg" in registry.names("otd")
+    assert "secagg" not in registry.defaults("pca") and not registry.get("secagg").featured
+    df = dpcore.pca_sweep(**PCA, epsilon=1.0, runs=1)
+    assert "secagg" not in set(df.algorithm) and "secagg_bits" not in df.columns
+
+
+def test_secagg_pca_matches_cape_at_the_default_bit_width():
+    df = dpcore.pca_sweep(**PCA, epsilon=[0.3, 3.0], runs=30, algorithms=["cape", "secagg"], rng=5)
+    stats_ = df.groupby(["epsilon", "algorithm"]).captured_energy_ratio.agg(
+        ["mean", "var", "count"]
+    )
+    for eps in (0.3, 3.0):
+        cape, sec = stats_.loc[(eps, "cape")], stats_.loc[(eps, "secagg")]
+        se = math.sqrt(cape["var"] / cape["count"] + sec["var"] / sec["count"])
+        assert abs(cape["mean"] - sec["mean"]) <= 4 * se, (eps, cape["mean"], sec["mean"], se)
+
+
+def test_small_bit_widths_degrade_measurably_and_count_their_wraparounds():
+    df = dpcore.pca_sweep(
+        **PCA,
+        epsilon=3.0,
+        runs=20,
+        algorithms=["secagg"],
+        secagg_bits=[12, 32],
+        rng=6,
+    )
+    assert list(df.columns[:6]) == [
+        "algorithm",
+        "epsilon",
+        "delta",
+        "n_per_site",
+        "sites",
+        "secagg_bits",
+    ]
+    by_bits = df.groupby("secagg_bits").captured_energy_ratio.agg(["mean", "var", "count"])
+    se = math.sqrt((by_bits["var"] / by_bits["count"]).sum())
+    assert by_bits.loc[32, "mean"] - by_bits.loc[12, "mean"] > 4 * se
+    # the same round directly: wraps counted where the true sum leaves [−2^{b−1}, 2^{b−1})
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(5, 200, 20))
+    x /= np.linalg.norm(x, axis=2, keepdims=True)
+    a = np.einsum("sni,snj->sij", x, x) / 200
+    free = free_entries(a, 2)
+    sens = dpcore.second_moment_sensitivity([200] * 5)
+    for bits, expect_wraps in ((32, False), (12, True)):
+        design = secagg_design(sens, epsilon=3.0, delta=0.01, coordinates=free.shape[1], bits=bits)
+        run = secagg_sum(free, design, rng=2)
+        half = 2 ** (bits - 1)
+        outside = np.count_nonzero((run.total < -half) | (run.total >= half))
+        assert run.wraparounds == outside
+        assert (run.wraparounds > 0) == expect_wraps
+        assert np.all((run.decoded - run.total) % 2**bits == 0)  # equal modulo 2^b
+
+
+def test_secagg_runs_in_the_tensor_sweep_along_the_scale():
+    df = dpcore.otd_sweep(
+        dim=4,
+        k=2,
+        sites=3,
+        n_per_site=400,
+        runs=2,
+        epsilon=5.0,
+        algorithms=["cape", "secagg"],
+        secagg_scale=[1e-6, 1e-1],
+        rng=1,
+    )
+    assert "secagg_scale" in df.columns and set(df.secagg_scale) == {1e-6, 1e-1}
+    assert np.isfinite(df.component_error).all()
+
+
+@pytest.mark.parametrize(
+    "sweep",
+    [
+        lambda **kw: dpcore.pca_sweep(**PCA, epsilon=[0.5, 2.0], runs=2, **kw),
+        lambda **kw: dpcore.otd_sweep(
+            dim=4, k=2, sites=3, n_per_site=300, runs=2, epsilon=2.0, **kw
+        ),
+    ],
+    ids=["pca", "otd"],
+)
+def test_the_faithful_round_runs_in_both_sweeps(sweep):
+    # faithful=True draws every share and mask (the exact algebra is tested above)
+    fast = sweep(algorithms=["secagg"], rng=3)
+    faithful = sweep(algorithms=["secagg"], rng=3, faithful=True)
+    assert faithful.shape == fast.shape
+    metric = faithful.columns[6]
+    assert np.isfinite(faithful[metric].to_numpy(dtype=float)).all()
+    assert sweep(algorithms=["secagg"], rng=3, faithful=True).equals(faithful)  # same seed
+
+
+# --- the precision question ---------------------------------------------------------------
+
+
+def test_cancellation_table():
+    table = cancellation_table(sites=(2, 30), tau=(1e-5, 1.0), coordinates=500, rng=0)
+    assert len(table) == 8 and (table.mask_residual == 0).all()
+    f64, f32 = table[table.dtype == "float64"], table[table.dtype == "float32"]
+    # float64: the estimate is off by rounding of |a| ≈ 1 (ulp 2.2e-16) times a few sites
+    assert (f64.estimate_error < 1e-13).all() and (f64.zero_sum_ratio < 1e-10).all()
+    # float32: rounding of the releases (ulp(1) = 1.2e-7) does not cancel; it is a fixed
+    # error, so relative to the remaining noise it grows as τ_agg shrinks
+    assert (f32.estimate_error.to_numpy() > f64.estimate_error.to_numpy()).all()
+    assert (f32.estimate_error < 1e-5).all()
+    small = f32[f32.tau_site == 1e-5].estimate_ratio.min()
+    large = f32[f32.tau_site == 1.0].estimate_ratio.max()
+    assert small > 1000 * large
+
+
+# --- bad inputs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: _design(bits=1), "bits"),
+        (lambda: _design(bits=65), "bits"),
+        (lambda: _design(scale=-1.0), "scale"),
+        (lambda: _design(coordinates=0), "coordinates"),
+        (lambda: _design(calibration="exact"), "calibration"),
+        (lambda: _design(expected_dropouts=5), "expected_dropouts"),
+        (lambda: _design(threshold=0), "threshold"),
+        (lambda: secagg_design([0.1], epsilon=1.0, delta=0.01, coordinates=3), "sensitivity"),
+        (lambda: secagg_design([0.1, 0.1], epsilon=-1, delta=0.01, coordinates=3), "epsilon"),
+        (lambda: secagg_design([0.1, 0.1], epsilon=1.0, delta=1.5, coordinates=3), "delta"),
+        (lambda: secagg_sum(np.zeros((4, 50)), _design()), "values"),
+        (lambda: secagg_sum(np.zeros((5, 50)), _design(), dropped=[9]), "dropped"),
+        (lambda: sample_discrete_gaussian(0.0, 3, rng=0), "sigma"),
+        (lambda: ddg_epsilon(1.0, shares=0, l2=1.0, dim=1, delta=0.1), "shares"),
+        (lambda: ddg_epsilon(1.0, shares=2, l2=1.0, dim=1, delta=0.0), "delta"),
+        (lambda: quantise([1.0], 0.0), "scale"),
+        (lambda: secagg_views(_design(), colluding=5), "colluding"),
+        (lambda: secagg_dropouts(_design(), dropped=-1), "dropped"),
+        (lambda: dpcore.pca_sweep(**PCA, epsilon=1.0, secagg_bits=1), "secagg_bits"),
+        (lambda: dpcore.pca_sweep(**PCA, epsilon=1.0, secagg_scale=0.0), "secagg_scale"),
+        (lambda: dpcore.pca_sweep(**PCA, epsilon=[1.0, 2.0], secagg_bits=[8, 16]), "at most one"),
+        (lambda: cancellation_table(sites=(1,)), "sites"),
+    ],
+)
+def test_bad_inputs_raise_value_error_naming_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

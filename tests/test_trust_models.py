@@ -1,0 +1,273 @@
+"""The trust-models comparison (dpcore.trust_models): each row is its scheme's own number."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpcore
+from dpcore.secagg_views import secagg_cost, secagg_dropouts, secagg_views
+from dpcore.trust_models import (
+    PCA_SCHEMES,
+    SCHEMES,
+    shuffle_epsilon,
+    shuffle_min_parties,
+    trust_pca,
+    trust_secagg_design,
+    trust_table,
+)
+
+EQUAL = {"n_per_site": [1000] * 5, "epsilon": 0.5, "delta": 1e-3}
+
+
+def _random_sites(seed: int):
+    rng = np.random.default_rng(seed)
+    s = int(rng.integers(2, 9))
+    w = rng.uniform(0.05, 1, s)
+    return {
+        "n_per_site": rng.integers(50, 5000, s).tolist(),
+        "epsilon": rng.uniform(0.1, 4, s),
+        "delta": 10 ** rng.uniform(-7, -2, s),
+        "weights": w / w.sum(),
+    }
+
+
+def _row(table: pd.DataFrame, scheme: str) -> pd.Series:
+    return table.set_index("scheme").loc[scheme]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("calibration", ["classic", "analytic"])
+def test_table_values_are_each_schemes_own(seed, calibration):
+    sites = _random_sites(seed)
+    table = trust_table(**sites, dim=8, calibration=calibration, secagg_calibration="ddg")
+    assert list(table["scheme"]) == list(SCHEMES)
+    tau = dpcore.site_noise_std(
+        sites["n_per_site"], epsilon=sites["epsilon"], delta=sites["delta"], method=calibration
+    )
+    paper = dpcore.cape_design(tau, weights=sites["weights"])
+    joint = dpcore.joint_safe_design(tau, weights=sites["weights"])
+    design = dpcore.secagg_design(
+        dpcore.second_moment_sensitivity(sites["n_per_site"]),
+        epsilon=sites["epsilon"],
+        delta=sites["delta"],
+        weights=sites["weights"],
+        coordinates=8 * 9 // 2,
+    )
+    expected = {
+        "central": paper.tau_pool,
+        "local": tau[0],
+        "conventional": paper.tau_conv,
+        "cape": paper.tau_agg,
+        "cape_joint": joint.tau_agg,
+        "secagg": design.tau_agg,
+        "shuffle": paper.tau_conv,
+    }
+    got = table.set_index("scheme")["noise_std"]
+    for scheme, value in expected.items():
+        np.testing.assert_allclose(got[scheme], value, rtol=1e-12, err_msg=scheme)
+    np.testing.assert_allclose(table["std_ratio"], table["noise_std"] / paper.tau_pool, rtol=1e-12)
+    sa = _row(table, "secagg")
+    s = len(sites["n_per_site"])
+    assert sa.masks_tolerated == design.threshold - 1
+    assert sa.bits_per_site == secagg_cost(sites=s, coordinates=36, bits=32).bits_per_site
+    server = secagg_views(design).iloc[0]
+    assert sa.aggregator_epsilon == pytest.approx(server.epsilon, rel=1e-12)
+    drop = secagg_dropouts(design, dropped=1).set_index("remedy")
+    assert sa.dropout_epsilon == pytest.approx(drop.loc["none", "epsilon"], rel=1e-12)
+    assert sa.remedy_std_ratio == pytest.approx(drop.loc["over-provisioned", "std_ratio"])
+    cape = _row(table, "cape")
+    analysis = dpcore.dropout_analysis(paper, (0,))
+    assert cape.dropout_std_ratio == pytest.approx(analysis.noise_ratio["none"], rel=1e-12)
+    assert cape.remedy_std_ratio == pytest.approx(analysis.noise_ratio["cape"], rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_noise_levels_are_ordered_as_theory_says(seed):
+    # τ_pool = max μ_s τ_s ≤ sqrt(Σ μ_s² τ_s²) (conventional); CAPE's paper design attains
+    # τ_pool exactly; the joint-view-safe design lies between τ_pool and 1.05 τ_pool
+    # (docs/privacy.md). Secure aggregation calibrated like the others (analytic) at the
+    # rounded sensitivity Δ̃ ≤ 1.01 Δ and δ_s − δ_s/10: at least τ_pool, and at most 1.01 ×
+    # the analytic σ at δ_s·0.9 — below 1.1 τ_pool for these ε, δ.
+    sites = _random_sites(100 + seed)
+    table = trust_table(**sites, dim=6, calibration="analytic", secagg_calibration="analytic")
+    r = table.set_index("scheme")["std_ratio"]
+    assert r["central"] == 1.0
+    assert r["cape"] == pytest.approx(1.0, rel=1e-12)
+    assert 1.0 - 1e-12 <= r["cape_joint"] <= 1.05 + 1e-9
+    assert r["conventional"] >= 1.0 - 1e-12
+    assert r["cape_joint"] <= max(r["conventional"], 1.05) + 1e-9
+    assert 1.0 <= r["secagg"] <= 1.1
+    assert r["shuffle"] == r["conventional"]
+
+
+def test_equal_sites_conventional_pays_sqrt_s_and_local_pays_s():
+    # S equal sites, μ = 1/S: τ_pool = τ/S, conventional τ/√S, local τ.
+    table = trust_table(**EQUAL, dim=10)
+    r = table.set_index("scheme")["std_ratio"]
+    assert r["conventional"] == pytest.approx(math.sqrt(5), rel=1e-12)
+    assert r["local"] == pytest.approx(5.0, rel=1e-12)
+
+
+def test_views_and_collusion_follow_the_core():
+    # Analytic calibration: the paper design's aggregator joint view breaks the promise with
+    # no colluder (docs/privacy.md), so it tolerates none; the joint-view-safe design meets.
+    table = trust_table(**EQUAL, dim=10, calibration="analytic")
+    cape, joint = _row(table, "cape"), _row(table, "cape_joint")
+    assert cape.aggregator_epsilon > cape.aggregator_promised
+    assert cape.colluders_tolerated == -1
+    assert joint.aggregator_epsilon <= joint.aggregator_promised * (1 + 1e-7)
+    assert joint.colluders_tolerated >= 0
+    # with the KLS accountant tight at ε_s, removing one share breaks the promise
+    sa = _row(table, "secagg")
+    assert sa.colluders_tolerated == 0
+    assert sa.dropout_epsilon > sa.aggregator_promised
+    assert sa.remedy_std_ratio > sa.dropout_std_ratio
+    assert _row(table, "central").aggregator_epsilon == math.inf
+    assert _row(table, "local").messages == 0
+
+
+def test_bits_and_scale_change_secagg_only():
+    base = trust_table(**EQUAL, dim=10)
+    coarse = trust_table(**EQUAL, dim=10, scale=1e-3, bits=16)
+    others = [s for s in SCHEMES if s != "secagg"]
+    pd.testing.assert_series_equal(
+        base.set_index("scheme").loc[others, "noise_std"],
+        coarse.set_index("scheme").loc[others, "noise_std"],
+    )
+    # rounding at γ = 10⁻³ ≫ μΔ = 2·10⁻⁴ dominates the sensitivity (Δ̃ ≈ √d/2 steps)
+    assert _row(coarse, "secagg").std_ratio > 3 * _row(base, "secagg").std_ratio
+    assert _row(coarse, "secagg").bits_per_site < _row(base, "secagg").bits_per_site
+
+
+# --- the shuffle model ------------------------------------------------------------------
+
+
+def _paper_form(eps0: float, n: int, delta: float) -> float:
+    """FMT 2021 Thm. 3.1 as printed: log(1 + (e^ε₀−1)/(e^ε₀+1)·(8√(e^ε₀ ln(4/δ)/n) + 8e^ε₀/n))."""
+    a = 8 * math.sqrt(math.exp(eps0) * math.log(4 / delta) / n) + 8 * math.exp(eps0) / n
+    return math.log(1 + (math.exp(eps0) - 1) / (math.exp(eps0) + 1) * a)
+
+
+@pytest.mark.parametrize("eps0", [0.1, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("n", [10**4, 10**5, 10**6])
+def test_shuffle_bound_is_the_conservative_form_of_the_theorem(eps0, n):
+    delta = 1e-6
+    got = shuffle_epsilon(eps0, parties=n, delta=delta)
+    if n < shuffle_min_parties(eps0, delta=delta):
+        assert got == eps0
+        return
+    printed = _paper_form(eps0, n, delta)
+    # the reference code's factor (1 − e^{−ε₀})/(1 + e^{−ε₀−e₁}) ≥ (e^ε₀ − 1)/(e^ε₀ + 1)
+    assert printed <= got <= eps0
+    # and at most that factor ratio above it: log(1 + kx) ≤ k log(1 + x) for k ≥ 1, with
+    # k = (1 + e^{−ε₀})/(1 + e^{−ε₀−e₁}), e₁ = log(1 + a + c)
+    a = 8 * math.sqrt(math.exp(eps0) * math.log(4 / delta) / n) + 8 * math.exp(eps0) / n
+    k = (1 + math.exp(-eps0)) / (1 + math.exp(-eps0 - math.log(1 + a)))
+    assert got <= k * printed * (1 + 1e-12)
+
+
+def test_shuffle_needs_many_parties_and_does_nothing_with_few():
+    for eps0, delta in [(0.1, 0.1), (0.5, 1e-3), (2.0, 1e-8)]:
+        n = shuffle_min_parties(eps0, delta=delta)
+        assert n > 20  # the app's sites never reach it
+        assert shuffle_epsilon(eps0, parties=n - 1, delta=delta) == eps0
+        assert shuffle_epsilon(eps0, parties=n, delta=delta) <= eps0
+        assert shuffle_epsilon(eps0, parties=100 * n, delta=delta) < eps0
+    table = trust_table(**EQUAL, dim=4)
+    assert _row(table, "shuffle").shuffle_epsilon == 0.5
+
+
+def test_shuffle_bound_decreases_with_parties():
+    grid = np.geomspace(1e3, 1e8, 12)
+    values = [shuffle_epsilon(1.0, parties=int(n), delta=1e-6) for n in grid]
+    assert np.all(np.diff(values) <= 0)
+    assert values[-1] < 0.01
+
+
+# --- PCA --------------------------------------------------------------------------------
+
+
+def test_pca_is_deterministic_and_complete():
+    a = trust_pca(**EQUAL, dim=8, k=3, runs=3, rng=7)
+    b = trust_pca(**EQUAL, dim=8, k=3, runs=3, rng=7)
+    pd.testing.assert_frame_equal(a, b)
+    assert set(a["scheme"]) == set(PCA_SCHEMES)
+    assert len(a) == 3 * len(PCA_SCHEMES)
+    ratio = a["captured_energy_ratio"]
+    assert ((ratio > 0) & (ratio <= 1 + 1e-9)).all()
+
+
+def test_secagg_pca_matches_cape_at_default_bits_and_degrades_with_few():
+    # analytic calibration for both: secure aggregation's noise std is ≤ 1.1× CAPE's
+    # (test above), so their mean captured energies agree within 3 standard errors of the
+    # difference of two means over 40 runs (plus the small bias of 10% more noise).
+    kw = {**EQUAL, "dim": 10, "k": 3, "calibration": "analytic", "secagg_calibration": "analytic"}
+    pca = trust_pca(**kw, runs=40, rng=0)
+    g = pca.groupby("scheme")["captured_energy_ratio"]
+    mean, std = g.mean(), g.std()
+    se = math.sqrt((std["secagg"] ** 2 + std["cape"] ** 2) / 40)
+    assert abs(mean["secagg"] - mean["cape"]) <= 3 * se + 0.01
+    sa = pca[pca["scheme"] == "secagg"]
+    assert (sa["wraparounds"] == 0).all()
+    # rounding: per coordinate the sum of S roundings has variance ≤ S/4 steps²; the RMS
+    # over d = 55 coordinates stays below 1.5 × γ√(S/4) (relative spread of a mean of 55
+    # squares ≈ √(2/55) ≈ 0.19)
+    assert (sa["quantisation_rms"] <= 1.5 * sa["quantisation_bound"]).all()
+    assert (sa["quantisation_rms"] > 0).all()
+    few = trust_pca(**kw, runs=10, rng=0, bits=12)
+    fsa = few[few["scheme"] == "secagg"]
+    assert (fsa["wraparounds"] > 0).all()
+    assert fsa["captured_energy_ratio"].mean() < mean["cape"] - 5 * std["cape"]
+
+
+def test_secagg_design_is_the_tables():
+    design = trust_secagg_design(**EQUAL, dim=10, bits=20)
+    assert design.coordinates == 55 and design.bits == 20
+    table = trust_table(**EQUAL, dim=10, bits=20)
+    assert _row(table, "secagg").noise_std == design.tau_agg
+
+
+# --- bad inputs ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        ({"n_per_site": [1000]}, "n_per_site"),
+        ({"n_per_site": [1000, 0, 5]}, "n_per_site"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"delta": 1.0}, "delta"),
+        ({"dim": 0}, "dim"),
+        ({"dim": 500}, "dim"),
+        ({"bits": 1}, "bits"),
+        ({"scale": -1.0}, "scale"),
+        ({"calibration": "exact"}, "calibration"),
+        ({"secagg_calibration": "skellam"}, "secagg_calibration"),
+        ({"weights": [0.5, 0.5, 0.5, 0.5, 0.5]}, "weights"),
+    ],
+)
+def test_bad_inputs_name_the_parameter(change, name):
+    with pytest.raises(ValueError, match=name):
+        trust_table(**{**EQUAL, **change})
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [({"runs": 0}, "runs"), ({"k": 11}, "k"), ({"n_per_site": [200_000] * 3}, "n_per_site")],
+)
+def test_bad_pca_inputs_name_the_parameter(change, name):
+    with pytest.raises(ValueError, match=name):
+        trust_pca(**{**EQUAL, "dim": 10, **change})
+
+
+def test_bad_shuffle_inputs():
+    with pytest.raises(ValueError, match="epsilon0"):
+        shuffle_epsilon(0.0, parties=10, delta=0.1)
+    with pytest.raises(ValueError, match="parties"):
+        shuffle_epsilon(1.0, parties=0, delta=0.1)
+    with pytest.raises(ValueError, match="delta"):
+        shuffle_min_parties(1.0, delta=0.0)
+    with pytest.raises(TypeError, match="n_per_site"):
+        trust_table({"a": 1}, epsilon=1.0, delta=0.1)

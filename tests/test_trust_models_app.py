@@ -1,0 +1,84 @@
+"""The Trust models page (AppTest): its keyed controls change what the core computes."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.trust_models import SCHEMES, trust_table
+from ui.trust_figures import LABELS
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.app
+EXPLAIN = "What am I looking at?"
+
+
+def page(**query: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("app_pages/trust_models.py")
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def schemes(at: AppTest):
+    return next(df.value for df in at.dataframe if "scheme" in df.value.columns)
+
+
+def explanation(at: AppTest) -> str:
+    return " ".join(m.value for e in at.expander if e.label == EXPLAIN for m in e.markdown)
+
+
+def test_page_shows_every_scheme_with_the_cores_numbers():
+    at = page()
+    assert not at.exception and not at.error
+    table = schemes(at)
+    assert list(table["scheme"]) == [LABELS[s] for s in SCHEMES]
+    # defaults: 5 equal sites, N_s = 1000, ε = 0.5, δ = 10⁻³, classic, D = 20, b = 32
+    core = trust_table([1000] * 5, epsilon=0.5, delta=1e-3, dim=20, calibration="classic",
+                       secagg_calibration="classic")  # fmt: skip
+    assert table["noise std ÷ central"].tolist() == pytest.approx(core["std_ratio"].tolist())
+    assert metric(at, "Wrap-arounds") == "0 of 210"
+    text = explanation(at)
+    assert "no coordinate wrapped around" in text
+    assert f"{core.set_index('scheme').loc['conventional', 'std_ratio']:.2f}×" in text
+
+
+def test_bits_control_changes_wraparounds_and_energy():
+    at = page()
+    energy = float(metric(at, "Secure agg.: PCA energy"))
+    at.slider(key="tm_bits").set_value(12).run()
+    assert not at.exception and not at.error
+    wraps = metric(at, "Wrap-arounds")
+    assert not wraps.startswith("0 of"), wraps
+    assert float(metric(at, "Secure agg.: PCA energy")) < energy - 0.2
+    assert "wrapped around" in explanation(at) and "b = 12 bits" in explanation(at)
+    # the same setting from a shared link (the key is bound to the URL)
+    linked = page(tm_bits="12")
+    assert metric(linked, "Wrap-arounds") == wraps
+
+
+def test_scale_control_changes_quantisation_error_and_noise():
+    at = page()
+    error = float(metric(at, "Rounding error (RMS)"))
+    ratio = float(metric(at, "Secure agg.: noise ÷ central").rstrip("×"))
+    at.select_slider(key="tm_scale").set_value("1e-3").run()
+    assert not at.exception and not at.error
+    # γ = 10⁻³ against the automatic ~10⁻⁸: rounding error grows with γ (≤ γ√(S/4))
+    assert float(metric(at, "Rounding error (RMS)")) > 100 * error
+    assert float(metric(at, "Secure agg.: noise ÷ central").rstrip("×")) > 2 * ratio
+
+
+def test_accountant_choice_and_a_preset():
+    at = page()
+    matched = float(metric(at, "Secure agg.: noise ÷ central").rstrip("×"))
+    at.radio(key="tm_sacal").set_value("ddg").run()
+    assert not at.exception and not at.error
+    assert float(metric(at, "Secure agg.: noise ÷ central").rstrip("×")) != matched
+    at.button(key="tm_preset_mixed").click().run()
+    assert not at.exception and not at.error
+    assert len(schemes(at)) == len(SCHEMES)
