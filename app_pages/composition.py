@@ -1,0 +1,330 @@
+"""Repeated releases: ε over many releases per accountant, every view's privacy profile, and a
+privacy ledger with a generated statement."""
+
+import streamlit as st
+
+import dpcore
+from dpcore.accounting import ACCOUNTANTS
+from ui import presenter
+from ui.cached import (
+    DESIGNS,
+    accountant_curve,
+    call_core,
+    classic_warning,
+    release_multipliers,
+    release_profiles,
+)
+from ui.composition_figures import (
+    ACCOUNTANT_STYLES,
+    accountants_figure,
+    accountants_notice,
+    accountants_text,
+    ledger_text,
+    profiles_figure,
+    profiles_notice,
+    profiles_text,
+)
+from ui.explain import explain
+from ui.sites_table import preset_buttons, site_args, site_settings
+from ui.state import bound
+
+P = "rr_"  # this page's keys (docs/state.md)
+VIEWS = {
+    "aggregator's joint view": "aggregator's joint view (all releases together)",
+    "own release": "own release (the paper's argument)",
+}
+MAX_MADE = 1000
+
+
+def _md(text: str) -> str:
+    """Computed text for st.markdown: the subscripts' underscores (δ_s) are not emphasis."""
+    return text.replace("_", r"\_")
+
+
+def _explain(text: str) -> None:
+    explain(_md(text))
+
+
+st.title("Repeated releases")
+presenter.intro(
+    "Every release on the same data spends privacy again: a new noise draw, a re-run, another "
+    "ε tried on a page. Here one site's protection is added up over T releases by five "
+    "accountants — from exact to loose — and every party's view is drawn as a privacy profile "
+    "δ(ε). The ledger below records releases, warns before one would exceed a site's budget, "
+    "and writes the privacy statement. Each site releases its **mean** of values in [0, 1] "
+    "(sensitivity 1/N_s), as on the *CAPE averaging* page."
+)
+
+side = st.sidebar
+presenting = presenter.is_on()
+if not presenting:
+    preset_buttons(P)
+controls, main = presenter.split()
+table, calibration = site_settings(side, P)
+args = site_args(table, calibration)
+classic_warning(calibration, args[1])
+sites = len(table)
+site_names = list(range(1, sites + 1))
+for key in (f"{P}site",):  # S was lowered below the chosen site: back to site 1
+    if st.session_state.get(key, 1) not in site_names:
+        st.session_state[key] = 1
+if f"{P}colluders" in st.session_state:
+    st.session_state[f"{P}colluders"] = [
+        s for s in st.session_state[f"{P}colluders"] if s in site_names
+    ]
+
+design_kind = bound(
+    controls.radio,
+    "CAPE design",
+    f"{P}design",
+    options=list(DESIGNS),
+    format_func=DESIGNS.get,
+    help="The paper's design gives each release on its own noise τ_s; the joint-view-safe "
+    "design (docs/privacy.md) gives it to all releases together.",
+)
+view = bound(
+    controls.radio,
+    "View that is counted",
+    f"{P}view",
+    options=list(VIEWS),
+    help="What the accountant adds up per release. Aggregator's joint view: everything the "
+    "aggregator holds at once (σ_joint = 1/√[C⁻¹]_ss). Own release: the site's release on its "
+    "own (σ_own = √C_ss), the paper's argument (Thm. 1).",
+)
+site = bound(
+    controls.selectbox,
+    "Site",
+    f"{P}site",
+    options=site_names,
+    format_func=lambda s: f"site {s}",
+    help="The site whose privacy the first two charts follow.",
+)
+max_releases = bound(
+    controls.slider,
+    "Releases T on the chart",
+    f"{P}tmax",
+    min_value=2,
+    max_value=200,
+    value=50,
+    help="The composition chart runs from T = 1 to this.",
+)
+made = bound(
+    controls.number_input,
+    "Releases made so far on this data",
+    f"{P}made",
+    min_value=0,
+    max_value=MAX_MADE,
+    value=0,
+    step=1,
+    help="The ledger below (its 'Release again' button adds one). Part of the URL: a shared "
+    "link carries the ledger. Every release repeats the current settings.",
+)
+s0 = site - 1
+delta_s = args[2][s0]
+epsilon_s = args[1][s0]
+z_all = call_core(release_multipliers, *args, design_kind, view)
+z = z_all[s0]
+
+# --- ε over T releases, five accountants --------------------------------------------------------
+with main:
+    st.header("ε after T releases: five accountants")
+    curve = call_core(accountant_curve, z, int(max_releases), delta_s)
+    fig = accountants_figure(curve, current=made if 0 < made <= max_releases else None)
+    st.plotly_chart(
+        presenter.style(fig), key=f"{P}chart", config=presenter.chart_config("composition")
+    )
+    lesson = accountants_text(curve, site=site, noise_multiplier=z, delta=delta_s)
+    st.markdown(_md(lesson))
+    _explain(
+        "x: the number of releases T of the same statistic on the same data; y (log scale): "
+        f"the total ε of site {site} at its δ_s = {delta_s:g}, in the "
+        f"{VIEWS[view]} of the {DESIGNS[design_kind]}, where one release has noise "
+        f"multiplier σ/Δ = {z:.4g}. One line per accountant: "
+        + ", ".join(label for _, _, label in ACCOUNTANT_STYLES.values())
+        + ". Every line but the exact one is an upper bound; the vertical gap between a line "
+        "and the exact one is privacy the accountant wastes. "
+        + (
+            f"The dotted vertical line marks the {made} releases made (ledger below). "
+            if made
+            else ""
+        )
+        + lesson
+        + " "
+        + accountants_notice(curve)
+    )
+
+# --- privacy profiles ---------------------------------------------------------------------------
+st.header("Privacy profiles: every view of the site")
+colluders = bound(
+    st.multiselect,
+    "Sites colluding with the aggregator (the coalition curve)",
+    f"{P}colluders",
+    options=site_names,
+    default=[2],
+    format_func=lambda s: f"site {s}",
+    help="They hand the aggregator their E_j and G_j. The site followed is never one of them.",
+)
+coalition = tuple(sorted(s - 1 for s in colluders if s != site))
+profile_releases = max(made, 1)
+joint_cape = call_core(release_multipliers, *args, "cape", "aggregator's joint view")[s0]
+top = call_core(dpcore.composed_epsilon, joint_cape, releases=profile_releases, delta=delta_s)
+top = max(2.5 * top, 2.0 * epsilon_s, 0.5)
+grid = tuple(sorted({*(top * (i + 1) / 80 for i in range(80)), epsilon_s}))
+profiles = call_core(release_profiles, *args, s0, coalition, profile_releases, grid)
+pfig = profiles_figure(profiles, promise=(epsilon_s, delta_s) if profile_releases == 1 else None)
+st.plotly_chart(
+    presenter.style(pfig), key=f"{P}profiles", config=presenter.chart_config("privacy_profiles")
+)
+profile_words = profiles_text(
+    profiles, site=site, epsilon=epsilon_s, delta=delta_s, releases=profile_releases
+)
+st.markdown(_md(profile_words))
+_explain(
+    f"x: ε; y (log scale): δ(ε), the smallest δ for which what a party sees about site "
+    f"{site} after {profile_releases} release(s) is (ε, δ)-DP (Balle & Wang 2018, Thm. 8; "
+    "T releases compose exactly, Dong, Roth & Su 2022, Cor. 3.3). Colour: the view — the "
+    "site's own calibration τ_s (wide grey band), its own release, the aggregator's joint "
+    "view, and "
+    + (
+        f"the aggregator with site(s) {', '.join(str(s + 1) for s in coalition)}"
+        if coalition
+        else "no coalition (none chosen)"
+    )
+    + "; solid: the paper's design, dashed: the joint-view-safe one. A curve above another "
+    "is less private at every ε. "
+    + ("The star is the promise (ε_s, δ_s). " if profile_releases == 1 else "")
+    + profile_words
+    + " "
+    + profiles_notice(profiles, epsilon=epsilon_s, delta=delta_s)
+)
+
+# --- the ledger ---------------------------------------------------------------------------------
+st.header("The ledger: releases on the same data add up")
+left, right = st.columns(2)
+accountant = bound(
+    left.radio,
+    "Accountant",
+    f"{P}acct",
+    options=list(ACCOUNTANTS),
+    horizontal=True,
+    help="How the ledger adds up releases (equations below): exact = Gaussian DP, exact; "
+    "rdp = Rényi DP; zcdp = zero-concentrated DP; advanced and basic composition.",
+)
+budget_multiple = bound(
+    right.slider,
+    "Lifetime budget of each site, × its ε_s",
+    f"{P}budget",
+    min_value=1.0,
+    max_value=20.0,
+    value=4.0,
+    step=0.5,
+    help="Each site may spend this multiple of its per-release ε_s in total, at its δ_s.",
+)
+budget = [budget_multiple * e for e in args[1]]
+
+
+def _release_again() -> None:
+    st.session_state[f"{P}made"] = min(int(st.session_state.get(f"{P}made", 0) or 0) + 1, MAX_MADE)
+
+
+def _start_over() -> None:
+    st.session_state[f"{P}made"] = 0
+
+
+ledger = call_core(dpcore.PrivacyLedger, budget=budget, delta=list(args[2]), accountant=accountant)
+if made:
+    ledger = call_core(ledger.add, list(z_all), label="release of each site's mean", count=made)
+summary = call_core(ledger.summary)
+after = call_core(ledger.spent_after, list(z_all))
+exceed = call_core(ledger.would_exceed, list(z_all))
+shown = summary.assign(
+    used=summary.fraction.clip(0.0, 1.0),
+    after=after,
+    status=["over budget" if x else "within" for x in summary.exceeded],
+)
+st.dataframe(
+    shown[["site", "spent", "budget", "used", "after", "status"]],
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "spent": st.column_config.NumberColumn("ε spent", format="%.4g"),
+        "budget": st.column_config.NumberColumn("budget", format="%.4g"),
+        "used": st.column_config.ProgressColumn(
+            "budget used", min_value=0.0, max_value=1.0, format="percent"
+        ),
+        "after": st.column_config.NumberColumn("ε after one more release", format="%.4g"),
+        "status": st.column_config.TextColumn("status"),
+    },
+)
+if exceed.any():
+    over = [f"site {i + 1} (ε {after[i]:.3g} > {budget[i]:.3g})" for i in range(sites) if exceed[i]]
+    st.warning(
+        "**The next release would exceed the budget of** " + ", ".join(over) + ".",
+        icon=":material/warning:",
+    )
+buttons = st.columns(2)
+buttons[0].button(
+    "Release again",
+    key=f"{P}release",
+    icon=":material/repeat:",
+    on_click=_release_again,
+    help="Record one more release of every site's mean with the current settings.",
+    width="stretch",
+)
+buttons[1].button(
+    "Start over", key=f"{P}reset", on_click=_start_over, width="stretch", help="An empty ledger."
+)
+st.markdown(_md(ledger_text(summary, releases=made, accountant=ACCOUNTANT_STYLES[accountant][2])))
+
+statement = call_core(
+    dpcore.privacy_statement,
+    ledger,
+    calibration=calibration,
+    design=design_kind,
+    view=view,
+    statistic="each site's mean of values in [0, 1] (sensitivity 1/N_s)",
+)
+with st.expander("Privacy statement", expanded=True):
+    st.code(statement, language=None, wrap_lines=True)
+    st.download_button(
+        "Download the statement (.txt)",
+        data=statement,
+        file_name="cape_privacy_statement.txt",
+        mime="text/plain",
+        key=f"{P}download",
+        icon=":material/download:",
+    )
+
+with st.expander("How it works — the equations"):
+    st.markdown(
+        "Release t protects a site like a Gaussian mechanism with noise multiplier "
+        "z_t = σ_t/Δ (σ: the std left in the counted view). With μ² = Σ_t z_t⁻² and ρ = μ²/2:"
+    )
+    st.markdown(
+        "**Exact** (Gaussian DP, Dong, Roth & Su 2022, Cor. 3.3; Balle & Wang 2018, Thm. 8):"
+    )
+    st.latex(
+        r"\delta = \Phi\!\left(\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right) - "
+        r"e^{\varepsilon}\,\Phi\!\left(-\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right)"
+    )
+    st.markdown(
+        "**Rényi DP** (Mironov 2017, Prop. 7; conversion Canonne, Kamath & Steinke 2020, "
+        "Prop. 12; orders α of Google's dp_accounting):"
+    )
+    st.latex(
+        r"\varepsilon = \min_\alpha \left[\alpha\rho + \log\!\left(1 - \tfrac{1}{\alpha}\right)"
+        r" - \frac{\log(\delta\alpha)}{\alpha - 1}\right]"
+    )
+    st.markdown("**zCDP** (Bun & Steinke 2016, Prop. 1.3):")
+    st.latex(r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}")
+    st.markdown(
+        "**Advanced composition** (Kairouz, Oh & Viswanath 2017, Thm. 3.5; each release "
+        "(ε_t, δ/(2T))-DP, slack δ/2):"
+    )
+    st.latex(
+        r"\varepsilon = \sum_t \varepsilon_t \tanh(\varepsilon_t/2) + "
+        r"\sqrt{2 \log(2/\delta) \textstyle\sum_t \varepsilon_t^2}"
+    )
+    st.markdown("**Basic composition** (Dwork & Roth 2014, Thm. 3.16; each release (ε_t, δ/T)-DP):")
+    st.latex(r"\varepsilon = \sum_t \varepsilon_t")
+    st.markdown("More in docs/composition.md.")

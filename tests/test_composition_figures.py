@@ -1,0 +1,89 @@
+"""Figure builders and computed texts of the "Repeated releases" page (no Streamlit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import dpcore
+from ui.composition_figures import (
+    accountants_figure,
+    accountants_text,
+    ledger_text,
+    profiles_figure,
+    profiles_text,
+)
+
+
+def test_accountants_figure_draws_every_accountant_from_the_curve():
+    curve = dpcore.epsilon_curve(4.0, max_releases=12, delta=1e-5)
+    fig = accountants_figure(curve, current=5)
+    assert len(fig.data) == len(dpcore.ACCOUNTANTS)
+    for trace in fig.data:
+        assert list(trace.x) == list(range(1, 13))
+    exact = next(t for t in fig.data if t.name.startswith("exact"))
+    expected = [dpcore.composed_epsilon(4.0, releases=t, delta=1e-5) for t in range(1, 13)]
+    np.testing.assert_allclose(exact.y, expected, rtol=1e-12)
+
+
+def test_accountants_text_quotes_the_curve():
+    curve = dpcore.epsilon_curve(50.0, max_releases=200, delta=1e-5)
+    text = accountants_text(curve, site=2, noise_multiplier=50.0, delta=1e-5)
+    last = curve[curve.releases == 200].set_index("accountant").epsilon
+    assert f"ε = {last['exact']:.3g}" in text and f"basic composition {last['basic']:.3g}" in text
+    wide = curve.pivot(index="releases", columns="accountant", values="epsilon")
+    first = int(wide.index[wide.advanced < wide.basic].min())
+    assert f"beats basic from T = {first} on" in text
+    few = dpcore.epsilon_curve(1.0, max_releases=3, delta=1e-5)
+    assert "never beats basic" in accountants_text(few, site=1, noise_multiplier=1.0, delta=1e-5)
+
+
+def _profiles():
+    tau = dpcore.mean_noise_std([1000] * 4, epsilon=0.5, delta=1e-3, method="analytic")
+    grid = sorted({*np.linspace(0.05, 2.0, 20), 0.5})
+    return dpcore.view_profiles(
+        tau, sensitivity=1e-3, site=0, colluding=[1], epsilons=grid, releases=1
+    )
+
+
+def test_profiles_figure_one_trace_per_view_and_design_and_the_promise():
+    frame = _profiles()
+    fig = profiles_figure(frame, promise=(0.5, 1e-3))
+    # calibration once, three views × two designs, the star
+    assert len(fig.data) == 1 + 3 * 2 + 1
+    assert fig.data[-1].x == (0.5,) and fig.data[-1].y == (1e-3,)
+
+
+def test_profiles_text_reads_delta_at_the_promise():
+    frame = _profiles()
+    text = profiles_text(frame, site=1, epsilon=0.5, delta=1e-3, releases=1)
+    row = frame[(frame.design == "cape") & (frame.view == "aggregator's joint view")]
+    at = float(row[row.epsilon == 0.5].delta.iloc[0])
+    assert f"aggregator's joint view δ = {at:.3g}" in text
+    assert at > 1e-3  # analytic: the paper's joint view breaks the promise
+
+
+def test_ledger_text_names_the_most_spent_site_and_the_ones_over_budget():
+    ledger = dpcore.PrivacyLedger(budget=[1.0, 5.0], delta=[1e-5, 1e-5]).add([3.0, 3.0], count=4)
+    summary = ledger.summary()
+    text = ledger_text(summary, releases=4, accountant="exact")
+    assert "Site 1 has spent" in text and "Over budget: site 1." in text
+    assert "No release" in ledger_text(summary, releases=0, accountant="exact")
+    assert isinstance(summary, pd.DataFrame)
+
+
+def test_notices_quote_the_numbers_on_the_charts():
+    from ui.composition_figures import accountants_notice, profiles_notice
+
+    curve = dpcore.epsilon_curve(5.0, max_releases=25, delta=1e-5)
+    end = curve[curve.releases == 25].set_index("accountant").epsilon
+    one = curve[curve.releases == 1].set_index("accountant").epsilon
+    text = accountants_notice(curve)
+    assert f"{end['exact'] / one['exact']:.1f}× one release" in text
+    assert f"claims {end['basic'] / end['exact']:.1f}× that" in text
+    frame = _profiles()
+    joint = frame[(frame.view == "aggregator's joint view") & (frame.epsilon == 0.5)]
+    cape = float(joint[joint.design == "cape"].delta.iloc[0])
+    assert f"δ = {cape:.3g} in the paper's design" in profiles_notice(
+        frame, epsilon=0.5, delta=1e-3
+    )

@@ -1,0 +1,251 @@
+"""Figures of the "Repeated releases" page: ε against the number of releases per accountant,
+and the privacy profiles δ(ε) of every view. Pure functions of data frames from dpcore."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.figures import FONT, LEGEND_BELOW
+
+# Okabe–Ito colours (colour-blind safe); each accountant also has its own dash.
+ACCOUNTANT_STYLES = {
+    "exact": ("#0072B2", "solid", "exact (Gaussian DP)"),
+    "rdp": ("#009E73", "dash", "Rényi DP"),
+    "zcdp": ("#E69F00", "dot", "zCDP"),
+    "advanced": ("#D55E00", "dashdot", "advanced composition"),
+    "basic": ("#CC79A7", "longdash", "basic composition"),
+}
+VIEW_STYLES = {
+    "calibration τ_s": ("#AAAAAA", "the site's calibration τ_s (its promise; wide grey)"),
+    "own release": ("#0072B2", "own release"),
+    "aggregator's joint view": ("#D55E00", "aggregator's joint view"),
+    "coalition": ("#CC79A7", "aggregator + colluders"),
+}
+DESIGN_DASH = {"cape": ("solid", "paper's design"), "joint": ("dash", "joint-view-safe")}
+
+
+def accountants_figure(curve: pd.DataFrame, *, current: int | None = None) -> go.Figure:
+    """Total ε against the number of releases T, one line per accountant (log ε axis).
+
+    ``curve`` is :func:`dpcore.epsilon_curve`'s output; ``current`` marks the releases made.
+    """
+    fig = go.Figure()
+    for name, (color, dash, label) in ACCOUNTANT_STYLES.items():
+        part = curve[curve["accountant"] == name]
+        if part.empty:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=part["releases"],
+                y=part["epsilon"],
+                mode="lines",
+                name=label,
+                line={"color": color, "dash": dash, "width": 3},
+                hovertemplate=f"{label}<br>T = %{{x}} releases<br>ε = %{{y:.4g}}<extra></extra>",
+            )
+        )
+    if current:
+        fig.add_vline(x=current, line={"color": "#666666", "dash": "dot", "width": 2})
+        fig.add_annotation(
+            x=current,
+            y=1.0,
+            yref="paper",
+            text=f"releases made: {current}",
+            showarrow=False,
+            xanchor="left",
+            yanchor="top",
+            font={"size": 14, "color": "#666666"},
+        )
+    fig.update_layout(
+        font=FONT,
+        height=440,
+        xaxis_title="releases T on the same data",
+        yaxis_title="total ε (at the site's δ_s)",
+        yaxis_type="log",
+        yaxis_dtick="D2",
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend=LEGEND_BELOW,
+    )
+    return fig
+
+
+def profiles_figure(
+    profiles: pd.DataFrame, *, promise: tuple[float, float] | None = None
+) -> go.Figure:
+    """δ(ε) of each view (colour) for each design (dash); the promise (ε_s, δ_s) as a star.
+
+    ``profiles`` is :func:`dpcore.view_profiles`' output. The calibration curve is the same
+    for both designs and drawn once.
+    """
+    positive = profiles["delta"][profiles["delta"] > 0]
+    fig = go.Figure()
+    for (design, view), part in profiles.groupby(["design", "view"], sort=False):
+        promise_curve = view == "calibration τ_s"
+        if promise_curve and design != "cape":
+            continue
+        color, view_label = VIEW_STYLES[view]
+        dash, design_label = DESIGN_DASH[design]
+        name = view_label if promise_curve else f"{view_label} — {design_label}"
+        part = part.sort_values("epsilon")
+        fig.add_trace(  # the promise as a wide pale band: curves that equal it run inside it
+            go.Scatter(
+                x=part["epsilon"],
+                y=part["delta"],
+                mode="lines",
+                name=name,
+                line={
+                    "color": color,
+                    "dash": "solid" if promise_curve else dash,
+                    "width": 10 if promise_curve else 3,
+                },
+                opacity=0.6 if promise_curve else 1.0,
+                hovertemplate=f"{name}<br>ε = %{{x:.3g}}<br>δ(ε) = %{{y:.3g}}<extra></extra>",
+            )
+        )
+    if promise is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[promise[0]],
+                y=[promise[1]],
+                mode="markers",
+                name=f"promise (ε_s, δ_s) = ({promise[0]:.3g}, {promise[1]:.3g})",
+                marker={"symbol": "star", "size": 16, "color": "#000000"},
+            )
+        )
+    fig.update_layout(
+        font=FONT,
+        height=440,
+        xaxis_title="ε",
+        yaxis_title="δ(ε): smallest δ for (ε, δ)-DP",
+        yaxis_type="log",
+        yaxis_exponentformat="power",
+        yaxis_range=[max(float(np.log10(positive.min())), -12.0) if len(positive) else -12.0, 0.0],
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend=LEGEND_BELOW,
+    )
+    return fig
+
+
+# --- the words under the charts: computed from the numbers on screen ---------------------------
+
+
+def _at(curve: pd.DataFrame, releases: int) -> dict[str, float]:
+    row = curve[curve["releases"] == releases]
+    return dict(zip(row["accountant"], row["epsilon"], strict=True))
+
+
+def accountants_text(
+    curve: pd.DataFrame, *, site: int, noise_multiplier: float, delta: float
+) -> str:
+    """What the accountants chart shows, in numbers: the gaps at the largest T, and from which
+    T on advanced composition beats basic (if it does)."""
+    last = int(curve["releases"].max())
+    one, end = _at(curve, 1), _at(curve, last)
+    exact = end["exact"]
+    parts = [
+        f"One release of site {site}'s view (σ/Δ = {noise_multiplier:.3g}) costs ε = "
+        f"{one['exact']:.3g} at δ_s = {delta:g}; after T = {last} releases the exact total is "
+        f"**ε = {exact:.3g}**"
+        + (f" — {exact / one['exact']:.1f}× one release, not {last}×." if one["exact"] else ".")
+    ]
+    if exact > 0:
+        gaps = []
+        for name in ("rdp", "zcdp", "advanced", "basic"):
+            if name in end:
+                label = ACCOUNTANT_STYLES[name][2]
+                ratio = end[name] / exact
+                gaps.append(
+                    f"{label} {end[name]:.3g} (+{ratio - 1:.0%})"
+                    if ratio < 2
+                    else f"{label} {end[name]:.3g} ({ratio:.1f}×)"
+                )
+        parts.append("The other accountants claim " + ", ".join(gaps) + ".")
+    wide = curve.pivot(index="releases", columns="accountant", values="epsilon")
+    if {"advanced", "basic"} <= set(wide.columns):
+        better = wide.index[wide["advanced"] < wide["basic"]]
+        if len(better) == 0:
+            parts.append(
+                f"Advanced composition never beats basic here (T ≤ {last}): its √T saving "
+                f"pays only when each release's ε_t is small (here ε_t ≈ {one['basic']:.2g})."
+            )
+        else:
+            parts.append(
+                f"Advanced composition beats basic from T = {int(better.min())} on "
+                f"(its √T growth against basic's T)."
+            )
+    return " ".join(parts)
+
+
+def profiles_text(
+    profiles: pd.DataFrame, *, site: int, epsilon: float, delta: float, releases: int
+) -> str:
+    """δ at the site's promised ε_s in each view and design, against its δ_s."""
+    at = profiles[profiles["epsilon"] == epsilon]
+    if at.empty:
+        return ""
+    words = []
+    for design in ("cape", "joint"):
+        rows = at[(at["design"] == design) & (at["view"] != "calibration τ_s")]
+        name = DESIGN_DASH[design][1]
+        cells = [
+            f"{VIEW_STYLES[r.view][1]} δ = {r.delta:.3g} ({r.delta / delta:.3g}× δ_s)"
+            for r in rows.itertuples()
+        ]
+        words.append(f"{name}: " + "; ".join(cells))
+    lead = f"At site {site}'s promised ε_s = {epsilon:.3g} (its δ_s = {delta:g}), " + (
+        f"after {releases} releases, " if releases > 1 else ""
+    )
+    tail = (
+        "Above 1× δ_s the promise (ε_s, δ_s) does not hold."
+        if releases == 1
+        else f"Above 1× δ_s the {releases} releases together are beyond the per-release "
+        "promise (ε_s, δ_s): that is what the budget below is for."
+    )
+    return lead + " — ".join(words) + ". " + tail
+
+
+def ledger_text(summary: pd.DataFrame, *, releases: int, accountant: str) -> str:
+    """The ledger in one sentence: releases made, most-spent site, sites over budget."""
+    if releases == 0:
+        return "No release recorded yet: every site has its whole budget. Press *Release again*."
+    worst = summary.loc[summary["fraction"].idxmax()]
+    over = summary[summary["exceeded"]]
+    text = (
+        f"{releases} release(s) recorded, added up by {accountant}. Site {int(worst.site)} has "
+        f"spent the largest share of its budget: ε = {worst.spent:.3g} of {worst.budget:.3g} "
+        f"({worst.fraction:.0%})."
+    )
+    if len(over):
+        text += f" Over budget: {', '.join(f'site {int(s)}' for s in over.site)}."
+    return text
+
+
+def accountants_notice(curve: pd.DataFrame) -> str:
+    """The one thing to notice on the accountants chart, from its numbers."""
+    last = int(curve["releases"].max())
+    one, end = _at(curve, 1), _at(curve, last)
+    if not one.get("exact") or not end.get("exact"):
+        return "**The one thing to notice:** every accountant is an upper bound on the exact line."
+    return (
+        f"**The one thing to notice:** {last} releases cost {end['exact'] / one['exact']:.1f}× "
+        f"one release exactly (about √T = {last**0.5:.1f}× for many releases), while summing "
+        f"the ε's (basic composition) claims {end['basic'] / end['exact']:.1f}× that."
+    )
+
+
+def profiles_notice(profiles: pd.DataFrame, *, epsilon: float, delta: float) -> str:
+    """The one thing to notice on the profiles chart: the joint view of each design at ε_s."""
+    at = profiles[
+        (profiles["epsilon"] == epsilon) & (profiles["view"] == "aggregator's joint view")
+    ].set_index("design")["delta"]
+    if at.empty:
+        return ""
+    cape, joint = float(at["cape"]), float(at["joint"])
+    return (
+        f"**The one thing to notice:** at ε_s = {epsilon:.3g} the aggregator's joint view has "
+        f"δ = {cape:.3g} in the paper's design ({cape / delta:.3g}× δ_s) and {joint:.3g} in the "
+        f"joint-view-safe one ({joint / delta:.3g}× δ_s): the safe design's joint view runs "
+        "inside the grey band of the promise, the paper's above it."
+    )
