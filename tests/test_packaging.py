@@ -1,0 +1,153 @@
+"""The package: metadata, version, licence and citation agree; `pip install <checkout>` in a
+fresh venv outside the checkout gives dpcore and its CLIs, `pip install "<checkout>[app]"`
+serves the app."""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import dpcore
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+CORE = {"numpy", "scipy", "pandas"}
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].strip().lower()
+
+
+def test_pyproject_declares_a_build_the_core_dependencies_and_the_extras():
+    project = PYPROJECT["project"]
+    assert PYPROJECT["build-system"]["build-backend"] == "setuptools.build_meta"
+    assert CORE <= {_name(r) for r in project["dependencies"]}
+    extras = project["optional-dependencies"]
+    assert {"streamlit", "plotly", "scikit-learn", "mlxtend"} <= {_name(r) for r in extras["app"]}
+    assert {"scikit-learn", "mlxtend"} == {_name(r) for r in extras["data"]}
+    assert {"dask"} == {_name(r) for r in extras["dask"]}
+    assert project["license"] == "BSD-3-Clause"
+
+
+def test_core_ranges_are_the_ones_the_lock_is_compiled_from():
+    # requirements.txt (→ requirements.lock) and pyproject must not drift apart.
+    lines = (ROOT / "requirements.txt").read_text().splitlines()
+    txt = {_name(x): x.split("#")[0].strip() for x in lines if x and not x.startswith("#")}
+    for requirement in PYPROJECT["project"]["dependencies"]:
+        assert txt[_name(requirement)] == requirement
+    for requirement in PYPROJECT["project"]["optional-dependencies"]["app"]:
+        assert txt[_name(requirement)] == requirement
+
+
+def test_every_subpackage_of_dpcore_is_packaged():
+    listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for top in ("dpcore", "paper")
+        for p in (ROOT / top).rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
+    assert found == listed
+
+
+def test_version_licence_citation_and_changelog_agree():
+    dynamic = PYPROJECT["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert dynamic == "dpcore.version.__version__"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", dpcore.__version__)
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert re.search(rf"^version: {re.escape(dpcore.__version__)}$", cff, flags=re.M)
+    assert "10.1109/JSTSP.2018.2877842" in cff and "license: BSD-3-Clause" in cff
+    assert f"## [{dpcore.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
+    licence = (ROOT / "LICENSE").read_text()
+    assert licence.startswith("BSD 3-Clause License") and "Neither the name" in licence
+    readme = (ROOT / "README.md").read_text()
+    assert "## Cite" in readme
+    assert re.search(r"doi\s*=\s*\{10\.1109/JSTSP\.2018\.2877842\}", readme)
+    assert "## Install as a package" in readme
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_pip_install_outside_the_checkout_gives_dpcore_the_clis_and_the_app(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing from the checkout
+    venv = tmp_path / "venv"
+    bin_ = venv / "bin"
+
+    def run(*args, cwd=tmp_path, timeout=900):
+        done = subprocess.run(
+            [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True,
+            timeout=timeout,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        return done.stdout
+
+    run(sys.executable, "-m", "venv", venv)
+    run(bin_ / "python", "-m", "pip", "install", "--quiet", ROOT)
+    probe = (
+        "import dpcore, importlib.metadata as m, json, sys; "
+        "print(json.dumps([dpcore.__version__, dpcore.__file__, m.requires('cape-lab'), "
+        "'streamlit' in sys.modules]))"
+    )
+    version, where, requires, streamlit = json.loads(run(bin_ / "python", "-c", probe))
+    assert version == dpcore.__version__
+    assert Path(where).is_relative_to(venv)  # the installed copy, not the checkout
+    assert CORE <= {_name(r) for r in requires if "extra ==" not in r}
+    assert not streamlit
+
+    # The CLIs of the core install: a sweep and its record; the paper without plotly.
+    run(bin_ / "cape-sweep", "pca", "--epsilon", "0.5,5", "--runs", "1", "--dim", "10",
+        "--k", "2", "--pool-size", "500", "--n-per-site", "20", "--out", "s.csv")  # fmt: skip
+    assert json.loads((tmp_path / "s.json").read_text())["version"] == version
+    out = run(bin_ / "python", "-m", "paper", "--figure", "3a", "--runs", "1", "--out", "p")
+    assert "HTML figures skipped: they need plotly: pip install 'cape-lab[app]'" in out
+    assert {"fig3a.csv", "claims.csv", "run.json"} == {p.name for p in (tmp_path / "p").iterdir()}
+
+    # The app extra: streamlit serves app.py, and the app's script runs without an error.
+    run(bin_ / "python", "-m", "pip", "install", "--quiet", f"{ROOT}[app]")
+    port = _free_port()
+    serve = ["--server.headless", "true", "--server.port", str(port)]
+    serve += ["--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+    server = subprocess.Popen(
+        [str(bin_ / "streamlit"), "run", "app.py", *serve],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline, health = time.monotonic() + 120, ""
+        while time.monotonic() < deadline and health != "ok":
+            assert server.poll() is None, "streamlit exited"
+            try:
+                url = f"http://127.0.0.1:{port}/_stcore/health"
+                with urllib.request.urlopen(url, timeout=5) as r:
+                    health = r.read().decode()
+            except OSError:
+                time.sleep(0.5)
+        assert health == "ok"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as r:
+            assert r.status == 200 and b"<html" in r.read().lower()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    script = (
+        "from streamlit.testing.v1 import AppTest; "
+        "at = AppTest.from_file('app.py', default_timeout=120).run(); "
+        "print([e.message for e in at.exception]); print([t.value for t in at.title])"
+    )
+    errors, titles = run(bin_ / "python", "-c", script, cwd=ROOT).strip().splitlines()[-2:]
+    assert errors == "[]" and "CAPE Lab" in titles
