@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv (once) and install the locked requirements; re-install only when the lock changes.
+# Likewise node_modules/ from package-lock.json: axe-core, the accessibility checker the browser
+# tests inject (tests/test_a11y.py); skipped with a note where npm is missing.
 # requirements.lock pins every package, direct and indirect, with its hashes (pip refuses any
 # file whose hash differs); requirements*.txt hold the ranges it was compiled from.
 set -euo pipefail
@@ -14,4 +16,14 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet --require-hashes -r requirements.lock
   echo "$want" > "$stamp"
+fi
+npm_stamp=node_modules/.lock-stamp
+npm_want="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ "$(cat "$npm_stamp" 2>/dev/null || true)" != "$npm_want" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    npm ci --no-audit --no-fund --loglevel=error
+    echo "$npm_want" > "$npm_stamp"
+  else
+    echo "setup: npm not found; tests/test_a11y.py needs node_modules/axe-core" >&2
+  fi
 fi

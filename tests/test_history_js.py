@@ -4,7 +4,8 @@ page change, replayed deterministically, must leave one history entry per state 
 A fake origin (routed by Playwright, no server) serves an empty page with the script; each test
 calls ``history.pushState``/``replaceState`` as Streamlit's frontend does (a bound widget's
 change: ``replaceState`` with an absolute URL; the server's query for a page: a same-path
-``pushState``; a page change: ``pushState`` of the new path) and then walks Back.
+``pushState``; a page change: ``pushState`` of the new path), with the user's key or click
+(``act``) where the user acts, and then walks Back.
 """
 
 from __future__ import annotations
@@ -43,28 +44,45 @@ def back(page) -> str:
     return path(page)
 
 
+def act(page, kind: str = "keydown") -> None:
+    """The user acts (a key or a click), as before each change they make."""
+    page.evaluate(f"window.dispatchEvent(new Event({kind!r}))")
+
+
 def test_a_widget_change_becomes_its_own_entry(page):
+    act(page)
     call(page, "replaceState", f"{ORIGIN}/tensor?td_eps=0.5")
-    assert path(page) == "/tensor?td_eps=0.5"  # shown at once
-    page.wait_for_timeout(400)  # settled after 250 ms
+    assert path(page) == "/tensor?td_eps=0.5"
     assert back(page) == "/tensor?td_eps=0.2"
 
 
 def test_a_slider_drag_is_one_entry(page):
     page.goto(f"{ORIGIN}/pca")
+    act(page, "pointerdown")
     for value in ("1", "2", "5"):
         call(page, "replaceState", f"{ORIGIN}/pca?pca_eps={value}")
-        page.wait_for_timeout(50)
-    page.wait_for_timeout(400)
     assert back(page) == "/pca"
+
+
+def test_the_servers_late_answer_completes_the_users_entry(page):
+    # S moved, and seconds later (a busy server) the sites table follows: one entry, whole.
+    page.goto(f"{ORIGIN}/averaging")
+    act(page)
+    call(page, "replaceState", f"{ORIGIN}/averaging?avg_S=6")
+    page.wait_for_timeout(2500)
+    call(page, "replaceState", f"{ORIGIN}/averaging?avg_S=6&avg_sites=x")
+    assert back(page) == "/averaging"
+    page.evaluate("history.forward()")
+    page.wait_for_timeout(150)
+    assert path(page) == "/averaging?avg_S=6&avg_sites=x"
 
 
 def test_page_change_after_the_query_is_known_keeps_the_old_entry(page):
     # Streamlit: the current path once more, its query rewritten, then the new page (seen).
+    act(page, "pointerdown")
     call(page, "pushState", "/tensor")
     call(page, "replaceState", "/tensor?pca_eps=2")
     call(page, "pushState", "/pca?pca_eps=2")
-    page.wait_for_timeout(2500)  # past every settle timer
     assert path(page) == "/pca?pca_eps=2"
     assert back(page) == "/tensor?td_eps=0.2"
 
@@ -72,30 +90,33 @@ def test_page_change_after_the_query_is_known_keeps_the_old_entry(page):
 @pytest.mark.parametrize("first", ["/pca", "/pca?td_eps=0.2"], ids=["no-query", "old-query"])
 def test_the_servers_late_query_completes_the_new_pages_entry(page, first):
     # The new path pushed before the server said its query (a busy server): its answer, a
-    # same-path push, must not leave the half-made URL as an entry of its own (1 of 5 CI
-    # runs: Back stayed on /pca).
+    # same-path push, must not leave the half-made URL as an entry of its own.
+    act(page, "pointerdown")
     call(page, "pushState", first)
     page.wait_for_timeout(1500)
     call(page, "pushState", "/pca?pca_eps=2")
-    page.wait_for_timeout(2500)
     assert path(page) == "/pca?pca_eps=2"
     assert back(page) == "/tensor?td_eps=0.2"
 
 
 def test_changes_after_arriving_are_entries_again(page):
     call(page, "pushState", "/pca?pca_eps=2")
+    act(page)
     call(page, "replaceState", f"{ORIGIN}/pca?pca_eps=5")  # the user's first change
-    page.wait_for_timeout(400)
+    act(page, "pointerdown")
     call(page, "pushState", "/pca?pca_eps=1")  # a preset: the server rewrites the query
-    page.wait_for_timeout(2500)
     assert back(page) == "/pca?pca_eps=5"
     assert back(page) == "/pca?pca_eps=2"
     assert back(page) == "/tensor?td_eps=0.2"
 
 
-def test_the_arrival_window_closes(page):
-    call(page, "pushState", "/pca?pca_eps=2")
-    page.wait_for_timeout(5500)  # nothing completed the entry within 5 s
-    call(page, "pushState", "/pca?pca_eps=1")  # a preset
-    page.wait_for_timeout(2500)
-    assert back(page) == "/pca?pca_eps=2"
+def test_the_apps_rewrite_after_back_keeps_forward(page):
+    # A preset link's long address: the app drops its defaults after Back, in place, so Back
+    # does not stop there for good and Forward still returns (issue #22).
+    call(page, "pushState", "/pca?pca_dim=50&pca_eps=0.05")
+    call(page, "replaceState", "/pca?pca_eps=0.05")
+    assert back(page) == "/tensor?td_eps=0.2"
+    call(page, "replaceState", "/tensor?td_eps=0.2&x=1")  # the app rewrites the restored URL
+    page.evaluate("history.forward()")
+    page.wait_for_timeout(150)
+    assert path(page) == "/pca?pca_eps=0.05"

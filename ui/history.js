@@ -1,81 +1,57 @@
 // Streamlit writes a bound widget's new value into the URL with history.replaceState, so the
-// browser's Back button would leave the app instead of undoing the change. Turn each such
-// change into its own history entry. Streamlit also rewrites the query (and pushes the current
-// path again) just before a page change: both are undone, so Back returns to the old page with
-// its settings. Installed once per tab; docs/state.md.
+// browser's Back button would leave the app instead of undoing the change. Make each change the
+// user makes its own history entry, and nothing else. Installed once per tab; docs/state.md.
+//
+// One rule, no timers: a URL write is the user's change only if the user acted (a key, a click,
+// a touch) since the app last wrote the URL. The first write after an action starts a new entry;
+// every later write until the next action (the server's answer: a table rewritten after S moved,
+// defaults dropped from a link, the URL canonicalised after Back) completes that same entry in
+// place. Timers guessed how long a server takes and lost the race on a busy one: the answer
+// became an entry of its own (half-built) and a rewrite after Back discarded the Forward list.
 (function () {
   if (window.__capeHistory) return;
   window.__capeHistory = true;
   const replace = history.replaceState.bind(history);
   const push = history.pushState.bind(history);
-  let pending = null; // {before, state, url, timer}
-  let arriving = null; // timer while a new page's entry may still be completed (pushState)
-  function arrived() {
-    clearTimeout(arriving);
-    arriving = null;
+  let acted = false; // the user acted since the app last wrote the URL
+  let made = false; // this action's first write made a new entry (undone by a page change)
+  function act() {
+    acted = true;
+    made = false;
   }
-  function settle() {
-    if (!pending) return;
-    const p = pending;
-    pending = null;
-    clearTimeout(p.timer);
-    replace(p.state, "", p.before);
-    push(p.state, "", p.url);
-  }
-  // Show a same-page URL at once; it becomes its own history entry (settle) after `ms`
-  // unless another same-page change or a page change comes first.
-  function defer(state, title, url, href, ms) {
-    if (!pending) {
-      pending = {before: location.href, state: state, url: null, timer: null};
+  for (const type of ["pointerdown", "keydown"]) window.addEventListener(type, act, true);
+
+  // A same-page URL change: a new entry if it is the user's, else the current one, rewritten.
+  function write(state, title, url) {
+    if (acted && new URL(url, location.href).href !== location.href) {
+      acted = false;
+      made = true;
+      return push(state, title, url);
     }
-    clearTimeout(pending.timer);
-    pending.url = href;
-    pending.state = state;
-    replace(state, title, url);
-    pending.timer = setTimeout(settle, ms);
+    return replace(state, title, url);
   }
   history.replaceState = function (state, title, url) {
-    if (url) {
-      const next = new URL(url, location.href);
-      if (next.pathname === location.pathname && next.search !== location.search) {
-        arrived();
-        defer(state, title, url, next.href, 250);
-        return;
-      }
+    if (url && new URL(url, location.href).pathname === location.pathname) {
+      return write(state, title, url);
     }
     return replace(state, title, url);
   };
-  // Before a page change Streamlit pushes the *current* path once more (with the old or the
-  // next page's keys), then the new page's path when the server answers (up to ~2 s later).
-  // So a same-path push updates the URL at once but becomes its own entry only after 2 s; a
-  // page change within that time restores the old entry first (Back returns to the old page
-  // with its settings).
-  //
-  // The new page's path may be pushed before the server has said which query it carries (with
-  // no query, or the old page's): the server's answer, a same-path push that can come seconds
-  // later on a busy server, then completes the new entry in place instead of adding one (else
-  // Back would stop on the half-made URL). The first user change, or 5 s, ends that window.
+  // Streamlit pushes the same path when the server answers a page change or a preset, and,
+  // before a page change, the current path once more (with the old or the next page's keys).
   history.pushState = function (state, title, url) {
     const next = new URL(url, location.href);
-    if (next.pathname === location.pathname) {
-      if (arriving) {
-        arrived();
-        return replace(state, title, url);
-      }
-      defer(state, title, url, next.href, 2000);
-      return;
+    if (next.pathname === location.pathname) return write(state, title, url);
+    acted = false; // the new page's first writes complete its entry
+    if (made) {
+      // The click that changes the page first rewrote the old page's address: that entry is
+      // not a state anyone chose; the new page takes its place, the old entry stays as it was.
+      made = false;
+      return replace(state, title, url);
     }
-    if (pending) {  // a page change right after a query rewrite: keep the old entry as it was
-      clearTimeout(pending.timer);
-      replace(history.state, "", pending.before);
-      pending = null;
-    }
-    arrived();
-    arriving = setTimeout(arrived, 5000);
     return push(state, title, url);
   };
   window.addEventListener("popstate", function () {
-    if (pending) { clearTimeout(pending.timer); pending = null; }
-    arrived();
+    acted = false; // the app's rewrite of a restored URL keeps the Forward list
+    made = false;
   }, true);
 })();

@@ -11,12 +11,19 @@ Pages use three calls::
     controls, main = presenter.split()          # key controls beside the chart
     presenter.intro("Long explanation …")       # folded away while presenting
     st.plotly_chart(presenter.style(fig))       # chart sized and lettered for the room
+
+and, where the main chart sits far down the page, ``presenter.stage()`` (a place under the
+title for it while presenting) and ``presenter.folded(label)`` (context folded away while
+presenting). tests/test_presenter.py checks every page's main chart or question is on the
+first 1280×720 screen.
 """
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
+
+from ui import theme
 
 PARAM = "present"
 FONT_SIZE = 20  # chart lettering while presenting (16 otherwise)
@@ -35,7 +42,13 @@ _CSS = """
   .block-container { padding-left: 2rem !important; padding-right: 2rem !important; }
   h1 { font-size: 1.9rem !important; padding: 0 !important; }
   h2, h3 { font-size: 1.3rem !important; padding-top: 0 !important; }
-  [data-testid="stMetricValue"] { font-size: 2.1rem !important; }
+  [data-testid="stMetricValue"] { font-size: 1.9rem !important; }
+  /* one screen: a tighter vertical rhythm, and metric labels wrap instead of being cut
+     ("Non-private (poo…") */
+  .block-container [data-testid="stVerticalBlock"] { gap: 0.55rem !important; }
+  [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {
+    white-space: normal !important; overflow: visible !important;
+    text-overflow: clip !important; height: auto !important; }
 }
 </style>
 """
@@ -90,7 +103,7 @@ def toggle() -> bool:
         help="For a projector: large fonts, navigation on top, the key control beside "
         "the chart. Part of the URL, so a shared link opens in the same mode.",
     )
-    st.html(_PHONE_CSS + (_CSS if value else ""))
+    st.html(theme.CSS + _PHONE_CSS + (_CSS if value else ""))  # every page, every run
     return bool(value)
 
 
@@ -104,6 +117,19 @@ def split(ratio: tuple[float, float] = (1, 3)):
         return st.sidebar, st.container()
     left, right = st.columns(list(ratio), gap="medium")
     return left.container(border=True), right
+
+
+def stage():
+    """Where a page's main chart goes while presenting: a container at this point (call it
+    right under the title), so the chart is on the first screen however far down the page
+    draws it normally. Not presenting: ``None``, the chart stays where the page puts it."""
+    return st.container() if is_on() else None
+
+
+def folded(label: str):
+    """A container for context a lecturer can open on demand: an expander while presenting,
+    in the page's flow otherwise (``with presenter.folded("About this figure"): …``)."""
+    return st.expander(label) if is_on() else st.container()
 
 
 def intro(markdown: str) -> None:

@@ -1,4 +1,5 @@
-"""One name and one colour per algorithm on every page, read from the algorithm registry.
+"""One name and one colour per algorithm on every page, read from the algorithm registry, and
+the page-wide CSS that keeps text readable in both themes.
 
 The labels, colours (Okabe–Ito colour-blind-safe palette) and descriptions live in each
 algorithm's record (:mod:`dpcore.registry`); this module only shapes them for plotting.
@@ -43,3 +44,14 @@ LOG_AXES = {"epsilon", "delta", "n_per_site"}
 def label(algorithm: str) -> str:
     """Display name of a registered algorithm (ValueError if unknown)."""
     return registry.get(algorithm).label
+
+
+# Text contrast >= 4.5:1 in light and dark theme (tests/test_a11y.py). Streamlit prints a
+# slider's value in the theme's red: 3.52:1 on the dark sidebar, and no red reaches 4.5:1 both
+# there and under a primary button's white label. The value takes the text colour instead.
+# (Captions: the light theme's text colour, .streamlit/config.toml.)
+CSS = """
+<style>
+[data-testid="stSliderThumbValue"] { color: inherit !important; }
+</style>
+"""

@@ -1,0 +1,173 @@
+"""Back/Forward at a lecturer's pace on a busy server (issue #22, item 4), in a real Chromium.
+
+A lecturer clicks about once a second and does not wait for the app: a CPU burner spins on one
+of the machine's cores for the test's duration (bounded), so the server answers late, as on a
+busy classroom server. Then every history entry is walked, Back to the start and Forward to the
+end, and checked:
+
+* no address carries another page's keys (docs/state.md: each page owns its prefix);
+* every entry's screen is what a fresh browser opened at that entry's URL shows (no half-built
+  entry, e.g. ``/averaging?avg_S=7`` with a sites table nobody set);
+* Forward returns to the last entry (it used to be lost: Back landed on an entry that the app
+  rewrote into a new one);
+* an Overview preset link shows the fresh browser's numbers whatever link came before it.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from test_lecturer import metrics, new_page, settle
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ROOT / "app_pages"
+SHARED_KEYS = {"present"}  # the one key every page shares on purpose (docs/state.md)
+PACE = 1.0  # seconds between a lecturer's clicks
+BURN_SECONDS = 600  # the burner's own bound, should the test die without stopping it
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture
+def busy_machine():
+    """One core spinning for the test's duration (and at most BURN_SECONDS)."""
+    burner = subprocess.Popen(
+        [sys.executable, "-c", f"import time\nend = time.time() + {BURN_SECONDS}\n"
+         "while time.time() < end: pass"]
+    )
+    yield
+    burner.kill()
+    burner.wait()
+
+
+def prefix_of(path: str) -> str:
+    """The key prefix a page declares in its source (``P = "avg_"``)."""
+    name = path.strip("/") or "overview"
+    source = (PAGES / f"{name}.py").read_text(encoding="utf-8")
+    found = re.search(r'^(?:P|PREFIX) = "(\w+_)"', source, re.MULTILINE)
+    assert found, f"app_pages/{name}.py declares no key prefix"
+    return found.group(1)
+
+
+def foreign_keys(url: str) -> list[str]:
+    """Keys in the address that belong to another page."""
+    parts = urlsplit(url)
+    if not parts.scheme.startswith("http"):
+        return [f"(left the app: {url})"]
+    own = prefix_of(parts.path)
+    return [k for k, _ in parse_qsl(parts.query) if k not in SHARED_KEYS and not k.startswith(own)]
+
+
+SLIDERS = """() => [...document.querySelectorAll("input[type=range]")].map(e => [
+  (e.closest('[class*="st-key-"]')?.className.match(/st-key-(\\S+)/) || [, "?"])[1],
+  e.getAttribute("aria-valuetext")])"""
+
+
+def screen(page) -> tuple:
+    """What the entry shows: every slider's value and every metric (when the page has any)."""
+    settle(page)
+    values = tuple(sorted(map(tuple, page.evaluate(SLIDERS))))
+    shown = metrics(page) if page.locator("[data-testid='stMetric']").count() >= 6 else {}
+    return urlsplit(page.url).path, values, tuple(sorted(shown.items()))
+
+
+def fresh(browser, url: str) -> tuple:
+    page = new_page(browser)
+    page.goto(url)
+    try:
+        return screen(page)
+    finally:
+        page.context.close()
+
+
+def lecturer(page, action) -> str:
+    """One click, then the lecturer's pause (no waiting for the app); the address after it."""
+    action()
+    time.sleep(PACE)
+    return page.url
+
+
+def arrow(page, key: str, direction: str = "ArrowRight"):
+    def press():
+        page.locator(f".st-key-{key} input[type='range']").first.focus()
+        page.keyboard.press(direction)
+
+    return press
+
+
+def nav(page, title: str):
+    return lambda: page.locator("[data-testid='stSidebarNav'] a", has_text=title).first.click()
+
+
+def index(page) -> int:
+    """The current entry's place in the tab's history (the Navigation API)."""
+    return page.evaluate("navigation.currentEntry.index")
+
+
+def walk_back_and_forth(page, browser, start: int) -> None:
+    """Every entry from the last to ``start`` and back: each screen as a fresh browser's at
+    that URL, no foreign keys, Back one entry at a time, and Forward reaching the last entry."""
+    end = page.evaluate("navigation.entries().length - 1")
+    while index(page) < end:  # Forward reaches the last entry
+        page.go_forward()
+    settle(page)
+    last = page.url
+    while True:
+        url = page.url
+        assert not foreign_keys(url), url
+        assert screen(page) == fresh(browser, url), url
+        if index(page) == start:
+            break
+        here = index(page)
+        page.go_back()
+        assert index(page) == here - 1, url
+    while index(page) < end:
+        page.go_forward()
+        settle(page)
+    assert page.url == last  # Forward returns to the last entry
+    assert page.evaluate("navigation.entries().length - 1") == end  # Back made no entries
+
+
+def test_back_and_forward_at_one_click_a_second(server, browser, busy_machine):
+    page = new_page(browser)
+    page.goto(f"{server}/averaging")
+    settle(page)
+    start = index(page)
+    urls = [
+        lecturer(page, arrow(page, "avg_S")),  # 5 → 6 sites
+        lecturer(page, arrow(page, "avg_S")),  # → 7
+        lecturer(page, nav(page, "PCA")),
+        lecturer(page, page.go_back),
+        lecturer(page, page.go_back),
+        lecturer(page, page.go_forward),
+        lecturer(page, page.go_forward),
+        lecturer(page, arrow(page, "pca_eps")),
+        lecturer(page, page.go_back),
+    ]
+    settle(page)
+    assert not any(foreign_keys(url) for url in urls), urls
+    walk_back_and_forth(page, browser, start)
+    page.context.close()
+
+
+def test_a_preset_link_after_another_gives_the_fresh_numbers(server, browser, busy_machine):
+    page = new_page(browser)
+    page.goto(server)
+    settle(page)
+    start = index(page)
+    lecturer(page, lambda: page.get_by_role("link", name="Strong privacy PCA").click())
+    settle(page)
+    lecturer(page, page.go_back)
+    settle(page)
+    assert urlsplit(page.url).path == "/", page.url  # Back returns to the Overview
+    lecturer(page, lambda: page.get_by_role("link", name="Equal hospitals").click())
+    settle(page)
+    assert screen(page) == fresh(browser, page.url)
+    walk_back_and_forth(page, browser, start)
+    page.context.close()

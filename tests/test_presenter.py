@@ -1,0 +1,62 @@
+"""Presenter mode on a 1280×720 projector (issue #22): every page shows its main chart (or a
+lesson's question) whole on the first screen, and no metric label is cut.
+
+The pages are read from the app's navigation, so a new page is checked the day it is added.
+A page's main chart is its first chart taller than 200 px (Paper figures draws a 60 px legend
+strip above its panels), or its first image (the Overview's network picture); a lesson's
+question is its radio (key ``q_…``). Screenshots: artifacts/screenshots/presenter-all-*.png.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_a11y import page_paths
+from test_lecturer import new_page, no_errors, settle
+
+SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
+WIDTH, HEIGHT = 1280, 720
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+MAIN = """() => {
+  const box = e => { const b = e.getBoundingClientRect();
+                     return {top: b.top, bottom: b.bottom, height: b.height}; };
+  const main = document.querySelector('section.main, [data-testid="stMain"]') || document;
+  const charts = [...main.querySelectorAll('[data-testid="stPlotlyChart"]')].map(box)
+    .filter(b => b.height > 200);
+  const images = [...main.querySelectorAll('[data-testid="stImage"] img')].map(box);
+  const question = [...main.querySelectorAll('[class*="st-key-q_"] [data-testid="stRadio"]')]
+    .map(box);
+  const cut = [...main.querySelectorAll('[data-testid="stMetricLabel"] *')]
+    .filter(e => e.children.length === 0 && e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.innerText);
+  return {chart: charts[0] || images[0] || null, question: question[0] || null, cut: cut};
+}"""
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_every_page_shows_its_main_chart_on_the_first_screen(server, browser, dark):
+    page = new_page(browser, width=WIDTH, height=HEIGHT, dark=dark)
+    paths = page_paths(page, server)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    problems = []
+    for path in paths:
+        page.goto(f"{server}{path}?present=true")
+        settle(page)
+        no_errors(page)
+        name = path.strip("/") or "overview"
+        page.screenshot(path=str(SHOTS / f"presenter-all-{name}-{'dark' if dark else 'light'}.png"))
+        found = page.evaluate(MAIN)
+        shown = found["question"] or found["chart"]  # a lesson: its question first
+        if shown is None:
+            problems.append(f"{path}: no chart, image or question")
+        elif shown["top"] < 0 or shown["bottom"] > HEIGHT:
+            problems.append(f"{path}: main chart or question at {shown} (screen: {HEIGHT} px)")
+        if found["chart"] and found["chart"]["bottom"] > HEIGHT:
+            problems.append(f"{path}: the chart ends at {found['chart']['bottom']:.0f} px")
+        if found["cut"]:
+            problems.append(f"{path}: metric labels cut: {found['cut']}")
+    assert not problems, "\n".join(problems)
+    page.context.close()
