@@ -8,7 +8,7 @@ from ui.controls import epsilon_slider, seed_controls
 from ui.explain import explain
 from ui.learn_core import protocol_run
 from ui.protocol_figures import cancel_figure, network_figure
-from ui.protocol_steps import holdings, ledger, protocol_steps
+from ui.protocol_steps import NOT_SENT, holdings, ledger, protocol_steps
 from ui.state import bound
 from ui.stepper import clamp, step_buttons
 
@@ -63,20 +63,22 @@ with left:
     st.plotly_chart(presenter.style(figure), key="protocol_chart")
     explain(explanations.PROTOCOL)
 with right:
-    st.markdown(f"#### {index}/{total} · {step.title}")
+    st.markdown(f"## {index}/{total} · {step.title}")
     st.markdown(step.text)
     st.markdown("**Who holds what**")
     st.dataframe(holdings(demo, step), hide_index=True)
 
-st.markdown("**Every number of this draw known so far** (None: not drawn or sent yet)")
+st.markdown(f"**Every number of this draw known so far** ({NOT_SENT}: not drawn or sent yet)")
+table = ledger(demo, step)
 st.dataframe(
-    ledger(demo, step),
+    table,
     hide_index=True,
     column_config={
         c: st.column_config.NumberColumn(format="%.4g")
-        for c in ledger(demo, step)
+        for c in table
         if c not in ("site", "entry")
     },
+    placeholder=NOT_SENT,  # NaN: not known yet (shown as "None" by default)
     key="protocol_ledger",
 )
 st.caption(

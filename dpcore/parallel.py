@@ -8,6 +8,10 @@ Two resources are managed here, once for the whole package:
   instead (a process pool, Dask's ``Client.get_executor()`` for a cluster). Other executors get
   one submission per worker, carrying the task function (and the large inputs it closes over:
   the data pool, the moments) once, with that worker's share of the items.
+- **Progress**: :func:`report_progress` hands a callback the tasks done and the tasks known so
+  far, as the tasks of top-level :func:`parallel_map` calls finish (the sweeps' (grid point,
+  run) tasks; maps nested inside a task are part of it). A page shows the fraction done and an
+  estimate of the time left from them (``ui.jobs``).
 - **BLAS threads**: one per worker while the core computes (:func:`one_blas_thread`). Small
   dense linear algebra (D ≤ ~800) is slower with several BLAS threads per call than with one
   thread per task, and a multi-threaded BLAS sums in an order that depends on its thread count:
@@ -104,6 +108,82 @@ def single_blas(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+ProgressSink = Callable[[int, int], None]
+
+
+class _Progress:
+    """The installed sink and its counts (process-wide: a job's child runs one sweep)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sink: ProgressSink | None = None
+        self.done = 0
+        self.total = 0
+        self.inside = threading.local()  # set while a thread runs a counted task
+
+    def nested(self) -> bool:
+        return bool(getattr(self.inside, "task", False))
+
+    def add(self, done: int = 0, total: int = 0) -> None:
+        with self.lock:
+            if self.sink is None:
+                return
+            self.done += done
+            self.total += total
+            self.sink(self.done, self.total)
+
+
+_PROGRESS = _Progress()
+
+
+@contextlib.contextmanager
+def report_progress(sink: ProgressSink) -> Iterator[None]:
+    """Call ``sink(done, total)`` as the tasks of top-level parallel maps start and finish.
+
+    ``total`` counts the tasks of every map started so far, so a sweep with several stages
+    (the tensor sweep's draws, then whitenings) reports its next stage's tasks when it starts.
+    Maps nested inside a task are not counted separately. One sink at a time per process.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> with report_progress(lambda done, total: seen.append((done, total))):
+    ...     _ = parallel_map(abs, [-1, -2, -3], workers=1)
+    >>> seen[0], seen[-1]
+    ((0, 3), (3, 3))
+    """
+    if not callable(sink):
+        raise TypeError(f"sink must be callable; got {type(sink).__name__}")
+    with _PROGRESS.lock:
+        if _PROGRESS.sink is not None:
+            raise ValueError("sink: a progress sink is already installed in this process")
+        _PROGRESS.sink, _PROGRESS.done, _PROGRESS.total = sink, 0, 0
+    try:
+        yield
+    finally:
+        with _PROGRESS.lock:
+            _PROGRESS.sink = None
+
+
+def _counted(fn: Callable[[T], R]) -> Callable[[T], R]:
+    """``fn`` that reports one task done when it returns.
+
+    It marks its thread as inside a task, so that maps nested in it are not counted.
+    """
+
+    def task(x: T) -> R:
+        outer = _PROGRESS.nested()
+        _PROGRESS.inside.task = True
+        try:
+            out = fn(x)
+        finally:
+            _PROGRESS.inside.task = outer
+        _PROGRESS.add(done=1)
+        return out
+
+    return task
+
+
 def executor_workers(executor: Executor) -> int:
     """How many tasks ``executor`` runs at once (its chunk count in :func:`parallel_map`).
 
@@ -129,7 +209,9 @@ def run_chunk(payload: bytes, chunk: Sequence[Any]) -> list[Any]:
         return [fn(x) for x in chunk]
 
 
-def _chunked(fn: Callable[[T], R], items: list[T], chunks: int, executor: Executor) -> list[R]:
+def _chunked(
+    fn: Callable[[T], R], items: list[T], chunks: int, executor: Executor, *, count: bool = False
+) -> list[R]:
     """One submission per worker: the pickled task once, with a strided share of the items.
 
     Strided (item i goes to chunk i mod n), so a grid whose cost grows along it is spread
@@ -146,6 +228,8 @@ def _chunked(fn: Callable[[T], R], items: list[T], chunks: int, executor: Execut
     out: list[Any] = [None] * len(items)
     for i, future in enumerate(futures):
         out[i::chunks] = future.result()
+        if count:  # tasks run elsewhere: counted a chunk at a time
+            _PROGRESS.add(done=len(out[i::chunks]))
     return out
 
 
@@ -191,12 +275,17 @@ def parallel_map(
             f"executor must be a concurrent.futures.Executor; got {type(executor).__name__}"
         )
     items = list(items)
+    count = _PROGRESS.sink is not None and not _PROGRESS.nested()  # a sweep's own tasks
+    if count:
+        _PROGRESS.add(total=len(items))
+        if executor is None or isinstance(executor, ThreadPoolExecutor):
+            fn = _counted(fn)
     with one_blas_thread():
         if isinstance(executor, ThreadPoolExecutor):
             return list(executor.map(fn, items))
         if executor is not None and items:
             chunks = min(len(items), workers or executor_workers(executor))
-            return _chunked(fn, items, chunks, executor)
+            return _chunked(fn, items, chunks, executor, count=count)
         workers = workers or default_workers()
         if workers == 1 or len(items) <= 1:
             return [fn(x) for x in items]

@@ -3,6 +3,8 @@ states every parameter and the link that reproduces it."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -94,3 +96,37 @@ def test_standalone_figure_states_every_parameter_the_link_and_the_code():
     assert "pca_eps=2&amp;pca_sites=20" in page
     assert "dpcore.pca_sweep(k=1)" in page
     assert caption({"a": 0.5, "b": (1, 2)}) == "a = 0.5; b = (1, 2)"
+
+
+class _Query(dict):
+    """st.query_params as page_link reads it (iteration over keys, get_all)."""
+
+    def get_all(self, key):
+        return [self[key]]
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        # st.context.url is the app's address with the current page's path (issue 22, item 3)
+        ("http://localhost:8501/pca", "http://localhost:8501/pca?pca_eps=2"),
+        ("http://localhost:8501/pca/", "http://localhost:8501/pca?pca_eps=2"),
+        ("https://host.org/cape/pca", "https://host.org/cape/pca?pca_eps=2"),  # baseUrlPath kept
+        ("http://localhost:8501", "http://localhost:8501/pca?pca_eps=2"),  # the default page
+        (None, "http://localhost:8501/pca?pca_eps=2"),  # URL unknown: `bash run.sh`'s address
+    ],
+)
+def test_the_reproduce_link_names_the_page_once(monkeypatch, url, expected):
+    import ui.export as export
+
+    fake = SimpleNamespace(context=SimpleNamespace(url=url), query_params=_Query(pca_eps="2"))
+    monkeypatch.setattr(export, "st", fake)
+    assert export.page_link("pca") == expected
+
+
+def test_the_reproduce_link_keeps_every_value_of_a_repeated_key():
+    from ui.export import reproduce_link
+
+    query = [("fig_figure", "3"), ("pca_algs", "cape"), ("pca_algs", "conv")]
+    got = reproduce_link("http://h:1/paper_figures", "paper_figures", query)
+    assert got == "http://h:1/paper_figures?fig_figure=3&pca_algs=cape&pca_algs=conv"

@@ -189,3 +189,75 @@ def test_server_memory_does_not_grow_with_a_heavy_job():
     )
     assert out.status == "ok" and len(out.value) == 2
     assert rss_mib(os.getpid()) - before < 50
+
+
+# --- progress of long work (issue 22, item 13) ------------------------------------------------
+
+PCA_SMALL = {"dim": 12, "k": 2, "sites": 3, "n_per_site": 100, "pool_size": 2000}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_sweep_reports_each_of_its_grid_point_run_tasks(workers):
+    from dpcore.parallel import report_progress
+
+    seen: list[tuple[int, int]] = []
+    with report_progress(lambda done, total: seen.append((done, total))):
+        dpcore.pca_sweep(
+            epsilon=(0.5, 1.0, 2.0), runs=4, workers=workers, calibration="analytic", **PCA_SMALL
+        )
+    tasks = 3 * 4  # one task per (grid point, run): dpcore/sweeps/pca.py
+    assert seen[0] == (0, tasks) and seen[-1] == (tasks, tasks)
+    dones = [d for d, _ in seen]
+    assert dones == sorted(dones) and len(set(dones)) == tasks + 1  # every task, once
+    # the tensor sweep's per-site maps run inside its tasks and are not counted again
+    seen.clear()
+    with report_progress(lambda done, total: seen.append((done, total))):
+        dpcore.otd_sweep(dim=4, k=2, sites=2, n_per_site=[200, 400], epsilon=1.0, runs=2)
+    assert seen[-1] == (8, 8)  # 2 points × 2 runs: draws, then whitenings
+
+
+def test_tasks_run_by_another_executor_are_counted_as_their_chunks_return():
+    from concurrent.futures import ProcessPoolExecutor
+
+    from dpcore.parallel import report_progress
+
+    seen: list[tuple[int, int]] = []
+    with ProcessPoolExecutor(2) as pool, report_progress(lambda d, t: seen.append((d, t))):
+        dpcore.pca_sweep(
+            epsilon=(0.5, 1.0), runs=3, calibration="analytic", executor=pool, **PCA_SMALL
+        )
+    assert seen[0] == (0, 6) and seen[-1] == (6, 6) and len(seen) == 3  # start + 2 chunks
+
+
+def test_one_sink_at_a_time_and_none_after_the_block():
+    from dpcore.parallel import parallel_map, report_progress
+
+    seen: list[tuple[int, int]] = []
+    with report_progress(lambda d, t: seen.append((d, t))):
+        with pytest.raises(ValueError, match="sink"), report_progress(print):
+            pass
+    parallel_map(abs, [1, 2], workers=1)
+    assert seen == []  # nothing ran inside the block; nothing reported after it
+    with pytest.raises(TypeError, match="sink"), report_progress(3):  # type: ignore[arg-type]
+        pass
+
+
+def test_a_heavy_job_reports_its_progress_to_the_server():
+    job = worker.Job(
+        dpcore.pca_sweep, (), {"epsilon": (0.5, 1.0), "runs": 3, **PCA_SMALL}, FAST
+    )
+    assert _wait(lambda: job.poll() is not None, 60)
+    assert job.outcome.status == "ok"
+    assert job.progress() == (6, 6)  # read from the child's shared counts
+
+
+def test_progress_text_gives_the_fraction_and_the_time_left():
+    # 10 of 40 tasks in 20 s: 2 s a task, so 30 tasks left take about 60 s
+    fraction, text = jobs.progress_text(10, 40, 20.0)
+    assert fraction == 0.25
+    assert text == "10 of 40 tasks done (25%), 20 s so far, about 60 s left."
+    assert "about 3 min left" in jobs.progress_text(1, 10, 20.0)[1]  # 9 × 20 s
+    assert "first task" in jobs.progress_text(0, 10, 5.0)[1]  # no rate yet: no guess
+    done = jobs.progress_text(10, 10, 5.0)
+    assert done == (1.0, "10 of 10 tasks done (100%), 5 s so far; finishing.")
+    assert jobs.progress_text(0, 0, 2.0) == (0.0, "Starting (2 s so far).")

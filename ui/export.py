@@ -45,11 +45,24 @@ class FigureExport:
     snippet: str = ""
 
 
+def reproduce_link(url: str | None, page: str, query: list[tuple[str, str]]) -> str:
+    """The link to ``page`` with ``query``, from the browser's current ``url``.
+
+    ``url`` is Streamlit's ``st.context.url``: the app's address *with the current page's
+    path* (``http://host:8501/pca``, or the app's root on the default page). The page's path
+    is taken off before ``page`` is added, so the link never doubles it (``/pca/pca`` opened
+    a blank page); anything before it (a ``server.baseUrlPath``) is kept.
+    """
+    root = (url or DEFAULT_BASE).rstrip("/")
+    if root.endswith(f"/{page}"):
+        root = root[: -len(page) - 1]
+    return f"{root}/{page}" + (f"?{urlencode(query)}" if query else "")
+
+
 def page_link(page: str) -> str:
     """The URL that reproduces the current screen: the page and every URL key set now."""
-    base = (st.context.url or DEFAULT_BASE).rstrip("/")
     query = [(k, v) for k in st.query_params for v in st.query_params.get_all(k)]
-    return f"{base}/{page}" + (f"?{urlencode(query)}" if query else "")
+    return reproduce_link(st.context.url, page, query)
 
 
 def _fmt(value: Any) -> str:
@@ -101,8 +114,10 @@ def export_controls(
 ) -> None:
     """CSV and HTML downloads (built on click) and the Python snippet, under a figure."""
     link = page_link(spec.page)
-    left, mid, right = container.columns([1, 1, 2])
-    left.download_button(
+    # One wrapping row, each button as wide as its label: fixed columns squeezed the labels
+    # to "N" and "F." in Paper figures' narrow panels (a button moves down instead).
+    row = container.container(horizontal=True, gap="small")
+    row.download_button(
         "Numbers (CSV)",
         lambda: data().to_csv(index=False),
         f"{spec.stem}.csv",
@@ -112,7 +127,7 @@ def export_controls(
         on_click="ignore",
         help="The numbers behind the figure, one row per point (or draw).",
     )
-    mid.download_button(
+    row.download_button(
         "Figure (HTML)",
         lambda: standalone_html(fig, spec, link),
         f"{spec.stem}.html",
@@ -123,6 +138,6 @@ def export_controls(
         help="A standalone interactive figure (works offline) titled with every parameter "
         "and the link that reproduces it. For a PNG, use the camera in the chart's toolbar.",
     )
-    with right.popover("Reproduce in Python", icon=":material/code:"):
+    with row.popover("Reproduce in Python", icon=":material/code:"):
         st.code(spec.snippet, language="python")
         st.text(f"Parameters: {caption(spec.params)}")

@@ -52,6 +52,9 @@ class Ticket:
 # Browser sessions that ran the app lately (app.py notes each run): a job started while
 # nobody else is here may use every core; with a class present it keeps to one.
 ACTIVE_SECONDS = 120.0
+# A page's second job (the tensor page's example after its sweep) queued within this long of
+# the first one's end keeps the owner's place (Lane.submit's follow_up).
+FOLLOW_UP_SECONDS = 30.0
 _seen: dict[str, float] = {}
 _seen_lock = threading.Lock()
 
@@ -74,12 +77,15 @@ def _others_active(owners: set[str]) -> bool:
 
 
 def _session_alive(owner: str) -> bool:
-    """Whether a browser session is still connected (always True outside a server)."""
+    """Whether a browser session (or any tab of a browser, :func:`owner_id`) is still
+    connected (always True outside a server)."""
     from streamlit.runtime import Runtime
 
     if not Runtime.exists() or owner.startswith("local:"):
         return True
-    return Runtime.instance().is_active_session(owner)
+    with _tabs_lock:
+        sessions = list(_TABS.get(owner, ())) or [owner]
+    return any(Runtime.instance().is_active_session(s) for s in sessions)
 
 
 class Lane:
@@ -94,6 +100,7 @@ class Lane:
         self._results: OrderedDict[str, worker.Outcome] = OrderedDict()
         self._monitor: threading.Thread | None = None
         self._away_since: dict[str, float] = {}  # owner → when its connection was first missed
+        self._ended: dict[str, float] = {}  # owner → when its last job ended (follow-ups)
 
     # --- what sessions call -----------------------------------------------------------------
 
@@ -106,12 +113,21 @@ class Lane:
             return outcome
 
     def submit(
-        self, key: str, fn: Callable, args: tuple, kwargs: dict, owner: str
+        self,
+        key: str,
+        fn: Callable,
+        args: tuple,
+        kwargs: dict,
+        owner: str,
+        follow_up: bool = False,
     ) -> tuple[Ticket, bool]:
         """Queue ``fn(*args, **kwargs)`` for ``owner`` (or join the identical request).
 
         One job per owner: an earlier unfinished job of the same owner is released (and
         stopped if nobody else waits for it). Returns the ticket and whether that happened.
+        A ``follow_up`` (the second job a page queues with the first one's result) keeps
+        the owner's place: it goes to the head of the queue if the owner's previous job
+        ended less than :data:`FOLLOW_UP_SECONDS` ago, not to the back.
         """
         with self._cond:
             ticket = next((t for t in self._queue + self._running if t.key == key), None)
@@ -121,7 +137,11 @@ class Lane:
                 self._release(previous, owner)
             if ticket is None:
                 ticket = Ticket(key, fn, args, kwargs)
-                self._queue.append(ticket)
+                ended = self._ended.get(owner)
+                if follow_up and ended is not None and time.monotonic() - ended < FOLLOW_UP_SECONDS:
+                    self._queue.insert(0, ticket)
+                else:
+                    self._queue.append(ticket)
             ticket.owners.add(owner)
             self._by_owner[owner] = ticket
             self._pump()
@@ -148,6 +168,15 @@ class Lane:
             if ticket in self._queue:
                 return self._queue.index(ticket) + 1, len(self._queue)
             return 0, len(self._running)
+
+    def progress(self, ticket: Ticket) -> tuple[int, int, float]:
+        """(tasks done, tasks known, seconds running) of a running ticket; zeros otherwise."""
+        with self._cond:
+            job = ticket.job
+            if job is None or ticket not in self._running:
+                return 0, 0, 0.0
+            done, total = job.progress()
+            return done, total, time.monotonic() - job.started
 
     def wait(self, ticket: Ticket, timeout: float) -> worker.Outcome | None:
         """The ticket's outcome, waiting at most ``timeout`` seconds for it."""
@@ -197,9 +226,14 @@ class Lane:
     def _finish(self, ticket: Ticket, outcome: worker.Outcome) -> None:
         self._running.remove(ticket)
         ticket.outcome = outcome
+        now = time.monotonic()
         for owner in list(ticket.owners):
+            self._ended[owner] = now
             if self._by_owner.get(owner) is ticket:
                 del self._by_owner[owner]
+        for owner, ended in list(self._ended.items()):  # keep the record small
+            if now - ended > FOLLOW_UP_SECONDS:
+                del self._ended[owner]
         if outcome.status in ("ok", "refused"):  # deterministic: keep
             self._results[ticket.key] = outcome
             while len(self._results) > KEPT_RESULTS:
@@ -264,12 +298,58 @@ def request_key(fn: Callable, args: tuple, kwargs: dict) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
+def browser_key(xsrf_cookie: str | None) -> str | None:
+    """A stable id of the browser behind Streamlit's XSRF cookie, which all its tabs share.
+
+    The cookie is ``2|mask|masked token|time``; the server re-masks it on every page load,
+    so the token itself (unmasked) identifies the browser. Hashed: the id never carries the
+    token. None without a cookie (XSRF off, or a test).
+    """
+    if not xsrf_cookie or not isinstance(xsrf_cookie, str):
+        return None
+    value = xsrf_cookie.strip("\"'")
+    try:
+        _, mask_hex, masked_hex, _ = value.split("|")
+        mask, masked = bytes.fromhex(mask_hex), bytes.fromhex(masked_hex)
+        token = bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked))
+    except (ValueError, ZeroDivisionError):
+        token = value.encode()
+    return "browser:" + hashlib.sha256(token).hexdigest()[:24]
+
+
+# browser key → its sessions (tabs) seen, so that the browser's job lives while a tab does
+_TABS: dict[str, set[str]] = {}
+_tabs_lock = threading.Lock()
+
+
+def _xsrf_cookie() -> str | None:
+    try:
+        cookie = st.context.cookies.get("_streamlit_xsrf")
+    except Exception:  # no request context: one place per session
+        return None
+    return cookie if isinstance(cookie, str) else None  # AppTest gives a stand-in
+
+
 def owner_id() -> str:
-    """This browser session's id (a fixed local id outside a server)."""
+    """Who holds a queue place: this browser (all its tabs share the XSRF cookie,
+    :func:`browser_key`), else this session; a fixed local id outside a server."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else "local:script"
+    if ctx is None:
+        return "local:script"
+    browser = browser_key(_xsrf_cookie())
+    if browser is None:
+        return ctx.session_id
+    with _tabs_lock:
+        tabs = _TABS.setdefault(browser, set())
+        if ctx.session_id not in tabs:
+            from streamlit.runtime import Runtime
+
+            alive = Runtime.exists() and Runtime.instance().is_active_session
+            tabs.intersection_update({s for s in tabs if alive and alive(s)})
+            tabs.add(ctx.session_id)
+    return browser
 
 
 MESSAGES = {
@@ -279,6 +359,33 @@ MESSAGES = {
     "stopped. Use fewer runs or a shorter grid.",
     "crashed": "This computation failed unexpectedly and was stopped; the server is fine.",
 }
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def progress_text(done: int, total: int, seconds: float) -> tuple[float, str]:
+    """The fraction done and a line saying it, with an estimate of the time left.
+
+    The estimate assumes the remaining tasks take as long as the finished ones did on
+    average: time left = running time × (total − done) / done. Before the first task is done
+    there is no rate yet, and once every known task is done the sweep may still be in a stage
+    that has no tasks (the tensor power method): both say so instead of guessing.
+    """
+    if total <= 0:
+        return 0.0, f"Starting ({_duration(seconds)} so far)."
+    done = min(done, total)
+    fraction = done / total
+    head = f"{done} of {total} tasks done ({fraction:.0%}), {_duration(seconds)} so far"
+    if done == 0:
+        return fraction, f"{head}; the first task gives the estimate."
+    if done == total:
+        return fraction, f"{head}; finishing."
+    left = seconds * (total - done) / done
+    return fraction, f"{head}, about {_duration(left)} left."
 
 
 def deliver(outcome: worker.Outcome) -> Any:
@@ -294,9 +401,17 @@ def deliver(outcome: worker.Outcome) -> Any:
     st.stop()
 
 
-def run_heavy(fn: Callable, *args: Any, gate: str, lane: Lane = HEAVY, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)`` as this session's heavy job: its place in the queue and its
-    running time shown, a Cancel button under them; the result once done.
+def run_heavy(
+    fn: Callable,
+    *args: Any,
+    gate: str,
+    lane: Lane = HEAVY,
+    follow_up: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """``fn(*args, **kwargs)`` as this session's heavy job: its place in the queue, then the
+    fraction of the sweep's tasks done and an estimate of the time left
+    (:func:`progress_text`), a Cancel button under them; the result once done.
 
     ``gate`` is the key of the :func:`ui.controls.run_gate` that let the request through:
     a cancel closes that gate again, so the page waits for another Run press.
@@ -315,7 +430,7 @@ def run_heavy(fn: Callable, *args: Any, gate: str, lane: Lane = HEAVY, **kwargs:
         st.session_state.pop(f"{gate}_done", None)
         cancel_box.empty()
         deliver(worker.Outcome("cancelled"))
-    ticket, replaced = lane.submit(key, fn, args, kwargs, owner)
+    ticket, replaced = lane.submit(key, fn, args, kwargs, owner, follow_up=follow_up)
     if replaced:
         st.toast("Your earlier heavy job was stopped: one at a time per student.")
     status = st.empty()
@@ -330,12 +445,14 @@ def run_heavy(fn: Callable, *args: Any, gate: str, lane: Lane = HEAVY, **kwargs:
                 "the page stays quick for everyone.",
                 icon=":material/hourglass_top:",
             )
-        else:
-            status.info(
-                f"Running ({elapsed:.0f} s; stopped after {1.5 * MAX_SECONDS / 60:.0f} "
-                "minutes). Cancel stops it; leaving the page does too.",
-                icon=":material/hourglass_bottom:",
-            )
+        else:  # the sweep's (grid point, run) tasks, counted in the child (dpcore.parallel)
+            fraction, text = progress_text(*lane.progress(ticket))
+            with status.container():
+                st.progress(fraction, text=f"Running: {text}")
+                st.caption(
+                    f"Stopped after {1.5 * MAX_SECONDS / 60:.0f} minutes. Cancel stops it; "
+                    "leaving the page does too."
+                )
     status.empty()
     cancel_box.empty()
     return deliver(outcome)

@@ -56,6 +56,22 @@ def fmt(value: np.ndarray, *, tiny: bool = False) -> str:
     return f"[{rows}]"
 
 
+def fmt_sum(*terms: tuple[np.ndarray, bool]) -> str:
+    """``(value, tiny)`` terms joined by + and −, each sign written once: "0.5 + 0.0156",
+    "0.5 − 0.0156", never "+ +0.0156". A 2×2 term is added whole, its entries keep their signs.
+    """
+    out = ""
+    for value, tiny in terms:
+        text = fmt(value, tiny=tiny)
+        if np.ndim(value) == 0:
+            sign, text = text[0], text[1:]
+            op = "−" if sign == "-" else "+"
+        else:
+            op = "+"
+        out = (f"−{text}" if op == "−" else text) if not out else f"{out} {op} {text}"
+    return out
+
+
 def site_name(s: int) -> str:
     """Party name of site s (0-based index), as in :attr:`AveragingRun.messages`."""
     return f"site {s + 1}"
@@ -137,8 +153,9 @@ def protocol_steps(demo: ProtocolDemo) -> list[ProtocolStep]:
     )
     add(
         "The weighted sum: the E's cancel",
-        f"Σ μ_s (Â_s − F_s) = Σ μ_s a_s + Σ μ_s E_s + Σ μ_s G_s = {fmt(demo.value_sum)} "
-        f"+ ({fmt(demo.e_sum, tiny=True)}) + {fmt(demo.g_sum)} = **{fmt(run.estimate)}**. "
+        "Σ μ_s (Â_s − F_s) = Σ μ_s a_s + Σ μ_s E_s + Σ μ_s G_s = "
+        f"{fmt_sum((demo.value_sum, False), (demo.e_sum, True), (demo.g_sum, False))} "
+        f"= **{fmt_sum((run.estimate, False))}**. "
         f"Only the G's remain: std τ_g/√S = τ_s/S = {design.tau_agg:.4f}, the noise a trusted "
         f"curator holding all {n * demo.n_per_site} samples would add — √S = "
         f"{np.sqrt(n):.2f}× less than conventional averaging's τ_s/√S = {design.tau_conv:.4f}.",
@@ -165,6 +182,9 @@ def holdings(demo: ProtocolDemo, step: ProtocolStep) -> pd.DataFrame:
             own = "—"
         rows.append({"party": party, "own": own, "received": ", ".join(got) or "—"})
     return pd.DataFrame(rows)
+
+
+NOT_SENT = "—"  # what the ledger shows for an entry not drawn or sent yet (not "None")
 
 
 def ledger(demo: ProtocolDemo, step: ProtocolStep) -> pd.DataFrame:

@@ -11,7 +11,7 @@ State (docs/state.md), per page prefix P:
 What is shown is ``with_rule(table, rule)``: a function of the URL alone. Every change goes
 through a callback that writes the new table text, so the editor, the URL and Back/Forward
 agree: adding sites gives them the weight the rule implies, "Weights ∝ N_s" keeps the N_s
-edits, and editing a μ switches the rule to manual.
+edits, and editing a μ — in the table or in the text — switches the rule to manual.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import streamlit as st
 
 import dpcore
 from ui.cached import call_core
-from ui.controls import calibration_radio
+from ui.controls import DEFAULT_SEED, calibration_radio
 from ui.guard import show_error
 from ui.state import bound, link_params, reset
 
@@ -95,6 +95,7 @@ class Keys:
         self.sites = f"{prefix}S"
         self.rule = f"{prefix}weights"
         self.table = f"{prefix}sites"
+        self.shown = f"{prefix}sites_shown"  # the text as last drawn (session only, no URL)
 
     def editor(self, text: str, rule: str) -> str:
         """A fresh editor whenever the table or rule changes (preset, S, Back/Forward)."""
@@ -125,16 +126,47 @@ def _on_rule(keys: Keys) -> None:
     _write(keys, table, rule)
 
 
+def typed_weights(typed: pd.DataFrame, shown: pd.DataFrame | None, rule: str) -> bool:
+    """Whether a table typed as text states weights of its own, as a μ edit in the editor does.
+
+    A row's μ is typed when it differs from what ``rule`` implies for the typed table *and*
+    from the μ that row held in ``shown``, the text before the edit (None if unknown). So
+    under "∝ N_s" an N_s edit that leaves its old μ keeps the rule, a table whose weights
+    the rule gives anyway (Back/Forward to another table) keeps it, and a changed μ switches
+    it to manual. Compared to 1e-5: the text holds 6 significant digits (:func:`encode`).
+    """
+    if rule == MANUAL:
+        return False
+    mu = typed["μ_s"].to_numpy()
+    implied = with_rule(typed, rule)["μ_s"].to_numpy()
+    before = np.full(len(typed), np.nan)
+    if shown is not None:
+        rows = min(len(shown), len(typed))
+        before[:rows] = shown["μ_s"].to_numpy()[:rows]
+    kept = np.isclose(mu, before, rtol=1e-5, atol=1e-9)  # NaN (no predecessor): never kept
+    implied_anyway = np.isclose(mu, implied, rtol=1e-5, atol=1e-9)
+    return bool(np.any(~kept & ~implied_anyway))
+
+
 def _on_text(keys: Keys) -> None:
-    """A pasted table: S follows its length (clipped to the slider's range)."""
+    """A pasted table: S follows its length (clipped to the slider's range); a typed weight
+    makes the rule manual (as a μ edit in the table does)."""
     try:
         table = decode(st.session_state[keys.table])
     except ValueError:
         return  # shown as an error by the page
+    rule = st.session_state.get(keys.rule) or EQUAL
+    try:
+        shown = decode(st.session_state.get(keys.shown) or "")
+    except ValueError:
+        shown = None
+    if typed_weights(table, shown, rule):
+        rule = MANUAL
+        st.session_state[keys.rule] = rule
     sites = int(np.clip(len(table), SITES_MIN, SITES_MAX))
     st.session_state[keys.sites] = sites
     if sites != len(table):
-        _write(keys, resize(table, sites, st.session_state.get(keys.rule) or EQUAL), MANUAL)
+        _write(keys, resize(table, sites, rule), MANUAL)
 
 
 def _on_edit(keys: Keys, editor_key: str) -> None:
@@ -202,7 +234,7 @@ def preset_values(prefix: str, name: str) -> dict[str, Any]:
 AVERAGING_LINK_DEFAULTS = {
     "avg_calib": "classic",
     "avg_draws": 20000,
-    "avg_seed": 0,
+    "avg_seed": DEFAULT_SEED,
     "avg_adv": 10.0,
 }
 
@@ -280,6 +312,7 @@ def site_settings(
             on_change=_on_text,
             args=(keys,),
         )
+    st.session_state[keys.shown] = text  # what the next typed table is compared with
     try:
         table = decode(text)
     except ValueError as err:

@@ -49,13 +49,21 @@ class Outcome:
     message: str = ""
 
 
-def _child(conn, fn: Callable, args: tuple, kwargs: dict, limits: Limits) -> None:
+def _child(conn, fn: Callable, args: tuple, kwargs: dict, limits: Limits, progress) -> None:
+    from dpcore.parallel import report_progress
+
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     os.nice(limits.nice)  # interactive requests in the server come first
     os.environ["CAPE_WORKERS"] = str(limits.workers or 1)
     warnings.simplefilter("ignore")  # the page shows the warnings that apply, from parameters
+
+    def tell(done: int, total: int) -> None:  # the parent reads it (Job.progress)
+        with progress.get_lock():
+            progress[0], progress[1] = done, total
+
     try:
-        outcome = Outcome("ok", fn(*args, **kwargs))
+        with report_progress(tell):
+            outcome = Outcome("ok", fn(*args, **kwargs))
     except (ValueError, TypeError) as err:
         outcome = Outcome("refused", message=str(err))
     except MemoryError:
@@ -79,8 +87,11 @@ class Job:
     def __init__(self, fn: Callable, args: tuple, kwargs: dict, limits: Limits) -> None:
         self.limits = limits
         self._conn, child_conn = _CONTEXT.Pipe(duplex=False)
+        self._progress = _CONTEXT.Array("q", 2)  # (tasks done, tasks known), from the child
         self._process = _CONTEXT.Process(
-            target=_child, args=(child_conn, fn, args, kwargs, limits), daemon=True
+            target=_child,
+            args=(child_conn, fn, args, kwargs, limits, self._progress),
+            daemon=True,
         )
         self.started = time.monotonic()
         self.outcome: Outcome | None = None
@@ -90,6 +101,13 @@ class Job:
             self.outcome = Outcome("crashed", message=f"the job could not start: {err}")
         finally:
             child_conn.close()
+
+    def progress(self) -> tuple[int, int]:
+        """(tasks done, tasks known so far) of the sweep running in the child
+        (:func:`dpcore.parallel.report_progress`); (0, 0) before its first task is known."""
+        with self._progress.get_lock():
+            done, total = self._progress[0], self._progress[1]
+        return int(done), int(total)
 
     def poll(self) -> Outcome | None:
         """The outcome once the job has ended (kills it past its time bound), else None."""
@@ -175,7 +193,7 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str, dat
     """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), in the child."""
     from dpcore import cluster, paper
 
-    panel = paper.get_panel(key)
+    panel = paper.panel_by_key(key)  # a paper panel or MNIST's subset ("2b~mnist_5k")
     data = None
     if panel.task == "pca" and panel.data != "synthetic":
         data = load_source(panel.data, path, data_dir)
