@@ -12,12 +12,14 @@ from ui.cached import call_core
 from ui.controls import fmt
 from ui.explain import explain
 from ui.lessons import LESSONS
+from ui.lessons.progress import lesson_marks, mark_done, step_marks
 from ui.lessons.scenes import SCENES
 from ui.state import bound
 from ui.stepper import clamp, step_buttons
 
 PREFIX = "learn_"  # this page's URL keys (docs/state.md); a step's control adds its own name
 LESSON, STEP = f"{PREFIX}lesson", f"{PREFIX}step"
+PROGRESS = "learn_progress"  # finished steps, this session only (ui/lessons/progress.py)
 
 BY_NAME = {lesson.name: lesson for lesson in LESSONS}
 
@@ -35,6 +37,8 @@ count = len(lesson.steps)
 clamp(STEP, count)
 step_buttons(back, forward, state_key=STEP, total=count, key="lesson")
 number = bound(picker.select_slider, f"Step of {count}", STEP, options=list(range(1, count + 1)))
+progress_slot = st.empty()  # the picker's done marks, drawn once this run's answer is known
+done: set[str] = st.session_state.setdefault(PROGRESS, set())
 head.title(lesson.title)
 head.caption(
     f"{lesson.summary} Read, move the control, **predict** before the app reveals the "
@@ -45,8 +49,10 @@ step = lesson.steps[int(number) - 1]
 left, right = st.columns([2, 3], gap="medium")
 control = step.control
 with left:
-    st.markdown(f"### {step.title}")
-    text_slot = st.empty()  # filled once the control's numbers are known
+    st.markdown(f"## {step.title}")
+    # filled once the control's numbers are known; folded while presenting (the lecturer
+    # tells it), so the control and the question are on the first screen
+    text_slot = presenter.folded("The step's text").empty()
     key = PREFIX + control.key
     if control.kind == "segmented":
         value = (
@@ -80,6 +86,7 @@ with left:
             q.prompt.format(**numbers), options, index=None, key=f"q_{lesson.key}_{step.key}"
         )
         if pick is not None:
+            mark_done(done, lesson, step)
             reveal = q.reveal.format(**numbers)
             if pick == numbers["answer"]:
                 st.success(f"**Right.** {reveal}", icon=":material/check_circle:")
@@ -94,5 +101,10 @@ with right:
         step.explore.page,
         label=step.explore.label,
         icon=":material/explore:",
-        query_params={k: v.format(**numbers) for k, v in step.explore.params},
+        query_params=step.explore.query(numbers),
+    )
+if not presenter.is_on():  # a learner's marks; the lecturer's screen keeps its room
+    progress_slot.caption(
+        f"**Your progress** (kept while this tab is open): {lesson_marks(LESSONS, done)}  \n"
+        f"Steps of this lesson: {step_marks(lesson, done)}"
     )

@@ -4,14 +4,17 @@ from pathlib import Path
 
 import streamlit as st
 
+from dpcore.promise import likelihood_factor
+from ui import presenter
 from ui.cached import call_core, equal_sites_noise
+from ui.lessons.scenes import times
 from ui.sites_table import PRESETS, preset_link
 from ui.state import bound, link_params
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 st.title("CAPE Lab")
-st.markdown(
+presenter.intro(  # folded while presenting: the picture on the first screen
     """
 Hospitals, phones or labs (**sites**) each hold private data and want one joint analysis
 without revealing any individual. With differential privacy, each site adds random noise
@@ -30,9 +33,15 @@ st.image(
     caption="Left: conventional — each site adds its full noise. Right: CAPE — "
     "e_s from the noise generator cancel, the aggregator subtracts its f_s "
     "(after the paper's Figure 1).",
+    alt="Two networks of S sites and an aggregator. Left, conventional: each site sends its "
+    "value plus its own full noise, so the average carries S times the pooled noise variance. "
+    "Right, CAPE: a trusted noise generator sends each site a noise e_s, and the e_s sum to "
+    "zero; the untrusted aggregator sends each site a noise f_s; each site sends its value "
+    "plus e_s, f_s and a little noise g_s of its own; the aggregator removes the f_s, the e_s "
+    "cancel, and only the pooled noise is left.",
 )
 
-st.subheader("Explore")
+st.header("Explore")
 c1, c2, c3 = st.columns(3)
 c1.page_link(
     "app_pages/averaging.py",
@@ -69,7 +78,7 @@ PCA_LINK_DEFAULTS = {
     "pca_target": 90,
 }
 
-st.subheader("Classroom presets")
+st.header("Classroom presets")
 st.caption("Each opens its page with every setting replaced, whatever you did there before.")
 p1, p2, p3, p4 = st.columns(4)
 for box, name in zip((p1, p2, p3), PRESETS, strict=True):
@@ -90,7 +99,7 @@ p4.page_link(
     help="ε = 0.05, δ = 1e-5 with the analytic calibration.",
 )
 
-st.subheader("Try it: noise levels for equal sites")
+st.header("Try it: noise levels for equal sites")
 col1, col2, col3 = st.columns(3)
 P = "ov_"  # this page's keys (docs/state.md)
 sites = bound(
@@ -136,4 +145,13 @@ m3.metric(
 st.caption(
     "Classic Gaussian mechanism with Δ = 1/N_s and δ = 0.01 (paper, Sec. 2); CAPE noise "
     "design from eq. (2)."
+)
+odds = {e: times(call_core(likelihood_factor, e)) for e in (epsilon, 0.5, 5.0)}
+st.markdown(
+    f"**What ε = {epsilon:g} promises one person.** Take Ana, a patient at one of the sites. "
+    f"Whatever the released average shows, that outcome is at most e^ε = **{odds[epsilon]}×** "
+    "as likely with Ana's record in the data as without it (and the other way round), apart "
+    "from a slack δ = 0.01 (Dwork & Roth, Definition 2.4). So ε = 0.5 promises Ana at most "
+    f"{odds[0.5]}×: nobody can tell much about whether she took part. ε = 5 would allow "
+    f"{odds[5.0]}×: hardly a promise at all."
 )

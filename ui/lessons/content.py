@@ -8,8 +8,19 @@ Matrix and Tensor Factorization" (Sec. 2–4, Algorithm 1, eq. (2), Proposition 
 
 from __future__ import annotations
 
+from ui.learn_core import (
+    LESSON_DELTA,
+    LESSON_SEED,
+    OTD_N,
+    OTD_RUNS,
+    OTD_SETTINGS,
+    OTD_SITES,
+    PCA_SETTINGS,
+)
 from ui.lessons.model import Control, Explore, Lesson, Question, Step
-from ui.lessons.scenes import DELTA_GRID, EPS_GRID
+from ui.lessons.scenes import DELTA_GRID, EPS_GRID, PCA_N, PCA_SITES, SITE_GRID, SPLIT_TOTAL
+from ui.sites_table import EQUAL, SIZE
+from ui.theme import AXIS_LABELS, label
 
 EPS = Control("eps", "Privacy ε", EPS_GRID, 0.5, "Smaller ε: stronger privacy, more noise.")
 DELTA = Control("delta", "Privacy δ", DELTA_GRID, 0.01, "Smaller δ: stronger privacy, more noise.")
@@ -39,6 +50,80 @@ WHO = Control(
 
 PRIVACY = "app_pages/privacy.py"
 AVERAGING = "app_pages/averaging.py"
+EPSILON_AXIS = AXIS_LABELS["epsilon"].split(" ")[-1]  # the sweep-axis control's URL value: "ε"
+
+
+# --- links: every setting a step's numbers depend on (docs/state.md: link values win) ---------
+
+
+def sites_link(
+    prefix: str, sites: str, rule: str, calibration: str, *extra: tuple[str, str]
+) -> tuple[tuple[str, str], ...]:
+    """CAPE averaging (``avg_``) or the Privacy explorer (``prv_``) on the scene's sites:
+    S, the weighting rule, the site table (``{table}``: N_s, ε_s, δ_s, μ_s) and calibration."""
+    return (
+        (f"{prefix}S", sites),
+        (f"{prefix}weights", rule),
+        (f"{prefix}sites", "{table}"),
+        (f"{prefix}calib", calibration),
+        *extra,
+    )
+
+
+def privacy_link(sites: str, calibration: str, ng: bool = False, *extra):
+    """The Privacy explorer with the paper's design, as the lessons compute it."""
+    flag = ("prv_ng", "true" if ng else "false")
+    return sites_link("prv_", sites, EQUAL, calibration, ("prv_design", "cape"), flag, *extra)
+
+
+def _algorithms(prefix: str, algorithms: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((f"{prefix}algs", label(a)) for a in algorithms)  # the URL holds the labels
+
+
+def pca_link(sites: int, n_per_site: int) -> tuple[tuple[str, str], ...]:
+    """The PCA page's ε sweep as :func:`ui.learn_core.lesson_pca` runs it."""
+    s = PCA_SETTINGS
+    return (
+        ("pca_data", "synthetic"),
+        ("pca_dim", str(s["dim"])),
+        ("pca_k", str(s["k"])),
+        ("pca_sites", str(sites)),
+        ("pca_ns", str(n_per_site)),
+        ("pca_eps", "{epsilon:g}"),
+        ("pca_delta", f"{LESSON_DELTA:g}"),
+        ("pca_sizes", "equal"),
+        ("pca_calib", s["calibration"]),
+        ("pca_nbr", s["neighbouring"]),
+        ("pca_axis", EPSILON_AXIS),
+        ("pca_runs", str(s["runs"])),
+        ("pca_seed", str(s["seed"])),
+        *_algorithms("pca_", s["algorithms"]),
+        ("pca_absolute", "false"),
+    )
+
+
+def otd_link() -> tuple[tuple[str, str], ...]:
+    """The tensor page's ε sweep as :func:`ui.learn_core.lesson_otd` runs it."""
+    s = OTD_SETTINGS
+    return (
+        ("td_model", s["model"]),
+        ("td_dim", str(s["dim"])),
+        ("td_k", str(s["k"])),
+        ("td_sites", str(OTD_SITES)),
+        ("td_ns", str(OTD_N)),
+        ("td_eps", "{epsilon:g}"),
+        ("td_delta", f"{LESSON_DELTA:g}"),
+        ("td_calib", s["calibration"]),
+        ("td_sens", s["sensitivity"]),
+        ("td_scaling", s["scaling"]),
+        ("td_axis", EPSILON_AXIS),
+        ("td_runs", str(OTD_RUNS)),
+        ("td_tpm", "robust"),  # restarts 10, 100 iterations, tolerance 1e-8
+        ("td_seed", str(s["seed"])),
+        *_algorithms("td_", s["algorithms"]),
+        ("td_matched", "false"),
+    )
+
 
 NOISE = Lesson(
     "noise",
@@ -53,7 +138,13 @@ NOISE = Lesson(
             "mean moves by up to 1/N = 0.01: the **sensitivity** Δ. The Gaussian mechanism "
             "adds noise N(0, σ²) so that the two worlds — with and without that change — give "
             "nearly the same distribution of releases (Sec. 2). The classic calibration is "
-            "σ = Δ·√(2 ln(1.25/δ))/ε; here σ = **{sigma:.3g}** at ε = {epsilon:g}.",
+            "σ = Δ·√(2 ln(1.25/δ))/ε; here σ = **{sigma:.3g}** at ε = {epsilon:g}.\n\n"
+            "**What ε promises one person.** Take Ana, one of the 100. Whatever mean the site "
+            "releases, that outcome is at most e^ε = **{odds}×** as likely with Ana's value "
+            "in the data as without it (and the other way round), apart from a slack δ "
+            "(Dwork & Roth, Def. 2.4). ε = 0.5 promises Ana at most {odds_low}×: an observer "
+            "can barely tell whether she took part. ε = 5 allows {odds_high}×: hardly a "
+            "promise at all.",
             "neighbours",
             EPS,
             "Two curves: the distribution of the released mean when the true mean is 0.50 "
@@ -63,9 +154,10 @@ NOISE = Lesson(
             "the curves overlap, the less an observer can tell which world produced a "
             "release — small ε means wide, overlapping curves.",
             Explore(
-                PRIVACY,
-                "Calibrations on the Privacy explorer",
-                (("prv_calib", "classic"), ("prv_sites", "{table}")),
+                AVERAGING,
+                "This σ as τ_s of five such sites, on CAPE averaging",
+                sites_link("avg_", "5", EQUAL, "classic"),
+                shows=("sigma",),
             ),
             Question(
                 "Predict: if you halve ε (more privacy), what happens to the noise σ?",
@@ -73,6 +165,7 @@ NOISE = Lesson(
                 "σ ∝ 1/ε in the classic formula: at ε = {epsilon:g} σ = {sigma:.4g}, at "
                 "ε/2 σ = {half:.4g} — a ratio of **{ratio:.3g}**. (The exact analytic "
                 "calibration, not a simple 1/ε law, gives {ratio_analytic:.3g}.)",
+                claim="it doubles",  # the text's σ ∝ 1/ε
             ),
         ),
         Step(
@@ -80,22 +173,25 @@ NOISE = Lesson(
             "δ: the small chance it fails",
             "δ bounds the probability that the privacy promise breaks; it should be well "
             "below 1/N. Noise grows only like √(ln(1.25/δ)) as δ shrinks, so strong δ is "
-            "cheap: at δ = {delta:g}, σ = **{sigma:.3g}·Δ** for ε = 0.5.",
+            "cheap: at δ = {delta:g}, σ = **{sigma:.3g}·Δ** for ε = 0.5 — for the mean of "
+            "100 values (Δ = 0.01), σ = {tau:.3g}.",
             "delta_curve",
             DELTA,
             "The line is the classic σ, in units of the sensitivity Δ, against δ (log axis) "
             "at ε = 0.5; the dotted line marks your δ. The one thing to notice: four orders "
             "of magnitude of δ change σ by less than a factor of two.",
             Explore(
-                PRIVACY,
-                "Calibrations on the Privacy explorer",
-                (("prv_calib", "classic"), ("prv_sites", "{table}")),
+                AVERAGING,
+                "This σ as τ_s of five such sites, on CAPE averaging",
+                sites_link("avg_", "5", EQUAL, "classic"),
+                shows=("tau",),
             ),
             Question(
                 "Predict: going from δ = 10⁻² to δ = 10⁻⁶ multiplies σ by…",
                 ("about 1.7×", "about 10×", "about 10 000×"),
                 "σ ∝ √(2 ln(1.25/δ)): √(ln(1.25·10⁶)/ln(125)) = **{ratio:.3g}**. δ sits "
                 "inside a logarithm.",
+                claim="about 1.7×",  # the text: σ grows only like √(ln(1.25/δ))
             ),
         ),
         Step(
@@ -104,7 +200,8 @@ NOISE = Lesson(
             "The classic σ is proven (ε, δ)-private only for ε < 1 (Dwork & Roth, Thm A.1); "
             "the paper uses it up to ε = 10. The **analytic** Gaussian mechanism (Balle & "
             "Wang 2018) computes the least σ that is private, for every ε. At ε = "
-            "{epsilon:g}: classic σ = {classic:.3g}·Δ, analytic σ = {analytic:.3g}·Δ.",
+            "{epsilon:g}: classic σ = {classic:.3g}·Δ, analytic σ = {analytic:.3g}·Δ — "
+            "{ratio:.2f}× the classic one.",
             "calibrations",
             EPS,
             "Two curves of σ/Δ against ε (both axes log), δ = 0.01: the classic formula "
@@ -115,14 +212,16 @@ NOISE = Lesson(
             Explore(
                 PRIVACY,
                 "Calibrations on the Privacy explorer",
-                (("prv_calib", "analytic"), ("prv_sites", "{table}")),
+                privacy_link("5", "analytic"),
+                shows=("ratio",),
             ),
             Question(
                 "Predict: at ε = {epsilon:g}, is the classic σ enough noise for (ε, δ = 0.01)?",
                 ("yes, at least enough", "no, too little"),
-                "The least private σ is {analytic:.4g}·Δ; classic gives {classic:.4g}·Δ. At "
-                "the classic σ the mechanism's real δ at ε = {epsilon:g} is **{real_delta:.3g}**"
-                " (promised: 0.01; Balle & Wang, Thm 8).",
+                "The least σ that is private is {analytic:.4g}·Δ; classic gives "
+                "{classic:.4g}·Δ. At the classic σ the mechanism's real δ at ε = {epsilon:g} "
+                "is **{real_delta:.3g}** (promised: 0.01; Balle & Wang, Thm 8).",
+                claim="yes, at least enough",  # the text: a proof for ε < 1 (default 0.5)
             ),
         ),
     ),
@@ -152,7 +251,8 @@ SITES_LESSON = Lesson(
             Explore(
                 AVERAGING,
                 "Explore on CAPE averaging",
-                (("avg_S", "{sites}"), ("avg_sites", "{table}"), ("avg_calib", "analytic")),
+                sites_link("avg_", "{sites}", EQUAL, "analytic"),
+                shows=("tau_conv", "tau_cape"),
             ),
             Question(
                 "Predict: with S = {sites} equal sites, conventional averaging's noise "
@@ -160,6 +260,7 @@ SITES_LESSON = Lesson(
                 ("1× (the same)", "√S×", "S×", "S²×"),
                 "τ_conv² / τ_pool² = (τ_s²/S) / (τ_s²/S²) = S: here **{ratio:.3g}** "
                 "(from dpcore's design: {tau_conv:.4g}² / {tau_cape:.4g}²).",
+                claim="S×",  # the text: conventional pays S times
             ),
         ),
         Step(
@@ -169,7 +270,7 @@ SITES_LESSON = Lesson(
             "generator**, drawn so that Σ_s E_s = 0; F_s from the aggregator, which it later "
             "subtracts; and the site's own small G_s. In the sum the E's vanish and the F's "
             "are removed: only Σ G_s/S remains, with the pooled std. One real draw, S = "
-            "{sites}: Σ μ_s E_s = {e_sum:.1e}.",
+            "{sites}: E_1 = {e_first:.3g}, yet Σ μ_s E_s = {e_sum:.1e}.",
             "cancelling",
             SITES,
             "Bars per site: this draw's E_s (green, from the noise generator, std τ_e = "
@@ -178,8 +279,15 @@ SITES_LESSON = Lesson(
             "large as the G's, yet their weighted sum is zero to rounding — an invisible bar.",
             Explore(
                 "app_pages/protocol.py",
-                "Step through every message of a draw",
-                (("pr_S", "{protocol_sites}"),),
+                "Step through every message of a draw ({protocol_sites} sites)",
+                (
+                    ("pr_S", "{protocol_sites}"),
+                    ("pr_kind", "scalar"),
+                    ("pr_eps", "0.5"),
+                    ("pr_seed", str(LESSON_SEED)),
+                    ("pr_step", "{protocol_last}"),
+                ),
+                shows=("e_first",),  # the same draw when S is 3 to 5 (the page's range)
             ),
             Question(
                 "Predict: add up this draw's E_s (weighted 1/S). What do you get?",
@@ -187,6 +295,7 @@ SITES_LESSON = Lesson(
                 "Σ μ_s E_s = **{e_sum:.1e}** while each E_s has std {tau_e:.3g}: the noise "
                 "generator draws them conditioned on a zero sum (eq. (2); our construction "
                 "in docs/cape-design.md).",
+                claim="zero (to rounding)",
             ),
         ),
         Step(
@@ -204,24 +313,30 @@ SITES_LESSON = Lesson(
             Explore(
                 PRIVACY,
                 "Who sees what, on the Privacy explorer",
-                (("prv_S", "{sites}"), ("prv_sites", "{table}"), ("prv_calib", "analytic")),
+                privacy_link("{sites}", "analytic"),
+                shows=("ratio",),  # its table's σ own / τ_s: 1 in std as in variance
             ),
             Question(
                 "Predict: after subtracting F_1, how much noise variance is left on site 1's "
                 "release in the aggregator's view?",
                 ("τ_s²/S", "τ_s² (what it needs)", "2τ_s²"),
                 "τ_e² + τ_g² = **{ratio:.3g} τ_s²** (dpcore's design for S = {sites}).",
+                claim="τ_s² (what it needs)",
             ),
         ),
     ),
 )
 
+
 # The unequal-sites lesson's steps all open CAPE averaging on the lesson's five sites.
-UNEQUAL_EXPLORE = Explore(
-    AVERAGING,
-    "Explore on CAPE averaging",
-    (("avg_S", "5"), ("avg_weights", "∝ N_s"), ("avg_sites", "{table}"), ("avg_calib", "analytic")),
-)
+def unequal_explore(*shows: str) -> Explore:
+    return Explore(
+        AVERAGING,
+        "Explore on CAPE averaging",
+        sites_link("avg_", "5", SIZE, "analytic"),
+        shows=shows,
+    )
+
 
 UNEQUAL = Lesson(
     "unequal",
@@ -242,12 +357,13 @@ UNEQUAL = Lesson(
             "equal weights 1/S, conventional with weights N_s/N, and CAPE with N_s/N, for "
             "S = 5 sites of the sizes on the x-axis (ε = 0.5, δ = 0.01). The one thing to "
             "notice: CAPE's bar is the lowest whatever the split.",
-            UNEQUAL_EXPLORE,
+            unequal_explore("tau_cape", "tau_conv"),
             Question(
                 "Predict: with the same weights N_s/N, conventional variance / CAPE variance is…",
                 ("1×", "S× = 5×", "G(n)× = {gain:.3g}×"),
                 "With μ_s = N_s/N and one ε, every μ_s τ_s is the same, so conventional has "
                 "S·(μτ)² against CAPE's (μτ)²: **{ratio:.3g}×** = S, whatever the sizes.",
+                claim="S× = 5×",
             ),
         ),
         Step(
@@ -263,12 +379,13 @@ UNEQUAL = Lesson(
             "the minimum S (equal sizes), the maximum of Proposition 1, and your split's G. "
             "The one thing to notice: G shoots up — but only because equal weights are a "
             "poor way to average unequal sites.",
-            UNEQUAL_EXPLORE,
+            unequal_explore("gain"),
             Question(
                 "Predict: at this split, is G(n) more than, exactly, or less than S = 5?",
                 ("less than S", "exactly S", "more than S"),
                 "G(n) = **{gain:.3g}** for sizes {sizes} (Proposition 1: S ≤ G, with "
                 "equality only for equal sizes).",
+                claim="more than S",  # the text: G grows as one site dominates
             ),
         ),
         Step(
@@ -285,12 +402,13 @@ UNEQUAL = Lesson(
             "with the best conventional weights. The dashed line is 1 (no advantage). The "
             "one thing to notice: the honest advantage is the smallest bar, and it shrinks "
             "as one site dominates.",
-            UNEQUAL_EXPLORE,
+            unequal_explore("best", "same", "gain"),
             Question(
                 "Predict: against the best conventional weights, CAPE's advantage is…",
                 ("more than S", "between 1 and S", "none (1×)"),
                 "Best conventional variance is 1/Σ(1/τ_s²) = τ²/ΣN_s² against CAPE's τ²/N² "
                 "(τ_s = τ/N_s): a gain of N²/ΣN_s² = **{best:.3g}×**.",
+                claim="between 1 and S",
             ),
         ),
     ),
@@ -318,13 +436,15 @@ VIEWS = Lesson(
             Explore(
                 PRIVACY,
                 "Who sees what, on the Privacy explorer",
-                (("prv_S", "{sites}"), ("prv_sites", "{table}"), ("prv_calib", "analytic")),
+                privacy_link("{sites}", "analytic"),
+                shows=("joint",),
             ),
             Question(
                 "Predict: using all releases together, the aggregator's noise on site 1 is…",
                 ("exactly τ_s", "less than τ_s", "more than τ_s"),
                 "All releases together leave **{joint:.3f}·τ_s** (√((1 + 1/S)/2) for S "
                 "equal sites); the release alone leaves {own:.3f}·τ_s.",
+                claim="less than τ_s",  # the text: combined they say more about site 1
             ),
         ),
         Step(
@@ -344,7 +464,8 @@ VIEWS = Lesson(
             Explore(
                 PRIVACY,
                 "Collusion on the Privacy explorer",
-                (("prv_S", "5"), ("prv_sites", "{table}"), ("prv_calib", "analytic")),
+                privacy_link("5", "analytic", False, ("prv_colluders", "{colluders}")),
+                shows=("epsilon_joint", "epsilon_release", "epsilon_at_required"),
             ),
             Question(
                 "Predict: with {colluding} colluding sites, site 1's effective ε is…",
@@ -352,6 +473,7 @@ VIEWS = Lesson(
                 "dpcore's coalition view: ε = **{epsilon_joint:.3g}** from all the coalition "
                 "sees, {epsilon_release:.3g} from site 1's release alone, "
                 "{epsilon_at_required:.3g} promised.",
+                claim="larger: weaker privacy",  # the text: ε climbs with every colluder
             ),
         ),
         Step(
@@ -369,19 +491,17 @@ VIEWS = Lesson(
             Explore(
                 PRIVACY,
                 "Coalitions on the Privacy explorer",
-                (
-                    ("prv_S", "5"),
-                    ("prv_ng", "true"),
-                    ("prv_sites", "{table}"),
-                    ("prv_calib", "analytic"),
-                ),
+                privacy_link("5", "analytic", True),
+                shows=("both",),
             ),
             Question(
                 "Predict: if the noise generator joins the aggregator, site 1's ε becomes…",
                 ("unchanged", "about √S× larger", "about S× larger"),
                 "ε grows from {alone:.3g} to {both:.3g}: **{ratio:.3g}×**. Only G (std "
-                "τ_s/√S) is left, and ε grows a little faster than 1/σ, so the factor is a "
-                "bit above √S = 2.24.",
+                "τ_s/√S) is left, so the noise shrinks √S = {root:.3g}×, and ε grows faster "
+                "than 1/σ: the factor is {excess:.0%} above √S, still nearer √S than S "
+                "on a log scale.",
+                claim="about √S× larger",
             ),
         ),
     ),
@@ -403,56 +523,56 @@ PCA = Lesson(
             "{cape:.1%}, conventional {conv:.1%}.",
             "pca_scene",
             EPS,
-            "Captured energy over the optimum (y) against ε (log x) for S = 10 sites of "
-            "N_s = 1000, D = 20, K = 5: non-private (dashed), CAPE and conventional; bands "
-            "are ±1 std over 4 runs, the dotted line your ε. The one thing to notice: CAPE "
-            "reaches a given quality at a smaller ε.",
+            f"Captured energy over the optimum (y) against ε (log x) for S = {PCA_SITES} "
+            f"sites of N_s = {PCA_N}, D = {PCA_SETTINGS['dim']}, K = {PCA_SETTINGS['k']}: "
+            "non-private (dashed), CAPE and conventional; bands are ±1 std over {runs} runs, "
+            "the dotted line your ε. The one thing to notice: CAPE reaches a given quality at "
+            "a smaller ε.",
             Explore(
                 "app_pages/pca.py",
-                "Explore on the PCA page",
-                (
-                    ("pca_eps", "{epsilon:g}"),
-                    ("pca_sites", "10"),
-                    ("pca_dim", "20"),
-                    ("pca_k", "5"),
-                ),
+                "The same sweep on the PCA page",
+                pca_link(PCA_SITES, PCA_N),
+                shows=("cape", "conv"),
             ),
             Question(
                 "Predict: at ε = {epsilon:g}, which captures more energy?",
                 ("capePCA", "conventional", "about the same"),
-                "Mean over 4 runs: CAPE **{cape:.2%}**, conventional **{conv:.2%}** (a tie "
-                "when within two standard errors).",
+                "Mean ± standard error over {runs} runs: CAPE **{cape:.2%}** ± {cape_se:.2%}, "
+                "conventional **{conv:.2%}** ± {conv_se:.2%}. Their difference is {z:.1f} "
+                "standard errors ({diff_se:.2%} each); within 2 it would be a tie.",
+                claim="capePCA",  # the text: less noise, directions closer to the true ones
             ),
         ),
         Step(
             "pca_sites",
             "Same data, more sites",
-            "Split the same N = 20 000 samples over more sites. Each site's noise τ_s grows "
-            "with S (fewer samples, larger sensitivity), so conventional averaging's noise "
-            "grows like √S, while CAPE keeps the pooled noise whatever S is. Captured energy "
-            "gap (CAPE − conventional) at ε = {epsilon:g}: {gap_first:.1%} at S = 2, "
-            "{gap_last:.1%} at S = 50.",
+            f"Split the same N = {SPLIT_TOTAL:,} samples over more sites. Each site's noise "
+            "τ_s grows with S (fewer samples, larger sensitivity), so conventional averaging's "
+            "noise grows like √S, while CAPE keeps the pooled noise whatever S is. Captured "
+            "energy gap (CAPE − conventional) at ε = {epsilon:g}: {gap_first:.1%} at "
+            f"S = {SITE_GRID[0]}, " + "{gap_last:.1%} at S = {sites_last} (N_s = {ns_last}: "
+            "CAPE {cape_last:.1%}, conventional {conv_last:.1%}).",
             "pca_sites_scene",
             EPS,
             "Captured energy over the optimum (y) against the number of sites S (x) that "
-            "share N = 20 000 samples equally, at your ε, D = 20, K = 5: non-private "
-            "(dashed), CAPE and conventional, ±1 std bands over 4 runs. The one thing to "
-            "notice: CAPE's line stays flat, conventional's falls.",
+            f"share N = {SPLIT_TOTAL:,} samples equally, at your ε, D = "
+            f"{PCA_SETTINGS['dim']}, K = {PCA_SETTINGS['k']}: non-private (dashed), CAPE and "
+            "conventional, ±1 std bands over {runs} runs. The one thing to notice: CAPE's line "
+            "stays flat, conventional's falls.",
             Explore(
                 "app_pages/pca.py",
-                "Sweep S on the PCA page",
-                (
-                    ("pca_eps", "{epsilon:g}"),
-                    ("pca_axis", "S"),  # the URL holds the label the control shows
-                    ("pca_dim", "20"),
-                    ("pca_k", "5"),
-                ),
+                f"The {SITE_GRID[-1]}-site split on the PCA page",
+                pca_link(SITE_GRID[-1], SPLIT_TOTAL // SITE_GRID[-1]),
+                shows=("cape_last", "conv_last"),
             ),
             Question(
-                "Predict: as the same data is split over 2 → 50 sites, the gap between "
-                "CAPE and conventional…",
-                ("it grows", "it shrinks"),
-                "The gap is {gap_first:.2%} at S = 2 and **{gap_last:.2%}** at S = 50.",
+                f"Predict: as the same data is split over {SITE_GRID[0]} → {SITE_GRID[-1]} "
+                "sites, the gap between CAPE and conventional…",
+                ("it grows", "it shrinks", "about the same"),
+                f"The gap is {{gap_first:.2%}} at S = {SITE_GRID[0]} and **{{gap_last:.2%}}** "
+                "at S = {sites_last}: a change of {z:.1f} standard errors ({gap_se:.2%}, over "
+                "{runs} runs at each end); within 2 it would be a tie.",
+                claim="it grows",  # the text: conventional's noise grows like √S, CAPE's not
             ),
         ),
         Step(
@@ -460,23 +580,29 @@ PCA = Lesson(
             "Tensors: the same trick, twice",
             "capeAGN (Algorithm 2) learns a mixture of Gaussians from the moments M2 (a "
             "matrix) and M3 (a D×D×D tensor): CAPE on M2 for the whitening, then on the "
-            "projected M3 (Theorem 2 splits (ε, δ) between them). The measure is the "
-            "component error (lower is better); at ε = {epsilon:g}: CAPE {cape:.3f}, "
-            "conventional {conv:.3f}.",
+            "projected M3 (Theorem 2 splits (ε, δ) between them). The same S-fold noise "
+            "saving shows up as a lower component error; at ε = {epsilon:g}: CAPE "
+            "{cape:.3f}, conventional {conv:.3f}.",
             "tensor_scene",
             EPS,
             "Component error q_comp (y, lower is better) against ε (log x) for a mixture of "
-            "5 Gaussians in D = 10, S = 5 sites of N_s = 20 000: non-private (dashed), CAPE, "
-            "conventional; ±1 std over 3 runs. The one thing to notice: the same S-fold "
-            "noise saving shows up as lower error.",
+            f"{OTD_SETTINGS['k']} Gaussians in D = {OTD_SETTINGS['dim']}, S = {OTD_SITES} "
+            f"sites of N_s = {OTD_N:,}: non-private (dashed), CAPE, conventional; ±1 std over "
+            "{runs} runs. The one thing to notice: where the noise matters, CAPE's error is "
+            "the lower one.",
             Explore(
-                "app_pages/tensor.py", "Explore on the tensor page", (("td_eps", "{epsilon:g}"),)
+                "app_pages/tensor.py",
+                "The same sweep on the tensor page",
+                otd_link(),
+                shows=("cape", "conv"),
             ),
             Question(
                 "Predict: at ε = {epsilon:g}, which recovers the components better?",
                 ("capeAGN", "conventional", "about the same"),
-                "Component error, mean over 3 runs: CAPE **{cape:.3f}**, conventional "
-                "**{conv:.3f}** (a tie when within two standard errors).",
+                "Component error, mean ± standard error over {runs} runs: CAPE **{cape:.3f}** "
+                "± {cape_se:.3f}, conventional **{conv:.3f}** ± {conv_se:.3f}. Their difference "
+                "is {z:.1f} standard errors ({diff_se:.3f} each); within 2 it would be a tie.",
+                claim="capeAGN",  # the text: the S-fold saving shows up as lower error
             ),
         ),
     ),

@@ -31,15 +31,37 @@ class Question:
     prompt: str
     options: tuple[str, ...]
     reveal: str  # why, with the computed numbers
+    # The option the step's text asserts at the control's default: the test checks that the
+    # computed answer agrees, so the prose and the quiz cannot disagree (None: no claim).
+    claim: str | None = None
 
 
 @dataclass(frozen=True)
 class Explore:
-    """Where to go on: an app page and its URL parameters (templates)."""
+    """Where to go on: an app page and its URL parameters (templates; a key given twice is a
+    list, as a multiselect's URL holds it). The link names every setting the step's numbers
+    depend on, so the page opens with them whatever the visitor did there before."""
 
     page: str
     label: str
     params: tuple[tuple[str, str], ...] = ()
+    # Names of the scene's numbers the linked page shows again (tests/test_lessons.py opens
+    # the link and finds each one there, at the precision the lesson quotes it).
+    shows: tuple[str, ...] = ()
+
+    def query(self, numbers: dict) -> list[tuple[str, str]]:
+        """The link's query parameters filled with the scene's numbers. A template that is
+        one bare name of a list or tuple of strings gives one parameter per item (none for
+        an empty one): a multiselect's value."""
+        out: list[tuple[str, str]] = []
+        for key, template in self.params:
+            name = template[1:-1] if template.startswith("{") and template.endswith("}") else ""
+            value = numbers.get(name)
+            if isinstance(value, (list, tuple)):
+                out.extend((key, str(v)) for v in value)
+            else:
+                out.append((key, template.format(**numbers)))
+        return out
 
 
 @dataclass(frozen=True)

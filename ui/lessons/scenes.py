@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.promise import likelihood_factor
 from ui.cached import (
     GAINS,
     calibration_table,
@@ -26,14 +27,17 @@ from ui.cached import (
 from ui.figures import FONT, calibration_figure, collusion_figure, gain_figure, sweep_figure
 from ui.learn_core import (
     LESSON_DELTA,
+    LESSON_SEED,
+    OTD_RUNS,
+    PCA_SETTINGS,
     classic_check,
     lesson_otd,
     lesson_pca,
-    lesson_pca_split,
     protocol_run,
     sigmas,
     site_designs,
 )
+from ui.protocol_steps import protocol_steps
 from ui.sites_table import EQUAL, SIZE, encode, with_rule
 from ui.theme import style
 
@@ -61,6 +65,21 @@ class Scene:
 
     figure: go.Figure
     numbers: dict
+
+
+def times(factor: float) -> str:
+    """A likelihood factor as a reader says it: 1.65, 148, 22,026."""
+    return f"{factor:.3g}" if factor < 1000 else f"{factor:,.0f}"
+
+
+def promise(epsilon: float) -> dict[str, str]:
+    """What ε promises one person (:func:`dpcore.promise.likelihood_factor`, e^ε): at this ε,
+    and at the two ε's a class compares, 0.5 and 5."""
+    return {
+        "odds": times(likelihood_factor(epsilon)),
+        "odds_low": times(likelihood_factor(0.5)),
+        "odds_high": times(likelihood_factor(5.0)),
+    }
 
 
 def nearest(value: float, candidates: dict[str, float]) -> str:
@@ -117,6 +136,7 @@ def neighbours(epsilon: float) -> Scene:
         _layout(fig, "released mean", "probability density"),
         {
             "epsilon": epsilon,
+            **promise(epsilon),
             "sigma": sigma,
             "half": half,
             "ratio": ratio,
@@ -137,6 +157,7 @@ def delta_curve(delta: float) -> Scene:
     """Classic σ/Δ over δ at ε = 0.5 (σ ∝ √(2 ln(1.25/δ)))."""
     values = [sigmas(1.0, (0.5,), d, "classic")[0] for d in DELTA_GRID]
     at = sigmas(1.0, (0.5,), delta, "classic")[0]
+    tau = sigmas(1.0 / N_MEAN, (0.5,), delta, "classic")[0]  # the mean of N_MEAN values
     lo, hi = values[DELTA_GRID.index(1e-2)], values[DELTA_GRID.index(1e-6)]
     fig = go.Figure(
         go.Scatter(
@@ -155,6 +176,7 @@ def delta_curve(delta: float) -> Scene:
         {
             "delta": delta,
             "sigma": at,
+            "tau": tau,
             "table": sites_text([N_MEAN] * 5, 0.5, delta=delta),
             "ratio": ratio,
             "answer": nearest(ratio, {"about 1.7×": 1.7, "about 10×": 10.0, "about 10 000×": 1e4}),
@@ -172,6 +194,7 @@ def calibrations(epsilon: float) -> Scene:
         {
             "epsilon": epsilon,
             **check,
+            "ratio": check["analytic"] / check["classic"],
             "table": sites_text([N_MEAN] * 5, epsilon),
             "answer": "yes, at least enough" if enough else "no, too little",
         },
@@ -219,7 +242,7 @@ def conventional_cost(sites: int) -> Scene:
 
 def cancelling(sites: int) -> Scene:
     """One real CAPE draw: each site's E_s and G_s, and their weighted sums."""
-    demo = protocol_run(sites, "scalar", 0.5, 0)
+    demo = protocol_run(sites, "scalar", 0.5, LESSON_SEED)
     run = demo.run
     labels = [f"site {s + 1}" for s in range(sites)]
     fig = go.Figure()
@@ -248,13 +271,16 @@ def cancelling(sites: int) -> Scene:
     )
     tau_e = float(run.design.tau_e[0])
     e_sum = float(demo.e_sum)
+    shown = min(max(sites, 3), 5)  # the protocol page draws 3 to 5 sites
     options = {"about τ_e": tau_e, "about τ_e/√S": tau_e / math.sqrt(sites)}
     answer = "zero (to rounding)" if abs(e_sum) <= 1e-12 * tau_e else nearest(abs(e_sum), options)
     return Scene(
         _layout(fig, "", "noise value in this draw"),
         {
             "sites": sites,
-            "protocol_sites": min(max(sites, 3), 5),
+            "protocol_sites": shown,
+            "protocol_last": len(protocol_steps(protocol_run(shown, "scalar", 0.5, LESSON_SEED))),
+            "e_first": float(run.e[0]),
             "e_sum": e_sum,
             "g_sum": float(demo.g_sum),
             "tau_e": tau_e,
@@ -481,7 +507,11 @@ def collusion_scene(colluding: int) -> Scene:
         else "smaller: stronger privacy"
     )
     table = sites_text([1000] * VIEW_SITES, 0.5)
-    return Scene(fig, {"colluding": colluding, **site1, "table": table, "answer": answer})
+    names = tuple(f"site {s}" for s in range(2, colluding + 2))  # the Privacy explorer's picks
+    return Scene(
+        fig,
+        {"colluding": colluding, "colluders": names, **site1, "table": table, "answer": answer},
+    )
 
 
 def generator_scene(who: str) -> Scene:
@@ -521,6 +551,8 @@ def generator_scene(who: str) -> Scene:
             "ratio": ratio,
             "alone": alone["epsilon_release"],
             "both": both["epsilon_release"],
+            "root": math.sqrt(VIEW_SITES),
+            "excess": ratio / math.sqrt(VIEW_SITES) - 1.0,
             "table": sites_text([1000] * VIEW_SITES, 0.5),
             "answer": answer,
         },
@@ -529,74 +561,126 @@ def generator_scene(who: str) -> Scene:
 
 # --- lesson 5: from averages to PCA and tensors --------------------------------------------------
 
-
-def _means(df, axis: str, metric: str, at: float) -> dict[str, tuple[float, float]]:
-    part = df[df[axis] == at].groupby("algorithm")[metric].agg(["mean", "std", "count"])
-    return {a: (r["mean"], r["std"] / math.sqrt(r["count"])) for a, r in part.iterrows()}
+TIE_SE = 2.0  # a difference within this many standard errors is "about the same"
 
 
-def _compare(stats: dict, higher_is_better: bool, winner: str) -> str:
+def _stats(df: pd.DataFrame, metric: str, epsilon: float) -> dict[str, tuple[float, float]]:
+    """Mean and standard error (std/√runs) of ``metric`` per algorithm at ``epsilon``."""
+    part = df[df["epsilon"] == epsilon].groupby("algorithm")[metric].agg(["mean", "std", "count"])
+    return {
+        a: (float(r["mean"]), float(r["std"] / math.sqrt(r["count"]))) for a, r in part.iterrows()
+    }
+
+
+def separation(diff: float, se: float) -> float:
+    """How many standard errors ``diff`` is from zero (∞ when there is no spread)."""
+    return abs(diff) / se if se > 0 else (math.inf if diff else 0.0)
+
+
+def _duel(stats: dict, higher_is_better: bool, winner: str) -> dict:
+    """CAPE against conventional: means, standard errors, their difference in standard
+    errors, and the honest answer — a tie only within :data:`TIE_SE` standard errors."""
     (cm, cs), (vm, vs) = stats["cape"], stats["conv"]
-    if abs(cm - vm) <= 2 * math.hypot(cs, vs):  # within two standard errors: a tie
-        return "about the same"
-    return winner if (cm > vm) == higher_is_better else "conventional"
+    se = math.hypot(cs, vs)
+    z = separation(cm - vm, se)
+    answer = (
+        "about the same"
+        if z <= TIE_SE
+        else winner
+        if (cm > vm) == higher_is_better
+        else "conventional"
+    )
+    return {
+        "cape": cm,
+        "conv": vm,
+        "cape_se": cs,
+        "conv_se": vs,
+        "diff_se": se,
+        "z": z,
+        "answer": answer,
+    }
 
 
-def _sweep_scene(df, metric: str, y_title: str, epsilon: float, **compare) -> Scene:
+def _sweep_scene(df, metric: str, y_title: str, epsilon: float, runs: int, **duel) -> Scene:
     """A lesson's ε sweep (marker at the control) and CAPE vs conventional at that ε."""
     fig = sweep_figure(df, axis="epsilon", metric=metric, y_title=y_title, marker=epsilon)
     fig.update_layout(height=380)
-    stats = _means(df, "epsilon", metric, epsilon)
-    return Scene(
-        fig,
-        {
-            "epsilon": epsilon,
-            "cape": stats["cape"][0],
-            "conv": stats["conv"][0],
-            "answer": _compare(stats, **compare),
-        },
-    )
+    numbers = _duel(_stats(df, metric, epsilon), **duel)
+    return Scene(fig, {"epsilon": epsilon, "runs": runs, **numbers})
+
+
+PCA_SITES, PCA_N = 10, 1000  # lesson 5, step 1: S sites of N_s samples
 
 
 def pca_scene(epsilon: float) -> Scene:
-    """Captured energy of capePCA, conventional and non-private PCA over ε."""
+    """Captured energy of capePCA, conventional and non-private PCA over ε: the PCA page's
+    own sweep for the link's settings."""
     return _sweep_scene(
-        lesson_pca(EPS_GRID, 10),
+        lesson_pca(PCA_SITES, PCA_N, epsilon),
         "captured_energy_ratio",
         "captured energy / optimum",
         epsilon,
+        PCA_SETTINGS["runs"],
         higher_is_better=True,
         winner="capePCA",
     )
 
 
-SITE_GRID = (2, 5, 10, 20, 50)
+SITE_GRID, SPLIT_TOTAL = (2, 5, 10, 20, 50), 10_000  # the same N samples over S sites
 
 
 def pca_sites_scene(epsilon: float) -> Scene:
-    """Captured energy against S for N = 20 000 samples split equally over S sites."""
-    df = lesson_pca_split(20_000, SITE_GRID, epsilon)
+    """Captured energy against S for N = 10 000 samples split equally (N_s = N/S): at each
+    S the PCA page's ε sweep for (S, N_s), read at ``epsilon``."""
+    metric = "captured_energy_ratio"
+    rows, stats = [], {}
+    for sites in SITE_GRID:
+        df = lesson_pca(sites, SPLIT_TOTAL // sites, epsilon)
+        rows.append(df[df["epsilon"] == epsilon])
+        stats[sites] = _stats(df, metric, epsilon)
     fig = sweep_figure(
-        df, axis="sites", metric="captured_energy_ratio", y_title="captured energy / optimum"
+        pd.concat(rows, ignore_index=True),
+        axis="sites",
+        metric=metric,
+        y_title="captured energy / optimum",
     )
     fig.update_layout(height=380)
-    first = _means(df, "sites", "captured_energy_ratio", SITE_GRID[0])
-    last = _means(df, "sites", "captured_energy_ratio", SITE_GRID[-1])
+    first, last = stats[SITE_GRID[0]], stats[SITE_GRID[-1]]
     gap_first = first["cape"][0] - first["conv"][0]
     gap_last = last["cape"][0] - last["conv"][0]
-    answer = "it grows" if gap_last > gap_first else "it shrinks"
+    # independent runs at the two ends: the variances of the four means add
+    se = math.sqrt(sum(end[a][1] ** 2 for end in (first, last) for a in ("cape", "conv")))
+    z = separation(gap_last - gap_first, se)
+    answer = (
+        "about the same" if z <= TIE_SE else "it grows" if gap_last > gap_first else "it shrinks"
+    )
     return Scene(
-        fig, {"epsilon": epsilon, "gap_first": gap_first, "gap_last": gap_last, "answer": answer}
+        fig,
+        {
+            "epsilon": epsilon,
+            "runs": PCA_SETTINGS["runs"],
+            "gap_first": gap_first,
+            "gap_last": gap_last,
+            "gap_se": se,
+            "z": z,
+            "sites_last": SITE_GRID[-1],
+            "ns_last": SPLIT_TOTAL // SITE_GRID[-1],
+            "cape_last": last["cape"][0],
+            "conv_last": last["conv"][0],
+            "answer": answer,
+        },
     )
 
 
 def tensor_scene(epsilon: float) -> Scene:
-    """Component error of capeAGN, conventional and non-private over ε (MOG)."""
+    """Component error of capeAGN, conventional and non-private over ε (MOG): the tensor
+    page's own sweep for the link's settings."""
     return _sweep_scene(
-        lesson_otd(EPS_GRID),
+        lesson_otd(epsilon, EPS_GRID),
         "component_error",
         "component error q_comp",
         epsilon,
+        OTD_RUNS,
         higher_is_better=False,
         winner="capeAGN",
     )
