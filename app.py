@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-from ui import jobs, presenter, state
+from ui import jobs, presenter, profiling, state, uploads
 from ui.guard import drop_unreadable_query_params, plain
 
 jobs.note_visit()  # who is here: a heavy job gets every core only while nobody else is
+uploads.install()  # uploaded bytes bounded per session and per server (ui/uploads.py)
 presenting = presenter.is_on()
 st.set_page_config(
     page_title="CAPE Lab",
@@ -24,6 +25,11 @@ pages = {
         st.Page("app_pages/averaging.py", title="CAPE averaging", icon=":material/functions:"),
         st.Page("app_pages/privacy.py", title="Privacy explorer", icon=":material/shield:"),
     ],
+    "Beyond the paper": [
+        st.Page("app_pages/trust_models.py", title="Trust models", icon=":material/handshake:"),
+        st.Page("app_pages/composition.py", title="Repeated releases", icon=":material/repeat:"),
+        st.Page("app_pages/audit.py", title="Attack audit", icon=":material/gavel:"),
+    ],
     "Experiments": [
         st.Page("app_pages/pca.py", title="PCA", icon=":material/show_chart:"),
         st.Page("app_pages/tensor.py", title="Tensor decomposition", icon=":material/view_in_ar:"),
@@ -39,4 +45,5 @@ if dropped:
         icon=":material/link_off:",
     )
 state.install_history()  # Back/Forward step through settings (docs/state.md)
-nav.run()
+with profiling.rerun(nav):  # CAPE_PROFILE_DIR: a cProfile file per run
+    nav.run()

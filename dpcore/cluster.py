@@ -14,12 +14,14 @@ asked for. Two uses (docs/scale-out.md):
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import contextlib
 import functools
 import hashlib
 import os
 import pickle
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
@@ -181,7 +183,72 @@ class SharedRunner:
 
 
 _RUNNERS: dict[str, SharedRunner] = {}
-_RUNNERS_GUARD = threading.Lock()
+_RUNNERS_GUARD = threading.Lock()  # held only to read and write the three dicts, never to connect
+_CONNECTING: dict[str, threading.Event] = {}  # address → set when its one attempt has ended
+_FAILED: dict[str, float] = {}  # address → time.monotonic() of its last failure
+FAILURE_MEMORY_SECONDS = 60.0  # a failed scheduler is not asked again for this long
+# What a lost or unreachable scheduler raises (Dask's CommClosedError is an OSError); a
+# ValueError or TypeError of the request itself is the request's answer and propagates.
+_SCHEDULER_ERRORS = (OSError, TimeoutError, concurrent.futures.CancelledError)
+
+
+def _runner(address: str) -> SharedRunner | None:
+    """The runner of ``address`` (None while its last failure is remembered).
+
+    None while the last failure is younger than :data:`FAILURE_MEMORY_SECONDS`.
+
+    One thread connects at a time per address, without holding the lock: the other callers
+    wait for its answer, so an unreachable scheduler costs one :data:`CONNECT_SECONDS` wait
+    in all, not one per caller, and a failure is remembered (one warning, then silence).
+    """
+    while True:
+        with _RUNNERS_GUARD:
+            runner = _RUNNERS.get(address)
+            if runner is not None:
+                return runner
+            failed = _FAILED.get(address)
+            if failed is not None and time.monotonic() - failed < FAILURE_MEMORY_SECONDS:
+                return None
+            pending = _CONNECTING.get(address)
+            if pending is None:
+                attempt = _CONNECTING[address] = threading.Event()
+        if pending is not None:
+            pending.wait()  # another caller is connecting: its answer is ours
+            continue
+        try:
+            runner = SharedRunner(address)
+        except OSError as err:
+            with _RUNNERS_GUARD:
+                _FAILED[address] = time.monotonic()
+            warnings.warn(
+                f"{SCHEDULER_ENV}={address} unreachable ({err}); computing here for the next "
+                f"{FAILURE_MEMORY_SECONDS:.0f} s",
+                stacklevel=3,
+            )
+            return None
+        finally:
+            with _RUNNERS_GUARD:
+                del _CONNECTING[address]
+                if runner is not None:
+                    _RUNNERS[address] = runner
+                    _FAILED.pop(address, None)
+            attempt.set()
+        return runner
+
+
+def _forget(address: str, runner: SharedRunner) -> bool:
+    """Drop a runner whose scheduler went away, remembered as a failure.
+
+    True if this call dropped it (so only one caller reports it).
+    """
+    with _RUNNERS_GUARD:
+        if _RUNNERS.get(address) is not runner:
+            return False
+        del _RUNNERS[address]
+        _FAILED[address] = time.monotonic()
+    with contextlib.suppress(Exception):
+        runner.client.close(timeout=1)
+    return True
 
 
 def run(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
@@ -190,20 +257,24 @@ def run(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
     The app's heavy calls go through this, so several app servers pointed at one scheduler
     share its workers and compute each distinct request once (:class:`SharedRunner`). When
     the scheduler cannot be reached (down, wrong address: ``OSError`` within
-    :data:`CONNECT_SECONDS`) the call runs here, with a warning: the app stays up. Errors
+    :data:`CONNECT_SECONDS`) the call runs here, with one warning, and the failure is
+    remembered for :data:`FAILURE_MEMORY_SECONDS` (later calls compute here at once). A
+    scheduler lost during a call gives one warning too and the call is computed here. Errors
     raised by ``fn`` itself (a ValueError for a bad parameter) propagate as they are.
     """
     address = os.environ.get(SCHEDULER_ENV, "").strip()
     if not address:
         return fn(*args, **kwargs)
-    try:
-        with _RUNNERS_GUARD:
-            runner = _RUNNERS.get(address)
-            if runner is None:
-                runner = _RUNNERS[address] = SharedRunner(address)
-    except OSError as err:
-        warnings.warn(
-            f"{SCHEDULER_ENV}={address} unreachable ({err}); computing here", stacklevel=2
-        )
+    runner = _runner(address)
+    if runner is None:
         return fn(*args, **kwargs)
-    return runner.run(fn, *args, **kwargs)
+    try:
+        return runner.run(fn, *args, **kwargs)
+    except _SCHEDULER_ERRORS as err:
+        if _forget(address, runner):
+            warnings.warn(
+                f"{SCHEDULER_ENV}={address} lost during a computation "
+                f"({type(err).__name__}); computing here",
+                stacklevel=2,
+            )
+        return fn(*args, **kwargs)

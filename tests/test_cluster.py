@@ -114,4 +114,6 @@ def test_an_unreachable_scheduler_means_computing_here(monkeypatch):
     monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")  # discard port: refused
     with pytest.warns(UserWarning, match="unreachable"):
         assert cluster.run(divmod, 7, 2) == (3, 1)
-    assert "tcp://127.0.0.1:9" not in cluster._RUNNERS  # retried on the next request
+    assert "tcp://127.0.0.1:9" not in cluster._RUNNERS
+    assert "tcp://127.0.0.1:9" in cluster._FAILED  # remembered a while (tests/test_bounds.py)
+    cluster._FAILED.clear()

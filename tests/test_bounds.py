@@ -1,0 +1,395 @@
+"""Fair and bounded under a class (issue #26): one heavy-queue place per browser, uploads
+bounded per session and per server, an unreachable Dask scheduler paid for once."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import warnings
+from types import SimpleNamespace
+
+import pytest
+
+from dpcore import cluster
+
+
+@pytest.fixture
+def fresh_cluster_state(monkeypatch):
+    """No runner, no remembered failure, before and after the test."""
+    for table in (cluster._RUNNERS, cluster._FAILED, cluster._CONNECTING):
+        table.clear()
+    yield
+    for runner in list(cluster._RUNNERS.values()):
+        getattr(runner.client, "close", lambda: None)()
+    for table in (cluster._RUNNERS, cluster._FAILED, cluster._CONNECTING):
+        table.clear()
+
+
+def _five_concurrent_misses(monkeypatch) -> tuple[list, list[str]]:
+    """Five threads call cluster.run at once (five cache misses); their results and the
+    warnings they raised."""
+    results: list = [None] * 5
+    caught: list[str] = []
+    start = threading.Barrier(5)
+
+    def miss(i: int) -> None:
+        start.wait()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            results[i] = cluster.run(divmod, 17 + i, 5)
+        caught.extend(str(w.message) for w in seen)
+
+    threads = [threading.Thread(target=miss, args=(i,)) for i in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return results, caught
+
+
+def test_an_unreachable_scheduler_costs_one_connection_attempt_not_five(
+    monkeypatch, fresh_cluster_state
+):
+    """Nothing listens on the address: Dask's real client retries until its timeout. Five
+    concurrent calls make one attempt in all (the others wait for its answer, then compute
+    here), and a call after them makes none (the failure is remembered)."""
+    pytest.importorskip("distributed")
+    from benchmarks.server import free_port
+
+    attempts = []
+    real_client = cluster._client
+
+    def counting_client(address, timeout=None):
+        attempts.append(address)
+        return real_client(address, timeout=timeout)
+
+    monkeypatch.setattr(cluster, "_client", counting_client)
+    monkeypatch.setattr(cluster, "CONNECT_SECONDS", 1.0)
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, f"tcp://127.0.0.1:{free_port()}")
+    results, caught = _five_concurrent_misses(monkeypatch)
+    assert results == [divmod(17 + i, 5) for i in range(5)]  # computed here, all of them
+    assert len(attempts) == 1
+    assert len([m for m in caught if "unreachable" in m]) == 1  # one line, not five
+    assert cluster.run(divmod, 9, 4) == (2, 1)
+    assert len(attempts) == 1  # remembered: no second wait
+
+
+def test_a_remembered_failure_expires(monkeypatch, fresh_cluster_state):
+    attempts = []
+
+    def refusing_client(address, timeout=None):
+        attempts.append(address)
+        raise OSError("nothing listens there")
+
+    monkeypatch.setattr(cluster, "_client", refusing_client)
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")
+    with pytest.warns(UserWarning, match="unreachable"):
+        assert cluster.run(divmod, 7, 2) == (3, 1)
+    assert cluster.run(divmod, 7, 2) == (3, 1)
+    assert len(attempts) == 1
+    address = "tcp://127.0.0.1:9"
+    cluster._FAILED[address] -= cluster.FAILURE_MEMORY_SECONDS + 1  # as if a minute passed
+    with pytest.warns(UserWarning, match="unreachable"):
+        cluster.run(divmod, 7, 2)
+    assert len(attempts) == 2
+
+
+class _LostFuture:
+    def result(self):
+        raise OSError("Stream is closed")  # what Dask's CommClosedError is
+
+
+class _DyingClient:
+    closed = 0
+
+    def submit(self, *args, **kwargs):
+        return _LostFuture()
+
+    def close(self, timeout=None):
+        _DyingClient.closed += 1
+
+
+def test_a_scheduler_lost_mid_sweep_gives_one_line_and_computes_here(
+    monkeypatch, fresh_cluster_state
+):
+    monkeypatch.setattr(cluster, "_client", lambda address, timeout=None: _DyingClient())
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")
+    results, caught = _five_concurrent_misses(monkeypatch)
+    assert results == [divmod(17 + i, 5) for i in range(5)]
+    lost = [m for m in caught if "lost during a computation" in m]
+    assert len(lost) == 1 and "OSError" in lost[0]
+    assert cluster._RUNNERS == {} and _DyingClient.closed == 1
+    assert "tcp://127.0.0.1:9" in cluster._FAILED  # the next calls compute here at once
+
+
+def test_a_requests_own_error_is_not_a_lost_scheduler(monkeypatch, fresh_cluster_state):
+    class Future:
+        def result(self):
+            raise ValueError("epsilon must be > 0; got -1")
+
+    class Client:
+        def submit(self, *args, **kwargs):
+            return Future()
+
+    monkeypatch.setattr(cluster, "_client", lambda address, timeout=None: Client())
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")
+    with pytest.raises(ValueError, match="epsilon"):
+        cluster.run(divmod, 7, 2)
+    assert "tcp://127.0.0.1:9" in cluster._RUNNERS  # the scheduler is fine
+
+
+# --- one heavy-queue place per browser ---------------------------------------------------
+
+
+def _xsrf_cookie(token: bytes) -> str:
+    """Streamlit's XSRF cookie for ``token``, freshly masked as on every page load."""
+    mask = os.urandom(4)
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
+    return f"2|{mask.hex()}|{masked.hex()}|{int(time.time())}"
+
+
+@pytest.fixture
+def tabs(monkeypatch):
+    """``owner(tab)``: jobs.owner_id() as seen from a tab; tab-1 and tab-2 are one browser
+    (one token, two cookie strings), other-1 another browser."""
+    from streamlit.runtime import scriptrunner
+
+    from ui import jobs
+
+    token = os.urandom(16)
+    cookies = {"tab-1": _xsrf_cookie(token), "tab-2": _xsrf_cookie(token)}
+    cookies["other-1"] = _xsrf_cookie(os.urandom(16))
+    assert cookies["tab-1"] != cookies["tab-2"]
+    current = {"id": ""}
+    monkeypatch.setattr(
+        scriptrunner, "get_script_run_ctx", lambda: SimpleNamespace(session_id=current["id"])
+    )
+    monkeypatch.setattr(jobs, "_xsrf_cookie", lambda: cookies.get(current["id"]))
+    monkeypatch.setattr(jobs, "_TABS", {})
+
+    def owner(tab: str) -> str:
+        current["id"] = tab
+        return jobs.owner_id()
+
+    return owner
+
+
+def _lane():
+    from ui import jobs, worker
+
+    return jobs.Lane("test", slots=1, limits=worker.Limits(3 * 2**30, seconds=60))
+
+
+def _settle(lane) -> None:
+    for owner in list(lane._by_owner):
+        lane.cancel(owner)
+    deadline = time.monotonic() + 30
+    while lane.busy() != (0, 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_two_tabs_of_one_browser_hold_one_queue_place(tabs):
+    assert tabs("tab-1") == tabs("tab-2") != tabs("other-1")
+    assert tabs("unknown-tab") == "unknown-tab"  # no cookie: one place per session
+    from ui import jobs
+
+    assert jobs.browser_key("") is None and jobs.browser_key(object()) is None  # type: ignore[arg-type]
+    lane = _lane()
+    try:
+        lane.submit("x", time.sleep, (30,), {}, tabs("other-1"))  # runs
+        first, _ = lane.submit("a", time.sleep, (30,), {}, tabs("tab-1"))
+        second, replaced = lane.submit("b", time.sleep, (30,), {}, tabs("tab-2"))
+        assert replaced and first.outcome.status == "cancelled"  # the browser's one place
+        assert lane.busy() == (1, 1) and lane.position(second) == (1, 1)
+    finally:
+        _settle(lane)
+
+
+def test_a_browser_is_connected_while_any_of_its_tabs_is(tabs, monkeypatch):
+    import streamlit.runtime
+
+    from ui import jobs
+
+    browser = tabs("tab-1")
+    assert tabs("tab-2") == browser
+    active: set[str] = {"tab-2"}
+    runtime = SimpleNamespace(is_active_session=lambda session: session in active)
+    fake = SimpleNamespace(exists=lambda: True, instance=lambda: runtime)
+    monkeypatch.setattr(streamlit.runtime, "Runtime", fake)
+    assert jobs._session_alive(browser)  # tab-1 closed, tab-2 open
+    active.clear()
+    assert not jobs._session_alive(browser)  # both closed: the job may stop
+
+
+def test_a_follow_up_job_keeps_its_place(tabs):
+    lane = _lane()
+    try:
+        mine = tabs("tab-1")
+        sweep, _ = lane.submit("sweep", divmod, (7, 2), {}, mine)
+        assert lane.wait(sweep, 30).status == "ok"
+        lane.submit("x", time.sleep, (30,), {}, tabs("other-1"))  # someone else runs
+        waiting, _ = lane.submit("y", time.sleep, (30,), {}, "third-browser")
+        follow, _ = lane.submit("example", time.sleep, (30,), {}, mine, follow_up=True)
+        assert lane.position(follow) == (1, 2) and lane.position(waiting) == (2, 2)
+        # a new request of the same browser (not a follow-up) goes to the back
+        later, _ = lane.submit("other", time.sleep, (30,), {}, "fourth-browser")
+        assert lane.position(later) == (3, 3)
+    finally:
+        _settle(lane)
+
+
+# --- uploads bounded per session and per server -----------------------------------------
+
+
+def _manager(monkeypatch, session_mb: int, server_mb: int, runtime=None):
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+
+    from ui import uploads
+
+    monkeypatch.setenv(uploads.SESSION_ENV, str(session_mb))
+    monkeypatch.setenv(uploads.SERVER_ENV, str(server_mb))
+    manager = MemoryUploadedFileManager("/_stcore/upload_file")
+    uploads.bound(manager, runtime)
+    return manager
+
+
+def _file(file_id: str, mb: float):
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    return UploadedFileRec(file_id, "a.csv", "text/csv", b"1" * int(mb * 2**20))
+
+
+def _held_mb(manager) -> float:
+    return sum(len(r.data) for fs in manager.file_storage.values() for r in fs.values()) / 2**20
+
+
+def test_uploads_past_the_session_cap_are_refused_with_a_message(monkeypatch):
+    from starlette.exceptions import HTTPException
+
+    manager = _manager(monkeypatch, session_mb=50, server_mb=1000)
+    for i in range(2):
+        manager.add_file("tab", _file(f"f{i}", 19))
+    with pytest.raises(HTTPException) as refused:
+        manager.add_file("tab", _file("f2", 19))  # 57 MB > 50 MB
+    assert refused.value.status_code == 413
+    assert "at most 50 MB" in refused.value.detail and "38 MB" in refused.value.detail
+    assert _held_mb(manager) == 38  # the refused bytes are not kept
+    manager.add_file("tab", _file("f1", 19))  # the same file again replaces it: counts once
+    manager.add_file("other-tab", _file("g", 19))  # another session has its own cap
+    manager.remove_file("tab", "f0")
+    manager.add_file("tab", _file("f3", 19))  # room again after a removal
+    assert _held_mb(manager) == 19 * 3
+
+
+def test_uploads_past_the_server_cap_are_refused(monkeypatch):
+    from starlette.exceptions import HTTPException
+
+    manager = _manager(monkeypatch, session_mb=30, server_mb=70)
+    for tab in ("a", "b", "c"):
+        manager.add_file(tab, _file("f", 20))
+    with pytest.raises(HTTPException, match="413") as refused:
+        manager.add_file("d", _file("f", 20))
+    assert "server holds 60 MB" in refused.value.detail and "at most 70 MB" in refused.value.detail
+    assert _held_mb(manager) == 60
+
+
+@pytest.mark.parametrize("raw", ["0", "-5", "lots"])
+def test_an_upload_cap_must_be_a_positive_number(monkeypatch, raw):
+    from ui import uploads
+
+    monkeypatch.setenv(uploads.SESSION_ENV, raw)
+    with pytest.raises(ValueError, match=uploads.SESSION_ENV):
+        uploads._megabytes(uploads.SESSION_ENV, 60)
+
+
+def test_a_closed_tabs_uploads_are_freed_after_the_grace_unless_it_returns(monkeypatch):
+    from ui import uploads
+
+    monkeypatch.setattr(uploads, "FREE_AFTER_SECONDS", 0.2)
+    active = {"gone", "back"}
+    disconnected = []
+    runtime = SimpleNamespace(
+        is_active_session=lambda s: s in active,
+        disconnect_session=lambda s, **kw: disconnected.append(s),
+    )
+    manager = _manager(monkeypatch, session_mb=60, server_mb=600, runtime=runtime)
+    for tab in ("gone", "back"):
+        manager.add_file(tab, _file("f", 5))
+    for tab in ("gone", "back"):
+        active.discard(tab)
+        runtime.disconnect_session(tab)  # the websocket closed
+    active.add("back")  # a reconnect within the grace
+    assert disconnected == ["gone", "back"]  # Streamlit's own disconnect still runs
+    deadline = time.monotonic() + 20
+    while "gone" in manager.file_storage and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "gone" not in manager.file_storage and "back" in manager.file_storage
+
+
+def _put(url: str, session_id: str, xsrf: str, file_id: str, data: bytes) -> tuple[int, str]:
+    """PUT one file as the browser's uploader does (multipart, the session's XSRF token)."""
+    import urllib.error
+    import urllib.request
+
+    boundary = "capeboundary7MA4YWxkTrZu0gW"
+    body = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.csv"\r\n'
+        "Content-Type: text/csv\r\n\r\n"
+    ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    request = urllib.request.Request(
+        f"{url}/_stcore/upload_file/{session_id}/{file_id}",
+        data=body,
+        method="PUT",
+        headers={
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "X-Xsrftoken": xsrf,
+            "Cookie": f"_streamlit_xsrf={xsrf}",
+            "Origin": url,
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, ""
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_an_upload_flood_from_one_session_is_refused_past_the_cap(monkeypatch):
+    """Issue #26's flood: one tab PUTs 19 MB files under new file ids with its own XSRF token.
+    With a 40 MB cap per session, two are kept, every later one is refused (413, with the
+    sentence) and the server's memory grows by about the cap, not by the flood (12 × 19 MB =
+    228 MB: before, all of it stayed). Slack: one in-flight request's copies (the body, the
+    parsed file: 2 × 20 MB) and allocator noise, 60 MB in all; the flood is 228 MB."""
+    import asyncio
+    import uuid
+
+    from benchmarks.capacity import Session
+    from benchmarks.server import rss_mib, streamlit_server
+
+    monkeypatch.setenv("CAPE_UPLOAD_SESSION_MB", "40")
+    monkeypatch.setenv("CAPE_UPLOAD_SERVER_MB", "400")
+    bomb = b"1," * 9_900_000 + b"1\n"  # 19.8 MB, under the 20 MB request limit
+    with streamlit_server() as (url, proc):
+
+        async def flood() -> tuple[list[tuple[int, str]], float, float]:
+            tab = Session(url, timeout=120)
+            await tab.connect()
+            await tab.rerun(page="", query="")  # app.py ran: the bounds are in
+            before = rss_mib(proc.pid)
+            answers = [
+                await asyncio.to_thread(
+                    _put, url, tab.session_id, tab.xsrf, str(uuid.uuid4()), bomb
+                )
+                for _ in range(12)
+            ]
+            after = rss_mib(proc.pid)
+            await tab.close()
+            return answers, before, after
+
+        answers, before, after = asyncio.run(flood())
+    codes = [code for code, _ in answers]
+    assert codes[:2] == [204, 204] and set(codes[2:]) == {413}, codes
+    assert "at most 40 MB" in answers[-1][1]
+    assert after - before < 40 + 60, (before, after)
