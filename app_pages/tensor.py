@@ -220,7 +220,7 @@ with main:
                 "positive entry and were replaced by the uniform distribution."
             )
 
-        st.subheader("Recovered weights, one run")
+        st.header("Recovered weights, one run")
         if work > 60:  # one run at these settings is heavy too: a job, not the server's cores
             example = otd_job(gate=f"{P}run", function="otd_example", **common, **current)
         else:

@@ -303,7 +303,8 @@ def machine() -> str:
 
 
 def sections(args, rows: list[dict], executor: Executor | None) -> None:
-    """Sections 8–11 (benchmarks/scale.py): BLAS threads, workers, executors, targets."""
+    """Sections 8–12: BLAS threads, workers, executors, targets (benchmarks/scale.py) and the
+    secure-aggregation baseline's cost in the Fig. 2(a) sweep."""
     wanted = set(args.only or ALL)
     fig2a = SCENARIOS[1]
     data, _ = inputs(fig2a)
@@ -328,16 +329,47 @@ def sections(args, rows: list[dict], executor: Executor | None) -> None:
         print("\n11 Figure 3 panels (paper settings, 10 runs):")
         fig3 = scale.figure3(executor)
         print(f"\nTargets of issue #16:\n\n{table(scale.targets(*timed, fig3))}")
+    if "12" in wanted:
+        df = secagg_overhead(data, args.repeat)
+        ratio = df["with secagg s"].median() / df["without s"].median()
+        print(f"\n12 Fig. 2(a) with the secure-aggregation baseline (issue #24):\n\n{table(df)}")
+        print(f"time ratio with/without secagg (medians): {ratio:.2f} (goal ≤ 1.2)")
 
 
-ALL = [str(i) for i in range(1, 12)]
+def secagg_overhead(data, repeat: int, seed: int = 0) -> pd.DataFrame:
+    """Section 12: the Fig. 2(a) sweep with and without ``secagg``, interleaved."""
+    s = SCENARIOS[1]
+
+    def sweep(algorithms: tuple[str, ...]) -> pd.DataFrame:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dpcore.ClassicGaussianWarning)
+            return dpcore.pca_sweep(
+                data=data,
+                k=s.k,
+                sites=s.sites,
+                n_per_site=s.n_per_site,
+                epsilon=list(s.epsilons),
+                runs=s.runs,
+                seed=seed,
+                algorithms=list(algorithms),
+            )
+
+    rows = []
+    for i in range(max(repeat, 1)):
+        without = _timed(sweep, PCA_ALGS)
+        with_ = _timed(sweep, (*PCA_ALGS, "secagg"))
+        rows.append({"repeat": i + 1, "without s": without, "with secagg s": with_})
+    return pd.DataFrame(rows)
+
+
+ALL = [str(i) for i in range(1, 13)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (the CI check)")
     parser.add_argument("--repeat", type=int, default=3, help="timed repetitions (median)")
-    parser.add_argument("--only", nargs="*", help="sections to run, e.g. 1 2 7 10 (1–11)")
+    parser.add_argument("--only", nargs="*", help="sections to run, e.g. 1 2 7 10 (1–12)")
     parser.add_argument("--scheduler", help="run our sweeps on this Dask scheduler")
     args = parser.parse_args()
     wanted = set(args.only or ALL)

@@ -5,6 +5,24 @@ correlated-noise protocol of Imtiaz & Sarwate, "Distributed Differentially-Priva
 Algorithms for Matrix and Tensor Factorization". No UI code lives here.
 """
 
+from dpcore.accounting import (
+    ACCOUNTANTS,
+    composed_epsilon,
+    composed_mu,
+    epsilon_curve,
+    gaussian_profile,
+    view_noise_multipliers,
+    view_profiles,
+)
+from dpcore.audit import (
+    attack_statistics,
+    audit_gaussian,
+    audit_protocol,
+    audit_trials_needed,
+    clopper_pearson,
+    epsilon_lower_bound,
+    plan_threshold,
+)
 from dpcore.calibration import (
     CALIBRATIONS,
     CLASSIC_PROOF_LIMIT,
@@ -38,7 +56,9 @@ from dpcore.cape import (
 )
 from dpcore.costs import communication_cost
 from dpcore.datasets import Dataset, split_sizes, synthetic_dataset
+from dpcore.discrete import sample_discrete_gaussian
 from dpcore.joint_safe import joint_safe_design
+from dpcore.ledger import LedgerEntry, PrivacyLedger, privacy_statement
 from dpcore.metrics import (
     captured_energy,
     component_error,
@@ -50,6 +70,7 @@ from dpcore.metrics import (
 )
 from dpcore.models import MODELS, MixtureModel, make_model, mog_model, stm_model
 from dpcore.noise import symmetric_noise
+from dpcore.precision import cancellation_table
 from dpcore.privacy import (
     coalition_report,
     coalition_view,
@@ -60,7 +81,11 @@ from dpcore.privacy import (
     party_views,
 )
 from dpcore.registry import Algorithm, register
+from dpcore.secagg import SecAggDesign, secagg_design, secagg_sum
+from dpcore.secagg_views import secagg_cost, secagg_dropouts, secagg_views
 from dpcore.sweeps import SWEEP_AXES, dropout_pca, otd_example, otd_sweep, pca_sweep
+from dpcore.trust_models import shuffle_epsilon, trust_pca, trust_table
+from dpcore.version import __version__ as __version__  # not in __all__: not an API name
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
@@ -75,6 +100,7 @@ def __getattr__(name: str) -> tuple[str, ...]:
 
 
 __all__ = [
+    "ACCOUNTANTS",
     "CALIBRATIONS",
     "CLASSIC_PROOF_LIMIT",
     "MODELS",
@@ -87,17 +113,26 @@ __all__ = [
     "CapeDesign",
     "ClassicGaussianWarning",
     "Dataset",
+    "LedgerEntry",
     "Message",
     "MixtureModel",
+    "PrivacyLedger",
+    "SecAggDesign",
     "agn_budget",
+    "attack_statistics",
+    "audit_gaussian",
+    "audit_protocol",
+    "audit_trials_needed",
     "best_conventional_gain",
     "best_conventional_std",
     "calibration_comparison",
+    "cancellation_table",
     "cape_average",
     "cape_design",
     "cape_gain",
     "cape_gain_bounds",
     "captured_energy",
+    "clopper_pearson",
     "coalition_report",
     "coalition_view",
     "collusion_bound",
@@ -105,12 +140,17 @@ __all__ = [
     "communication_cost",
     "component_error",
     "component_error_matched",
+    "composed_epsilon",
+    "composed_mu",
     "conventional_average",
     "dropout_analysis",
     "dropout_pca",
     "dropout_run",
+    "epsilon_curve",
+    "epsilon_lower_bound",
     "gaussian_delta",
     "gaussian_epsilon",
+    "gaussian_profile",
     "gaussian_sigma",
     "gaussian_sigmas",
     "joint_safe_design",
@@ -126,8 +166,17 @@ __all__ = [
     "paper_design",
     "party_views",
     "pca_sweep",
+    "plan_threshold",
+    "privacy_statement",
     "register",
+    "sample_discrete_gaussian",
+    "secagg_cost",
+    "secagg_design",
+    "secagg_dropouts",
+    "secagg_sum",
+    "secagg_views",
     "second_moment_sensitivity",
+    "shuffle_epsilon",
     "site_noise_std",
     "split_sizes",
     "stm_model",
@@ -135,5 +184,9 @@ __all__ = [
     "symmetric_noise",
     "synthetic_dataset",
     "top_k_eigvecs",
+    "trust_pca",
+    "trust_table",
+    "view_noise_multipliers",
+    "view_profiles",
     "weight_error",
 ]

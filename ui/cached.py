@@ -24,6 +24,7 @@ import dpcore
 from dpcore import ClassicGaussianWarning, cluster, realdata
 from dpcore.joint_safe import design_for
 from dpcore.parallel import default_workers
+from dpcore.privacy import EPS_TOL
 from ui import jobs, worker
 from ui.datafiles import data_dir
 from ui.guard import show_error
@@ -111,6 +112,7 @@ DATA_SOURCES = {
     "breast cancer": "breast_cancer",
     "wine": "wine",
     "MNIST": "mnist",
+    "MNIST, 5,000-sample subset": "mnist_5k",
     "Covertype": "covtype",
     "CSV upload": "upload",
 }
@@ -170,8 +172,10 @@ def pca_job(source: tuple = ("synthetic",), *, gate: str, **params: Any) -> pd.D
 
 
 def otd_job(*, gate: str, function: str = "otd_sweep", **params: Any) -> pd.DataFrame:
-    """:func:`otd_results` (or ``dpcore.otd_example``) as this session's heavy job."""
-    return jobs.run_heavy(worker.call, "dpcore", function, params, gate=gate)
+    """:func:`otd_results` (or ``dpcore.otd_example``) as this session's heavy job; the
+    example after the sweep is its follow-up and keeps the queue place (issue #26)."""
+    follow_up = function != "otd_sweep"
+    return jobs.run_heavy(worker.call, "dpcore", function, params, gate=gate, follow_up=follow_up)
 
 
 def _mean_taus(n_per_site, epsilon, delta, calibration: str) -> np.ndarray:
@@ -221,9 +225,27 @@ def averaging_design(
             "same_weights": design.gain_same_weights,
             "joint_same_weights": joint.gain_same_weights,
             "best_conventional": design.gain_best_conventional,
-            "paper_g": dpcore.cape_gain(n_per_site),
+            "paper_g": design.gain_equal_weights,  # Prop. 1's comparison, on these sites
         },
+        "paper_formula": dpcore.cape_gain(n_per_site),  # G(n): ignores ε_s, δ_s and μ_s
+        "paper_formula_differs": _paper_formula_differs(n_per_site, epsilon, delta, weights),
     }
+
+
+def _paper_formula_differs(n_per_site, epsilon, delta, weights) -> list[str]:
+    """Why Proposition 1's G(n) is not these sites' equal-weights gain (empty: it is).
+
+    G(n) assumes one (ε, δ) for every site (τ_s ∝ 1/N_s) and CAPE weights μ_s = N_s/N.
+    """
+    sizes = np.asarray(n_per_site, float)
+    reasons = []
+    if not np.allclose(epsilon, epsilon[0], rtol=1e-12, atol=0):
+        reasons.append("the sites' ε differ")
+    if not np.allclose(delta, delta[0], rtol=1e-12, atol=0):
+        reasons.append("the sites' δ differ")
+    if not np.allclose(weights, sizes / sizes.sum(), rtol=1e-9, atol=0):
+        reasons.append("the weights are not μ_s = N_s/N")
+    return reasons
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -292,9 +314,10 @@ GAINS = {
         "only when the sites' values agree",
     ),
     "paper_g": (
-        "paper's G(n) (Prop. 1)",
-        "conventional with weights 1/S vs CAPE with weights N_s/N at a common ε: mixes the "
-        "gain of reweighting into CAPE's gain",
+        "CAPE vs conventional with equal weights 1/S (Prop. 1; G(n) at a common ε)",
+        "conventional averaging with weights 1/S against CAPE with weights μ_s: it mixes the "
+        "gain of reweighting into CAPE's gain. The paper's G(n) = (N²/S²)Σ1/N_s² is this "
+        "ratio only for one common (ε, δ) and μ_s = N_s/N",
     ),
 }
 
@@ -363,7 +386,7 @@ def coalition_table(
 def collusion_curve_table(
     n_per_site, epsilon, delta, weights, calibration, ng: bool, design: str = "cape"
 ) -> pd.DataFrame:
-    """Effective ε of the most exposed site against the number of colluders (O(S³) views)."""
+    """The worst coalition of each size (:func:`dpcore.collusion_curve`: exact up to S = 12)."""
     made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
     return dpcore.collusion_curve(made, sens, delta=delta, epsilon=epsilon, noise_generator=ng)
 
@@ -384,6 +407,8 @@ def dropout_views(
         }
     )
     table["meets_requirement"] = [analysis.meets[r] for r in analysis.std]
+    table["verdict"] = [analysis.verdict[r] for r in analysis.std]
+    table["noise_ratio"] = [analysis.noise_ratio[r] for r in analysis.std]
     view = dpcore.coalition_view(design)
     normal_ratio = float(np.min(view.joint_std / view.required_std))
     pca = dpcore.dropout_pca(
@@ -443,4 +468,214 @@ def paper_panel_job(
     """:func:`paper_panel` as this session's heavy job (the heavy panels)."""
     return jobs.run_heavy(
         worker.paper_panel, key, runs, seed, calibration, path, data_dir(), gate=gate
+    )
+
+
+# --- the attack audit (app_pages/audit.py) ----------------------------------------------------
+
+# Site-trials per audit per click: a protocol run costs ∝ S × trials, and 4·10⁶ take about
+# 0.25 s here (docs/performance.md), so the page's up to six audits stay near a second.
+AUDIT_WORK = 4_000_000
+AUDIT_VIEWS = {
+    "release": "its own release (the paper's argument)",
+    "joint": "aggregator: all releases",
+    "coalition": "aggregator + colluding sites",
+}
+
+
+def audit_trials_cap(sites: int) -> int:
+    """Most trials one audit runs per click for S sites (a multiple of 10,000)."""
+    return max(10_000, AUDIT_WORK // sites // 10_000 * 10_000)
+
+
+@st.cache_data(show_spinner="Playing the distinguishing game…", max_entries=64)
+@compute_slot
+def audit_table(
+    n_per_site: tuple[int, ...],
+    epsilon: tuple[float, ...],
+    delta: tuple[float, ...],
+    weights: tuple[float, ...],
+    calibration: str,
+    site: int,
+    colluding: tuple[int, ...],
+    trials: int,
+    seed: int,
+) -> pd.DataFrame:
+    """:func:`dpcore.audit_protocol` for both designs and every view against one site (0-based),
+    with the trials a demonstration of a broken promise needs (:func:`dpcore.audit_trials_needed`).
+    """
+    views = [("release", ()), ("joint", ())] + ([("coalition", colluding)] if colluding else [])
+    streams = iter(np.random.default_rng(seed).spawn(len(DESIGNS) * len(views)))
+    promised = epsilon[site]
+    rows = []
+    for kind in DESIGNS:
+        design, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, kind)
+        for view, col in views:
+            found = dpcore.audit_protocol(
+                design,
+                sens,
+                site=site,
+                view=view,
+                colluding=col,
+                delta=delta[site],
+                trials=trials,
+                rng=next(streams),
+            )
+            r = found.audit
+            rows.append(
+                {
+                    "design": kind,
+                    "view": view,
+                    "epsilon": r.epsilon,
+                    "epsilon_lower": r.epsilon_lower,
+                    "promised_epsilon": promised,
+                    "theory_breaks": r.epsilon > promised * (1 + EPS_TOL),
+                    "attack_breaks": r.proves_above(promised),
+                    "trials_needed": dpcore.audit_trials_needed(
+                        r.noise_multiplier, delta=r.delta, target=promised
+                    ),
+                    "noise_multiplier": r.noise_multiplier,
+                    "fpr": r.fpr,
+                    "fnr": r.fnr,
+                    "fpr_upper": r.fpr_upper,
+                    "fnr_upper": r.fnr_upper,
+                    "threshold": r.threshold,
+                    "planned_lower": r.planned_lower,
+                    "trials": r.trials,
+                    "confidence": r.confidence,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def audit_statistics(
+    n_per_site: tuple[int, ...],
+    epsilon: tuple[float, ...],
+    delta: tuple[float, ...],
+    weights: tuple[float, ...],
+    calibration: str,
+    site: int,
+    design: str,
+    trials: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The aggregator's joint-view statistic in both worlds (:func:`dpcore.attack_statistics`)."""
+    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
+    on_d, on_d_prime, mu = dpcore.attack_statistics(
+        made, sens, site=site, view="joint", trials=trials, rng=seed
+    )
+    return {"on_d": on_d, "on_d_prime": on_d_prime, "mu": mu}
+
+
+# --- repeated releases (app_pages/composition.py) ---------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def release_multipliers(
+    n_per_site, epsilon, delta, weights, calibration, design: str, view: str
+) -> tuple[float, ...]:
+    """σ_s/Δ_s protecting each site in one view of one release (a site's mean in [0, 1])."""
+    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
+    z = dpcore.view_noise_multipliers(made, sens, view=view)
+    return tuple(float(v) for v in z)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def accountant_curve(noise_multiplier: float, max_releases: int, delta: float) -> pd.DataFrame:
+    """:func:`dpcore.epsilon_curve` for every accountant."""
+    return dpcore.epsilon_curve(noise_multiplier, max_releases=max_releases, delta=delta)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def release_profiles(
+    n_per_site,
+    epsilon,
+    delta,
+    weights,
+    calibration,
+    site: int,
+    colluding: tuple[int, ...],
+    releases: int,
+    grid: tuple[float, ...],
+) -> pd.DataFrame:
+    """:func:`dpcore.view_profiles` of one site for both designs (a site's mean in [0, 1])."""
+    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
+    return dpcore.view_profiles(
+        tau,
+        sensitivity=dpcore.mean_sensitivity(n_per_site),
+        weights=weights,
+        site=site,
+        colluding=colluding,
+        epsilons=grid,
+        releases=releases,
+    )
+
+
+# --- trust models (app_pages/trust_models.py) -------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def trust_models_table(
+    n_per_site, epsilon, delta, weights, calibration, dim: int, bits: int, scale, sa_cal: str
+) -> dict[str, Any]:
+    """:func:`dpcore.trust_models.trust_table` and the secure-aggregation round's settings."""
+    from dpcore import trust_models
+
+    common = {"epsilon": epsilon, "delta": delta, "weights": weights, "dim": dim}
+    design = trust_models.trust_secagg_design(
+        n_per_site, **common, bits=bits, scale=scale, calibration=sa_cal
+    )
+    table = trust_models.trust_table(
+        n_per_site,
+        **common,
+        calibration=calibration,
+        bits=bits,
+        scale=scale,
+        secagg_calibration=sa_cal,
+    )
+    return {
+        "table": table,
+        "sigma": design.sigma,
+        "scale": design.scale,
+        "representable": design.representable,
+        "threshold": design.threshold,
+        "coordinates": design.coordinates,
+        "inflation": design.rounding_inflation,
+        "accounted": float(design.epsilons().max()),
+        "shuffle_parties": trust_models.shuffle_min_parties(float(epsilon[0]), delta=delta[0]),
+    }
+
+
+@st.cache_data(show_spinner="Running PCA for every scheme…", max_entries=64)
+@compute_slot
+def trust_models_pca(
+    n_per_site,
+    epsilon,
+    delta,
+    weights,
+    calibration,
+    dim: int,
+    bits: int,
+    scale,
+    sa_cal: str,
+    runs: int,
+    seed: int,
+) -> pd.DataFrame:
+    """:func:`dpcore.trust_models.trust_pca` (K = 5) on a synthetic pool of Σ N_s samples."""
+    from dpcore import trust_models
+
+    return trust_models.trust_pca(
+        n_per_site,
+        epsilon=epsilon,
+        delta=delta,
+        weights=weights,
+        dim=dim,
+        k=min(5, dim),
+        calibration=calibration,
+        bits=bits,
+        scale=scale,
+        secagg_calibration=sa_cal,
+        runs=runs,
+        rng=seed,
     )

@@ -65,7 +65,7 @@ def communication_table(
     problem: str, algorithms: Sequence[str], *, dim: int, k: int, sites: int
 ) -> None:
     """Reals sent per run by each party, per algorithm (dpcore.communication_cost)."""
-    st.subheader("Communication cost")
+    st.header("Communication cost")
     st.dataframe(
         [
             {
