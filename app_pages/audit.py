@@ -105,7 +105,6 @@ trials_asked = bound(
     f"{P}trials",
     options=TRIALS,
     value=200_000,
-    format_func=lambda n: f"{n:,}",
     help="Runs of the game (half without, half with the record) for each design and view.",
 )
 seed = seed_controls(side, prefix=P)

@@ -79,12 +79,13 @@ scale_text = url_bound(
     "the sensitivity by at most 1%. Larger γ: coarser rounding (more error, more noise); "
     "smaller γ: larger integers (wrap-around sooner).",
 )
+SA_LABELS = {"matched": "same as the others", "ddg": "KLS accountant (a proof)"}
 sa_choice = url_bound(
     boxes[2].radio,
     "Secure aggregation's calibration",
     f"{P}sacal",
     options=["matched", "ddg"],
-    format_func={"matched": "same as the others", "ddg": "KLS accountant (a proof)"}.get,
+    format_func=lambda v: SA_LABELS.get(v, v),
     horizontal=True,
     help="Same as the others: the summed shares get the variance of this page's Gaussian "
     "calibration at the rounded sensitivity — isolates the protocol's cost. KLS: the "

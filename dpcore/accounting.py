@@ -50,6 +50,7 @@ RDP_ORDERS = np.array(
     dtype=float,
 )
 MAX_RELEASES = 10**6
+MIN_DELTA = 1e-100  # below it the per-release δ of the advanced and basic splits underflows
 MAX_SEQUENCE = 10**4
 # Beyond μ = 1e4 the composed releases are as good as noiseless (ε ≈ μ²/2 ≈ 5e7): refused, so
 # that every ε returned is finite.
@@ -213,6 +214,8 @@ def composed_epsilon(
     z = _check_multipliers(noise_multiplier)
     releases = check_int(releases, "releases", low=1, high=MAX_RELEASES)
     delta = check_delta(delta)
+    if delta < MIN_DELTA:  # advanced/basic split δ over up to 10⁶ releases: keep it a normal float
+        raise ValueError(f"delta must be in [{MIN_DELTA:g}, 1) for composition; got {delta!r}")
     accountant = check_choice(accountant, "accountant", ACCOUNTANTS)
     mu = composed_mu(z, releases=releases)
     if mu == 0.0:

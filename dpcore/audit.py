@@ -284,6 +284,8 @@ def audit_trials_needed(
             return None
     while hi > lo * 1.01 and hi - lo > 2:
         mid = int(math.sqrt(lo * hi)) // 2 * 2
+        if not lo < mid < hi:  # even trials only: nothing left between lo and hi
+            break
         lo, hi = (lo, mid) if clears(mid) else (mid, hi)
     return hi
 

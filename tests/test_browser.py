@@ -30,6 +30,8 @@ PAGES = {
     "tensor": "tensor",
     "paper_figures": "paper_figures",
     "trust_models": "trust_models",
+    "composition": "composition",
+    "audit": "audit",
 }
 CHARTS = {  # Plotly charts per page on first load
     "overview": 0,
@@ -41,6 +43,8 @@ CHARTS = {  # Plotly charts per page on first load
     "tensor": 1,
     "paper_figures": 1,  # the shared legend
     "trust_models": 1,
+    "composition": 1,
+    "audit": 1,
 }
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

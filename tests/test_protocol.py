@@ -74,7 +74,7 @@ def test_page_shows_the_draw_of_its_seed(kind):
     at.query_params.update({"pr_S": "5", "pr_seed": "7", "pr_kind": kind, "pr_step": "20"})
     at.run()
     assert not at.exception and not at.error
-    assert any(m.value.startswith("#### 20/20") for m in at.markdown)
+    assert any(m.value.startswith("## 20/20") for m in at.markdown)
     shown = next(d.value for d in at.dataframe if "E_s" in d.value.columns)
     sites = shown[shown["site"] != "Σ μ_s ·"]
     # The E's of the displayed draw sum to zero to rounding (equal weights 1/S).
@@ -88,7 +88,7 @@ def test_page_shows_the_draw_of_its_seed(kind):
     np.testing.assert_allclose(total, expected, rtol=0, atol=1e-15)
     # back, then a new draw: the seed moves on and the numbers change
     at.button(key="step_back").click().run()
-    assert any(m.value.startswith("#### 19/20") for m in at.markdown)
+    assert any(m.value.startswith("## 19/20") for m in at.markdown)
     at.button(key="pr_seed_bump").click().run()
     assert at.query_params["pr_seed"] in ("8", ["8"])
     again = next(d.value for d in at.dataframe if "E_s" in d.value.columns)

@@ -64,11 +64,16 @@ def accountants_figure(curve: pd.DataFrame, *, current: int | None = None) -> go
         xaxis_title="releases T on the same data",
         yaxis_title="total ε (at the site's δ_s)",
         yaxis_type="log",
-        yaxis_dtick="D2",
+        # 1-2-5 ticks written out in full: plotly's "D2" labels 20 and 50 as a bare "2", "5"
+        yaxis_tickvals=_TICKS,
+        yaxis_ticktext=[f"{t:g}" for t in _TICKS],
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend=LEGEND_BELOW,
     )
     return fig
+
+
+_TICKS = [m * 10.0**e for e in range(-3, 5) for m in (1, 2, 5)]
 
 
 def profiles_figure(
