@@ -159,7 +159,7 @@ async def heavy_client(browser, url: str, tabs: int, timeout: float, release, ou
             run = page.get_by_role("button", name="Run", exact=True)
             await run.wait_for(timeout=timeout * 1000)
             await run.click()
-            status = page.get_by_text("Queued: position").or_(page.get_by_text("Running ("))
+            status = page.get_by_text("Queued: position").or_(page.get_by_text("Running: "))
             await status.first.wait_for(timeout=timeout * 1000)
             seen.append((await status.first.inner_text())[:40])
         out.hostile["heavy tabs saw"] = seen
