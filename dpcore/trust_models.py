@@ -407,8 +407,9 @@ def trust_table(
         bits_total=0,
         source="τ_1 = σ(Δ_1, ε_1, δ_1) (Dwork et al. 2014, Analyze Gauss)",
     )
-    add(
-        "conventional",
+    # Shuffling the conventional releases changes who must be trusted, nothing else here
+    # (no amplification with so few sites: the shuffle row is a negative control).
+    conventional = dict(
         noise_std=paper.tau_conv,
         std_ratio=paper.tau_conv / central,
         aggregator_epsilon=float(conv_eps[worst_conv]),
@@ -424,6 +425,10 @@ def trust_table(
         messages=s,
         bits_per_site=FLOAT_BITS * reals["conv"]["sites"] // s,
         bits_total=FLOAT_BITS * reals["conv"]["total"],
+    )
+    add(
+        "conventional",
+        **conventional,
         source="sqrt(Σ μ_s² τ_s²) (Imtiaz & Sarwate eq. (2))",
     )
     for scheme, made in (("cape", paper), ("cape_joint", joint)):
@@ -483,21 +488,7 @@ def trust_table(
     )
     add(
         "shuffle",
-        noise_std=paper.tau_conv,
-        std_ratio=paper.tau_conv / central,
-        aggregator_epsilon=float(conv_eps[worst_conv]),
-        aggregator_promised=float(eps[worst_conv]),
-        trusted="the shuffler (never to collude with the analyst)",
-        colluders_tolerated=s - 1,
-        masks_tolerated=-1,
-        dropout_std_ratio=conv_rest / need_rest,
-        dropout_epsilon=after_drop(conv_rest),
-        remedy="none needed (renormalise over the survivors)",
-        remedy_std_ratio=conv_rest / need_rest,
-        remedy_rounds=1,
-        messages=s,
-        bits_per_site=FLOAT_BITS * reals["conv"]["sites"] // s,
-        bits_total=FLOAT_BITS * reals["conv"]["total"],
+        **{**conventional, "trusted": "the shuffler (never to collude with the analyst)"},
         source="Feldman, McMillan & Talwar 2021 Thm. 3.1 (needs n ≥ 16 ln(4/δ) e^ε₀)",
     )
     out = pd.DataFrame(rows)
