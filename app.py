@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from ui import jobs, presenter, profiling, state, uploads
+from serving import jobs, profiling, uploads
+from ui import presenter, state
 from ui.guard import drop_unreadable_query_params, plain
 
 jobs.note_visit()  # who is here: a heavy job gets every core only while nobody else is
-uploads.install()  # uploaded bytes bounded per session and per server (ui/uploads.py)
+uploads.install()  # uploaded bytes bounded per session and per server (serving/uploads.py)
 presenting = presenter.is_on()
 st.set_page_config(
     page_title="CAPE Lab",

@@ -4,8 +4,8 @@ lower bound on ε, next to the theory's ε and the promised ε_s (docs/audit.md)
 import pandas as pd
 import streamlit as st
 
+from figures.audit import DESIGN_STYLES, audit_figure, statistic_figure
 from ui import presenter
-from ui.audit_figures import DESIGN_STYLES, audit_figure, statistic_figure
 from ui.cached import (
     AUDIT_VIEWS,
     audit_statistics,

@@ -4,7 +4,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import explanations, presenter, snippets
+from figures.charts import gain_figure, noise_histogram_figure
+from figures.theme import style
+from learning import explanations, snippets
+from ui import presenter
 from ui.cached import (
     GAINS,
     averaging_design,
@@ -16,12 +19,10 @@ from ui.cached import (
 from ui.controls import seed_controls
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
-from ui.figures import gain_figure, noise_histogram_figure
 from ui.questions import advantage_question
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound
-from ui.theme import style
 
 P = "avg_"  # this page's keys (docs/state.md)
 

@@ -5,16 +5,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.accounting import ACCOUNTANTS
-from ui import presenter
-from ui.cached import (
-    DESIGNS,
-    accountant_curve,
-    call_core,
-    classic_warning,
-    release_multipliers,
-    release_profiles,
-)
-from ui.composition_figures import (
+from figures.composition import (
     ACCOUNTANT_STYLES,
     accountants_figure,
     accountants_notice,
@@ -23,6 +14,15 @@ from ui.composition_figures import (
     profiles_figure,
     profiles_notice,
     profiles_text,
+)
+from ui import presenter
+from ui.cached import (
+    DESIGNS,
+    accountant_curve,
+    call_core,
+    classic_warning,
+    release_multipliers,
+    release_profiles,
 )
 from ui.explain import explain
 from ui.sites_table import preset_buttons, site_args, site_settings

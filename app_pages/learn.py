@@ -2,24 +2,24 @@
 
 The lesson, the step and the step's control live in the URL
 (``?learn_lesson=Many+sites&learn_step=2&learn_S=6``), so every step has its own link; the
-content is data (ui/lessons/content.py).
+content is data (learning/lessons/content.py).
 """
 
 import streamlit as st
 
+from learning.lessons import LESSONS
+from learning.lessons.progress import lesson_marks, mark_done, step_marks
 from ui import presenter
 from ui.cached import call_core
 from ui.controls import fmt
 from ui.explain import explain
-from ui.lessons import LESSONS
-from ui.lessons.progress import lesson_marks, mark_done, step_marks
-from ui.lessons.scenes import SCENES
+from ui.lesson_scenes import SCENES
 from ui.state import bound
 from ui.stepper import clamp, step_buttons
 
 PREFIX = "learn_"  # this page's URL keys (docs/state.md); a step's control adds its own name
 LESSON, STEP = f"{PREFIX}lesson", f"{PREFIX}step"
-PROGRESS = "learn_progress"  # finished steps, this session only (ui/lessons/progress.py)
+PROGRESS = "learn_progress"  # finished steps, this session only (learning/lessons/progress.py)
 
 BY_NAME = {lesson.name: lesson for lesson in LESSONS}
 

@@ -7,7 +7,7 @@ import streamlit as st
 from dpcore.promise import likelihood_factor
 from ui import presenter
 from ui.cached import call_core, equal_sites_noise
-from ui.lessons.scenes import times
+from ui.lesson_scenes import times
 from ui.sites_table import PRESETS, preset_link
 from ui.state import bound, link_params
 

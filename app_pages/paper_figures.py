@@ -5,7 +5,11 @@ from pathlib import Path
 import streamlit as st
 
 from dpcore import paper
-from ui import explanations, presenter, snippets
+from figures.charts import add_pool_band, legend_figure, sweep_figure
+from figures.theme import AXIS_LABELS
+from learning import explanations, snippets
+from serving.datafiles import file_picker
+from ui import presenter
 from ui.cached import (
     call_core,
     classic_warning,
@@ -15,12 +19,9 @@ from ui.cached import (
     paper_pool_spread,
 )
 from ui.controls import calibration_radio, runs_slider, seed_controls
-from ui.datafiles import file_picker
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
-from ui.figures import add_pool_band, legend_figure, sweep_figure
 from ui.guard import plain
-from ui.theme import AXIS_LABELS
 
 PRECOMPUTED = Path(__file__).resolve().parents[1] / "paper" / "precomputed.csv.gz"
 

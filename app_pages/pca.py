@@ -2,7 +2,10 @@
 
 import streamlit as st
 
-from ui import explanations, presenter, snippets
+from figures.theme import AXIS_LABELS
+from learning import explanations, snippets
+from serving.datafiles import file_picker
+from ui import presenter
 from ui.cached import (
     DATA_SOURCES,
     call_core,
@@ -24,13 +27,11 @@ from ui.controls import (
     sweep_axis_control,
     sweep_values,
 )
-from ui.datafiles import file_picker
 from ui.export import FigureExport
 from ui.guard import plain
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
 from ui.state import bound
-from ui.theme import AXIS_LABELS
 
 st.title("Distributed private PCA")
 presenter.intro(

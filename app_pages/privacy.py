@@ -7,7 +7,9 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from ui import explanations, presenter, snippets
+from figures.charts import calibration_figure, collusion_figure
+from learning import explanations, snippets
+from ui import presenter
 from ui.cached import (
     DESIGNS,
     averaging_design,
@@ -22,7 +24,6 @@ from ui.cached import (
 from ui.controls import seed_controls
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
-from ui.figures import calibration_figure, collusion_figure
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound as url_bound

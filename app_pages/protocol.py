@@ -2,13 +2,14 @@
 
 import streamlit as st
 
-from ui import explanations, presenter
+from figures.protocol import cancel_figure, network_figure
+from learning import explanations
+from learning.protocol_steps import NOT_SENT, holdings, ledger, protocol_steps
+from ui import presenter
 from ui.cached import call_core
 from ui.controls import epsilon_slider, seed_controls
 from ui.explain import explain
 from ui.learn_core import protocol_run
-from ui.protocol_figures import cancel_figure, network_figure
-from ui.protocol_steps import NOT_SENT, holdings, ledger, protocol_steps
 from ui.state import bound
 from ui.stepper import clamp, step_buttons
 

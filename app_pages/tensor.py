@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from ui import explanations, presenter, snippets
+from figures.theme import AXIS_LABELS, label
+from learning import explanations, snippets
+from ui import presenter
 from ui.cached import call_core, classic_warning, otd_example_table, otd_job, otd_results
 from ui.controls import (
     algorithm_picker,
@@ -18,7 +20,6 @@ from ui.controls import (
 from ui.export import FigureExport
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
-from ui.theme import AXIS_LABELS, label
 
 GRIDS = {
     "epsilon": (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0),

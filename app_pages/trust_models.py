@@ -2,13 +2,13 @@
 
 import streamlit as st
 
+from figures.trust import display_table, explanation, trust_figure
 from ui import presenter
 from ui.cached import call_core, classic_warning, trust_models_pca, trust_models_table
 from ui.controls import seed_controls
 from ui.explain import explain
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.state import bound as url_bound
-from ui.trust_figures import display_table, explanation, trust_figure
 
 st.title("Trust models")
 presenter.intro(

@@ -480,7 +480,7 @@ async def run_per_page(base: str, pid: int, repeats: int, timeout: float) -> dic
 
 async def run_profile(base: str, pid: int, page: str, directory: str, timeout: float) -> dict:
     """cProfile of one cached slider move on ``page``, recorded inside the server
-    (``ui.profiling``, ``CAPE_PROFILE_DIR``): the top functions by own time and by
+    (``serving.profiling``, ``CAPE_PROFILE_DIR``): the top functions by own time and by
     cumulative time, in % of the run."""
     import glob
     import pstats
@@ -556,7 +556,7 @@ def measure(
     """Run the benchmark against ``url`` (a server on 127.0.0.1) or a fresh server."""
     import tempfile
 
-    from ui.profiling import PROFILE_ENV
+    from serving.profiling import PROFILE_ENV
 
     with ExitStack() as stack:
         # A lecture server does not watch its files: in a working tree that changes under the

@@ -6,7 +6,7 @@ tensor pages at their defaults) carry that pool's luck: seed 0's one-site PCA nu
 numbers (the metrics above its chart: each algorithm's mean at the slider's ε) for every seed
 and ranks seeds by how far their numbers sit from the median over seeds, in units of the
 spread over seeds (a robust z-score, median absolute deviation scaled to σ). The default seed
-(:data:`ui.controls.DEFAULT_SEED`) is the seed with the smallest worst-case z over every
+(:data:`learning.settings.DEFAULT_SEED`) is the seed with the smallest worst-case z over every
 number shown. ``python -m benchmarks.default_seed`` prints the table; docs/deviations.md
 records the choice.
 """

@@ -40,7 +40,7 @@ from benchmarks.server import (
     rss_mib,
     streamlit_server,
 )
-from ui.jobs import DISCONNECT_GRACE_SECONDS
+from serving.jobs import DISCONNECT_GRACE_SECONDS
 
 # The chart's data and its shapes: moving ε between grid values changes only the marker.
 CHART_JS = (

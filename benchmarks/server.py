@@ -92,7 +92,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def job_processes(pid: int) -> list[int]:
-    """Heavy-job processes of a server (ui.worker): children of its multiprocessing
+    """Heavy-job processes of a server (serving.worker): children of its multiprocessing
     forkserver, the server's child."""
     children: dict[int, list[int]] = {}
     commands: dict[int, str] = {}

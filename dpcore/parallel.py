@@ -11,7 +11,7 @@ Two resources are managed here, once for the whole package:
 - **Progress**: :func:`report_progress` hands a callback the tasks done and the tasks known so
   far, as the tasks of top-level :func:`parallel_map` calls finish (the sweeps' (grid point,
   run) tasks; maps nested inside a task are part of it). A page shows the fraction done and an
-  estimate of the time left from them (``ui.jobs``).
+  estimate of the time left from them (``ui.jobs``, from ``serving.jobs``).
 - **BLAS threads**: one per worker while the core computes (:func:`one_blas_thread`). Small
   dense linear algebra (D ≤ ~800) is slower with several BLAS threads per call than with one
   thread per task, and a multi-threaded BLAS sums in an order that depends on its thread count:

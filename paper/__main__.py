@@ -64,15 +64,15 @@ def html_maker():
     except ImportError:
         return None, "HTML figures skipped: they need plotly: pip install 'cape-lab[app]'"
     try:
-        from ui.figures import figure_html
+        from figures.charts import figure_html
     except ImportError:
         return None, "HTML figures skipped: they need the app's ui/ (run from a checkout)"
     return (lambda *a: figure_html(figure_for(*a))), ""
 
 
 def figure_for(panel: paper.Panel, df: pd.DataFrame, calibration: str):
-    from ui.figures import sweep_figure
-    from ui.theme import AXIS_LABELS
+    from figures.charts import sweep_figure
+    from figures.theme import AXIS_LABELS
 
     y_title = "captured energy / optimum" if panel.task == "pca" else "component error q_comp"
     fig = sweep_figure(df, axis=panel.axis, metric=panel.metric, y_title=y_title)

@@ -155,7 +155,7 @@ def tabs(monkeypatch):
     (one token, two cookie strings), other-1 another browser."""
     from streamlit.runtime import scriptrunner
 
-    from ui import jobs
+    from serving import jobs
 
     token = os.urandom(16)
     cookies = {"tab-1": _xsrf_cookie(token), "tab-2": _xsrf_cookie(token)}
@@ -176,7 +176,7 @@ def tabs(monkeypatch):
 
 
 def _lane():
-    from ui import jobs, worker
+    from serving import jobs, worker
 
     return jobs.Lane("test", slots=1, limits=worker.Limits(3 * 2**30, seconds=60))
 
@@ -192,7 +192,7 @@ def _settle(lane) -> None:
 def test_two_tabs_of_one_browser_hold_one_queue_place(tabs):
     assert tabs("tab-1") == tabs("tab-2") != tabs("other-1")
     assert tabs("unknown-tab") == "unknown-tab"  # no cookie: one place per session
-    from ui import jobs
+    from serving import jobs
 
     assert jobs.browser_key("") is None and jobs.browser_key(object()) is None  # type: ignore[arg-type]
     lane = _lane()
@@ -209,7 +209,7 @@ def test_two_tabs_of_one_browser_hold_one_queue_place(tabs):
 def test_a_browser_is_connected_while_any_of_its_tabs_is(tabs, monkeypatch):
     import streamlit.runtime
 
-    from ui import jobs
+    from serving import jobs
 
     browser = tabs("tab-1")
     assert tabs("tab-2") == browser
@@ -245,7 +245,7 @@ def test_a_follow_up_job_keeps_its_place(tabs):
 def _manager(monkeypatch, session_mb: int, server_mb: int, runtime=None):
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 
-    from ui import uploads
+    from serving import uploads
 
     monkeypatch.setenv(uploads.SESSION_ENV, str(session_mb))
     monkeypatch.setenv(uploads.SERVER_ENV, str(server_mb))
@@ -296,7 +296,7 @@ def test_uploads_past_the_server_cap_are_refused(monkeypatch):
 
 @pytest.mark.parametrize("raw", ["0", "-5", "lots"])
 def test_an_upload_cap_must_be_a_positive_number(monkeypatch, raw):
-    from ui import uploads
+    from serving import uploads
 
     monkeypatch.setenv(uploads.SESSION_ENV, raw)
     with pytest.raises(ValueError, match=uploads.SESSION_ENV):
@@ -304,7 +304,7 @@ def test_an_upload_cap_must_be_a_positive_number(monkeypatch, raw):
 
 
 def test_a_closed_tabs_uploads_are_freed_after_the_grace_unless_it_returns(monkeypatch):
-    from ui import uploads
+    from serving import uploads
 
     monkeypatch.setattr(uploads, "FREE_AFTER_SECONDS", 0.2)
     active = {"gone", "back"}

@@ -12,7 +12,7 @@ import time
 import pytest
 from test_browser import SHOTS, _assert_no_errors
 
-from ui.lessons import LESSONS
+from learning.lessons import LESSONS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 OUT = SHOTS / "learn"

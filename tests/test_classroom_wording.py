@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.protocol_demo import protocol_demo
-from ui.protocol_steps import NOT_SENT, fmt_sum, protocol_steps
+from learning.protocol_steps import NOT_SENT, fmt_sum, protocol_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 import dpcore
-from ui.composition_figures import (
+from figures.composition import (
     accountants_figure,
     accountants_text,
     ledger_text,
@@ -73,7 +73,7 @@ def test_ledger_text_names_the_most_spent_site_and_the_ones_over_budget():
 
 
 def test_notices_quote_the_numbers_on_the_charts():
-    from ui.composition_figures import accountants_notice, profiles_notice
+    from figures.composition import accountants_notice, profiles_notice
 
     curve = dpcore.epsilon_curve(5.0, max_releases=25, delta=1e-5)
     end = curve[curve.releases == 25].set_index("accountant").epsilon

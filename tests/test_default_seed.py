@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.default_seed import PCA_DEFAULTS, default_view, robust_z, seed_table
-from ui.controls import DEFAULT_SEED
+from learning.settings import DEFAULT_SEED
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every default-view number within one robust σ of its median over 50 seeds (about 68 % of

@@ -10,7 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from ui import cached, snippets
+from learning import snippets
+from ui import cached
 from ui.export import FigureExport, caption, standalone_html
 
 SITES = ((1000, 500, 2000), (0.5, 1.0, 0.5), (1e-3, 1e-3, 1e-2), (0.3, 0.2, 0.5), "analytic")

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui.figures import figure_html, gain_figure, noise_histogram_figure, summarise, sweep_figure
-from ui.theme import style
+from figures.charts import figure_html, gain_figure, noise_histogram_figure, summarise, sweep_figure
+from figures.theme import style
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def test_html_export_is_standalone(frame):
 
 def test_collusion_figure_draws_both_views_bound_and_promise():
     import dpcore
-    from ui.figures import collusion_figure
+    from figures.charts import collusion_figure
 
     design = dpcore.cape_design(np.full(6, 0.01))
     curve = dpcore.collusion_curve(design, 0.002, delta=1e-5, epsilon=0.3)
@@ -126,7 +126,7 @@ def test_collusion_figure_draws_both_views_bound_and_promise():
 
 def test_collusion_figure_marks_lower_bounds():
     import dpcore
-    from ui.figures import collusion_figure
+    from figures.charts import collusion_figure
 
     curve = dpcore.collusion_curve(
         dpcore.cape_design(np.full(14, 0.01)), 0.002, delta=1e-5, epsilon=0.3
@@ -146,7 +146,7 @@ def test_collusion_figure_marks_lower_bounds():
 
 def test_calibration_figure_shades_where_classic_is_no_proof():
     import dpcore
-    from ui.figures import calibration_figure
+    from figures.charts import calibration_figure
 
     table = dpcore.calibration_comparison([0.1, 1.0, 10.0], delta=1e-5)
     fig = calibration_figure(table, current=[0.5, 0.5, 2.0])

@@ -157,7 +157,7 @@ def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_pat
     # A file that is missing or outside the data directory is refused in the server (a few
     # stat calls, dpcore.realdata.locate) without a child process, once per kind.
     from dpcore import realdata
-    from ui import jobs
+    from serving import jobs
 
     kinds, children = [], []
     real_locate, real_load = realdata.locate, jobs.load_blocking
@@ -187,7 +187,7 @@ def test_heavy_tensor_settings_run_as_a_job_not_in_the_server():
     # Issue #12: two Run presses on heavy tensor links took both cores from everyone. Heavy
     # settings now run in the heavy lane's child process (ui.jobs), the sweep and its one-run
     # example both.
-    from ui import jobs
+    from serving import jobs
 
     before = len(jobs.HEAVY._results)
     at = page("tensor.py", td_dim="20", td_runs="2", td_seed="5")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dpcore
-from ui import jobs, worker
+from serving import jobs, worker
 
 FAST = worker.Limits(memory_bytes=3 * 2**30, seconds=60)
 

@@ -16,9 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 from dpcore.protocol_demo import protocol_demo
-from ui.controls import DEFAULT_SEED  # the pages' seed, which the lessons use
-from ui.lessons import LESSONS
-from ui.theme import AXIS_LABELS, label
+from figures.theme import AXIS_LABELS, label
+from learning.lessons import LESSONS
+from learning.settings import DEFAULT_SEED  # the pages' seed, which the lessons use
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = [(lesson, i, step) for lesson in LESSONS for i, step in enumerate(lesson.steps, 1)]
@@ -177,7 +177,7 @@ def open_step(lesson, number: int, **params) -> AppTest:
 
 
 def test_lessons_are_data_with_everything_a_step_needs():
-    from ui.lessons.scenes import SCENES
+    from ui.lesson_scenes import SCENES
 
     assert len(LESSONS) >= 5
     assert len({lesson.name for lesson in LESSONS}) == len(LESSONS)
@@ -291,7 +291,7 @@ def test_every_step_agrees_with_itself_and_its_link(lesson, number, step):
     computed answer is what the step's text claims and what dpcore, called here, says (a tie
     only within two standard errors); it answers both ways; and its Explore link opens a page
     with every setting the lesson used and the numbers the lesson quotes."""
-    from ui.lessons.scenes import SCENES
+    from ui.lesson_scenes import SCENES
 
     at = open_step(lesson, number)
     assert not at.exception and not at.error
@@ -332,7 +332,7 @@ def test_questions_whose_answer_turns_with_the_control(key):
         assert not at.exception and not at.error
         _answer_both_ways(at, lesson, step, *truth(step.key, value))
         if step.explore.shows:  # the link follows the control (colluders, S, ε)
-            from ui.lessons.scenes import SCENES
+            from ui.lesson_scenes import SCENES
 
             target, params = open_link(at, step)
             numbers, on_page = SCENES[step.scene](value).numbers, page_numbers(target)
@@ -347,7 +347,7 @@ def test_questions_whose_answer_turns_with_the_control(key):
 def test_lesson5_answers_are_honest_at_every_epsilon(key):
     """At every ε the control offers, the scene's answer is dpcore's verdict under the stated
     rule, and the reveal's separation is the one the answer rests on."""
-    from ui.lessons.scenes import SCENES
+    from ui.lesson_scenes import SCENES
 
     step = next(t[2] for t in STEPS if t[2].key == key)
     for value in step.control.options:
@@ -397,7 +397,7 @@ def test_answered_steps_and_finished_lessons_get_done_marks():
 
 
 def test_progress_marks_count_finished_steps():
-    from ui.lessons.progress import lesson_marks, mark_done, step_marks, steps_done
+    from learning.lessons.progress import lesson_marks, mark_done, step_marks, steps_done
 
     done: set[str] = set()
     first, second = LESSONS[0], LESSONS[1]

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpcore import cape_design
 from dpcore.protocol_demo import protocol_demo
-from ui.protocol_steps import holdings, ledger, protocol_steps
+from learning.protocol_steps import holdings, ledger, protocol_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 

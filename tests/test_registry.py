@@ -13,7 +13,7 @@ import dpcore
 from dpcore import registry
 from dpcore.limits import estimate_otd, estimate_pca
 from dpcore.registry import Algorithm, CostShape, PartyCost, PcaInputs, PcaMethod
-from ui.theme import description, label, style
+from figures.theme import description, label, style
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 ROOT = Path(__file__).resolve().parents[1]

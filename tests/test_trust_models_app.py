@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.trust_models import SCHEMES, trust_table
-from ui.trust_figures import LABELS
+from figures.trust import LABELS
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.app

@@ -10,8 +10,6 @@ the same arguments give the same numbers in every session and process.
 from __future__ import annotations
 
 import contextlib
-import functools
-import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -23,44 +21,15 @@ import streamlit as st
 import dpcore
 from dpcore import ClassicGaussianWarning, cluster, realdata
 from dpcore.joint_safe import design_for
-from dpcore.parallel import default_workers
 from dpcore.privacy import EPS_TOL
-from ui import jobs, worker
-from ui.datafiles import data_dir
+from serving import worker
+from serving.datafiles import data_dir
+from serving.flight import compute_slot, flight
+from serving.jobs import load_blocking
+from ui import jobs
 from ui.guard import show_error
 
 T = TypeVar("T")
-
-
-# A classroom opens the same link at once. Identical requests wait for the first one and then
-# read its cache entry (single flight), and at most one heavy computation per core runs at a
-# time (compute slots): thirty sessions do not compute the same sweep thirty times over.
-_SLOTS = threading.BoundedSemaphore(default_workers())  # CAPE_WORKERS or the CPUs
-_FLIGHTS: dict[int, threading.Lock] = {}
-_FLIGHTS_GUARD = threading.Lock()
-
-
-def compute_slot(fn: Callable[..., T]) -> Callable[..., T]:
-    """Run ``fn`` holding one of the compute slots (put it under ``st.cache_data``, so that
-    cache hits never wait)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
-        with _SLOTS:
-            return fn(*args, **kwargs)
-
-    return wrapper
-
-
-def _flight(fn: Callable, args: tuple, kwargs: dict) -> threading.Lock | None:
-    try:
-        key = hash((fn, args, tuple(sorted(kwargs.items()))))
-    except TypeError:  # unhashable arguments: no deduplication
-        return None
-    with _FLIGHTS_GUARD:
-        if len(_FLIGHTS) > 4096:
-            _FLIGHTS.clear()
-        return _FLIGHTS.setdefault(key, threading.Lock())
 
 
 def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -71,7 +40,7 @@ def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     Core warnings are silenced here: a cached result would not repeat them, so pages show
     the classic-bound warning from the parameters (:func:`classic_warning`).
     """
-    lock = _flight(fn, args, kwargs)
+    lock = flight(fn, args, kwargs)
     try:
         with lock or contextlib.nullcontext(), warnings.catch_warnings():
             warnings.simplefilter("ignore", ClassicGaussianWarning)
@@ -129,8 +98,8 @@ def _load_outcome(kind: str, arg: Any, directory: str) -> tuple[dpcore.Dataset |
             realdata.check_csv_bytes(arg, "your CSV")
         elif kind in realdata.ENV:  # a missing file is refused at once, without a child
             realdata.locate(kind, arg or None, data_dir=directory)
-        # files and uploads are parsed in a bounded child process (ui.worker)
-        return jobs.load_blocking(worker.load_source, kind, arg, directory), ""
+        # files and uploads are parsed in a bounded child process (serving.worker)
+        return load_blocking(worker.load_source, kind, arg, directory), ""
     except (ValueError, TypeError) as err:
         return None, str(err)
 

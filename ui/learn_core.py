@@ -9,8 +9,9 @@ import streamlit as st
 
 import dpcore
 from dpcore.protocol_demo import ProtocolDemo, protocol_demo
+from learning.settings import LESSON_DELTA, OTD_N, OTD_RUNS, OTD_SETTINGS, OTD_SITES, PCA_SETTINGS
 from ui.cached import otd_results, pca_results
-from ui.controls import DEFAULT_SEED, sweep_values
+from ui.controls import sweep_values
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -21,7 +22,6 @@ def protocol_run(sites: int, kind: str, epsilon: float, seed: int) -> ProtocolDe
 
 # --- lessons: every number a lesson shows comes through one of these --------------------------
 
-LESSON_DELTA = 0.01  # δ of every lesson step that does not vary it (as on the Overview page)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -68,45 +68,6 @@ def site_designs(n_per_site: tuple[int, ...], epsilon: float, weights: tuple[flo
         "gain_same": design.gain_same_weights,
         "gain_best": dpcore.best_conventional_gain(n_per_site),
     }
-
-
-# --- lesson 5: the PCA and tensor pages' own computations --------------------------------------
-# A lesson step quotes numbers that its Explore link must show again, so it runs exactly the
-# sweep the linked page runs for the link's settings (app_pages/pca.py, app_pages/tensor.py
-# build the same keyword arguments), through the same cached wrappers: the same computation,
-# the same seed, the same cache entry. The sweep's random streams are spawned per grid value,
-# so the ε grid must be the page's too (the page's grid with the current ε added).
-
-LESSON_SEED = DEFAULT_SEED  # the pages' own (a typical data pool); the links carry it
-
-PCA_SETTINGS: dict = {  # the PCA page's settings of lesson 5 (the links carry each one)
-    "dim": 20,
-    "k": 5,
-    "runs": 5,
-    "seed": LESSON_SEED,
-    "algorithms": ("nonprivate", "cape", "conv"),
-    "calibration": "analytic",
-    "neighbouring": "add-remove",
-}
-
-# The tensor page's settings of lesson 5. 8 runs separate CAPE from conventional at the
-# lesson's ε = 0.5 by 3.8 standard errors (3 runs left 0.103 vs 0.181 a 1.7-error "tie",
-# issue #22) and stay under the page's threshold for a queued heavy job (runs × grid
-# points ≤ 60 at D = 10, S·N_s = 100 000), so the link opens at once.
-OTD_SETTINGS: dict = {
-    "model": "mog",
-    "dim": 10,
-    "k": 5,
-    "seed": LESSON_SEED,
-    "calibration": "analytic",
-    "sensitivity": "paper",
-    "scaling": "public",
-    "algorithms": ("nonprivate", "cape", "conv"),
-    "restarts": 10,  # the page's "robust" power method
-    "max_iter": 100,
-    "tol": 1e-8,
-}
-OTD_SITES, OTD_N, OTD_RUNS = 5, 20_000, 8
 
 
 def lesson_pca(sites: int, n_per_site: int, epsilon: float) -> pd.DataFrame:

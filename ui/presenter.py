@@ -23,7 +23,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import theme
+from figures import theme
 
 PARAM = "present"
 FONT_SIZE = 20  # chart lettering while presenting (16 otherwise)

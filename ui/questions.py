@@ -10,8 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.questions import sweep_crossings
+from figures.theme import AXIS_LABELS, LOG_AXES, label
 from ui.state import bound
-from ui.theme import AXIS_LABELS, LOG_AXES, label
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from figures.charts import sweep_figure
+from figures.theme import AXIS_LABELS, label
 from ui import presenter
 from ui.cached import call_core
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
-from ui.figures import sweep_figure
-from ui.theme import AXIS_LABELS, label
 
 
 def show_sweep(

@@ -24,8 +24,9 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from learning.settings import DEFAULT_SEED, EQUAL, MANUAL, SIZE
 from ui.cached import call_core
-from ui.controls import DEFAULT_SEED, calibration_radio
+from ui.controls import calibration_radio
 from ui.guard import show_error
 from ui.state import bound, link_params, reset
 
@@ -33,7 +34,6 @@ COLUMNS = ["N_s", "ε_s", "δ_s", "μ_s"]
 NEW_SITE = {"N_s": 1000, "ε_s": 0.5, "δ_s": 1e-3}  # what a site added with the S slider holds
 SITES_MIN, SITES_MAX, SITES_DEFAULT = 2, 20, 5
 # The weighting rules, as shown and as written in the URL (a radio's URL value is its label).
-EQUAL, SIZE, MANUAL = "equal", "∝ N_s", "manual"
 RULES = (EQUAL, SIZE, MANUAL)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.theme import AXIS_LABELS, LOG_AXES, label, style
+from figures.theme import AXIS_LABELS, LOG_AXES, label, style
 
 FONT = {"size": 16}
 

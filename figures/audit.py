@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures import FONT
+from figures.charts import FONT
 
 # design → (colour, label); Okabe–Ito, as the rest of the app
 DESIGN_STYLES = {

@@ -8,19 +8,25 @@ Matrix and Tensor Factorization" (Sec. 2–4, Algorithm 1, eq. (2), Proposition 
 
 from __future__ import annotations
 
-from ui.learn_core import (
+from figures.theme import AXIS_LABELS, label
+from learning.lessons.model import Control, Explore, Lesson, Question, Step
+from learning.settings import (
+    DELTA_GRID,
+    EPS_GRID,
+    EQUAL,
     LESSON_DELTA,
     LESSON_SEED,
     OTD_N,
     OTD_RUNS,
     OTD_SETTINGS,
     OTD_SITES,
+    PCA_N,
     PCA_SETTINGS,
+    PCA_SITES,
+    SITE_GRID,
+    SIZE,
+    SPLIT_TOTAL,
 )
-from ui.lessons.model import Control, Explore, Lesson, Question, Step
-from ui.lessons.scenes import DELTA_GRID, EPS_GRID, PCA_N, PCA_SITES, SITE_GRID, SPLIT_TOTAL
-from ui.sites_table import EQUAL, SIZE
-from ui.theme import AXIS_LABELS, label
 
 EPS = Control("eps", "Privacy ε", EPS_GRID, 0.5, "Smaller ε: stronger privacy, more noise.")
 DELTA = Control("delta", "Privacy δ", DELTA_GRID, 0.01, "Smaller δ: stronger privacy, more noise.")

@@ -6,9 +6,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dpcore.protocol_demo import ProtocolDemo
-from ui.figures import FONT
-from ui.protocol_steps import AGG, NG, ProtocolStep, fmt, site_name
-from ui.theme import style
+from figures.charts import FONT
+from figures.theme import style
+from learning.protocol_steps import AGG, NG, ProtocolStep, fmt, site_name
 
 PARTY_COLORS = {NG: "#009E73", AGG: style("conv").color, "site": style("cape").color}
 MESSAGE_COLORS = {"E": "#009E73", "F": style("conv").color, "Â": style("cape").color}

@@ -21,7 +21,7 @@ SESSION_ENV = "CAPE_UPLOAD_SESSION_MB"
 SERVER_ENV = "CAPE_UPLOAD_SERVER_MB"
 DEFAULT_SESSION_MB = 60  # three CSVs at the 20 MB request limit
 DEFAULT_SERVER_MB = 600  # ten sessions at their cap
-FREE_AFTER_SECONDS = 20.0  # a reconnect after a missed ping keeps its files (ui.jobs' grace)
+FREE_AFTER_SECONDS = 20.0  # a reconnect after a missed ping keeps its files (serving.jobs' grace)
 MB = 1024 * 1024
 
 

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dpcore.trust_models import SCHEMES
-from ui import theme
+from figures import theme
 
 LABELS = {
     "central": "Central (trusted curator)",

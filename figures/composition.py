@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures import FONT, LEGEND_BELOW
+from figures.charts import FONT, LEGEND_BELOW
 
 # Okabe–Ito colours (colour-blind safe); each accountant also has its own dash.
 ACCOUNTANT_STYLES = {

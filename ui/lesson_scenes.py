@@ -16,6 +16,27 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dpcore.promise import likelihood_factor
+from figures.charts import FONT, calibration_figure, collusion_figure, gain_figure, sweep_figure
+from figures.theme import style
+from learning.protocol_steps import protocol_steps
+from learning.settings import (
+    DELTA_GRID,
+    EPS_GRID,
+    EQUAL,
+    LESSON_DELTA,
+    LESSON_SEED,
+    N_MEAN,
+    OTD_RUNS,
+    PCA_N,
+    PCA_SETTINGS,
+    PCA_SITES,
+    SITE_GRID,
+    SIZE,
+    SPLIT_TOTAL,
+    TOTAL,
+    UNEQUAL_SITES,
+    VIEW_SITES,
+)
 from ui.cached import (
     GAINS,
     calibration_table,
@@ -24,12 +45,7 @@ from ui.cached import (
     gain_curve,
     party_table,
 )
-from ui.figures import FONT, calibration_figure, collusion_figure, gain_figure, sweep_figure
 from ui.learn_core import (
-    LESSON_DELTA,
-    LESSON_SEED,
-    OTD_RUNS,
-    PCA_SETTINGS,
     classic_check,
     lesson_otd,
     lesson_pca,
@@ -37,14 +53,7 @@ from ui.learn_core import (
     sigmas,
     site_designs,
 )
-from ui.protocol_steps import protocol_steps
-from ui.sites_table import EQUAL, SIZE, encode, with_rule
-from ui.theme import style
-
-N_MEAN = 100  # samples behind a lesson's mean of values in [0, 1]: Δ = 1/N
-EPS_GRID = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
-TOTAL, UNEQUAL_SITES = 10_000, 5  # lesson 3: N samples over S sites
-VIEW_SITES = 5  # lesson 4: S equal sites of N_s = 1000 at ε = 0.5
+from ui.sites_table import encode, with_rule
 
 
 def sites_text(
@@ -150,7 +159,6 @@ def neighbours(epsilon: float) -> Scene:
     )
 
 
-DELTA_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1)
 
 
 def delta_curve(delta: float) -> Scene:
@@ -609,7 +617,6 @@ def _sweep_scene(df, metric: str, y_title: str, epsilon: float, runs: int, **due
     return Scene(fig, {"epsilon": epsilon, "runs": runs, **numbers})
 
 
-PCA_SITES, PCA_N = 10, 1000  # lesson 5, step 1: S sites of N_s samples
 
 
 def pca_scene(epsilon: float) -> Scene:
@@ -626,7 +633,6 @@ def pca_scene(epsilon: float) -> Scene:
     )
 
 
-SITE_GRID, SPLIT_TOTAL = (2, 5, 10, 20, 50), 10_000  # the same N samples over S sites
 
 
 def pca_sites_scene(epsilon: float) -> Scene:

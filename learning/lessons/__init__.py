@@ -1,7 +1,7 @@
 """Guided lessons of the Learn section: content as data, scenes that compute, one renderer
 (``app_pages/learn.py``)."""
 
-from ui.lessons.content import LESSONS
-from ui.lessons.model import Control, Explore, Lesson, Question, Step
+from learning.lessons.content import LESSONS
+from learning.lessons.model import Control, Explore, Lesson, Question, Step
 
 __all__ = ["LESSONS", "Control", "Explore", "Lesson", "Question", "Step"]

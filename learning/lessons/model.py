@@ -3,7 +3,7 @@
 A step is a few sentences, one live figure (a *scene*), one control, optionally a
 predict-then-reveal question, and a link to the page where the learner explores the same
 settings. Text, reveal and link parameters are ``str.format`` templates filled with the
-scene's numbers (all computed by dpcore, see :mod:`ui.lessons.scenes`).
+scene's numbers (all computed by dpcore, see :mod:`ui.lesson_scenes`).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Step:
     key: str
     title: str
     text: str
-    scene: str  # name in ui.lessons.scenes.SCENES
+    scene: str  # name in ui.lesson_scenes.SCENES
     control: Control
     explain: str  # "What am I looking at?" for the figure
     explore: Explore

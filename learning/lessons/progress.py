@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, MutableSet
 
-from ui.lessons.model import Lesson, Step
+from learning.lessons.model import Lesson, Step
 
 DONE = "✓"
 

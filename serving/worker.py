@@ -31,7 +31,7 @@ _CONTEXT.set_forkserver_preload(["dpcore", "dpcore.realdata", "pandas", "numpy"]
 class Limits:
     """Bounds of one child: address space (bytes), wall time (s), CPU priority (nice) and
     worker threads of its sweeps (``CAPE_WORKERS`` in the child; ``None``: the lane decides
-    when the job starts, :class:`ui.jobs.Lane`)."""
+    when the job starts, :class:`serving.jobs.Lane`)."""
 
     memory_bytes: int
     seconds: float
