@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpcore import registry
+from learning.settings import AXIS_LABELS, LOG_AXES
+
+__all__ = ["AXIS_LABELS", "CSS", "LOG_AXES", "Style", "description", "label", "style"]
 
 
 @dataclass(frozen=True)
@@ -32,13 +35,6 @@ def description(algorithm: str) -> str:
     return registry.get(algorithm).description
 
 
-AXIS_LABELS = {
-    "epsilon": "privacy ε",
-    "delta": "privacy δ",
-    "n_per_site": "samples per site N_s",
-    "sites": "number of sites S",
-}
-LOG_AXES = {"epsilon", "delta", "n_per_site"}
 
 
 def label(algorithm: str) -> str:

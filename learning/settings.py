@@ -11,6 +11,15 @@ DEFAULT_SEED = 36
 # The site-weight rules of the sites table (ui/sites_table.py), as their URL values.
 EQUAL, SIZE, MANUAL = "equal", "∝ N_s", "manual"
 
+# The sweep axes' names on charts and controls (figures/theme.py re-exports them).
+AXIS_LABELS = {
+    "epsilon": "privacy ε",
+    "delta": "privacy δ",
+    "n_per_site": "samples per site N_s",
+    "sites": "number of sites S",
+}
+LOG_AXES = {"epsilon", "delta", "n_per_site"}
+
 # --- lessons 1–4 -------------------------------------------------------------------------------
 N_MEAN = 100  # samples behind a lesson's mean of values in [0, 1]: Δ = 1/N
 EPS_GRID = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)

@@ -8,9 +8,10 @@ Matrix and Tensor Factorization" (Sec. 2–4, Algorithm 1, eq. (2), Proposition 
 
 from __future__ import annotations
 
-from figures.theme import AXIS_LABELS, label
+from dpcore import registry
 from learning.lessons.model import Control, Explore, Lesson, Question, Step
 from learning.settings import (
+    AXIS_LABELS,
     DELTA_GRID,
     EPS_GRID,
     EQUAL,
@@ -83,7 +84,8 @@ def privacy_link(sites: str, calibration: str, ng: bool = False, *extra):
 
 
 def _algorithms(prefix: str, algorithms: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    return tuple((f"{prefix}algs", label(a)) for a in algorithms)  # the URL holds the labels
+    # the URL holds the labels
+    return tuple((f"{prefix}algs", registry.get(a).label) for a in algorithms)
 
 
 def pca_link(sites: int, n_per_site: int) -> tuple[tuple[str, str], ...]:
