@@ -350,7 +350,7 @@ def secagg_overhead(data, repeat: int, seed: int = 0) -> pd.DataFrame:
                 n_per_site=s.n_per_site,
                 epsilon=list(s.epsilons),
                 runs=s.runs,
-                seed=seed,
+                rng=seed,
                 algorithms=list(algorithms),
             )
 

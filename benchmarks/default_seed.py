@@ -63,8 +63,8 @@ def default_view(seed: int) -> dict[str, float]:
     out: dict[str, float] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the classic calibration's ε ≥ 1 warning
-        pca = dpcore.pca_sweep(seed=seed, **PCA_DEFAULTS)
-        otd = dpcore.otd_sweep(seed=seed, **TENSOR_DEFAULTS)
+        pca = dpcore.pca_sweep(rng=seed, **PCA_DEFAULTS)
+        otd = dpcore.otd_sweep(rng=seed, **TENSOR_DEFAULTS)
     at = pca[pca.epsilon == EPSILON].groupby("algorithm")["captured_energy_ratio"].mean()
     out |= {f"pca {a}": float(at[a]) for a in PCA_DEFAULTS["algorithms"] if a != "nonprivate"}
     at = otd[otd.epsilon == EPSILON].groupby("algorithm")["component_error"].mean()

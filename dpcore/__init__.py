@@ -83,7 +83,20 @@ from dpcore.privacy import (
 from dpcore.registry import Algorithm, register
 from dpcore.secagg import SecAggDesign, secagg_design, secagg_sum
 from dpcore.secagg_views import secagg_cost, secagg_dropouts, secagg_views
-from dpcore.sweeps import SWEEP_AXES, dropout_pca, otd_example, otd_sweep, pca_sweep
+from dpcore.sweeps import (
+    SWEEP_AXES,
+    OtdSpec,
+    PcaSpec,
+    dropout_pca,
+    fit_to_pool,
+    otd_example,
+    otd_example_of,
+    otd_frame,
+    otd_sweep,
+    pca_sweep,
+    run_otd_sweep,
+    run_pca_sweep,
+)
 from dpcore.trust_models import shuffle_epsilon, trust_pca, trust_table
 from dpcore.version import __version__ as __version__  # not in __all__: not an API name
 
@@ -116,6 +129,8 @@ __all__ = [
     "LedgerEntry",
     "Message",
     "MixtureModel",
+    "OtdSpec",
+    "PcaSpec",
     "PrivacyLedger",
     "SecAggDesign",
     "agn_budget",
@@ -148,6 +163,7 @@ __all__ = [
     "dropout_run",
     "epsilon_curve",
     "epsilon_lower_bound",
+    "fit_to_pool",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_profile",
@@ -162,6 +178,8 @@ __all__ = [
     "one_large_site",
     "optimal_energy",
     "otd_example",
+    "otd_example_of",
+    "otd_frame",
     "otd_sweep",
     "paper_design",
     "party_views",
@@ -169,6 +187,8 @@ __all__ = [
     "plan_threshold",
     "privacy_statement",
     "register",
+    "run_otd_sweep",
+    "run_pca_sweep",
     "sample_discrete_gaussian",
     "secagg_cost",
     "secagg_design",

@@ -20,6 +20,58 @@ from numpy.typing import ArrayLike, NDArray
 MAX_MAGNITUDE = 1e100
 
 
+def show(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for messages (an array may be long)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_float_array(value: object, name: str) -> NDArray[np.float64]:
+    """``value`` as a float array; a TypeError naming ``name`` if it holds no numbers.
+
+    Examples
+    --------
+    >>> as_float_array([1, 2], "tau_site")
+    array([1., 2.])
+    >>> as_float_array(["x"], "tau_site")
+    Traceback (most recent call last):
+    ...
+    TypeError: tau_site must be a number or an array of real numbers; got list ['x']
+    """
+    if isinstance(value, (str, bytes)) or value is None:
+        bad = True
+    else:
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            bad = True
+        else:
+            bad = False
+    if bad:
+        raise TypeError(
+            f"{name} must be a number or an array of real numbers; "
+            f"got {type(value).__name__} {show(value)}"
+        )
+    return arr
+
+
+def check_broadcast(**arrays: NDArray[np.float64]) -> list[NDArray[np.float64]]:
+    """The arrays broadcast against each other; a ValueError naming all of them if they don't.
+
+    Examples
+    --------
+    >>> [a.shape for a in check_broadcast(epsilon=np.ones(3), delta=np.ones(()))]
+    [(3,), (3,)]
+    """
+    try:
+        return list(np.broadcast_arrays(*arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{name} {np.shape(a)}" for name, a in arrays.items())
+        raise ValueError(
+            f"{' and '.join(arrays)} must be scalars or arrays of matching shapes; got {shapes}"
+        ) from None
+
+
 def check_real(
     value: object,
     name: str,
@@ -31,7 +83,7 @@ def check_real(
 ) -> float:
     """Return ``value`` as a float after checking it lies in the stated interval."""
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {show(value)}")
     x = float(value)
     below = x <= low if low_open else x < low
     above = x >= high if high_open else x > high
@@ -55,7 +107,7 @@ def check_delta(value: object, name: str = "delta") -> float:
 def check_int(value: object, name: str, *, low: int = 1, high: int | None = None) -> int:
     """Return ``value`` as an int after checking ``low <= value <= high``."""
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {show(value)}")
     v = int(value)
     if v < low or (high is not None and v > high):
         hi = "inf" if high is None else str(high)
@@ -63,8 +115,19 @@ def check_int(value: object, name: str, *, low: int = 1, high: int | None = None
     return v
 
 
+def check_bool(value: object, name: str) -> bool:
+    """Return ``value`` as a bool after checking it is one (``np.bool_`` too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {type(value).__name__} {show(value)}")
+    return bool(value)
+
+
 def check_choice(value: object, name: str, choices: Sequence[str]) -> str:
-    """Return ``value`` after checking it is one of ``choices``."""
+    """Return ``value`` after checking it is one of ``choices`` (strings)."""
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be one of {list(choices)}; got {type(value).__name__} {show(value)}"
+        )
     if value not in choices:
         raise ValueError(f"{name} must be one of {list(choices)}; got {value!r}")
     return str(value)
@@ -74,7 +137,7 @@ def check_positive_array(
     value: ArrayLike, name: str, *, allow_inf: bool = False, allow_zero: bool = False
 ) -> NDArray[np.float64]:
     """A non-empty 1-D float array of positive (or non-negative) finite values."""
-    arr = np.asarray(value, dtype=float)
+    arr = as_float_array(value, name)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence; got shape {arr.shape}")
     bad = np.isnan(arr) | (arr < 0 if allow_zero else arr <= 0)

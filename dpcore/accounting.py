@@ -328,7 +328,7 @@ def _check_epsilons(epsilons: ArrayLike) -> NDArray[np.float64]:
 
 
 def view_noise_multipliers(
-    design: CapeDesign, sensitivity: float | ArrayLike, *, view: str, colluding: Sequence[int] = ()
+    design: CapeDesign, *, sensitivity: float | ArrayLike, view: str, colluding: Sequence[int] = ()
 ) -> NDArray[np.float64]:
     """z_s = σ_s/Δ_s that protects each site in one view of one CAPE release.
 
@@ -362,7 +362,7 @@ def view_noise_multipliers(
     out = np.full(design.n_sites, math.inf)
     out[seen.honest] = std / sens[seen.honest]
     if np.any(out == 0):
-        raise ValueError("a site has no noise in this view (σ = 0): its ε is infinite")
+        raise ValueError("design gives a site no noise in this view (σ = 0): its ε is infinite")
     return out
 
 
@@ -421,16 +421,32 @@ def view_profiles(
             raise ValueError(f"colluding must not contain the site drawn ({site}); got {sites}")
         sens = _per_site(sensitivity, design, "sensitivity")
         views = {"calibration τ_s": design.tau_site[site] / sens[site]}
-        for view in VIEWS[:2]:
-            views[view] = view_noise_multipliers(design, sens, view=view)[site]
-        if sites:
-            views["coalition"] = view_noise_multipliers(
-                design, sens, view="coalition", colluding=sites
-            )[site]
+        try:
+            for view in VIEWS[:2]:
+                views[view] = view_noise_multipliers(design, sensitivity=sens, view=view)[site]
+            if sites:
+                views["coalition"] = view_noise_multipliers(
+                    design, sensitivity=sens, view="coalition", colluding=sites
+                )[site]
+        except ValueError as err:  # the design is built here: blame the input it came from
+            raise ValueError(
+                f"tau_site gives a {kind} design that cannot be profiled: {err}"
+            ) from None
         for view, z in views.items():
             if z == 0:
-                raise ValueError(f"site {site} has no noise (τ_s = 0): its δ(ε) is 1")
-            delta = gaussian_profile(z, eps, releases=releases)
+                raise ValueError(f"tau_site gives site {site} no noise (τ_s = 0): its δ(ε) is 1")
+            if not math.isfinite(z):
+                raise ValueError(
+                    f"sensitivity of site {site} is too small for its noise: σ/Δ = inf in the "
+                    f"{view} view; got sensitivity {sens[site]:.3g}"
+                )
+            try:
+                delta = gaussian_profile(z, eps, releases=releases)
+            except ValueError as err:  # z out of the accountant's range: say which inputs
+                raise ValueError(
+                    f"tau_site and sensitivity give site {site} σ/Δ = {z:.3g} in the {view} "
+                    f"view: {err}"
+                ) from None
             frames.append(
                 pd.DataFrame(
                     {

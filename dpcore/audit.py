@@ -573,8 +573,8 @@ def _check_protocol(design, sensitivity, site, view, colluding, delta, trials):
     nm = attack.std / sens
     if not 1e-3 <= nm <= 1e6:
         raise ValueError(
-            f"the view's σ/Δ must be in [0.001, 1e6] to be audited; got {nm:.3g} "
-            f"(σ = {attack.std:.3g}, Δ = {sens:.3g})"
+            f"the view's noise std over sensitivity (σ/Δ) must be in [0.001, 1e6] to be "
+            f"audited; got {nm:.3g} (σ = {attack.std:.3g}, sensitivity Δ = {sens:.3g})"
         )
     return site, view, colluding, sens, delta, trials, attack
 
@@ -594,8 +594,8 @@ MAX_SCORES = 10**6  # statistics returned as arrays (a figure's histogram)
 
 def attack_statistics(
     design: CapeDesign,
-    sensitivity,
     *,
+    sensitivity,
     site: int,
     view: str,
     trials: int,
@@ -628,8 +628,8 @@ def attack_statistics(
 
 def audit_protocol(
     design: CapeDesign,
-    sensitivity,
     *,
+    sensitivity,
     site: int,
     view: str,
     delta: float,

@@ -29,10 +29,13 @@ from scipy.special import log_ndtr
 
 from dpcore._validation import (
     MAX_MAGNITUDE,
+    as_float_array,
+    check_broadcast,
     check_choice,
     check_delta,
     check_epsilon,
     check_real,
+    show,
 )
 
 CALIBRATIONS = ("classic", "analytic")
@@ -201,14 +204,15 @@ def gaussian_sigma(
     if not sigma <= MAX_MAGNITUDE:  # also catches inf (Δ = 1e308) and NaN
         raise ValueError(
             f"sensitivity / epsilon is too large: the noise std would be {sigma:.3g}, beyond "
-            f"{MAX_MAGNITUDE:g} (sensitivity {sensitivity:g}, epsilon {epsilon:g}); use a "
-            f"larger epsilon or a smaller sensitivity"
+            f"{MAX_MAGNITUDE:g} (sensitivity {sensitivity:g}, epsilon {epsilon:g}, delta "
+            f"{delta:g}); use a larger epsilon or delta, or a smaller sensitivity"
         )
     return sigma
 
 
 def _classic_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    # ln(1.25/δ) as a difference: 1.25/δ overflows to inf for a subnormal δ
+    return sensitivity * math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) / epsilon
 
 
 def calibration_comparison(epsilons, *, delta: float, sensitivity: float = 1.0):
@@ -232,7 +236,10 @@ def calibration_comparison(epsilons, *, delta: float, sensitivity: float = 1.0):
     """
     delta = check_delta(delta)
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True, high=MAX_MAGNITUDE)
-    eps = [check_real(e, "epsilon", low=1e-100, high_open=True) for e in epsilons]
+    grid = as_float_array(epsilons, "epsilons")
+    if grid.ndim != 1 or grid.size == 0:
+        raise ValueError(f"epsilons must be a non-empty 1-D sequence; got shape {grid.shape}")
+    eps = [check_real(float(e), "epsilons", low=1e-100, high_open=True) for e in grid]
     classic = np.array([_classic_sigma(sensitivity, e, delta) for e in eps])
     analytic = np.array([sensitivity * _analytic_unit_sigma(e, delta) for e in eps])
     return pd.DataFrame(
@@ -290,9 +297,9 @@ def second_moment_sensitivity(
     independently; the L2 norm of that vector is at most the Frobenius norm used above.
     """
     neighbouring = check_choice(neighbouring, "neighbouring", NEIGHBOURING)
-    n = np.asarray(n_samples, dtype=float)
+    n = as_float_array(n_samples, "n_samples")
     if np.any(~np.isfinite(n)) or np.any(n < 1) or np.any(n != np.round(n)):
-        raise ValueError(f"n_samples must be integers in [1, inf); got {n_samples!r}")
+        raise ValueError(f"n_samples must be integers in [1, inf); got {show(n_samples)}")
     scale = 1.0 if neighbouring == "add-remove" else math.sqrt(2.0)
     return scale / n
 
@@ -315,9 +322,9 @@ def mean_sensitivity(n_samples: ArrayLike) -> NDArray[np.float64]:
     >>> mean_sensitivity([4, 10])
     array([0.25, 0.1 ])
     """
-    n = np.asarray(n_samples, dtype=float)
+    n = as_float_array(n_samples, "n_samples")
     if n.size == 0 or np.any(~np.isfinite(n)) or np.any(n < 1) or np.any(n != np.round(n)):
-        raise ValueError(f"n_per_site must be integers in [1, inf); got {n_samples!r}")
+        raise ValueError(f"n_samples must be integers in [1, inf); got {show(n_samples)}")
     return 1.0 / n
 
 
@@ -373,8 +380,10 @@ def gaussian_sigmas(
     sensitivity: ArrayLike, *, epsilon: ArrayLike, delta: ArrayLike, method: str = "classic"
 ) -> NDArray[np.float64]:
     """:func:`gaussian_sigma` element-wise over broadcast arrays, warning at most once."""
-    sens, eps, dlt = np.broadcast_arrays(
-        np.asarray(sensitivity, float), np.asarray(epsilon, float), np.asarray(delta, float)
+    sens, eps, dlt = check_broadcast(
+        sensitivity=as_float_array(sensitivity, "sensitivity"),
+        epsilon=as_float_array(epsilon, "epsilon"),
+        delta=as_float_array(delta, "delta"),
     )
     out = np.empty(sens.shape)
     with classic_warning_once(stacklevel=4):

@@ -41,6 +41,8 @@ from numpy.typing import ArrayLike, NDArray
 from dpcore._validation import (
     MAX_MAGNITUDE,
     RngLike,
+    as_float_array,
+    check_bool,
     check_int,
     check_positive_array,
     check_real,
@@ -50,10 +52,12 @@ from dpcore._validation import (
 from dpcore.noise import expand_symmetric, n_free_entries
 
 PARTIES = ("noise generator", "aggregator")
+MAX_TOTAL = 10**15  # N in the gain curves: N²/S² stays a float, far beyond any data set
+MAX_SITES = 10_000  # S of a drawn layout (one array entry per site), as in split_sizes
 
 
-def _readonly(arr: ArrayLike) -> NDArray[np.float64]:
-    out = np.array(arr, dtype=float)
+def _readonly(arr: ArrayLike, name: str = "value") -> NDArray[np.float64]:
+    out = np.array(as_float_array(arr, name))
     out.setflags(write=False)
     return out
 
@@ -92,7 +96,7 @@ class CapeDesign:
 
     def __post_init__(self) -> None:
         for name in ("tau_site", "weights", "var_e", "var_f", "var_g", "e_mixing"):
-            object.__setattr__(self, name, _readonly(getattr(self, name)))
+            object.__setattr__(self, name, _readonly(getattr(self, name), name))
         s = self.tau_site.size
         if any(getattr(self, n).shape != (s,) for n in ("weights", "var_e", "var_f", "var_g")):
             raise ValueError("tau_site, weights, var_e, var_f and var_g must all have shape (S,)")
@@ -329,14 +333,18 @@ def paper_design(tau_site: ArrayLike, *, weights: ArrayLike, tau_pool: float) ->
 
 
 def _check_values(values: ArrayLike, n_sites: int | None, symmetric: bool) -> NDArray:
-    arr = np.asarray(values, dtype=float)
+    arr = as_float_array(values, "values")
     if arr.ndim < 1:
         raise ValueError("values must have a leading site axis, shape (S, ...)")
     if n_sites is not None and arr.shape[0] != n_sites:
         raise ValueError(f"values must have one entry per site ({n_sites}); got {arr.shape[0]}")
     if not np.all(np.isfinite(arr)):
         raise ValueError("values must be finite; got NaN or inf")
-    _check_symmetric_shape(arr.shape[1:], symmetric)
+    if symmetric and (arr.ndim not in (3, 4) or len(set(arr.shape[1:])) != 1):
+        raise ValueError(
+            "with symmetric=True, values must be one square matrix or cubic 3-tensor per "
+            f"site, shape (S, D, D) or (S, D, D, D); got shape {arr.shape}"
+        )
     return arr
 
 
@@ -587,6 +595,7 @@ def cape_average(
     Imtiaz & Sarwate, Alg. 5 (CAPE, Appendix A.1) and Alg. 1 steps 1–8 (capePCA).
     """
     rng = check_rng(rng)
+    symmetric = check_bool(symmetric, "symmetric")
     tau = _check_tau_site(tau_site)
     if design is None:
         design = cape_design(tau, weights=weights)
@@ -618,6 +627,7 @@ def conventional_average(
     Imtiaz & Sarwate, Sec. 2, "Distributed Privacy-preserving Computation".
     """
     rng = check_rng(rng)
+    symmetric = check_bool(symmetric, "symmetric")
     tau = _check_tau_site(tau_site)
     mu = check_weights(weights, tau.size)
     arr = _check_values(values, tau.size, symmetric)
@@ -704,8 +714,10 @@ def one_large_site(total: int, sites: int, share: float) -> NDArray[np.int64]:
     >>> one_large_site(100, 4, 0.5).tolist()
     [50, 17, 17, 16]
     """
-    total = check_int(total, "total", low=2)
-    sites = check_int(sites, "sites", low=2, high=total)
+    total = check_int(total, "total", low=2, high=MAX_TOTAL)
+    sites = check_int(sites, "sites", low=2, high=MAX_SITES)
+    if sites > total:
+        raise ValueError(f"sites must be at most total ({total}); got sites {sites}")
     share = check_real(share, "share", low=0.0, high=1.0)
     big = round(share * total)
     rest = total - big
@@ -724,8 +736,10 @@ def cape_gain_bounds(total: int, sites: int) -> tuple[float, float]:
     sites : int
         S, must be ≥ 2.
     """
-    s = check_int(sites, "sites", low=2)
-    n = check_int(total, "total", low=s)
+    n = check_int(total, "total", low=2, high=MAX_TOTAL)
+    s = check_int(sites, "sites", low=2, high=MAX_TOTAL)
+    if s > n:  # the relation of the two: blame sites, the one that is counted
+        raise ValueError(f"sites must be at most total ({n}); got sites {s}")
     return float(s), float(n**2 / s**2 * (1.0 / (n - s + 1) ** 2 + s - 1))
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore._validation import RngLike, check_int, check_rng
+from dpcore._validation import RngLike, as_float_array, check_int, check_rng, show
+from dpcore.resources import MAX_MEMORY
 
 MAX_SITES = 10_000  # the paper goes to 50; a sizes array and its rounding stay instant
 MAX_SAMPLES_PER_SITE = 10**9  # S·N_s stays far inside int64
@@ -45,13 +46,16 @@ class Dataset:
         for field in ("name", "description"):
             if not isinstance(getattr(self, field), str):
                 raise TypeError(f"{field} must be a str; got {type(getattr(self, field)).__name__}")
-        x = np.asarray(self.samples, dtype=float)
-        a = np.asarray(self.reference, dtype=float)
+        x = as_float_array(self.samples, "samples")
+        a = as_float_array(self.reference, "reference")
         if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
             raise ValueError(f"samples must have shape (n >= 2, D >= 1); got {x.shape}")
         if a.shape != (x.shape[1], x.shape[1]):
             d = x.shape[1]
-            raise ValueError(f"reference must have shape (D, D) = ({d}, {d}); got {a.shape}")
+            raise ValueError(
+                f"reference must have shape (D, D) = ({d}, {d}) for samples of shape {x.shape}; "
+                f"got {a.shape}"
+            )
         if not (np.all(np.isfinite(x)) and np.all(np.isfinite(a))):
             raise ValueError("samples and reference must be finite")
         for arr in (x, a):
@@ -113,12 +117,10 @@ def synthetic_dataset(
     n_samples = check_int(n_samples, "n_samples", low=2)
     rng = check_rng(rng)
     dim = check_int(dim, "dim", low=1, high=MAX_SYNTHETIC_DIM)
-    from dpcore.limits import MAX_MEMORY  # limits imports the registry, which imports us
-
     if 16.0 * n_samples * dim > MAX_MEMORY:  # the pool and its scaled copy
         raise ValueError(
-            f"a synthetic pool of {n_samples:,} × {dim} needs {16 * n_samples * dim / 2**30:.1f}"
-            f" GiB; the limit is {MAX_MEMORY / 2**30:.0f} GiB"
+            f"a synthetic pool of n_samples × dim = {n_samples:,} × {dim} needs "
+            f"{16 * n_samples * dim / 2**30:.1f} GiB; the limit is {MAX_MEMORY / 2**30:.0f} GiB"
         )
     cov = synthetic_covariance(dim, k, rng=rng)
     samples = rng.standard_normal((n_samples, cov.shape[0])) * np.sqrt(np.diag(cov))
@@ -151,9 +153,13 @@ def split_sizes(n_per_site: int, sites: int, shares: Sequence[float] | None = No
     total = n_per_site * sites
     if shares is None:
         return np.full(sites, n_per_site, dtype=np.int64)
-    w = np.asarray(shares, dtype=float)
+    w = as_float_array(shares, "shares")
     if w.shape != (sites,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-        raise ValueError(f"site_shares must be {sites} positive finite numbers; got {shares!r}")
+        raise ValueError(
+            f"shares (a sweep's site_shares) must be {sites} positive finite numbers, one per "
+            f"site; got {show(shares)}"
+        )
+    w = w / w.max()  # shares near 1e308 would sum to inf
     ideal = total * w / w.sum()
     sizes = np.floor(ideal).astype(np.int64)
     sizes[np.argsort(sizes - ideal, kind="stable")[: total - sizes.sum()]] += 1

@@ -28,7 +28,7 @@ MAX_ENTRIES = 10**4
 
 
 def _per_site_array(value: object, name: str, n_sites: int | None, *, high: float) -> NDArray:
-    if isinstance(value, (str, bytes, dict, set)) or value is None:
+    if isinstance(value, (str, bytes, dict, set, bool, np.bool_)) or value is None:
         raise TypeError(f"{name} must be one number per site; got {type(value).__name__}")
     try:
         arr = np.atleast_1d(np.asarray(value, dtype=float))
@@ -37,7 +37,9 @@ def _per_site_array(value: object, name: str, n_sites: int | None, *, high: floa
     if arr.ndim != 1 or arr.size == 0 or arr.size > MAX_SEQUENCE:
         raise ValueError(f"{name} must be a 1-D sequence of one number per site; got {value!r}")
     if n_sites is not None and arr.size != n_sites:
-        raise ValueError(f"{name} must have one entry per site ({n_sites}); got {arr.size}")
+        raise ValueError(
+            f"{name} must have one entry per site of budget ({n_sites}); got {arr.size}"
+        )
     bad = ~np.isfinite(arr) | (arr <= 0) | (arr >= high)
     if bad.any():
         raise ValueError(f"every entry of {name} must be in (0, {high:g}); got {value!r}")

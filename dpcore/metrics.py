@@ -17,9 +17,9 @@ def _matrix(value, name: str, *, square: bool = False) -> NDArray[np.float64]:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name} must be a numeric 2-D array; got {type(value).__name__}") from err
-    if arr.ndim != 2 or (square and arr.shape[0] != arr.shape[1]):
+    if arr.ndim != 2 or arr.size == 0 or (square and arr.shape[0] != arr.shape[1]):
         kind = "square 2-D" if square else "2-D"
-        raise ValueError(f"{name} must be a {kind} array; got shape {arr.shape}")
+        raise ValueError(f"{name} must be a non-empty {kind} array; got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite; got NaN or inf")
     return arr
@@ -107,8 +107,14 @@ def component_error(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -
 
 def matching(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> NDArray[np.intp]:
     """One-to-one assignment (Hungarian) minimising total distance: est column i ↔ truth[i]."""
-    rows, cols = linear_sum_assignment(_distances(estimate, truth))
-    out = np.empty(estimate.shape[1], dtype=np.intp)
+    distances = _distances(estimate, truth)
+    if distances.shape[0] > distances.shape[1]:  # else some â_k would get no a_j (np.empty)
+        raise ValueError(
+            f"estimate must have at most as many columns as truth ({distances.shape[1]}) for a "
+            f"one-to-one matching; got {distances.shape[0]}"
+        )
+    rows, cols = linear_sum_assignment(distances)
+    out = np.empty(distances.shape[0], dtype=np.intp)
     out[rows] = cols
     return out
 
@@ -128,16 +134,22 @@ def weight_error(
     column of ``truth``.
     """
     estimate, truth = _matrix(estimate, "estimate"), _matrix(truth, "truth")
-    est_weights = _vector(est_weights, "est_weights", estimate.shape[1])
-    true_weights = _vector(true_weights, "true_weights", truth.shape[1])
+    est_weights = _vector(est_weights, "est_weights", estimate.shape[1], "estimate")
+    true_weights = _vector(true_weights, "true_weights", truth.shape[1], "truth")
     pi = matching(estimate, truth)
     return float(np.mean(np.abs(est_weights - true_weights[pi])))
 
 
-def _vector(value, name: str, size: int) -> NDArray[np.float64]:
-    """A finite 1-D float array of ``size`` entries, or a ValueError/TypeError naming it."""
-    arr = _matrix(np.atleast_2d(value) if np.ndim(value) == 1 else value, name)
+def _vector(value, name: str, size: int, of: str) -> NDArray[np.float64]:
+    """A finite 1-D float array of ``size`` entries (columns of ``of``), or an error naming it."""
+    try:
+        flat = np.ndim(value) == 1
+    except (TypeError, ValueError):  # a ragged sequence: _matrix names it
+        flat = False
+    arr = _matrix(np.atleast_2d(value) if flat else value, name)
     if arr.shape != (1, size):
         shape = np.shape(value)
-        raise ValueError(f"{name} must have one entry per component ({size}); got {shape}")
+        raise ValueError(
+            f"{name} must have one entry per column of {of} ({size}); got shape {shape}"
+        )
     return arr[0]

@@ -13,7 +13,14 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtr
 
-from dpcore._validation import RngLike, check_choice, check_int, check_real, check_rng
+from dpcore._validation import (
+    RngLike,
+    as_float_array,
+    check_choice,
+    check_int,
+    check_real,
+    check_rng,
+)
 
 MODELS = ("mog", "stm")
 
@@ -43,7 +50,7 @@ class MixtureModel:
 
     def __post_init__(self) -> None:
         for name in ("weights", "components"):
-            arr = np.array(getattr(self, name), dtype=float)
+            arr = np.array(as_float_array(getattr(self, name), name))
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
 
@@ -130,7 +137,7 @@ def make_model(
     rng: RngLike = None,
 ) -> MixtureModel:
     """:func:`mog_model` or :func:`stm_model` by name."""
-    kind = check_choice(kind, "model", MODELS)
+    kind = check_choice(kind, "kind", MODELS)
     if kind == "mog":
         return mog_model(dim, k, sigma2=sigma2, rng=rng)
     return stm_model(dim, k, doc_length=doc_length, rng=rng)

@@ -607,7 +607,7 @@ def run_panel(
     runs = check_int(runs, "runs", low=1)
     common: dict[str, Any] = {
         "runs": runs,
-        "seed": seed,
+        "rng": seed,
         "calibration": calibration,
         "workers": workers,
         "algorithms": panel.algorithms,
@@ -666,7 +666,7 @@ def pool_spread(
         df = sweep(
             **panel.params,
             runs=runs,
-            seed=seed,
+            rng=seed,
             calibration=calibration,
             algorithms=(algorithm,),
         )

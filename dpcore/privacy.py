@@ -29,7 +29,15 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpcore._validation import RngLike, check_delta, check_int, check_rng
+from dpcore._validation import (
+    RngLike,
+    check_bool,
+    check_choice,
+    check_delta,
+    check_int,
+    check_rng,
+    show,
+)
 from dpcore.calibration import gaussian_epsilon
 from dpcore.cape import CapeDesign, _check_values, site_releases, standard_noise
 
@@ -244,22 +252,28 @@ STD_TOL = 1e-9
 
 def _per_site(value, design: CapeDesign, name: str = "epsilon") -> NDArray[np.float64]:
     """A promised ε (one number, or one per site) as S values in (0, ∞]."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(
+            f"{name} must be a number or one number per site ({design.n_sites}); "
+            f"got {type(value).__name__} {show(value)}"
+        )
     try:
         arr = np.broadcast_to(np.asarray(value, float), (design.n_sites,)).copy()
     except (TypeError, ValueError) as err:
         raise TypeError(
-            f"{name} must be a number or one number per site ({design.n_sites}); got {value!r}"
+            f"{name} must be a number or one number per site ({design.n_sites}); "
+            f"got {show(value)}"
         ) from err
     if np.any(np.isnan(arr) | (arr <= 0)):
-        raise ValueError(f"every entry of {name} must be in (0, inf]; got {value!r}")
+        raise ValueError(f"every entry of {name} must be in (0, inf]; got {show(value)}")
     return arr
 
 
 def coalition_report(
     design: CapeDesign,
-    sensitivity,
     colluding: Sequence[int] = (),
     *,
+    sensitivity,
     epsilon,
     delta,
     noise_generator: bool = False,
@@ -289,8 +303,8 @@ def coalition_report(
         design gives less noise than the site's own calibration asked for).
     """
     view = coalition_view(design, colluding, noise_generator=noise_generator)
-    sens = _per_site(sensitivity, design)[view.honest]
-    dlt = _per_site(delta, design)[view.honest]
+    sens = _per_site(sensitivity, design, "sensitivity")[view.honest]
+    dlt = np.array([check_delta(d) for d in _per_site(delta, design, "delta")])[view.honest]
     promised = _per_site(epsilon, design)[view.honest]
     eps_release = effective_epsilons(view.release_std, sens, delta=dlt)
     eps_joint = effective_epsilons(view.joint_std, sens, delta=dlt)
@@ -321,7 +335,7 @@ VIEWS = {"own release": _release_std, "all releases": _joint_std}
 
 
 def collusion_curve(
-    design: CapeDesign, sensitivity, *, epsilon, delta, noise_generator: bool = False
+    design: CapeDesign, *, sensitivity, epsilon, delta, noise_generator: bool = False
 ) -> pd.DataFrame:
     """The worst coalition of each size: effective ε of the most exposed honest site.
 
@@ -369,7 +383,7 @@ def collusion_curve(
     Examples
     --------
     >>> from dpcore.cape import cape_design
-    >>> curve = collusion_curve(cape_design([1.0] * 4), 0.2, epsilon=1.0, delta=1e-5)
+    >>> curve = collusion_curve(cape_design([1.0] * 4), sensitivity=0.2, epsilon=1.0, delta=1e-5)
     >>> bool(curve.exact.all()), int(curve.searched.sum())  # 2 views × (2⁴ − 1) coalitions
     (True, 30)
     """
@@ -377,8 +391,8 @@ def collusion_curve(
     n_sites = design.n_sites
     if n_sites > MAX_COLLUSION_SITES:
         raise ValueError(
-            f"collusion_curve takes at most {MAX_COLLUSION_SITES} sites (its search over "
-            f"coalitions grows like S⁵); got S = {n_sites}"
+            f"design must have at most {MAX_COLLUSION_SITES} sites for collusion_curve (its "
+            f"search over coalitions grows like S⁵); got S = {n_sites}"
         )
     if not isinstance(noise_generator, (bool, np.bool_)):
         raise TypeError(f"noise_generator must be a bool; got {type(noise_generator).__name__}")
@@ -503,8 +517,8 @@ def party_views(design: CapeDesign, *, sensitivity, delta, epsilon) -> pd.DataFr
     design = _check_design(design)
     tau = design.tau_site
     n = design.n_sites
-    sens = _per_site(sensitivity, design)
-    dlt = _per_site(delta, design)
+    sens = _per_site(sensitivity, design, "sensitivity")
+    dlt = np.array([check_delta(d) for d in _per_site(delta, design, "delta")])
     promised = _per_site(epsilon, design)
     rows = []
 
@@ -701,8 +715,8 @@ def dropout_run(
     correction : ndarray
         What the noise generator sent the aggregator (zeros for ``"none"``).
     """
-    if remedy not in REMEDIES:
-        raise ValueError(f"remedy must be one of {list(REMEDIES)}; got {remedy!r}")
+    remedy = check_choice(remedy, "remedy", REMEDIES)
+    symmetric = check_bool(symmetric, "symmetric")
     dropped, keep, total = _remaining(_check_design(design), dropped)
     values = _check_values(values, design.n_sites, symmetric)  # finite, one per site
     protocol_rng, h_rng = check_rng(rng).spawn(2)

@@ -1,10 +1,17 @@
 """The algorithm registry: one frozen record per algorithm, read by everything that lists them.
 
 The sweeps run an algorithm through its record, :func:`dpcore.communication_cost` and the
-resource guard read its cost and work, and the app takes its label, colour and description
-from it. Adding a baseline is one :class:`Algorithm` record (here, or :func:`register` at
-runtime), its function (in :mod:`dpcore.pca` or :mod:`dpcore.otd`) and its tests. An unknown
-name is a ``ValueError`` at lookup (:func:`get`), never a silent fall-through.
+resource guard read its cost and work, and the app takes its label, colour, description and
+role from it. Adding a baseline is one :class:`Algorithm` record (here, or :func:`register` at
+runtime), its function (in :mod:`dpcore.pca` or :mod:`dpcore.otd`) and its tests. Records
+are strict: keyword-only, with the cost and the work stated (no silent zero), not featured
+in the app's pickers unless chosen, and a colour no other algorithm of the same sweep uses.
+An unknown name is a ``ValueError`` at lookup (:func:`get`), never a silent fall-through.
+
+Roles: the pages compare the private algorithms against two references, found by role
+(:func:`reference`), never by name: the ``"upper"`` reference is the best achievable
+without privacy (``nonprivate``), the ``"lower"`` one what knowing nothing gives
+(``random``, tensors only).
 
 Random streams: every (grid point, run) spawns one stream per algorithm of the family, in
 registration order (:func:`streams`). A stream therefore depends only on the algorithm's
@@ -38,6 +45,7 @@ from dpcore.secagg import point_design, secagg_symmetric, symmetric_coordinates
 from dpcore.tensor import Recovery, multilinear, whitening
 
 FAMILIES = ("pca", "otd")
+ROLES = ("private", "upper", "lower")  # a private algorithm, or a reference bound (see above)
 
 
 # --- what an algorithm sees in one run -------------------------------------------------------
@@ -173,6 +181,7 @@ class PartyCost:
 
 
 def _silent(_: CostShape) -> PartyCost:
+    """Nothing sent: for an algorithm that runs where the data are (one site alone)."""
     return PartyCost()
 
 
@@ -184,10 +193,16 @@ def _no_draws(sites: int, dim: int) -> int:
     return 0
 
 
+def _check_callables(record: object, fields: tuple[str, ...]) -> None:
+    for name in fields:
+        if not callable(getattr(record, name)):
+            raise TypeError(f"{name} must be callable; got {getattr(record, name)!r}")
+
+
 # --- how an algorithm runs in each family ------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PcaMethod:
     """How an algorithm runs in :func:`dpcore.pca_sweep`.
 
@@ -208,13 +223,16 @@ class PcaMethod:
     """
 
     run: Callable[[PcaInputs, np.random.Generator], NDArray[np.float64]]
-    cost: Callable[[CostShape], PartyCost] = _silent
-    eighs: Callable[[int], int] = _one
+    cost: Callable[[CostShape], PartyCost]
+    eighs: Callable[[int], int]
     noiseless: bool = False
     draws: Callable[[int, int], int] = _no_draws
 
+    def __post_init__(self) -> None:
+        _check_callables(self, ("run", "cost", "eighs", "draws"))
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class OtdMethod:
     """How an algorithm runs in :func:`dpcore.otd_sweep`.
 
@@ -235,14 +253,22 @@ class OtdMethod:
     """
 
     run: Callable[[OtdInputs, np.random.Generator], WhitenedTensor | Recovery]
-    cost: Callable[[CostShape], PartyCost] = _silent
-    decomposes: bool = True
+    cost: Callable[[CostShape], PartyCost]
+    decomposes: bool
     draws: Callable[[int, int], int] = _no_draws
 
+    def __post_init__(self) -> None:
+        _check_callables(self, ("run", "cost", "draws"))
+        if not isinstance(self.decomposes, bool):
+            raise TypeError(f"decomposes must be True or False; got {self.decomposes!r}")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class Algorithm:
     """One algorithm: how it runs in each sweep it belongs to, and how the app shows it.
+
+    Keyword-only; ``name``, ``label``, ``color``, ``description`` and at least one method
+    are required.
 
     Attributes
     ----------
@@ -257,10 +283,14 @@ class Algorithm:
     pca, otd : PcaMethod or OtdMethod, optional
         How it runs in :func:`dpcore.pca_sweep` / :func:`dpcore.otd_sweep`; ``None`` where
         it does not belong to that sweep.
+    role : {"private", "upper", "lower"}
+        A private algorithm (default), or the upper (non-private) or lower (knows nothing)
+        reference the pages compare against (:func:`reference`).
     dash : {"solid", "dash", "dot"}
         Line style.
     featured : bool
-        Selected by default in the app's pickers.
+        Selected by default in the app's pickers (default False: a new baseline joins the
+        pickers, not every default view).
     opt_in : bool
         Runs only when named: a sweep's default ``algorithms=None`` (:func:`defaults`)
         leaves it out, so adding it changes no default frame.
@@ -272,13 +302,28 @@ class Algorithm:
     description: str
     pca: PcaMethod | None = None
     otd: OtdMethod | None = None
+    role: str = "private"
     dash: str = "solid"
-    featured: bool = True
+    featured: bool = False
     opt_in: bool = False
 
     def __post_init__(self) -> None:
-        if not self.name or not isinstance(self.name, str):
+        if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name must be a non-empty string; got {self.name!r}")
+        for text in ("label", "description"):
+            if not isinstance(getattr(self, text), str) or not getattr(self, text):
+                raise ValueError(f"{text} must be a non-empty string; got {getattr(self, text)!r}")
+        if self.pca is not None and not isinstance(self.pca, PcaMethod):
+            raise TypeError(f"pca must be a PcaMethod or None; got {self.pca!r}")
+        if self.otd is not None and not isinstance(self.otd, OtdMethod):
+            raise TypeError(f"otd must be an OtdMethod or None; got {self.otd!r}")
+        for choice, allowed in (("role", ROLES), ("dash", ("solid", "dash", "dot"))):
+            value = getattr(self, choice)
+            if not isinstance(value, str) or value not in allowed:
+                raise ValueError(f"{choice} must be one of {list(allowed)}; got {value!r}")
+        for flag in ("featured", "opt_in"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{flag} must be True or False; got {getattr(self, flag)!r}")
         if self.pca is None and self.otd is None:
             raise ValueError(f"algorithm {self.name!r} must belong to a sweep (pca or otd)")
         if (
@@ -288,8 +333,6 @@ class Algorithm:
             or any(c not in "0123456789abcdefABCDEF" for c in self.color[1:])
         ):
             raise ValueError(f"color must be '#RRGGBB'; got {self.color!r}")
-        if self.dash not in ("solid", "dash", "dot"):
-            raise ValueError(f"dash must be one of ['solid', 'dash', 'dot']; got {self.dash!r}")
 
     def method(self, family: str) -> PcaMethod | OtdMethod:
         """The record's method for ``family`` ("pca" or "otd"); ValueError if it has none."""
@@ -478,94 +521,103 @@ def _dpdis_eighs(sites: int) -> int:
 
 BUILTIN = (
     Algorithm(
-        "nonprivate",
-        "Non-private (pooled)",
-        "#000000",
-        "all data pooled at a trusted curator, no noise — the best possible",
-        pca=PcaMethod(_nonprivate_pca, _pca_sites, eighs=_no_eigh, noiseless=True),
-        otd=OtdMethod(_nonprivate_otd, _otd_sites),
+        name="nonprivate",
+        label="Non-private (pooled)",
+        color="#000000",
+        description="all data pooled at a trusted curator, no noise — the best possible",
+        pca=PcaMethod(run=_nonprivate_pca, cost=_pca_sites, eighs=_no_eigh, noiseless=True),
+        otd=OtdMethod(run=_nonprivate_otd, cost=_otd_sites, decomposes=True),
+        role="upper",
         dash="dash",
+        featured=True,
     ),
     Algorithm(
-        "cape",
-        "CAPE",
-        "#D55E00",
-        "correlated noise: the aggregate carries only the pooled noise level",
-        pca=PcaMethod(_cape_pca, _pca_cape),
-        otd=OtdMethod(_cape_otd, _otd_cape),
+        name="cape",
+        label="CAPE",
+        color="#D55E00",
+        description="correlated noise: the aggregate carries only the pooled noise level",
+        pca=PcaMethod(run=_cape_pca, cost=_pca_cape, eighs=_one),
+        otd=OtdMethod(run=_cape_otd, cost=_otd_cape, decomposes=True),
+        featured=True,
     ),
     Algorithm(
-        "conv",
-        "Conventional",
-        "#0072B2",
-        "every site adds its own full noise; the aggregator averages",
-        pca=PcaMethod(_conv_pca, _pca_sites),
-        otd=OtdMethod(_conv_otd, _otd_sites),
+        name="conv",
+        label="Conventional",
+        color="#0072B2",
+        description="every site adds its own full noise; the aggregator averages",
+        pca=PcaMethod(run=_conv_pca, cost=_pca_sites, eighs=_one),
+        otd=OtdMethod(run=_conv_otd, cost=_otd_sites, decomposes=True),
+        featured=True,
     ),
     Algorithm(
-        "local",
-        "Local (one site)",
-        "#009E73",
-        "one site alone, with its own data and noise",
-        pca=PcaMethod(_local_pca),
+        name="local",
+        label="Local (one site)",
+        color="#009E73",
+        description="one site alone, with its own data and noise",
+        pca=PcaMethod(run=_local_pca, cost=_silent, eighs=_one),
+        featured=True,
     ),
     Algorithm(
-        "dpdis",
-        "DPdisPCA",
-        "#CC79A7",
-        "sites send a noisy rank-R square root of their matrix (less communication)",
-        pca=PcaMethod(_dpdis_pca, _pca_dpdis, eighs=_dpdis_eighs),
+        name="dpdis",
+        label="DPdisPCA",
+        color="#CC79A7",
+        description="sites send a noisy rank-R square root of their matrix (less communication)",
+        pca=PcaMethod(run=_dpdis_pca, cost=_pca_dpdis, eighs=_dpdis_eighs),
+        featured=True,
     ),
     Algorithm(
-        "local_agn",
-        "Local AGN (one site)",
-        "#009E73",
-        "one site alone, Gaussian noise on M2 and M3 (Algorithm 3)",
-        otd=OtdMethod(_local_agn),
+        name="local_agn",
+        label="Local AGN (one site)",
+        color="#009E73",
+        description="one site alone, Gaussian noise on M2 and M3 (Algorithm 3)",
+        otd=OtdMethod(run=_local_agn, cost=_silent, decomposes=True),
+        featured=True,
     ),
     Algorithm(
-        "local_avn",
-        "Local AVN (one site)",
-        "#56B4E9",
-        "one site alone, vector noise on M3 (pure ε for M3, Algorithm 4)",
-        otd=OtdMethod(_local_avn),
-        featured=False,
+        name="local_avn",
+        label="Local AVN (one site)",
+        color="#56B4E9",
+        description="one site alone, vector noise on M3 (pure ε for M3, Algorithm 4)",
+        otd=OtdMethod(run=_local_avn, cost=_silent, decomposes=True),
     ),
     Algorithm(
-        "random",
-        "Random vectors",
-        "#999999",
-        "random vectors: what knowing nothing gives",
-        otd=OtdMethod(_random_otd, decomposes=False),
+        name="random",
+        label="Random vectors",
+        color="#999999",
+        description="random vectors: what knowing nothing gives",
+        otd=OtdMethod(run=_random_otd, cost=_silent, decomposes=False),
+        role="lower",
         dash="dot",
+        featured=True,
     ),
     # Appended last: the other algorithms keep their random streams.
     Algorithm(
-        "cape_joint",
-        "CAPE, joint-view-safe",
-        "#E69F00",
-        "CAPE whose aggregator's view of all releases together also meets every site's "
-        "(ε, δ): larger zero-sum E's, 5% more aggregate noise std (docs/privacy.md)",
-        pca=PcaMethod(partial(_cape_pca, design="joint"), _pca_cape),
-        otd=OtdMethod(partial(_cape_otd, design="joint"), _otd_cape),
+        name="cape_joint",
+        label="CAPE, joint-view-safe",
+        color="#E69F00",
+        description="CAPE whose aggregator's view of all releases together also meets every "
+        "site's (ε, δ): larger zero-sum E's, 5% more aggregate noise std (docs/privacy.md)",
+        pca=PcaMethod(run=partial(_cape_pca, design="joint"), cost=_pca_cape, eighs=_one),
+        otd=OtdMethod(run=partial(_cape_otd, design="joint"), cost=_otd_cape, decomposes=True),
         dash="dash",
-        featured=False,
     ),
     Algorithm(
-        "secagg",
-        "Secure aggregation (discrete noise)",
-        "#7F3C8D",
-        "no trusted party: sites quantise, add discrete Gaussian shares and hide their "
-        "messages under pairwise masks; the server learns only the sum (docs/trust-models.md)",
-        pca=PcaMethod(_secagg_pca, _pca_sites, draws=_secagg_pca_draws),
-        otd=OtdMethod(_secagg_otd, _otd_sites_full, draws=_secagg_otd_draws),
+        name="secagg",
+        label="Secure aggregation (discrete noise)",
+        color="#7F3C8D",
+        description="no trusted party: sites quantise, add discrete Gaussian shares and hide "
+        "their messages under pairwise masks; the server learns only the sum "
+        "(docs/trust-models.md)",
+        pca=PcaMethod(run=_secagg_pca, cost=_pca_sites, eighs=_one, draws=_secagg_pca_draws),
+        otd=OtdMethod(
+            run=_secagg_otd, cost=_otd_sites_full, decomposes=True, draws=_secagg_otd_draws
+        ),
         dash="dot",
-        featured=False,
         opt_in=True,
     ),
 )
 
-_REGISTRY: dict[str, Algorithm] = {a.name: a for a in BUILTIN}
+_REGISTRY: dict[str, Algorithm] = {}
 
 
 # --- lookup and registration -------------------------------------------------------------------
@@ -667,8 +719,54 @@ def register(algorithm: Algorithm) -> Algorithm:
         raise TypeError(f"algorithm must be an Algorithm; got {type(algorithm).__name__}")
     if algorithm.name in _REGISTRY:
         raise ValueError(f"an algorithm named {algorithm.name!r} is already registered")
+    for other in _REGISTRY.values():
+        shared = [f for f in FAMILIES if _belongs(algorithm, f) and _belongs(other, f)]
+        if shared and other.color.lower() == algorithm.color.lower():
+            raise ValueError(
+                f"color must differ from every {shared[0]} algorithm's; got {algorithm.color!r}, "
+                f"the colour of {other.name!r}"
+            )
+        if algorithm.role != "private" and algorithm.role == other.role and shared:
+            raise ValueError(
+                f"role {algorithm.role!r} is taken in {shared[0]} by {other.name!r}; got "
+                f"{algorithm.name!r} (a family has one reference of each kind)"
+            )
     _REGISTRY[algorithm.name] = algorithm
     return algorithm
+
+
+def _belongs(algorithm: Algorithm, family: str) -> bool:
+    return (algorithm.pca if family == "pca" else algorithm.otd) is not None
+
+
+def reference(family: str, role: str) -> str | None:
+    """The name of the family's reference algorithm of ``role``, or None if it has none.
+
+    Parameters
+    ----------
+    family : {"pca", "otd"}
+    role : {"upper", "lower"}
+        ``"upper"``: the best achievable without privacy; ``"lower"``: what knowing
+        nothing gives.
+
+    Examples
+    --------
+    >>> reference("pca", "upper"), reference("otd", "lower"), reference("pca", "lower")
+    ('nonprivate', 'random', None)
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {list(FAMILIES)}; got {family!r}")
+    if role not in ROLES[1:]:
+        raise ValueError(f"role must be one of {list(ROLES[1:])}; got {role!r}")
+    found = [n for n in names(family) if _REGISTRY[n].role == role]
+    return found[0] if found else None
+
+
+def references(family: str) -> tuple[str, ...]:
+    """The family's reference algorithms (every role but "private"), in registration order."""
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {list(FAMILIES)}; got {family!r}")
+    return tuple(n for n in names(family) if _REGISTRY[n].role != "private")
 
 
 def unregister(name: str) -> None:
@@ -688,3 +786,7 @@ def streams(order: tuple[str, ...], rng: np.random.Generator) -> dict[str, np.ra
     another one.
     """
     return dict(zip(order, rng.spawn(len(order)), strict=True))
+
+
+for _builtin in BUILTIN:  # through register: the built-ins pass the same checks
+    register(_builtin)

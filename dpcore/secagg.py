@@ -64,6 +64,8 @@ from numpy.typing import ArrayLike, NDArray
 from dpcore._validation import (
     MAX_MAGNITUDE,
     RngLike,
+    as_float_array,
+    check_bool,
     check_choice,
     check_int,
     check_positive_array,
@@ -201,7 +203,7 @@ class SecAggDesign:
 
     def __post_init__(self) -> None:
         for name in ("weights", "sensitivity", "epsilon", "delta", "beta", "rounded_l2"):
-            arr = np.array(getattr(self, name), dtype=float)
+            arr = np.array(as_float_array(getattr(self, name), name))
             arr.setflags(write=False)  # designs are cached and shared (point_design)
             object.__setattr__(self, name, arr)
 
@@ -443,7 +445,7 @@ def quantise(values: ArrayLike, scale: float, *, rng: RngLike = None) -> NDArray
         If a value is not finite or |v/γ| ≥ 2^52 (no longer an exact float64 integer).
     """
     gamma = check_real(scale, "scale", low=0.0, high=MAX_MAGNITUDE, low_open=True)
-    v = np.asarray(values, dtype=float)
+    v = as_float_array(values, "values")
     scaled = v / gamma
     if not np.all(np.isfinite(scaled)) or np.any(np.abs(scaled) >= QUANTISED_LIMIT):
         raise ValueError(
@@ -633,7 +635,8 @@ def secagg_sum(
     """
     if not isinstance(design, SecAggDesign):
         raise TypeError(f"design must be a SecAggDesign; got {type(design).__name__}")
-    arr = np.asarray(values, dtype=float)
+    faithful = check_bool(faithful, "faithful")
+    arr = as_float_array(values, "values")
     shape = (design.n_sites, design.coordinates)
     if arr.shape != shape:
         raise ValueError(f"values must have shape {shape} (S, d); got {arr.shape}")
@@ -704,7 +707,7 @@ def free_entries(values: ArrayLike, order: int) -> NDArray[np.float64]:
     :func:`dpcore.noise.expand_symmetric` inverts it. Its L2 norm is at most the Frobenius
     norm of the full array, so a sensitivity Δ (Frobenius) bounds the message's too.
     """
-    arr = np.asarray(values, dtype=float)
+    arr = as_float_array(values, "values")
     order = check_int(order, "order", low=1, high=3)
     if arr.ndim != order + 1 or len(set(arr.shape[1:])) != 1:
         raise ValueError(f"values must have shape (S, D{', D' * (order - 1)}); got {arr.shape}")
@@ -780,7 +783,7 @@ def secagg_symmetric(
     Each site sends its free entries (one per i ≤ j (≤ k), :func:`secagg_sum`); the decoded
     estimate is mirrored back into a full symmetric array.
     """
-    arr = np.asarray(values, dtype=float)
+    arr = as_float_array(values, "values")
     order = arr.ndim - 1
     run = secagg_sum(free_entries(arr, order), design, faithful=faithful, rng=rng)
     return expand_symmetric(run.estimate, arr.shape[1], order)

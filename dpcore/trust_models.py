@@ -122,9 +122,10 @@ def shuffle_epsilon(epsilon0: float, *, parties: int, delta: float) -> float:
     eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=700.0, low_open=True)
     n = check_int(parties, "parties", low=1)
     dlt = check_delta(delta)
-    if eps0 > math.log(n / (16 * math.log(4 / dlt))):
+    log_4_delta = math.log(4) - math.log(dlt)  # ln(4/δ) without overflow at δ = 1e-308
+    if eps0 > math.log(n / (16 * log_4_delta)):
         return eps0
-    a = 8 * math.sqrt(math.exp(eps0) * math.log(4 / dlt) / n)
+    a = 8 * math.sqrt(math.exp(eps0) * log_4_delta / n)
     c = 8 * math.exp(eps0) / n
     e1 = math.log(1 + a + c)
     factor = (1 - math.exp(-eps0)) / (1 + math.exp(-eps0 - e1))
@@ -141,7 +142,7 @@ def shuffle_min_parties(epsilon0: float, *, delta: float) -> int:
     """
     eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=700.0, low_open=True)
     dlt = check_delta(delta)
-    return math.ceil(16 * math.log(4 / dlt) * math.exp(eps0))
+    return math.ceil(16 * (math.log(4) - math.log(dlt)) * math.exp(eps0))
 
 
 # --- the sites -------------------------------------------------------------------------------
@@ -233,7 +234,7 @@ def _tolerated_cape(design: CapeDesign, sens, eps, dlt) -> int:
     The aggregator's view of all honest releases (:func:`dpcore.collusion_curve`); a lower
     bound row that found no break counts as unknown and stops the count.
     """
-    curve = collusion_curve(design, sens, epsilon=eps, delta=dlt)
+    curve = collusion_curve(design, sensitivity=sens, epsilon=eps, delta=dlt)
     joint = curve[curve["view"] == "all releases"].sort_values("colluding")
     k = -1
     for size, meets in zip(joint["colluding"].tolist(), joint["meets"].tolist(), strict=True):

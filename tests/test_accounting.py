@@ -219,9 +219,9 @@ def test_view_profile_matches_the_privacy_explorers_epsilon():
     # S = 10 equal sites, analytic, ε_s = 0.5: the joint view's ε is 0.714 (docs/privacy.md)
     tau, sens = _equal_sites()
     design = dpcore.cape_design(tau)
-    z = dpcore.view_noise_multipliers(design, sens, view="aggregator's joint view")
+    z = dpcore.view_noise_multipliers(design, sensitivity=sens, view="aggregator's joint view")
     eps = composed_epsilon(float(z[0]), releases=1, delta=1e-3)
-    report = dpcore.coalition_report(design, sens, epsilon=0.5, delta=1e-3)
+    report = dpcore.coalition_report(design, sensitivity=sens, epsilon=0.5, delta=1e-3)
     np.testing.assert_allclose(eps, report.epsilon_joint.iloc[0], rtol=1e-12)
     assert 0.70 < eps < 0.72
     # two releases of that view: exact composition, sqrt(2) less noise
@@ -234,7 +234,7 @@ def test_view_profile_matches_the_privacy_explorers_epsilon():
 def test_colluding_sites_are_not_counted_in_the_coalition_view():
     tau, sens = _equal_sites(sites=4)
     design = dpcore.cape_design(tau)
-    z = dpcore.view_noise_multipliers(design, sens, view="coalition", colluding=[1])
+    z = dpcore.view_noise_multipliers(design, sensitivity=sens, view="coalition", colluding=[1])
     assert math.isinf(z[1]) and np.all(np.isfinite(z[[0, 2, 3]]))
 
 
@@ -289,4 +289,4 @@ def test_profile_and_views_refuse_bad_inputs():
     with pytest.raises(ValueError, match="site"):
         dpcore.view_profiles(tau, sensitivity=sens, site=3, epsilons=[1.0])
     with pytest.raises(ValueError, match="view"):
-        dpcore.view_noise_multipliers(dpcore.cape_design(tau), sens, view="everyone")
+        dpcore.view_noise_multipliers(dpcore.cape_design(tau), sensitivity=sens, view="everyone")

@@ -50,7 +50,7 @@ RANDOM_CALLS = {
     "conventional_average": lambda rng: dpcore.conventional_average(
         np.zeros((3, 2)), [1, 2, 3], rng=rng
     ).estimate,
-    "symmetric_noise": lambda rng: dpcore.symmetric_noise(3, 2, 1.0, rng=rng),
+    "symmetric_noise": lambda rng: dpcore.symmetric_noise(3, order=2, scale=1.0, rng=rng),
     "mog_model": lambda rng: dpcore.mog_model(4, 2, rng=rng).components,
     "stm_model": lambda rng: dpcore.stm_model(4, 2, rng=rng).components,
     "make_model": lambda rng: dpcore.make_model("mog", 4, 2, rng=rng).components,
@@ -66,6 +66,21 @@ RANDOM_CALLS = {
     ).component_error.to_numpy(),
     "otd_example": lambda rng: dpcore.otd_example(
         dim=3, k=2, sites=2, n_per_site=100, epsilon=1.0, rng=rng
+    ).to_numpy(),
+    "run_pca_sweep": lambda rng: dpcore.run_pca_sweep(
+        dpcore.PcaSpec.build(
+            dim=5, k=2, sites=2, n_per_site=20, epsilon=1.0, runs=1, pool_size=100
+        ),
+        rng,
+    ).captured_energy.to_numpy(),
+    "run_otd_sweep": lambda rng: [
+        o.recovery.weights
+        for o in dpcore.run_otd_sweep(
+            dpcore.OtdSpec.build(dim=3, k=2, sites=2, n_per_site=100, epsilon=1.0, runs=1), rng
+        ).outcomes
+    ],
+    "otd_example_of": lambda rng: dpcore.otd_example_of(
+        dpcore.OtdSpec.build(dim=3, k=2, sites=2, n_per_site=100, epsilon=1.0), rng
     ).to_numpy(),
     "dropout_pca": lambda rng: dpcore.dropout_pca(
         n_per_site=[50, 50],
@@ -83,10 +98,10 @@ RANDOM_CALLS = {
         2.0, delta=0.01, trials=1000, rng=rng
     ).false_positives,
     "audit_protocol": lambda rng: dpcore.audit_protocol(
-        _DESIGN, 1.0, site=0, view="joint", delta=0.01, trials=1000, rng=rng
+        _DESIGN, sensitivity=1.0, site=0, view="joint", delta=0.01, trials=1000, rng=rng
     ).audit.false_positives,
     "attack_statistics": lambda rng: dpcore.attack_statistics(
-        _DESIGN, 1.0, site=0, view="joint", trials=100, rng=rng
+        _DESIGN, sensitivity=1.0, site=0, view="joint", trials=100, rng=rng
     )[0],
     "trust_pca": lambda rng: dpcore.trust_pca(
         [50, 50], epsilon=1.0, delta=0.01, dim=4, k=2, runs=1, rng=rng

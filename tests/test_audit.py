@@ -132,8 +132,8 @@ def test_same_seed_same_audit():
     )
     design = dpcore.cape_design([1.0, 2.0, 1.5, 1.0])
     kwargs = {"site": 2, "view": "coalition", "colluding": [0], "delta": 1e-3, "trials": 70_000}
-    assert audit_protocol(design, 0.5, rng=9, **kwargs) == audit_protocol(
-        design, 0.5, rng=np.random.default_rng(9), **kwargs
+    assert audit_protocol(design, sensitivity=0.5, rng=9, **kwargs) == audit_protocol(
+        design, sensitivity=0.5, rng=np.random.default_rng(9), **kwargs
     )
 
 
@@ -188,7 +188,7 @@ def test_the_statistic_on_the_real_messages_has_the_assumed_law(kind, view, coll
     # within 5 SE (sqrt(2/n)).
     design, site, sens = DESIGNS[kind], 1, 0.01
     on_d, on_d_prime, mu = attack_statistics(
-        design, sens, site=site, view=view, colluding=colluding, trials=200_000, rng=2
+        design, sensitivity=sens, site=site, view=view, colluding=colluding, trials=200_000, rng=2
     )
     cv = coalition_view(design, colluding)
     index = int(np.flatnonzero(cv.honest == site)[0])
@@ -205,10 +205,18 @@ def test_the_statistic_on_the_real_messages_has_the_assumed_law(kind, view, coll
 def test_protocol_theory_is_the_coalition_report(kind):
     design, sens, delta = DESIGNS[kind], 0.01, 1e-3
     for view, colluding in VIEWS:
-        report = coalition_report(design, sens, colluding, epsilon=1.0, delta=delta)
+        report = coalition_report(
+            design, sensitivity=sens, colluding=colluding, epsilon=1.0, delta=delta
+        )
         row = report[report.site == 3].iloc[0]  # site index 2, 1-based in the report
         got = audit_protocol(
-            design, sens, site=2, view=view, colluding=colluding, delta=delta, trials=100
+            design,
+            sensitivity=sens,
+            site=2,
+            view=view,
+            colluding=colluding,
+            delta=delta,
+            trials=100,
         )
         want = row.epsilon_release if view == "release" else row.epsilon_joint
         np.testing.assert_allclose(got.audit.epsilon, want, rtol=1e-9)
@@ -217,8 +225,8 @@ def test_protocol_theory_is_the_coalition_report(kind):
 def test_attack_statistics_are_the_trials_the_audit_counts():
     design = DESIGNS["paper"]
     kwargs = {"site": 0, "view": "joint", "trials": 100_001}
-    on_d, on_d_prime, _ = attack_statistics(design, 0.01, rng=8, **kwargs)
-    r = audit_protocol(design, 0.01, delta=1e-3, rng=8, **kwargs).audit
+    on_d, on_d_prime, _ = attack_statistics(design, sensitivity=0.01, rng=8, **kwargs)
+    r = audit_protocol(design, sensitivity=0.01, delta=1e-3, rng=8, **kwargs).audit
     assert r.false_positives == int(np.sum(on_d > r.threshold))
     assert r.false_negatives == int(np.sum(on_d_prime <= r.threshold))
 
@@ -227,7 +235,14 @@ def test_protocol_audit_is_sound_over_seeds_and_configurations():
     # As for the Gaussian audit: at most Bin(N, 0.05)'s 99.9 % quantile above the theory.
     results = [
         audit_protocol(
-            design, 0.01, site=site, view=view, colluding=col, delta=1e-3, trials=20_000, rng=s
+            design,
+            sensitivity=0.01,
+            site=site,
+            view=view,
+            colluding=col,
+            delta=1e-3,
+            trials=20_000,
+            rng=s,
         ).audit
         for design in DESIGNS.values()
         for view, col in VIEWS
@@ -257,7 +272,13 @@ HEADLINE_TRIALS = 400_000
 
 def _headline(design, view="joint"):
     return audit_protocol(
-        design, HEADLINE_SENS, site=0, view=view, delta=1e-3, trials=HEADLINE_TRIALS, rng=2026
+        design,
+        sensitivity=HEADLINE_SENS,
+        site=0,
+        view=view,
+        delta=1e-3,
+        trials=HEADLINE_TRIALS,
+        rng=2026,
     ).audit
 
 
@@ -300,40 +321,56 @@ def test_the_audit_does_not_break_the_joint_view_safe_design():
         (lambda: audit_trials_needed(1.0, delta=1e-3, target=-1.0), "target"),
         (
             lambda: audit_protocol(
-                DESIGNS["paper"], 0.01, site=5, view="joint", delta=0.1, trials=9
+                DESIGNS["paper"], sensitivity=0.01, site=5, view="joint", delta=0.1, trials=9
             ),
             "site",
         ),
         (
-            lambda: audit_protocol(DESIGNS["paper"], 0.01, site=0, view="all", delta=0.1, trials=9),
+            lambda: audit_protocol(
+                DESIGNS["paper"], sensitivity=0.01, site=0, view="all", delta=0.1, trials=9
+            ),
             "view",
         ),
         (
             lambda: audit_protocol(
-                DESIGNS["paper"], 0.01, site=0, view="coalition", delta=0.1, trials=9
+                DESIGNS["paper"], sensitivity=0.01, site=0, view="coalition", delta=0.1, trials=9
             ),
             "colluding",
         ),
         (
             lambda: audit_protocol(
-                DESIGNS["paper"], 0.01, site=0, view="coalition", colluding=[0], delta=0.1, trials=9
+                DESIGNS["paper"],
+                sensitivity=0.01,
+                site=0,
+                view="coalition",
+                colluding=[0],
+                delta=0.1,
+                trials=9,
             ),
             "colluding",
         ),
         (
             lambda: audit_protocol(
-                DESIGNS["paper"], 0.01, site=0, view="joint", colluding=[1], delta=0.1, trials=9
+                DESIGNS["paper"],
+                sensitivity=0.01,
+                site=0,
+                view="joint",
+                colluding=[1],
+                delta=0.1,
+                trials=9,
             ),
             "colluding",
         ),
         (
             lambda: audit_protocol(
-                DESIGNS["paper"], -1.0, site=0, view="joint", delta=0.1, trials=9
+                DESIGNS["paper"], sensitivity=-1.0, site=0, view="joint", delta=0.1, trials=9
             ),
             "sensitivity",
         ),
         (
-            lambda: attack_statistics(DESIGNS["paper"], 0.01, site=0, view="joint", trials=10**7),
+            lambda: attack_statistics(
+                DESIGNS["paper"], sensitivity=0.01, site=0, view="joint", trials=10**7
+            ),
             "trials",
         ),
     ],
@@ -345,6 +382,6 @@ def test_bad_inputs_are_refused_by_name(call, match):
 
 def test_a_design_must_be_a_design():
     with pytest.raises(TypeError, match="design"):
-        audit_protocol([1.0, 2.0], 0.01, site=0, view="joint", delta=0.1, trials=9)
+        audit_protocol([1.0, 2.0], sensitivity=0.01, site=0, view="joint", delta=0.1, trials=9)
     with pytest.raises(TypeError, match="trials"):
         audit_gaussian(1.0, delta=1e-3, trials=1e5)

@@ -161,7 +161,7 @@ def test_site_noise_std_is_per_site_and_warns_once():
 @pytest.mark.parametrize("order", [2, 3])
 def test_symmetric_noise_is_symmetric_with_one_value_per_multiset(order):
     d = 5
-    x = symmetric_noise(d, order, 1.0, rng=np.random.default_rng(0))
+    x = symmetric_noise(d, order=order, scale=1.0, rng=np.random.default_rng(0))
     for perm in itertools.permutations(range(order)):
         np.testing.assert_array_equal(x, x.transpose(perm))
     assert np.unique(x).size == n_free_entries(d, order) == math.comb(d + order - 1, order)
@@ -171,7 +171,7 @@ def test_symmetric_noise_entry_variance_including_diagonal():
     # 40,000 draws: an empirical variance has relative standard error sqrt(2/n) ≈ 0.0071; allow
     # 5 standard errors. Diagonal entries must have variance τ², not 2τ².
     n, tau = 40_000, 0.3
-    x = symmetric_noise(4, 2, tau, size=(n,), rng=np.random.default_rng(1))
+    x = symmetric_noise(4, order=2, scale=tau, size=(n,), rng=np.random.default_rng(1))
     tol = 5 * math.sqrt(2 / n)
     np.testing.assert_allclose(x[:, 0, 0].var(), tau**2, rtol=tol)
     np.testing.assert_allclose(x[:, 1, 3].var(), tau**2, rtol=tol)
@@ -180,8 +180,8 @@ def test_symmetric_noise_entry_variance_including_diagonal():
 
 
 def test_symmetric_noise_is_reproducible():
-    a = symmetric_noise(6, 3, 1.0, rng=np.random.default_rng(3))
-    b = symmetric_noise(6, 3, 1.0, rng=np.random.default_rng(3))
+    a = symmetric_noise(6, order=3, scale=1.0, rng=np.random.default_rng(3))
+    b = symmetric_noise(6, order=3, scale=1.0, rng=np.random.default_rng(3))
     np.testing.assert_array_equal(a, b)
 
 

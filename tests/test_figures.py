@@ -108,7 +108,7 @@ def test_collusion_figure_draws_both_views_bound_and_promise():
     from figures.charts import collusion_figure
 
     design = dpcore.cape_design(np.full(6, 0.01))
-    curve = dpcore.collusion_curve(design, 0.002, delta=1e-5, epsilon=0.3)
+    curve = dpcore.collusion_curve(design, sensitivity=0.002, delta=1e-5, epsilon=0.3)
     fig = collusion_figure(curve, bound=dpcore.collusion_bound(6), chosen=(2, 0.4, 0.5))
     assert [len(t.x) for t in fig.data] == [6, 6, 1, 1]  # both views + the chosen coalition
     assert fig.data[2].x == (2,) and fig.data[3].y == (0.5,)
@@ -118,7 +118,9 @@ def test_collusion_figure_draws_both_views_bound_and_promise():
     # unequal promises are drawn per point, not as one misleading line (here the most exposed
     # site is a 0.3-site for some sizes and a 1-site for others)
     mixed = dpcore.cape_design(np.array([0.01] * 3 + [0.003] * 3))
-    unequal = dpcore.collusion_curve(mixed, 0.002, delta=1e-5, epsilon=[0.3, 0.3, 0.3, 1, 1, 1])
+    unequal = dpcore.collusion_curve(
+        mixed, sensitivity=0.002, delta=1e-5, epsilon=[0.3, 0.3, 0.3, 1, 1, 1]
+    )
     assert unequal.promised_epsilon.nunique() == 2
     fig = collusion_figure(unequal, bound=1)
     assert len(fig.data) == 4 and not any(s.y0 == 0.3 for s in fig.layout.shapes)
@@ -129,7 +131,7 @@ def test_collusion_figure_marks_lower_bounds():
     from figures.charts import collusion_figure
 
     curve = dpcore.collusion_curve(
-        dpcore.cape_design(np.full(14, 0.01)), 0.002, delta=1e-5, epsilon=0.3
+        dpcore.cape_design(np.full(14, 0.01)), sensitivity=0.002, delta=1e-5, epsilon=0.3
     )
     fig = collusion_figure(curve, bound=dpcore.collusion_bound(14))
     own = fig.data[0]
@@ -138,7 +140,7 @@ def test_collusion_figure_marks_lower_bounds():
     assert list(own.marker.symbol) == ["circle" if e else "circle-open" for e in exact]
     assert any("lower bound" in (t.name or "") for t in fig.data)  # named in the legend
     exact_only = dpcore.collusion_curve(
-        dpcore.cape_design(np.full(5, 0.01)), 0.002, delta=1e-5, epsilon=0.3
+        dpcore.cape_design(np.full(5, 0.01)), sensitivity=0.002, delta=1e-5, epsilon=0.3
     )
     fig = collusion_figure(exact_only, bound=1)
     assert not any("lower bound" in (t.name or "") for t in fig.data)

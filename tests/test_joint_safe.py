@@ -100,7 +100,7 @@ def test_every_site_joint_epsilon_within_its_promise(config):
     sens = 1.0 / n
     tau = gaussian_sigmas(sens, epsilon=eps, delta=delta, method="analytic")
     d = joint_safe_design(tau, weights=mu, price=price)
-    report = coalition_report(d, sens, delta=delta, epsilon=eps)
+    report = coalition_report(d, sensitivity=sens, delta=delta, epsilon=eps)
     assert report.joint_meets.all() and report.release_meets.all()
     assert np.all(report.epsilon_joint <= eps * (1 + 1e-6))
     assert d.tau_pool * (1 - 1e-12) <= d.tau_agg <= price * d.tau_pool * (1 + 1e-12)
@@ -114,8 +114,8 @@ def test_the_papers_design_breaks_the_joint_view_and_the_safe_one_does_not():
     # the paper's design gives joint ε ≈ 0.71 > 0.5; the joint-safe one exactly 0.5.
     sens, eps, delta = 1e-3, 0.5, 1e-3
     tau = gaussian_sigmas(np.full(10, sens), epsilon=eps, delta=delta, method="analytic")
-    paper = coalition_report(cape_design(tau), sens, delta=delta, epsilon=eps)
-    safe = coalition_report(joint_safe_design(tau), sens, delta=delta, epsilon=eps)
+    paper = coalition_report(cape_design(tau), sensitivity=sens, delta=delta, epsilon=eps)
+    safe = coalition_report(joint_safe_design(tau), sensitivity=sens, delta=delta, epsilon=eps)
     assert paper.epsilon_joint.max() == pytest.approx(0.7135, abs=5e-4)
     assert not paper.joint_meets.any()
     np.testing.assert_allclose(safe.epsilon_joint, eps, rtol=1e-6)
@@ -180,8 +180,8 @@ def test_joint_safe_design_is_no_worse_than_the_papers_under_collusion():
     # already lifts the joint ε above ε_s.
     sens, eps, delta = 1e-3, 0.5, 1e-3
     tau = gaussian_sigmas(np.full(10, sens), epsilon=eps, delta=delta, method="analytic")
-    paper = collusion_curve(cape_design(tau), sens, delta=delta, epsilon=eps)
-    safe = collusion_curve(joint_safe_design(tau), sens, delta=delta, epsilon=eps)
+    paper = collusion_curve(cape_design(tau), sensitivity=sens, delta=delta, epsilon=eps)
+    safe = collusion_curve(joint_safe_design(tau), sensitivity=sens, delta=delta, epsilon=eps)
     assert np.all(safe.epsilon.to_numpy() <= paper.epsilon.to_numpy() * (1 + 1e-9))
     joint = safe[safe.view == "all releases"].set_index("colluding").epsilon
     assert joint.loc[0] == pytest.approx(eps, rel=1e-6) and joint.loc[1] > eps

@@ -129,11 +129,11 @@ def test_report_and_curve_give_consistent_epsilons():
     design = cape_design(np.full(9, 0.02))
     # the promise ε_s is the exact ε of τ_s here (as with the analytic calibration)
     promised = gaussian_epsilon(0.02, sensitivity=0.01, delta=1e-5)
-    report = coalition_report(design, 0.01, delta=1e-5, epsilon=promised)
+    report = coalition_report(design, sensitivity=0.01, delta=1e-5, epsilon=promised)
     assert report.release_meets.all() and not report.joint_meets.any()
     np.testing.assert_allclose(report.epsilon_release, report.epsilon_at_required, rtol=1e-9)
     assert np.all(report.epsilon_joint > report.epsilon_at_required)
-    curve = collusion_curve(design, 0.01, delta=1e-5, epsilon=promised)
+    curve = collusion_curve(design, sensitivity=0.01, delta=1e-5, epsilon=promised)
     own = curve[curve.view == "own release"].set_index("colluding")
     assert own.epsilon.is_monotonic_increasing
     assert own.loc[0, "epsilon"] == pytest.approx(report.epsilon_at_required.max(), rel=1e-9)
@@ -185,7 +185,7 @@ def _mean_sites(sites, eps, calibration, delta=1e-3, n=1000):
 def test_joint_view_verdict_is_epsilon_against_the_promise(eps, calibration, joint_eps, holds):
     # issue #14, item 1: S = 10 sites of N = 1000, δ = 1e-3 (the Privacy explorer's sites)
     design, sens = _mean_sites(10, eps, calibration)
-    report = coalition_report(design, sens, delta=1e-3, epsilon=eps)
+    report = coalition_report(design, sensitivity=sens, delta=1e-3, epsilon=eps)
     assert report.epsilon_joint.max() == pytest.approx(joint_eps, abs=5e-4)
     assert report.joint_meets.all() == holds and report.joint_meets.any() == holds
     assert report.release_meets.all()
@@ -197,14 +197,14 @@ def test_joint_view_verdict_is_epsilon_against_the_promise(eps, calibration, joi
 def test_classic_own_noise_is_not_the_promise():
     # 'ε at τ_s' (0.277 for classic at ε = 0.5, δ = 1e-3) is what τ_s alone gives, not ε_s
     design, sens = _mean_sites(10, 0.5, "classic")
-    report = coalition_report(design, sens, delta=1e-3, epsilon=0.5)
+    report = coalition_report(design, sensitivity=sens, delta=1e-3, epsilon=0.5)
     assert report.epsilon_at_required.max() == pytest.approx(0.2772, abs=5e-4)
     assert (report.promised_epsilon == 0.5).all()
 
 
 def test_collusion_curve_marks_broken_promises():
     design, sens = _mean_sites(6, 0.5, "analytic")
-    curve = collusion_curve(design, sens, delta=1e-3, epsilon=0.5)
+    curve = collusion_curve(design, sensitivity=sens, delta=1e-3, epsilon=0.5)
     own = curve[curve.view == "own release"].set_index("colluding")
     assert own.loc[0, "meets"] and not own.loc[5, "meets"]
     joint = curve[curve.view == "all releases"].set_index("colluding")
@@ -248,7 +248,12 @@ def _brute_force(design, sens, eps, delta, noise_generator):
     for size in range(design.n_sites):
         for coalition in itertools.combinations(range(design.n_sites), size):
             report = coalition_report(
-                design, sens, coalition, epsilon=eps, delta=delta, noise_generator=noise_generator
+                design,
+                sensitivity=sens,
+                colluding=coalition,
+                epsilon=eps,
+                delta=delta,
+                noise_generator=noise_generator,
             )
             for view, (col, ok) in VIEW_COLUMNS.items():
                 worst, kept = out.get((size, view), (-math.inf, True))
@@ -258,7 +263,9 @@ def _brute_force(design, sens, eps, delta, noise_generator):
 
 
 def _check_against_brute_force(design, sens, eps, delta, noise_generator=False):
-    curve = collusion_curve(design, sens, epsilon=eps, delta=delta, noise_generator=noise_generator)
+    curve = collusion_curve(
+        design, sensitivity=sens, epsilon=eps, delta=delta, noise_generator=noise_generator
+    )
     brute = _brute_force(design, sens, eps, delta, noise_generator)
     assert curve.exact.all() and len(curve) == 2 * design.n_sites
     for row in curve.itertuples():
@@ -269,8 +276,8 @@ def _check_against_brute_force(design, sens, eps, delta, noise_generator=False):
         # the coalition and site it names attain the worst case
         report = coalition_report(
             design,
-            sens,
-            [k - 1 for k in row.coalition],
+            sensitivity=sens,
+            colluding=[k - 1 for k in row.coalition],
             epsilon=eps,
             delta=delta,
             noise_generator=noise_generator,
@@ -326,7 +333,9 @@ def test_issue_22_counter_example_greedy_showed_a_kept_promise_another_pair_brea
     design, sens = cape_design(tau, weights=weights), 1.0 / sizes
 
     def report(coalition):
-        return coalition_report(design, sens, coalition, epsilon=eps, delta=delta)
+        return coalition_report(
+            design, sensitivity=sens, colluding=coalition, epsilon=eps, delta=delta
+        )
 
     # The old greedy added the site leaving the smallest σ/τ_s: site 3, then site 4 (0.7115
     # against 0.7135 for site 1) — and that pair keeps every promise, at most 0.960·ε_s.
@@ -336,7 +345,7 @@ def test_issue_22_counter_example_greedy_showed_a_kept_promise_another_pair_brea
     assert (greedy.epsilon_joint / greedy.promised_epsilon).max() == pytest.approx(0.960, abs=5e-4)
     assert greedy.joint_meets.all()
     # The worst pair is sites 1 and 3: site 4 gets 1.077·ε_s, and the curve says so.
-    curve = collusion_curve(design, sens, epsilon=eps, delta=delta)
+    curve = collusion_curve(design, sensitivity=sens, epsilon=eps, delta=delta)
     row = curve[(curve.colluding == 2) & (curve.view == "all releases")].iloc[0]
     assert row.epsilon / row.promised_epsilon == pytest.approx(1.077, abs=5e-4)
     assert (row.coalition, row.site, bool(row.exact), bool(row.meets)) == ((1, 3), 4, True, False)
@@ -355,7 +364,7 @@ def test_collusion_curve_beyond_the_exhaustive_range_is_a_lower_bound_without_a_
     n_sites = 13
     tau, sens, eps, delta, weights = _random_sites(11, n_sites, "analytic")
     design = cape_design(tau, weights=weights)
-    curve = collusion_curve(design, sens, epsilon=eps, delta=delta)
+    curve = collusion_curve(design, sensitivity=sens, epsilon=eps, delta=delta)
     exact_sizes = {n for n in range(n_sites) if math.comb(n_sites, n) <= MAX_EXACT_COALITIONS}
     assert set(curve[curve.exact].colluding) == exact_sizes != set(range(n_sites))
     lower = curve[~curve.exact]
@@ -364,13 +373,17 @@ def test_collusion_curve_beyond_the_exhaustive_range_is_a_lower_bound_without_a_
     for row in lower.itertuples():
         assert row.searched < math.comb(n_sites, row.colluding)
         named = coalition_report(
-            design, sens, [k - 1 for k in row.coalition], epsilon=eps, delta=delta
+            design,
+            sensitivity=sens,
+            colluding=[k - 1 for k in row.coalition],
+            epsilon=eps,
+            delta=delta,
         ).set_index("site")
         assert named.loc[row.site, VIEW_COLUMNS[row.view][0]] == pytest.approx(
             row.epsilon, rel=1e-9
         )
     monkeypatch.setattr(privacy, "MAX_EXACT_COALITIONS", math.comb(n_sites, n_sites // 2))
-    full = collusion_curve(design, sens, epsilon=eps, delta=delta)
+    full = collusion_curve(design, sensitivity=sens, epsilon=eps, delta=delta)
     assert full.exact.all() and full.meets.notna().all()
     bound = (curve.epsilon / curve.promised_epsilon).to_numpy()
     worst = (full.epsilon / full.promised_epsilon).to_numpy()
@@ -381,11 +394,11 @@ def test_collusion_curve_beyond_the_exhaustive_range_is_a_lower_bound_without_a_
 
 def test_collusion_curve_bad_input():
     with pytest.raises(TypeError, match="noise_generator"):
-        collusion_curve(UNEQUAL, 0.1, epsilon=1.0, delta=1e-5, noise_generator=1)
+        collusion_curve(UNEQUAL, sensitivity=0.1, epsilon=1.0, delta=1e-5, noise_generator=1)
     with pytest.raises(ValueError, match="delta"):
-        collusion_curve(UNEQUAL, 0.1, epsilon=1.0, delta=1.5)
+        collusion_curve(UNEQUAL, sensitivity=0.1, epsilon=1.0, delta=1.5)
     with pytest.raises(ValueError, match="at most 40 sites"):
-        collusion_curve(cape_design(np.ones(41)), 0.1, epsilon=1.0, delta=1e-5)
+        collusion_curve(cape_design(np.ones(41)), sensitivity=0.1, epsilon=1.0, delta=1e-5)
 
 
 # --- dropouts -----------------------------------------------------------------------------------

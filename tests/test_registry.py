@@ -30,12 +30,17 @@ def _toy_cost(c: CostShape) -> PartyCost:
     return PartyCost(sites=c.sites * c.dim * c.k)
 
 
+def _toy_eighs(sites: int) -> int:
+    return 0  # a QR of a D×K matrix, no eigendecomposition
+
+
 TOY = Algorithm(
-    "toy",
-    "Toy (random basis)",
-    "#123456",
-    "a random subspace, registered by a test",
-    pca=PcaMethod(_toy_run, _toy_cost),
+    name="toy",
+    label="Toy (random basis)",
+    color="#123456",
+    description="a random subspace, registered by a test",
+    pca=PcaMethod(run=_toy_run, cost=_toy_cost, eighs=_toy_eighs),
+    featured=True,
 )
 
 
@@ -72,14 +77,14 @@ def test_builtin_names_and_order():
 
 
 def test_a_registered_baseline_joins_the_sweep_without_changing_the_others(toy):
-    with_toy = dpcore.pca_sweep(**SMALL, epsilon=[0.5, 5.0], seed=1)
+    with_toy = dpcore.pca_sweep(**SMALL, epsilon=[0.5, 5.0], rng=1)
     assert "toy" in set(with_toy.algorithm)
     toy_rows = with_toy[with_toy.algorithm == "toy"]
     # a random K-subspace of R^D captures on average K/D of tr(A) ≤ the optimum; never more
     assert (toy_rows.captured_energy_ratio <= 1 + 1e-12).all()
     # every other algorithm keeps its stream: its numbers are those of a sweep without the toy
     others = [a for a in registry.defaults("pca") if a != "toy"]
-    without = dpcore.pca_sweep(**SMALL, epsilon=[0.5, 5.0], seed=1, algorithms=others)
+    without = dpcore.pca_sweep(**SMALL, epsilon=[0.5, 5.0], rng=1, algorithms=others)
     np.testing.assert_array_equal(
         with_toy[with_toy.algorithm != "toy"].captured_energy.to_numpy(),
         without.captured_energy.to_numpy(),
@@ -117,9 +122,9 @@ def test_registering_a_taken_name_or_a_bad_record_fails():
     with pytest.raises(ValueError, match="already registered"):
         registry.register(registry.get("cape"))
     with pytest.raises(ValueError, match="color"):
-        Algorithm("x", "X", "red", "d", pca=PcaMethod(_toy_run))
+        Algorithm(name="x", label="X", color="red", description="d", pca=TOY.pca)
     with pytest.raises(ValueError, match="must belong to a sweep"):
-        Algorithm("x", "X", "#000000", "d")
+        Algorithm(name="x", label="X", color="#000000", description="d")
     with pytest.raises(ValueError, match="built in"):
         registry.unregister("cape")
 
@@ -172,3 +177,78 @@ def test_registering_a_taken_name_or_a_bad_record_fails():
 def test_unknown_algorithm_is_a_value_error_everywhere(call):
     with pytest.raises(ValueError, match="must be one of"):
         call()
+
+
+def test_references_are_found_by_role_not_by_name():
+    assert registry.reference("pca", "upper") == "nonprivate"
+    assert registry.reference("otd", "upper") == "nonprivate"
+    assert registry.reference("otd", "lower") == "random"
+    assert registry.reference("pca", "lower") is None  # PCA has no "knows nothing" baseline
+    assert registry.references("otd") == ("nonprivate", "random")
+    assert all(registry.get(n).role == "private" for n in registry.names("pca")[1:])
+    with pytest.raises(ValueError, match="role must be one of"):
+        registry.reference("pca", "private")
+    with pytest.raises(ValueError, match="family must be one of"):
+        registry.reference("svd", "upper")
+
+
+def _toy(**changes):
+    fields = {
+        "name": "toy2",
+        "label": "Toy 2",
+        "color": "#654321",
+        "description": "another toy",
+        "pca": TOY.pca,
+        **changes,
+    }
+    return Algorithm(**fields)
+
+
+def test_records_are_strict():
+    with pytest.raises(TypeError):
+        Algorithm("x", "X", "#000001", "d", pca=TOY.pca)  # type: ignore[misc]  # keyword-only
+    with pytest.raises(TypeError, match="cost"):
+        PcaMethod(run=_toy_run, eighs=_toy_eighs)  # type: ignore[call-arg]  # no silent 0 cost
+    with pytest.raises(TypeError, match="eighs"):
+        PcaMethod(run=_toy_run, cost=_toy_cost)  # type: ignore[call-arg]  # no silent work
+    with pytest.raises(TypeError, match="decomposes"):
+        registry.OtdMethod(run=_toy_run, cost=_toy_cost)  # type: ignore[call-arg, arg-type]
+    assert _toy().featured is False and _toy().role == "private"  # a new baseline opts in
+    with pytest.raises(ValueError, match="role must be one of"):
+        _toy(role="best")
+    with pytest.raises(ValueError, match="label must be a non-empty string"):
+        _toy(label="")
+
+
+def test_colours_are_unique_per_family_and_references_single():
+    with pytest.raises(ValueError, match=r"color must differ.*'#d55e00', the colour of 'cape'"):
+        registry.register(_toy(color="#d55e00"))  # CAPE's colour, in lower case
+    with pytest.raises(ValueError, match="role 'upper' is taken"):
+        registry.register(_toy(role="upper"))
+    # local_agn's colour is local's: fine, they never share a chart (tensor vs PCA)
+    assert registry.get("local_agn").color == registry.get("local").color
+    registry.register(_toy())
+    try:
+        assert "toy2" in registry.names("pca") and "toy2" not in registry.featured("pca")
+    finally:
+        registry.unregister("toy2")
+
+
+def _run_in_fresh_process(spec):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn: the child imports dpcore afresh, so its registry has only the built-ins
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(dpcore.run_pca_sweep, spec, 5).result()
+
+
+@pytest.mark.slow
+def test_a_registered_baseline_runs_in_another_process_from_its_spec(toy):
+    # A heavy job pickles the spec to a child process (serving.worker): the spec carries the
+    # records and the stream order, so a runtime-registered algorithm runs there too.
+    spec = dpcore.PcaSpec.build(**SMALL, epsilon=[0.5, 5.0], algorithms=["cape", "toy"])
+    here = dpcore.run_pca_sweep(spec, 5)
+    there = _run_in_fresh_process(spec)
+    assert set(there.algorithm) == {"cape", "toy"}
+    np.testing.assert_array_equal(there.captured_energy, here.captured_energy)

@@ -370,7 +370,7 @@ def test_communication_cost():
 def test_free_entries_invert_the_symmetric_expansion():
     from dpcore.noise import expand_symmetric
 
-    a = dpcore.symmetric_noise(4, 3, 1.0, size=(2,), rng=0)
+    a = dpcore.symmetric_noise(4, order=3, scale=1.0, size=(2,), rng=0)
     free = free_entries(a, 3)
     assert free.shape == (2, symmetric_coordinates(4, 3))
     np.testing.assert_array_equal(expand_symmetric(free, 4, 3), a)

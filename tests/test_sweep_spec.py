@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import pickle
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import dpcore
+from dpcore import OtdSpec, PcaSpec, fit_to_pool
 from dpcore.sweeps import OTD_METRICS, PCA_METRICS, SweepGrid, otd_spec
-from dpcore.sweeps.otd import otd_sweep
+from dpcore.sweeps.otd import _noise_scales, otd_sweep
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 SMALL = {"dim": 8, "k": 2, "sites": 3, "n_per_site": 40, "runs": 2, "pool_size": 600}
@@ -42,6 +45,9 @@ def test_grid_finds_the_swept_axis_and_validates_every_value():
         ({"k": 5, "dim": 4}, "k must be an integer in"),
         ({"site_shares": [1, 2]}, "site_shares"),  # shares fix S: S cannot be swept
         ({"budget_split": 1.0}, "budget_split"),
+        # nearly no budget for M2: refused under its own name, not later as a noise std
+        # past MAX_MAGNITUDE blamed on epsilon (issue #23 item 7)
+        ({"budget_split": 1e-308}, r"budget_split must be a float in \[0.001, 0.999\]"),
         ({"restarts": 0}, "restarts"),
         ({"metrics": ["captured_energy"]}, "metrics must be one of"),
         ({"algorithms": []}, "at least one"),
@@ -96,11 +102,117 @@ def test_metrics_are_the_columns_named_in_that_order():
     ids=["pca_sweep", "otd_sweep", "dropout_pca"],
 )
 def test_rng_is_a_seed_or_a_generator_and_seed_still_works(sweep):
-    by_seed = sweep(seed=7)
+    with pytest.warns(DeprecationWarning, match="use rng"):
+        by_seed = sweep(seed=7)
     pd.testing.assert_frame_equal(sweep(rng=7), by_seed)
     pd.testing.assert_frame_equal(sweep(rng=np.random.default_rng(7)), by_seed)
     assert not sweep(rng=8).equals(by_seed)
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ValueError, match="not both"), pytest.warns(DeprecationWarning):
         sweep(rng=3, seed=7)
     with pytest.raises(TypeError, match="rng must be"):
         sweep(rng="7")
+
+
+def test_a_grid_validates_when_it_is_made_not_only_through_of():
+    with pytest.raises(ValueError, match=r"epsilon must be a float in \(0, inf\]; got -1"):
+        SweepGrid(axis="epsilon", values=(-1.0,), epsilon=-1, delta=5, n_per_site=0, sites=0)
+    with pytest.raises(ValueError, match="delta must be"):
+        SweepGrid(axis="epsilon", values=(1.0,), epsilon=1.0, delta=5, n_per_site=1, sites=2)
+    with pytest.raises(ValueError, match="sites must be an integer in"):
+        SweepGrid(axis="epsilon", values=(1.0,), epsilon=1.0, delta=0.1, n_per_site=1, sites=0)
+    with pytest.raises(ValueError, match="epsilon must be the first swept value"):
+        SweepGrid(axis="epsilon", values=(1.0, 2.0), epsilon=2.0, delta=0.1, n_per_site=1, sites=2)
+    with pytest.raises(TypeError, match="values must be a tuple"):
+        SweepGrid(axis="sites", values=[2, 3], epsilon=1.0, delta=0.1, n_per_site=1, sites=2)
+
+
+@pytest.mark.parametrize(
+    ("cls", "keywords"),
+    [
+        (PcaSpec, {"epsilon": [0.5, 1], "dim": 20, "k": 4, "site_shares": [3, 1], "sites": 2}),
+        (PcaSpec, {"epsilon": 0.5, "sites": (2, 5), "rank": 6, "dim": 12, "k": 3}),
+        (PcaSpec, {"epsilon": 0.5, "delta": [0.01], "algorithms": ["cape", "secagg"]}),
+        (PcaSpec, {"epsilon": 1.0, "secagg_scale": [0.5, 1.0], "algorithms": ["secagg"]}),
+        (OtdSpec, {"epsilon": [0.5, 1.0], "budget_split": 0.3, "restarts": 1, "max_iter": 1000}),
+        (OtdSpec, {"epsilon": 2.0, "n_per_site": [100, 200], "metrics": ["iterations"]}),
+    ],
+)
+def test_a_spec_gives_back_its_keywords_and_survives_pickling(cls, keywords):
+    spec = cls.build(**keywords)
+    assert cls.build(**spec.keywords()) == spec
+    short = spec.keywords(defaults=False)
+    assert cls.build(**short) == spec
+    assert set(short) <= set(keywords) | {"epsilon"}  # nothing at its default is repeated
+    copy = pickle.loads(pickle.dumps(spec))
+    assert copy == spec and hash(copy) == hash(spec)
+    assert [r.name for r in copy.records] == list(spec.algorithms)
+    # replace changes one keyword and validates again
+    assert spec.replace(runs=3).runs.count == 3 and spec.replace(runs=3) != spec
+    with pytest.raises(ValueError, match="runs must be an integer in"):
+        spec.replace(runs=0)
+
+
+def test_a_spec_on_a_dataset_hashes_the_dataset_by_identity():
+    data = dpcore.synthetic_dataset(dim=6, k=2, n_samples=200, rng=0)
+    spec = PcaSpec.build(data=data, epsilon=1.0, k=2, sites=2, n_per_site=50)
+    assert (spec.dim, spec.pool_size) == (6, 200)
+    assert PcaSpec.build(**spec.keywords(defaults=False)) == spec
+    other = dpcore.Dataset(data.name, data.samples, data.reference)  # equal arrays, other object
+    assert spec.replace(data=other) != spec
+    synthetic = PcaSpec.build(epsilon=1.0, dim=6, k=2, pool_size=300, sites=2, n_per_site=50)
+    assert synthetic.replace(data=data) == spec  # dim and pool come from the data set
+
+
+def test_fields_are_resolved_and_a_stale_change_is_refused():
+    spec = PcaSpec.build(epsilon=1.0, dim=10, k=3)
+    assert (spec.rank, spec.algorithms, spec.metrics) == (
+        6,
+        dpcore.registry.defaults("pca"),
+        tuple(PCA_METRICS),
+    )
+    # dataclasses.replace bypasses build: the records no longer match the names
+    with pytest.raises(ValueError, match="records must be"):
+        dataclasses.replace(spec, algorithms=("cape",))
+    with pytest.raises(ValueError, match="rank must be an integer in"):
+        dataclasses.replace(spec, rank=11)
+    with pytest.raises(TypeError, match="site_shares must be a tuple"):
+        dataclasses.replace(spec, sites=dataclasses.replace(spec.sites, shares=[1.0, 2.0]))
+
+
+@pytest.mark.parametrize("split", [0.5, 0.3, 0.9])
+def test_the_stage_budgets_compose_to_the_total_and_are_what_the_noise_uses(split):
+    spec = OtdSpec.build(**TENSOR, epsilon=[0.5, 3.0], delta=0.02, budget_split=split)
+    model = dpcore.make_model("mog", 4, 2, rng=0)
+    for value in spec.grid.values:
+        m2, m3 = spec.stages(value)
+        # basic composition (Theorem 2): the stages add up to the total (exact up to rounding)
+        assert m2.epsilon + m3.epsilon == pytest.approx(value, rel=1e-15)
+        assert m2.delta + m3.delta == pytest.approx(0.02, rel=1e-15)
+        assert m2.epsilon / value == pytest.approx(split, rel=1e-15)
+        noise = _noise_scales(spec, model, spec.grid.point(value), 0.05)
+        assert (noise.privacy2.epsilon, noise.privacy2.delta) == tuple(m2)
+        assert (noise.privacy3.epsilon, noise.privacy3.delta) == tuple(m3)
+
+
+def test_fit_to_pool_keeps_the_values_the_pool_holds():
+    assert fit_to_pool((100, 1000, 6000), 10, 60_000) == (100, 1000, 6000)
+    assert fit_to_pool((100, 1000, 6001), 10, 60_000) == (100, 1000)  # 60,010 rows > pool
+    assert fit_to_pool((2, 5, 10), 1000, None) == (2, 5, 10)
+    with pytest.raises(ValueError, match="values must hold one v"):
+        fit_to_pool((100, 200), 10, 999)
+
+
+@pytest.mark.parametrize("junk", [True, 3, 0.5, object(), "cape", np.zeros((2, 2))])
+@pytest.mark.parametrize("name", ["algorithms", "metrics"])
+def test_a_list_of_names_that_is_no_list_is_a_type_error_naming_it(name, junk):
+    # before: "'bool' object is not iterable", naming nothing (issue #23 item 7)
+    for kind in (PcaSpec, OtdSpec):
+        with pytest.raises(TypeError, match=rf"^{name} must be a sequence of names"):
+            kind.build(epsilon=1.0, **{name: junk})
+
+
+def test_dropout_sizes_that_are_no_list_are_refused_by_name():
+    three = {"epsilon": [0.5] * 3, "delta": [0.01] * 3, "weights": [1 / 3] * 3, "dropped": [0]}
+    for junk, error in ((True, TypeError), (600, TypeError), ("x", TypeError), ([], ValueError)):
+        with pytest.raises(error, match=r"^n_per_site must"):
+            dpcore.dropout_pca(n_per_site=junk, **three, dim=4, k=2, runs=1)

@@ -8,12 +8,22 @@
 """
 
 from dpcore.sweeps.dropout import DROPOUT_CASES, dropout_pca
-from dpcore.sweeps.otd import otd_example, otd_frame, otd_spec, otd_sweep, run_otd_sweep
+from dpcore.sweeps.otd import (
+    OtdRun,
+    example_table,
+    otd_example,
+    otd_example_of,
+    otd_frame,
+    otd_spec,
+    otd_sweep,
+    run_otd_sweep,
+)
 from dpcore.sweeps.pca import pca_sweep, run_pca_sweep
 from dpcore.sweeps.scores import OTD_METRICS, PCA_METRICS
 from dpcore.sweeps.spec import (
     SWEEP_AXES,
     WEIGHTINGS,
+    Budget,
     OtdPrivacy,
     OtdSpec,
     PcaPrivacy,
@@ -21,6 +31,7 @@ from dpcore.sweeps.spec import (
     Runs,
     SiteLayout,
     SweepGrid,
+    fit_to_pool,
 )
 
 __all__ = [
@@ -29,7 +40,9 @@ __all__ = [
     "PCA_METRICS",
     "SWEEP_AXES",
     "WEIGHTINGS",
+    "Budget",
     "OtdPrivacy",
+    "OtdRun",
     "OtdSpec",
     "PcaPrivacy",
     "PcaSpec",
@@ -37,7 +50,10 @@ __all__ = [
     "SiteLayout",
     "SweepGrid",
     "dropout_pca",
+    "example_table",
+    "fit_to_pool",
     "otd_example",
+    "otd_example_of",
     "otd_frame",
     "otd_spec",
     "otd_sweep",

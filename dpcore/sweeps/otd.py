@@ -5,33 +5,24 @@ Component recovery along one swept axis, and one run's recovered weights.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
+from dpcore._validation import RngLike, check_rng
 from dpcore.calibration import classic_warning_once, gaussian_sigmas
-from dpcore.limits import check_budget, estimate_otd
+from dpcore.limits import check_budget
 from dpcore.metrics import matching
 from dpcore.models import MixtureModel, make_model
 from dpcore.moments import SiteMoments, moment_sensitivities, site_moments
-from dpcore.otd import PowerOptions, WhitenedTensor, decompose_batch
+from dpcore.otd import WhitenedTensor, decompose_batch
 from dpcore.parallel import parallel_map, single_blas
-from dpcore.registry import NoiseScales, OtdInputs, SitePrivacy, names, otd_method, streams
-from dpcore.secagg import DEFAULT_BITS
+from dpcore.registry import NoiseScales, OtdInputs, OtdMethod, SitePrivacy, streams
 from dpcore.sweeps.scores import OTD_METRICS
-from dpcore.sweeps.spec import (
-    OtdPrivacy,
-    OtdSpec,
-    Runs,
-    RunStreams,
-    SiteLayout,
-    SweepGrid,
-    resolve_rng,
-)
+from dpcore.sweeps.spec import GridPoint, OtdSpec, RunStreams, keywords_of, resolve_rng
 from dpcore.tensor import Recovery
 
 
@@ -41,7 +32,7 @@ class Outcome:
 
     Attributes
     ----------
-    point : dict
+    point : GridPoint
         ε, δ, N_s and S of the grid point.
     run : int
     algorithm : str
@@ -51,7 +42,7 @@ class Outcome:
         False where the data's scaling or σ² came from the data (not private).
     """
 
-    point: dict[str, Any]
+    point: GridPoint
     run: int
     algorithm: str
     recovery: Recovery
@@ -66,7 +57,7 @@ class _Pending:
     baseline, the final recovery.
     """
 
-    point: dict[str, Any]
+    point: GridPoint
     run: int
     algorithm: str
     result: WhitenedTensor | Recovery
@@ -76,19 +67,18 @@ class _Pending:
 
 
 def _noise_scales(
-    spec: OtdSpec, planted: MixtureModel, point: dict[str, Any], sigma2: float
+    spec: OtdSpec, planted: MixtureModel, point: GridPoint, sigma2: float
 ) -> NoiseScales:
     """Per-site noise for ε₁ = split·ε on M2 and ε₂ = (1 − split)·ε on M3 (same for δ)."""
     sizes, _ = spec.sites.layout(point)
-    split, method = spec.privacy.budget_split, spec.privacy.calibration
-    eps1, eps2 = split * point["epsilon"], (1 - split) * point["epsilon"]
-    dlt1, dlt2 = split * point["delta"], (1 - split) * point["delta"]
+    method = spec.privacy.calibration
+    (eps1, dlt1), (eps2, dlt2) = spec.privacy.stages(point.epsilon, point.delta)
     sens2, sens3 = moment_sensitivities(
         planted.kind, sizes, dim=planted.dim, sigma2=sigma2, relation=spec.privacy.sensitivity
     )
 
     def stage(sens: Any, eps: float, dlt: float) -> SitePrivacy:
-        bits, scale = point["secagg_bits"], point["secagg_scale"]
+        bits, scale = point.secagg_bits, point.secagg_scale
         return SitePrivacy(np.asarray(sens, dtype=float), eps, dlt, method, bits, scale)
 
     return NoiseScales(
@@ -109,9 +99,10 @@ class OtdRun:
     outcomes: list[Outcome]
 
 
+@single_blas
 def run_otd_sweep(
     spec: OtdSpec,
-    rng: np.random.Generator,
+    rng: RngLike,
     *,
     workers: int | None = None,
     executor: Executor | None = None,
@@ -127,24 +118,11 @@ def run_otd_sweep(
     ``workers`` and ``executor`` say where the draws and whitenings run
     (:func:`dpcore.parallel.parallel_map`); the outcomes are identical for any choice.
     """
+    if not isinstance(spec, OtdSpec):
+        raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
+    rng = check_rng(rng)
     grid = spec.grid
-    n_max = int(grid.largest("sites")) * int(grid.largest("n_per_site"))
-    check_budget(
-        estimate_otd(
-            dim=spec.dim,
-            k=spec.k,
-            sites=int(grid.largest("sites")),
-            n_total=n_max,
-            draws=len(grid.values) * spec.runs.count if grid.resamples else 1,
-            points=len(grid.values),
-            runs=spec.runs.count,
-            faithful=spec.faithful,
-            algorithms=spec.algorithms,
-            restarts=spec.power.restarts,
-            max_iter=spec.power.max_iter,
-        ),
-        what="this tensor sweep",
-    )
+    check_budget(spec.estimate(), what="this tensor sweep")
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     planted = make_model(spec.model, spec.dim, spec.k, sigma2=spec.sigma2, rng=data_rng)
     moment_opts = (
@@ -153,7 +131,7 @@ def run_otd_sweep(
         else {}
     )
 
-    def draw(point: dict[str, Any], rng: np.random.Generator) -> SiteMoments:
+    def draw(point: GridPoint, rng: np.random.Generator) -> SiteMoments:
         sizes, _ = spec.sites.layout(point)
         return site_moments(planted, sizes, rng=rng, **moment_opts)
 
@@ -170,15 +148,14 @@ def run_otd_sweep(
     noises = []
     with classic_warning_once():
         for r, mom in zip(points, draws, strict=True):
-            key = (r.point[grid.axis], mom.sigma2)
+            key = (r.point.value(grid.axis), mom.sigma2)
             if key not in cache:
                 cache[key] = _noise_scales(spec, planted, r.point, mom.sigma2)
             noises.append(cache[key])
 
-    # the records, not names, travel to the tasks (see run_pca_sweep)
-    assert spec.algorithms is not None  # resolved by OtdSpec.__post_init__
-    methods = {alg: otd_method(alg) for alg in spec.algorithms}
-    family = names("otd")
+    # the spec's records, not names, travel to the tasks (see run_pca_sweep)
+    methods = {r.name: cast(OtdMethod, r.method("otd")) for r in spec.records}
+    family = spec.stream_order
 
     def whiten(task: tuple[RunStreams, SiteMoments, NoiseScales]) -> list[_Pending]:
         r, mom, noise = task
@@ -226,12 +203,15 @@ def run_otd_sweep(
 
 def otd_frame(spec: OtdSpec, result: OtdRun) -> pd.DataFrame:
     """The tidy frame of a tensor sweep: one row per outcome, one column per metric."""
+    if not isinstance(spec, OtdSpec):
+        raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
+    if not isinstance(result, OtdRun):
+        raise TypeError(f"result must be an OtdRun (run_otd_sweep); got {type(result).__name__}")
     metrics = spec.metrics
-    assert metrics is not None  # resolved by OtdSpec.__post_init__
     rows = [
         {
             "algorithm": o.algorithm,
-            **o.point,
+            **o.point.row(),
             "run": o.run,
             **{name: OTD_METRICS[name](o.recovery, result.model) for name in metrics},
             "private_preprocessing": o.private_preprocessing,
@@ -261,172 +241,69 @@ def example_table(result: OtdRun) -> pd.DataFrame:
     return pd.DataFrame(table)
 
 
-def otd_spec(
-    *,
-    model: str = "mog",
-    dim: int = 10,
-    k: int = 5,
-    sites: int | Sequence[int] = 5,
-    n_per_site: int | Sequence[int] = 20_000,
-    epsilon: float | Sequence[float],
-    delta: float | Sequence[float] = 0.01,
-    runs: int = 10,
-    algorithms: Sequence[str] | None = None,
-    metrics: Sequence[str] | None = None,
-    calibration: str = "classic",
-    sensitivity: str = "paper",
-    budget_split: float = 0.5,
-    sigma2: float = 0.05,
-    scaling: str = "public",
-    sigma2_source: str = "model",
-    restarts: int = 10,
-    max_iter: int = 100,
-    tol: float = 1e-8,
-    site_shares: Sequence[float] | None = None,
-    weighting: str = "proportional",
-    faithful: bool = False,
-    secagg_bits: int | Sequence[int] = DEFAULT_BITS,
-    secagg_scale: float | Sequence[float] | None = None,
-) -> OtdSpec:
-    """The validated :class:`~dpcore.sweeps.spec.OtdSpec` of :func:`otd_sweep`'s keywords."""
-    return OtdSpec(
-        grid=SweepGrid.of(
-            epsilon=epsilon,
-            delta=delta,
-            n_per_site=n_per_site,
-            sites=sites,
-            secagg_bits=secagg_bits,
-            secagg_scale=secagg_scale,
-        ),
-        sites=SiteLayout(site_shares, weighting),
-        privacy=OtdPrivacy(calibration, sensitivity, budget_split),
-        runs=Runs(runs),
-        model=model,
-        dim=dim,
-        k=k,
-        sigma2=sigma2,
-        scaling=scaling,
-        sigma2_source=sigma2_source,
-        power=PowerOptions(restarts, max_iter, tol),
-        faithful=faithful,
-        algorithms=algorithms,
-        metrics=metrics,
-    )
+@keywords_of(OtdSpec.build)
+def otd_spec(**keywords: Any) -> OtdSpec:
+    """``OtdSpec.build(**keywords)``: see :meth:`dpcore.OtdSpec.build`."""
+    return OtdSpec.build(**keywords)
 
 
 @single_blas
+@keywords_of(OtdSpec.build)
 def otd_sweep(
     *,
-    model: str = "mog",
-    dim: int = 10,
-    k: int = 5,
-    sites: int | Sequence[int] = 5,
-    n_per_site: int | Sequence[int] = 20_000,
-    epsilon: float | Sequence[float],
-    delta: float | Sequence[float] = 0.01,
-    runs: int = 10,
-    algorithms: Sequence[str] | None = None,
-    metrics: Sequence[str] | None = None,
-    calibration: str = "classic",
-    sensitivity: str = "paper",
-    budget_split: float = 0.5,
-    sigma2: float = 0.05,
-    scaling: str = "public",
-    sigma2_source: str = "model",
-    restarts: int = 10,
-    max_iter: int = 100,
-    tol: float = 1e-8,
-    site_shares: Sequence[float] | None = None,
-    weighting: str = "proportional",
-    faithful: bool = False,
     workers: int | None = None,
     executor: Executor | None = None,
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
-    secagg_bits: int | Sequence[int] = DEFAULT_BITS,
-    secagg_scale: float | Sequence[float] | None = None,
+    **keywords: Any,
 ) -> pd.DataFrame:
     """Component recovery of distributed tensor decomposition along one swept axis.
 
-    A thin front: builds a validated :class:`~dpcore.sweeps.spec.OtdSpec`
-    (:func:`otd_spec`) and runs it (:func:`run_otd_sweep`).
+    A thin front: ``OtdSpec.build(**keywords)`` (:meth:`~dpcore.OtdSpec.build` documents
+    every keyword and the frame) run by :func:`run_otd_sweep` and scored by
+    :func:`otd_frame`.
 
     Parameters
     ----------
-    model : {"mog", "stm"}
-        Mixture of Gaussians or single topic model, planted from ``rng``.
-    dim, k : int
-        D ≤ 100 and K (1 ≤ K ≤ D).
-    sites, n_per_site, epsilon, delta : scalar or list
-        As in :func:`dpcore.pca_sweep`; ε, δ are the totals, split between M2 and M3.
-    runs, site_shares, weighting, faithful, calibration, rng, seed
-        As in :func:`dpcore.pca_sweep`.
-    secagg_bits, secagg_scale
-        As in :func:`dpcore.pca_sweep`: the ``secagg`` baseline sends M2 at (ε₁, δ₁) and M3
-        at (ε₂, δ₂) through one round each, with these b and γ (one may be swept).
     workers, executor
         Where the data draws and noisy moments run, as in :func:`dpcore.pca_sweep`; the
         batched power method runs in this process.
-    algorithms : sequence of str, optional
-        Names from :func:`dpcore.registry.names` ``("otd")`` (default: all but the opt-in
-        ones, :func:`dpcore.registry.defaults`).
-    metrics : sequence of str, optional
-        Columns from :data:`dpcore.sweeps.scores.OTD_METRICS` (default: all, in that order).
-    sensitivity : {"paper", "add-remove", "replace"}
-        Sensitivities of M2, M3 (:func:`dpcore.moments.moment_sensitivities`).
-    budget_split : float
-        Fraction in (0, 1) of ε and δ given to M2: ε₁ = split·ε, ε₂ = (1 − split)·ε
-        (paper: 1/2). capeAGN is (ε₁ + ε₂, δ₁ + δ₂)-DP (Theorem 2).
-    sigma2, scaling, sigma2_source : MOG preprocessing
-        σ² of the model; ``scaling`` "public" (clip to a public bound, private) or
-        "max-norm" (paper, non-private); ``sigma2_source`` "model" or "data" (paper,
-        non-private). See :func:`dpcore.moments.mog_site_moments`.
-    restarts, max_iter, tol : tensor power method settings
-        ``restarts=1, max_iter=1000, tol=1e-6`` is the authors' variant.
+    rng : int, Generator or None
+        Everything random derives from it (SPEC 7): same seed, same frame. Default 0.
+    seed : int, optional
+        Deprecated older name of ``rng`` (warns).
+    **keywords
+        Those of :meth:`dpcore.OtdSpec.build`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (algorithm, grid point, run): ``algorithm``, ``epsilon``, ``delta``,
-        ``n_per_site``, ``sites``, ``run``, one column per metric (by default
-        ``component_error`` (q_comp), ``component_error_matched``, ``weight_error``,
-        ``invalid_components`` (STM columns with no positive entry), ``iterations``) and
+        One row per (algorithm, grid point, run), one column per axis and metric, and
         ``private_preprocessing``.
-
-    Notes
-    -----
-    Moments are computed once per data draw and reused across grid points and runs: once
-    for ε and δ sweeps, afresh per run for N_s and S sweeps. ``local_*`` use site 1.
-    AVN uses (ε₁, δ₁ + δ₂) for M2 and pure ε₂ for M3 (Algorithm 4).
     """
-    spec = otd_spec(
-        model=model,
-        dim=dim,
-        k=k,
-        sites=sites,
-        n_per_site=n_per_site,
-        epsilon=epsilon,
-        delta=delta,
-        runs=runs,
-        algorithms=algorithms,
-        metrics=metrics,
-        calibration=calibration,
-        sensitivity=sensitivity,
-        budget_split=budget_split,
-        sigma2=sigma2,
-        scaling=scaling,
-        sigma2_source=sigma2_source,
-        restarts=restarts,
-        max_iter=max_iter,
-        tol=tol,
-        site_shares=site_shares,
-        weighting=weighting,
-        faithful=faithful,
-        secagg_bits=secagg_bits,
-        secagg_scale=secagg_scale,
-    )
+    spec = OtdSpec.build(**keywords)
     result = run_otd_sweep(spec, resolve_rng(rng, seed), workers=workers, executor=executor)
     return otd_frame(spec, result)
+
+
+
+def otd_example_of(spec: OtdSpec, rng: RngLike, *, workers: int | None = None) -> pd.DataFrame:
+    """True and recovered mixing weights of one run of ``spec`` (at one run), per algorithm.
+
+    ``spec`` should hold one grid point (scalar ε, δ, N_s, S); with more, every point's first
+    run is drawn and the first point's weights are shown. ``runs`` is taken as 1.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``component``, ``true_weight`` and one column of recovered weights per
+        algorithm, under the one-to-one matching of :func:`dpcore.metrics.matching`.
+    """
+    if not isinstance(spec, OtdSpec):
+        raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
+    if spec.runs.count != 1:
+        spec = spec.replace(runs=1)
+    return example_table(run_otd_sweep(spec, rng, workers=workers))
 
 
 @single_blas
@@ -439,13 +316,15 @@ def otd_example(
 ) -> pd.DataFrame:
     """True and recovered mixing weights of one run, per algorithm (matched components).
 
+    A thin front: ``otd_example_of(OtdSpec.build(**params), rng)``.
+
     Parameters
     ----------
     rng, seed, workers
         As in :func:`otd_sweep`.
     **params
-        The keywords of :func:`otd_spec` (those of :func:`otd_sweep`), with scalar ε, δ,
-        N_s and S; ``runs`` is 1.
+        The keywords of :meth:`dpcore.OtdSpec.build`, with scalar ε, δ, N_s and S; ``runs``
+        is 1.
 
     Returns
     -------
@@ -453,5 +332,5 @@ def otd_example(
         Columns ``component``, ``true_weight`` and one column of recovered weights per
         algorithm, under the one-to-one matching of :func:`dpcore.metrics.matching`.
     """
-    spec = otd_spec(**{**params, "runs": 1})
-    return example_table(run_otd_sweep(spec, resolve_rng(rng, seed), workers=workers))
+    spec = OtdSpec.build(**{**params, "runs": 1})
+    return otd_example_of(spec, resolve_rng(rng, seed), workers=workers)

@@ -1,0 +1,18 @@
+"""Resource limits and cost constants: plain numbers, importing nothing of dpcore.
+
+A leaf module, so that any module may read a limit without an import cycle (the resource
+guard, :mod:`dpcore.limits`, imports the registry, which imports the algorithms, which
+draw noise that checks :data:`MAX_MEMORY`). :mod:`dpcore.limits` re-exports every name.
+The cost constants were measured on the benchmark machine (2 cores, ``benchmarks/``).
+"""
+
+from __future__ import annotations
+
+MAX_SECONDS = 600.0  # estimated wall time of one request
+MAX_MEMORY = 2 * 2**30  # bytes
+MAX_TASKS = 5_000  # grid points × runs
+MAX_DIM_TENSOR = 100  # D³ doubles per site and per message
+EIGH_200 = 2.7e-3  # seconds for one 200×200 eigendecomposition (benchmarks/)
+FLOPS = 1e10  # effective rate of the moment products
+DRAW_SECONDS = 8e-8  # one rounding + one discrete Gaussian share (secure aggregation, ~1.3
+# candidates of three exponentials each; benchmarks/ measures the sweep it adds to)
