@@ -2,17 +2,21 @@
 
 import streamlit as st
 
+from dpcore.limits import is_heavy
+from dpcore.registry import reference
 from figures.theme import AXIS_LABELS
 from learning import explanations, snippets
+from learning.settings import PcaControls
 from serving.datafiles import file_picker
 from ui import presenter
 from ui.cached import (
     DATA_SOURCES,
+    FILE_SOURCES,
     call_core,
     classic_warning,
     load_dataset,
+    pca_frame,
     pca_job,
-    pca_results,
 )
 from ui.controls import (
     SWEEP_GRIDS,
@@ -25,12 +29,12 @@ from ui.controls import (
     seed_controls,
     sites_and_privacy,
     sweep_axis_control,
-    sweep_values,
 )
 from ui.export import FigureExport
 from ui.guard import plain
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
+from ui.specs import marker, pca_spec
 from ui.state import bound
 
 st.title("Distributed private PCA")
@@ -94,6 +98,7 @@ if kind != "synthetic":
         "site releases are."
     )
 k = bounded_k(side, prefix=P, dim=int(dim), default=10, paper="K = 50 at D = 200")
+pool = dataset.n_samples if kind != "synthetic" else SYNTHETIC_POOL
 current = sites_and_privacy(
     controls,
     sites=[2, 3, 5, 10, 20, 50],
@@ -101,10 +106,8 @@ current = sites_and_privacy(
     n_values=SWEEP_GRIDS["n_per_site"],
     n_default=1000,
     prefix=P,
-    pool=dataset.n_samples if kind != "synthetic" else SYNTHETIC_POOL,
+    pool=pool,
 )
-sites, epsilon = current["sites"], current["epsilon"]
-pool = dataset.n_samples if kind != "synthetic" else SYNTHETIC_POOL
 sizes = bound(
     side.radio,
     "Site sizes",
@@ -141,46 +144,50 @@ if not algorithms:
     st.info("Choose at least one algorithm in the sidebar.")
     st.stop()
 
-params = {
-    "dim": int(dim),
-    "k": int(k),
-    "runs": int(runs),
-    "seed": seed,
-    "algorithms": tuple(algorithms),
-    "calibration": calibration,
-    "neighbouring": relation,
-    **current,
-    axis: sweep_values(axis, current[axis]),
-}
-if axis in ("n_per_site", "sites"):  # only what the pool can hold
-    other = current["sites"] if axis == "n_per_site" else current["n_per_site"]
-    params[axis] = tuple(v for v in params[axis] if v * other <= pool)
-if sizes != "equal" and axis != "sites":
-    params["site_shares"] = (sites - 1,) + (1,) * (sites - 1)
-elif sizes != "equal":
+chosen = PcaControls(
+    dim=int(dim),
+    k=int(k),
+    sites=current.sites,
+    n_per_site=current.n_per_site,
+    epsilon=current.epsilon,
+    delta=current.delta,
+    runs=int(runs),
+    seed=seed,
+    algorithms=tuple(algorithms),
+    calibration=calibration,
+    neighbouring=relation,
+    axis=axis,
+    unequal=sizes != "equal",
+    pool=None if kind == "synthetic" else pool,
+)
+spec = call_core(pca_spec, chosen)
+if sizes != "equal" and axis == "sites":
     st.caption("Sweeping S: sites are equal (unequal shares need a fixed S).")
 with main:
-    heavy = dim >= 200 or runs * len(params[axis]) > 100 or kind in ("mnist", "covtype")
-    if run_gate(params, heavy, key=f"{P}run"):
+    # a data file is parsed again in the job's child: a job whatever the sweep's work
+    heavy = is_heavy(spec) or kind in FILE_SOURCES
+    if run_gate((spec, seed, source), heavy, key=f"{P}run"):
         if heavy:  # a bounded child process, queued, with Cancel (ui.jobs)
-            df = pca_job(source, gate=f"{P}run", **params)
+            df = pca_job(spec, seed, source, gate=f"{P}run")
         else:
             with st.spinner("Running the sweep…"):
-                df = call_core(pca_results, source, **params)
+                df = call_core(pca_frame, spec, seed, source)
         metric, y_title = (
             ("captured_energy", "captured energy tr(V̂ᵀAV̂)")
             if absolute
             else ("captured_energy_ratio", "captured energy / optimum")
         )
-        # Non-private captures the optimum exactly on the pooled sites; on a real data set the
-        # sites hold a subset of the pool, so the reference is its mean ratio in this sweep.
-        reference = (
-            float(df.loc[df["algorithm"] == "nonprivate", "captured_energy_ratio"].mean())
-            if "nonprivate" in algorithms
+        # The upper reference (non-private) captures the optimum exactly on the pooled sites;
+        # on a real data set the sites hold a subset of the pool, so the reference is its
+        # mean ratio in this sweep.
+        upper = reference("pca", "upper")
+        reference_ratio = (
+            float(df.loc[df["algorithm"] == upper, "captured_energy_ratio"].mean())
+            if upper in algorithms
             else 1.0
         )
         target = Target(
-            target_share / 100 * reference,
+            target_share / 100 * reference_ratio,
             higher_is_better=True,
             text=f"{target_share} % of the non-private captured energy",
         )
@@ -189,29 +196,29 @@ with main:
             axis=axis,
             metric=metric,
             y_title=y_title,
-            current=current[axis],
+            current=marker(chosen),
             algorithms=algorithms,
             export=FigureExport(
                 stem="cape_pca",
                 title=f"Distributed private PCA: {y_title} vs {AXIS_LABELS[axis]}",
                 page="pca",
-                params={"data set": choice, **params},
-                snippet=snippets.sweep("pca_sweep", params, source),
+                params={"data set": choice, **snippets.keywords(spec, source), "seed": seed},
+                snippet=snippets.sweep(spec, seed, source),
             ),
             help_text="Captured energy",
             value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
             target=None if absolute else target.value,  # the optimum varies along N_s or S
             explanation=explanations.PCA_SWEEP,
         )
-        classic_warning(calibration, params["epsilon"] if axis == "epsilon" else [epsilon])
+        classic_warning(calibration, [spec.grid.largest("epsilon")])
         show_crossings(
             df,
             axis=axis,
             metric="captured_energy_ratio",
             target=target,
-            algorithms=[a for a in algorithms if a != "nonprivate"],
+            algorithms=[a for a in algorithms if a != upper],
         )
-        communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=sites)
+        communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=current.sites)
 
 with st.expander("How it works — the equations"):
     st.markdown(

@@ -2,10 +2,13 @@
 
 import streamlit as st
 
+from dpcore.limits import is_heavy
+from dpcore.registry import references
 from figures.theme import AXIS_LABELS, label
 from learning import explanations, snippets
+from learning.settings import OtdControls
 from ui import presenter
-from ui.cached import call_core, classic_warning, otd_example_table, otd_job, otd_results
+from ui.cached import call_core, classic_warning, otd_example, otd_frame, otd_job
 from ui.controls import (
     algorithm_picker,
     bounded_k,
@@ -15,18 +18,11 @@ from ui.controls import (
     seed_controls,
     sites_and_privacy,
     sweep_axis_control,
-    sweep_values,
 )
 from ui.export import FigureExport
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
-
-GRIDS = {
-    "epsilon": (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0),
-    "delta": (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1),
-    "n_per_site": (2000, 5000, 10000, 20000, 50000),
-    "sites": (2, 3, 5, 10, 20),
-}
+from ui.specs import OTD_GRIDS, marker, otd_example_spec, otd_spec
 
 st.title("Distributed private tensor decomposition")
 presenter.intro(
@@ -65,13 +61,12 @@ dim = side.select_slider(
 k = bounded_k(side, prefix=P, dim=int(dim), default=5, paper="K = 5 at D = 10")
 current = sites_and_privacy(
     controls,
-    sites=GRIDS["sites"],
+    sites=OTD_GRIDS["sites"],
     sites_default=5,
-    n_values=GRIDS["n_per_site"],
+    n_values=OTD_GRIDS["n_per_site"],
     n_default=20000,
     prefix=P,
 )
-sites, epsilon = current["sites"], current["epsilon"]
 side.caption(
     "ε and δ are split equally between M2 and M3: (ε/2, δ/2) each, composing to (ε, δ) (Theorem 2)."
 )
@@ -146,38 +141,32 @@ if model == "mog" and scaling == "max-norm":
         icon=":material/warning:",
     )
 
-power = (
-    {"restarts": 10, "max_iter": 100, "tol": 1e-8}
-    if variant == "robust"
-    else {"restarts": 1, "max_iter": 1000, "tol": 1e-6}
+chosen = OtdControls(
+    model=model,
+    dim=int(dim),
+    k=int(k),
+    sites=current.sites,
+    n_per_site=current.n_per_site,
+    epsilon=current.epsilon,
+    delta=current.delta,
+    runs=int(runs),
+    seed=seed,
+    algorithms=tuple(algorithms),
+    calibration=calibration,
+    sensitivity=sensitivity,
+    scaling=scaling,
+    power=variant,
+    axis=axis,
 )
-common = {
-    "model": model,
-    "dim": int(dim),
-    "k": int(k),
-    "seed": seed,
-    "calibration": calibration,
-    "sensitivity": sensitivity,
-    "scaling": scaling,
-    "algorithms": tuple(algorithms),
-    **power,
-}
-grid = sweep_values(axis, current[axis], GRIDS)
-params = {**common, **current, axis: grid, "runs": int(runs)}
-work = (
-    runs
-    * len(grid)
-    * (dim / 10) ** 3
-    * max(current["n_per_site"] * sites / 100_000, 1.0)
-    ** (1.0 if axis not in ("n_per_site", "sites") else 1.5)
-)
+spec = call_core(otd_spec, chosen)
+heavy = is_heavy(spec)
 with main:
-    if run_gate(params, work > 60, key=f"{P}run"):
-        if work > 60:  # a bounded child process, queued, with Cancel (ui.jobs)
-            df = otd_job(gate=f"{P}run", **params)
+    if run_gate((spec, seed), heavy, key=f"{P}run"):
+        if heavy:  # a bounded child process, queued, with Cancel (ui.jobs)
+            df = otd_job(spec, seed, gate=f"{P}run")
         else:
             with st.spinner("Running the sweep…"):
-                df = call_core(otd_results, **params)
+                df = call_core(otd_frame, spec, seed)
         metric = "component_error_matched" if matched else "component_error"
         y_title = "matched component error" if matched else "component error q_comp"
         show_sweep(
@@ -185,27 +174,29 @@ with main:
             axis=axis,
             metric=metric,
             y_title=y_title,
-            current=current[axis],
+            current=marker(chosen),
             algorithms=algorithms,
             export=FigureExport(
                 stem="cape_otd",
                 title=f"Distributed private tensor decomposition: {y_title} vs {AXIS_LABELS[axis]}",
                 page="tensor",
-                params=params,
-                snippet=snippets.sweep("otd_sweep", params),
+                params={**snippets.keywords(spec), "seed": seed},
+                snippet=snippets.sweep(spec, seed),
             ),
             value_format=lambda v: f"{v:.3f}",
             help_text="Component error (lower is better)",
             target=float(target_error),
             explanation=explanations.TENSOR_SWEEP,
         )
-        classic_warning(calibration, [e / 2 for e in (grid if axis == "epsilon" else [epsilon])])
+        # each moment's release is calibrated to its stage's share of ε (Theorem 2)
+        largest = spec.stages(spec.grid.largest("epsilon") if axis == "epsilon" else None)
+        classic_warning(calibration, [stage.epsilon for stage in largest])
         show_crossings(
             df,
             axis=axis,
             metric=metric,
             target=Target(float(target_error), False, f"a component error below {target_error:g}"),
-            algorithms=[a for a in algorithms if a not in ("nonprivate", "random")],
+            algorithms=[a for a in algorithms if a not in references("otd")],
         )
         if model == "stm":
             st.caption(
@@ -222,10 +213,11 @@ with main:
             )
 
         st.header("Recovered weights, one run")
-        if work > 60:  # one run at these settings is heavy too: a job, not the server's cores
-            example = otd_job(gate=f"{P}run", function="otd_example", **common, **current)
+        one_run = call_core(otd_example_spec, chosen)
+        if heavy:  # one run at these settings is heavy too: a job, not the server's cores
+            example = otd_job(one_run, seed, gate=f"{P}run", example=True)
         else:
-            example = call_core(otd_example_table, **common, **current)
+            example = call_core(otd_example, one_run, seed)
         st.dataframe(
             example.rename(columns={a: label(a) for a in algorithms}),
             hide_index=True,
@@ -240,7 +232,7 @@ with main:
             "matched one-to-one to the true components."
         )
 
-        communication_table("otd", algorithms, dim=int(dim), k=int(k), sites=sites)
+        communication_table("otd", algorithms, dim=int(dim), k=int(k), sites=current.sites)
 
 with st.expander("How it works — the equations"):
     st.markdown("MOG moments with the σ² correction (Appendix D.2):")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dpcore import OtdSpec, PcaSpec
+
 
 def _kwargs(params: Mapping[str, Any], indent: str = "    ") -> str:
     return "".join(f"{indent}{k}={v!r},\n" for k, v in params.items())
@@ -29,14 +31,24 @@ def _data_line(source: tuple) -> str:
     return f"data = realdata.load_bundled({kind!r})\n"
 
 
-def sweep(function: str, params: Mapping[str, Any], source: tuple = ("synthetic",)) -> str:
-    """``dpcore.pca_sweep`` / ``dpcore.otd_sweep`` with the page's parameters: a tidy frame."""
+def keywords(
+    spec: PcaSpec | OtdSpec, source: tuple = ("synthetic",), *, short: bool = False
+) -> dict[str, Any]:
+    """The keywords that rebuild ``spec`` (``short``: those not at their default), without
+    the data: ``source`` names it, and on a real data set it decides D and the pool."""
+    drop = ("data",) if source[0] == "synthetic" else ("data", "dim", "pool_size")
+    return {n: v for n, v in spec.keywords(defaults=not short).items() if n not in drop}
+
+
+def sweep(spec: PcaSpec | OtdSpec, seed: int, source: tuple = ("synthetic",)) -> str:
+    """``dpcore.pca_sweep`` / ``dpcore.otd_sweep`` with the page's spec: a tidy frame."""
+    function = "pca_sweep" if isinstance(spec, PcaSpec) else "otd_sweep"
     head = "import numpy as np\n\nimport dpcore\n\n"
-    params = dict(params)
+    params: dict[str, Any] = keywords(spec, source, short=True)
     if source[0] != "synthetic":
-        params.pop("dim", None)
         head += "from dpcore import realdata\n\n" + _data_line(source)
         params = {"data": _Raw("data"), **params}
+    params["rng"] = seed
     return head + f"df = dpcore.{function}(\n{_kwargs(params)})\nprint(df)\n"
 
 
@@ -80,7 +92,7 @@ def collusion(n_per_site, epsilon, delta, weights, calibration, *, ng: bool, des
         "from dpcore.joint_safe import design_for\n\n"
         f"made = design_for({design!r}, tau, weights=weights)\n"
         "curve = dpcore.collusion_curve(\n"
-        "    made, 1.0 / np.asarray(n_per_site, float), delta=delta, epsilon=epsilon, "
+        "    made, sensitivity=1.0 / np.asarray(n_per_site, float), delta=delta, epsilon=epsilon, "
         f"noise_generator={ng!r}\n)\n"
         "print(curve)\n"
     )

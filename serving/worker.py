@@ -169,24 +169,38 @@ def load_source(kind: str, arg: Any, data_dir: str | None):
     raise ValueError(f"data must be one of {[*realdata.BUNDLED, 'mnist', 'covtype', 'upload']}")
 
 
-def pca_on_source(source: tuple, data_dir: str | None, params: dict):
-    """:func:`dpcore.pca_sweep` on a data source, loaded here in the child."""
+def pca_frame(spec, seed: int, source: tuple, data_dir: str | None):
+    """:func:`dpcore.run_pca_sweep` of a page's spec on its data source, loaded here in the
+    child (the spec travels small: ``data`` joins it here)."""
+    import numpy as np
+
     import dpcore
     from dpcore import cluster
 
     if source[0] != "synthetic":
-        params = {**params, "data": load_source(*source, data_dir)}
-        params.pop("dim", None)
-    return cluster.run(dpcore.pca_sweep, **params)
+        spec = spec.replace(data=load_source(*source, data_dir))
+    return cluster.run(dpcore.run_pca_sweep, spec, np.random.default_rng(seed))
 
 
-def call(module: str, name: str, kwargs: dict):
-    """``module.name(**kwargs)``: any core function by name (e.g. dpcore.otd_sweep)."""
-    import importlib
+def otd_frame(spec, seed: int):
+    """:func:`dpcore.run_otd_sweep` of a page's spec as its tidy frame, in the child."""
+    import numpy as np
 
+    import dpcore
     from dpcore import cluster
 
-    return cluster.run(getattr(importlib.import_module(module), name), **kwargs)
+    run = cluster.run(dpcore.run_otd_sweep, spec, np.random.default_rng(seed))
+    return dpcore.otd_frame(spec, run)
+
+
+def otd_example(spec, seed: int):
+    """True vs recovered weights of one run of a page's one-point spec, in the child."""
+    import numpy as np
+
+    import dpcore
+    from dpcore import cluster
+
+    return cluster.run(dpcore.otd_example_of, spec, np.random.default_rng(seed))
 
 
 def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str, data_dir: str):

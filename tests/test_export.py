@@ -3,6 +3,7 @@ states every parameter and the link that reproduces it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -11,8 +12,10 @@ import plotly.graph_objects as go
 import pytest
 
 from learning import snippets
+from learning.settings import OTD_SETTINGS, PcaControls
 from ui import cached
 from ui.export import FigureExport, caption, standalone_html
+from ui.specs import otd_spec, pca_spec
 
 SITES = ((1000, 500, 2000), (0.5, 1.0, 0.5), (1e-3, 1e-3, 1e-2), (0.3, 0.2, 0.5), "analytic")
 
@@ -25,29 +28,57 @@ def run(code: str) -> dict:
 
 
 def test_sweep_snippet_gives_the_pages_frame():
-    params = {
-        "dim": 20,
-        "k": 3,
-        "sites": 3,
-        "n_per_site": 200,
-        "epsilon": (0.5, 2.0),
-        "delta": 0.01,
-        "runs": 2,
-        "seed": 4,
-        "algorithms": ("nonprivate", "cape", "conv"),
-        "calibration": "classic",
-    }
-    got = run(snippets.sweep("pca_sweep", params))["df"]
-    pd.testing.assert_frame_equal(got, cached.pca_results(("synthetic",), **params))
+    chosen = PcaControls(
+        dim=20,
+        k=3,
+        sites=3,
+        n_per_site=200,
+        epsilon=2.0,
+        delta=0.01,
+        runs=2,
+        seed=4,
+        algorithms=("nonprivate", "cape", "conv"),
+        calibration="classic",
+        neighbouring="add-remove",
+        axis="delta",
+        unequal=True,
+    )
+    spec = pca_spec(chosen)
+    got = run(snippets.sweep(spec, chosen.seed))["df"]
+    pd.testing.assert_frame_equal(got, cached.pca_frame(spec, chosen.seed))
 
 
 def test_sweep_snippet_on_a_bundled_data_set_loads_it_like_the_app():
-    params = {"dim": 99, "k": 2, "sites": 2, "n_per_site": 50, "epsilon": (1.0,), "runs": 1}
-    params |= {"algorithms": ("cape",), "delta": 0.01, "seed": 0}
-    code = snippets.sweep("pca_sweep", params, ("wine",))
-    assert "dim=" not in code  # the data set decides D
+    wine = cached.load_dataset("wine")
+    chosen = PcaControls(
+        dim=wine.dim,
+        k=2,
+        sites=2,
+        n_per_site=50,
+        epsilon=1.0,
+        delta=0.01,
+        runs=1,
+        seed=0,
+        algorithms=("cape",),
+        calibration="analytic",
+        neighbouring="replace",
+        axis="n_per_site",
+        pool=wine.n_samples,
+    )
+    spec = pca_spec(chosen)
+    assert max(spec.grid.values) * 2 <= wine.n_samples  # the grid fits the pool
+    code = snippets.sweep(spec, chosen.seed, ("wine",))
+    assert "dim=" not in code and "pool_size=" not in code  # the data set decides D
     got = run(code)["df"]
-    pd.testing.assert_frame_equal(got, cached.pca_results(("wine",), **params))
+    pd.testing.assert_frame_equal(got, cached.pca_frame(spec, chosen.seed, ("wine",)))
+
+
+def test_tensor_snippet_gives_the_pages_frame():
+    chosen = replace(OTD_SETTINGS, dim=5, k=2, sites=3, n_per_site=2000, runs=2, seed=7)
+    chosen = replace(chosen, model="stm", power="authors", axis="sites")
+    spec = otd_spec(chosen)
+    got = run(snippets.sweep(spec, chosen.seed))["df"]
+    pd.testing.assert_frame_equal(got, cached.otd_frame(spec, chosen.seed))
 
 
 def test_averaging_snippet_gives_the_histograms_draws():

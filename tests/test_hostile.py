@@ -183,12 +183,15 @@ def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_pat
 
 
 @pytest.mark.app
-def test_heavy_tensor_settings_run_as_a_job_not_in_the_server():
+def test_heavy_tensor_settings_run_as_a_job_not_in_the_server(monkeypatch):
     # Issue #12: two Run presses on heavy tensor links took both cores from everyone. Heavy
     # settings now run in the heavy lane's child process (ui.jobs), the sweep and its one-run
-    # example both.
+    # example both. What is heavy is the core's one rule (dpcore.limits.is_heavy): a tiny
+    # threshold makes these light settings heavy, so the test runs a small sweep.
+    from dpcore import limits
     from serving import jobs
 
+    monkeypatch.setattr(limits, "HEAVY_SECONDS", 1e-6)
     before = len(jobs.HEAVY._results)
     at = page("tensor.py", td_dim="20", td_runs="2", td_seed="5")
     assert not at.exception and not at.error

@@ -49,7 +49,12 @@ def _unequal(share=0.5):
 def _views(ng=False, colluders=()):
     design = _equal_design(5)
     report = dpcore.coalition_report(
-        design, np.full(5, 1e-3), delta=DELTA, colluding=colluders, epsilon=0.5, noise_generator=ng
+        design,
+        sensitivity=np.full(5, 1e-3),
+        delta=DELTA,
+        colluding=colluders,
+        epsilon=0.5,
+        noise_generator=ng,
     )
     return report[report["site"] == 1].iloc[0]
 
@@ -65,7 +70,7 @@ PCA = {
     "dim": 20,
     "k": 5,
     "runs": 5,
-    "seed": DEFAULT_SEED,
+    "rng": DEFAULT_SEED,
     "algorithms": ("nonprivate", "cape", "conv"),
     "calibration": "analytic",
     "neighbouring": "add-remove",
@@ -77,7 +82,7 @@ OTD = {
     "dim": 10,
     "k": 5,
     "runs": 8,
-    "seed": DEFAULT_SEED,
+    "rng": DEFAULT_SEED,
     "algorithms": ("nonprivate", "cape", "conv"),
     "calibration": "analytic",
     "n_per_site": 20000,

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -27,7 +26,7 @@ SWEEP_GRIDS: dict[str, tuple] = {
 
 
 # Samples in the synthetic PCA pool: S·N_s can be at most this (the core's own default).
-SYNTHETIC_POOL: int = inspect.signature(dpcore.pca_sweep).parameters["pool_size"].default
+SYNTHETIC_POOL: int = dpcore.PcaSpec.build(epsilon=1.0).pool_size
 
 
 def sweep_values(axis: str, current: float, grids: dict[str, tuple] = SWEEP_GRIDS) -> tuple:
@@ -160,15 +159,14 @@ def algorithm_picker(container, family: str, *, prefix: str) -> list[str]:
     )
 
 
-def run_gate(params: dict[str, Any], heavy: bool, key: str) -> bool:
-    """True when results for ``params`` may be shown now.
+def run_gate(request: Hashable, heavy: bool, key: str) -> bool:
+    """True when results for ``request`` (a page's spec and seed) may be shown now.
 
     Light requests run at once. Heavy ones wait for an explicit Run press; once run, the
-    same parameters show again without a press (the result is cached).
+    same request shows again without a press (the result is cached).
     """
     done: set = st.session_state.setdefault(f"{key}_done", set())
-    token = repr(sorted(params.items()))
-    if not heavy or token in done:
+    if not heavy or request in done:  # equal specs are equal keys (frozen dataclasses)
         return True
     if st.button(
         "Run",
@@ -177,13 +175,23 @@ def run_gate(params: dict[str, Any], heavy: bool, key: str) -> bool:
         type="primary",
         help="These settings take several seconds; results are cached once computed.",
     ):
-        done.add(token)
+        done.add(request)
         return True
     st.info(
         "These settings are heavy (several seconds). Press **Run** to compute.",
         icon=":material/hourglass_top:",
     )
     return False
+
+
+@dataclass(frozen=True)
+class SitesPrivacy:
+    """The four axes a sweep can run along, at their slider values."""
+
+    sites: int
+    n_per_site: int
+    epsilon: float
+    delta: float
 
 
 def sites_and_privacy(
@@ -195,7 +203,7 @@ def sites_and_privacy(
     n_default: int,
     prefix: str,
     pool: int | None = None,
-) -> dict[str, Any]:
+) -> SitesPrivacy:
     """S, N_s, ε and δ: the four axes a sweep can run along, at their slider values.
 
     ``pool``: samples the data set holds. No slider position is an error: when S·N_s would
@@ -225,12 +233,12 @@ def sites_and_privacy(
             f":material/info: The data set holds {pool:,} samples, so S·N_s cannot exceed it: "
             f"N_s is **{n:,}** per site here (S = {s})."
         )
-    return {
-        "sites": s,
-        "n_per_site": n,
-        "epsilon": epsilon_slider(container, prefix=prefix),
-        "delta": delta_slider(container, prefix=prefix),
-    }
+    return SitesPrivacy(
+        sites=s,
+        n_per_site=n,
+        epsilon=epsilon_slider(container, prefix=prefix),
+        delta=delta_slider(container, prefix=prefix),
+    )
 
 
 def bounded_k(container, *, prefix: str, dim: int, default: int, paper: str) -> int:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
 import dpcore
 from dpcore.protocol_demo import ProtocolDemo, protocol_demo
-from learning.settings import LESSON_DELTA, OTD_N, OTD_RUNS, OTD_SETTINGS, OTD_SITES, PCA_SETTINGS
-from ui.cached import otd_results, pca_results
-from ui.controls import sweep_values
+from learning.settings import LESSON_DELTA, OTD_SETTINGS, PCA_SETTINGS
+from ui.cached import otd_frame, pca_frame
+from ui.specs import otd_spec, pca_spec
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -71,28 +72,14 @@ def site_designs(n_per_site: tuple[int, ...], epsilon: float, weights: tuple[flo
 
 
 def lesson_pca(sites: int, n_per_site: int, epsilon: float) -> pd.DataFrame:
-    """The PCA page's ε sweep (synthetic data, :data:`PCA_SETTINGS`) for S sites of N_s
-    samples with the marker at ``epsilon``: :func:`ui.cached.pca_results` with the page's
-    arguments."""
-    params = {
-        **PCA_SETTINGS,
-        "sites": int(sites),
-        "n_per_site": int(n_per_site),
-        "epsilon": sweep_values("epsilon", epsilon),
-        "delta": LESSON_DELTA,
-    }
-    return pca_results(("synthetic",), **params)
+    """The PCA page's ε sweep for lesson 5's settings (:data:`PCA_SETTINGS`) with S sites of
+    N_s samples and the marker at ``epsilon``: the page's own spec and cache entry."""
+    chosen = replace(PCA_SETTINGS, sites=int(sites), n_per_site=int(n_per_site), epsilon=epsilon)
+    return pca_frame(pca_spec(chosen), chosen.seed)
 
 
-def lesson_otd(epsilon: float, grid: tuple[float, ...]) -> pd.DataFrame:
-    """The tensor page's ε sweep (:data:`OTD_SETTINGS`, its ε ``grid`` with ``epsilon``
-    added): :func:`ui.cached.otd_results` with the page's arguments."""
-    params = {
-        **OTD_SETTINGS,
-        "sites": OTD_SITES,
-        "n_per_site": OTD_N,
-        "epsilon": sweep_values("epsilon", epsilon, {"epsilon": grid}),
-        "delta": LESSON_DELTA,
-        "runs": OTD_RUNS,
-    }
-    return otd_results(**params)
+def lesson_otd(epsilon: float) -> pd.DataFrame:
+    """The tensor page's ε sweep for lesson 5's settings (:data:`OTD_SETTINGS`) with the
+    marker at ``epsilon``: the page's own spec and cache entry."""
+    chosen = replace(OTD_SETTINGS, epsilon=epsilon)
+    return otd_frame(otd_spec(chosen), chosen.seed)

@@ -21,7 +21,6 @@ from figures.theme import style
 from learning.protocol_steps import protocol_steps
 from learning.settings import (
     DELTA_GRID,
-    EPS_GRID,
     EQUAL,
     LESSON_DELTA,
     LESSON_SEED,
@@ -627,7 +626,7 @@ def pca_scene(epsilon: float) -> Scene:
         "captured_energy_ratio",
         "captured energy / optimum",
         epsilon,
-        PCA_SETTINGS["runs"],
+        PCA_SETTINGS.runs,
         higher_is_better=True,
         winner="capePCA",
     )
@@ -664,7 +663,7 @@ def pca_sites_scene(epsilon: float) -> Scene:
         fig,
         {
             "epsilon": epsilon,
-            "runs": PCA_SETTINGS["runs"],
+            "runs": PCA_SETTINGS.runs,
             "gap_first": gap_first,
             "gap_last": gap_last,
             "gap_se": se,
@@ -682,7 +681,7 @@ def tensor_scene(epsilon: float) -> Scene:
     """Component error of capeAGN, conventional and non-private over ε (MOG): the tensor
     page's own sweep for the link's settings."""
     return _sweep_scene(
-        lesson_otd(epsilon, EPS_GRID),
+        lesson_otd(epsilon),
         "component_error",
         "component error q_comp",
         epsilon,

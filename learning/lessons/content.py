@@ -93,19 +93,19 @@ def pca_link(sites: int, n_per_site: int) -> tuple[tuple[str, str], ...]:
     s = PCA_SETTINGS
     return (
         ("pca_data", "synthetic"),
-        ("pca_dim", str(s["dim"])),
-        ("pca_k", str(s["k"])),
+        ("pca_dim", str(s.dim)),
+        ("pca_k", str(s.k)),
         ("pca_sites", str(sites)),
         ("pca_ns", str(n_per_site)),
         ("pca_eps", "{epsilon:g}"),
         ("pca_delta", f"{LESSON_DELTA:g}"),
         ("pca_sizes", "equal"),
-        ("pca_calib", s["calibration"]),
-        ("pca_nbr", s["neighbouring"]),
+        ("pca_calib", s.calibration),
+        ("pca_nbr", s.neighbouring),
         ("pca_axis", EPSILON_AXIS),
-        ("pca_runs", str(s["runs"])),
-        ("pca_seed", str(s["seed"])),
-        *_algorithms("pca_", s["algorithms"]),
+        ("pca_runs", str(s.runs)),
+        ("pca_seed", str(s.seed)),
+        *_algorithms("pca_", s.algorithms),
         ("pca_absolute", "false"),
     )
 
@@ -114,21 +114,21 @@ def otd_link() -> tuple[tuple[str, str], ...]:
     """The tensor page's ε sweep as :func:`ui.learn_core.lesson_otd` runs it."""
     s = OTD_SETTINGS
     return (
-        ("td_model", s["model"]),
-        ("td_dim", str(s["dim"])),
-        ("td_k", str(s["k"])),
+        ("td_model", s.model),
+        ("td_dim", str(s.dim)),
+        ("td_k", str(s.k)),
         ("td_sites", str(OTD_SITES)),
         ("td_ns", str(OTD_N)),
         ("td_eps", "{epsilon:g}"),
         ("td_delta", f"{LESSON_DELTA:g}"),
-        ("td_calib", s["calibration"]),
-        ("td_sens", s["sensitivity"]),
-        ("td_scaling", s["scaling"]),
+        ("td_calib", s.calibration),
+        ("td_sens", s.sensitivity),
+        ("td_scaling", s.scaling),
         ("td_axis", EPSILON_AXIS),
         ("td_runs", str(OTD_RUNS)),
         ("td_tpm", "robust"),  # restarts 10, 100 iterations, tolerance 1e-8
-        ("td_seed", str(s["seed"])),
-        *_algorithms("td_", s["algorithms"]),
+        ("td_seed", str(s.seed)),
+        *_algorithms("td_", s.algorithms),
         ("td_matched", "false"),
     )
 
@@ -532,7 +532,7 @@ PCA = Lesson(
             "pca_scene",
             EPS,
             f"Captured energy over the optimum (y) against ε (log x) for S = {PCA_SITES} "
-            f"sites of N_s = {PCA_N}, D = {PCA_SETTINGS['dim']}, K = {PCA_SETTINGS['k']}: "
+            f"sites of N_s = {PCA_N}, D = {PCA_SETTINGS.dim}, K = {PCA_SETTINGS.k}: "
             "non-private (dashed), CAPE and conventional; bands are ±1 std over {runs} runs, "
             "the dotted line your ε. The one thing to notice: CAPE reaches a given quality at "
             "a smaller ε.",
@@ -564,7 +564,7 @@ PCA = Lesson(
             EPS,
             "Captured energy over the optimum (y) against the number of sites S (x) that "
             f"share N = {SPLIT_TOTAL:,} samples equally, at your ε, D = "
-            f"{PCA_SETTINGS['dim']}, K = {PCA_SETTINGS['k']}: non-private (dashed), CAPE and "
+            f"{PCA_SETTINGS.dim}, K = {PCA_SETTINGS.k}: non-private (dashed), CAPE and "
             "conventional, ±1 std bands over {runs} runs. The one thing to notice: CAPE's line "
             "stays flat, conventional's falls.",
             Explore(
@@ -594,7 +594,7 @@ PCA = Lesson(
             "tensor_scene",
             EPS,
             "Component error q_comp (y, lower is better) against ε (log x) for a mixture of "
-            f"{OTD_SETTINGS['k']} Gaussians in D = {OTD_SETTINGS['dim']}, S = {OTD_SITES} "
+            f"{OTD_SETTINGS.k} Gaussians in D = {OTD_SETTINGS.dim}, S = {OTD_SITES} "
             f"sites of N_s = {OTD_N:,}: non-private (dashed), CAPE, conventional; ±1 std over "
             "{runs} runs. The one thing to notice: where the noise matters, CAPE's error is "
             "the lower one.",

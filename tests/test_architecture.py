@@ -1,0 +1,181 @@
+"""The app on the core's specs (issue #23): no page reaches the core through ``**`` of a dict,
+and a spec is a stable, cheap cache key (docs/architecture.md, "slider → spec → mechanism")."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREEN = sorted(
+    [*ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("learning/**/*.py")]
+)
+CORE = ("dpcore", "ui.cached")  # a call to anything imported from these is a core call
+
+# (file, callee) pairs allowed a ** splat, each with why it cannot be avoided. Empty: none is
+# needed today (ui.cached.call_core forwards its own **kwargs to `fn`, a parameter, which this
+# check does not count as a core name).
+ALLOWED: set[tuple[str, str]] = set()
+
+
+def _core_names(tree: ast.Module, module: str) -> set[str]:
+    """The names a file binds to the core: imports from dpcore or ui.cached (at any level,
+    function-level imports included) and, in ui/cached.py itself, its own functions."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "dpcore" or alias.name == "ui.cached":
+                    names.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] == "dpcore" or node.module == "ui.cached":
+                names.update(alias.asname or alias.name for alias in node.names)
+            elif node.module == "ui" and any(a.name == "cached" for a in node.names):
+                names.update(a.asname or a.name for a in node.names if a.name == "cached")
+    if module == "ui.cached":
+        names.update(
+            n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
+    return names
+
+
+def _root(func: ast.expr) -> str | None:
+    while isinstance(func, (ast.Attribute, ast.Call, ast.Subscript)):
+        func = func.value if not isinstance(func, ast.Call) else func.func
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def core_splats(source: str, module: str = "page") -> list[tuple[int, str]]:
+    """(line, callee) of every call to a core name whose keywords hold a ``**`` expansion.
+
+    A ``**`` inside a dict display (``{**a, "b": 1}``) is not a call's keyword: data may be
+    merged for display, but a call into the core names each keyword.
+    """
+    tree = ast.parse(source)
+    core = _core_names(tree, module)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or all(k.arg is not None for k in node.keywords):
+            continue
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        callee = ast.unparse(node.func)
+        # the callee itself, or a core function passed to a call (call_core(fn, **kw))
+        if _root(node.func) in core or any(
+            isinstance(a, (ast.Name, ast.Attribute)) and _root(a) in core for a in arguments
+        ):
+            found.append((node.lineno, callee))
+    return sorted(found)
+
+
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
+
+
+def test_the_finder_flags_the_old_pca_page():
+    # The PCA page before issue #23 (app_pages/pca.py at commit e5c6a54), reduced to its calls.
+    old = (
+        "from ui.cached import call_core, pca_job, pca_results\n"
+        "from dpcore import cluster\n"
+        "import dpcore\n"
+        "params = {'dim': 50, **current}\n"  # a dict display: not a call
+        "df = pca_job(source, gate='pca_run', **params)\n"
+        "df = call_core(pca_results, source, **params)\n"
+        "cluster.run(dpcore.pca_sweep, **params)\n"
+        "label(**params)\n"  # not a core call
+    )
+    assert core_splats(old) == [(5, "pca_job"), (6, "call_core"), (7, "cluster.run")]
+
+
+@pytest.mark.parametrize("path", SCREEN, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_calls_the_core_with_a_dict_splat(path):
+    found = [
+        (line, callee)
+        for line, callee in core_splats(path.read_text(), _module(path))
+        if (str(path.relative_to(ROOT)), callee) not in ALLOWED
+    ]
+    assert not found, (
+        f"{path.relative_to(ROOT)} calls the core with ** of a dict at {found}: name each "
+        "keyword, or pass the spec (docs/architecture.md)"
+    )
+
+
+def test_lesson_five_builds_the_pages_own_spec():
+    # Lesson 5 quotes numbers its Explore link shows again: the same controls through the
+    # same helper give an equal spec (equal hash), hence the page's cache entry.
+    from learning.settings import PCA_SETTINGS, PcaControls
+    from ui.specs import pca_spec
+
+    page = PcaControls(
+        dim=20,
+        k=5,
+        sites=10,
+        n_per_site=1000,
+        epsilon=0.5,
+        delta=0.01,
+        runs=5,
+        seed=PCA_SETTINGS.seed,
+        algorithms=("nonprivate", "cape", "conv"),
+        calibration="analytic",
+        neighbouring="add-remove",
+    )
+    lesson = pca_spec(PCA_SETTINGS)
+    assert pca_spec(page) == lesson and hash(pca_spec(page)) == hash(lesson)
+    assert 0.5 in lesson.grid.values and lesson.grid.axis == "epsilon"
+
+
+def test_equal_specs_share_one_cache_entry(monkeypatch):
+    from dpcore import cluster
+    from learning.settings import OTD_SETTINGS
+    from ui import cached
+    from ui.specs import otd_spec
+
+    calls = []
+    real = cluster.run
+
+    def counted(fn, *args, **kwargs):
+        calls.append(fn.__name__)
+        return real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(cluster, "run", counted)
+    chosen = replace(OTD_SETTINGS, dim=4, k=2, n_per_site=500, runs=1, seed=98_765)
+    first = cached.otd_frame(otd_spec(chosen), chosen.seed)
+    again = cached.otd_frame(otd_spec(replace(chosen)), chosen.seed)  # built anew, equal
+    assert calls == ["run_otd_sweep"]
+    assert first.equals(again)
+    cached.otd_frame(otd_spec(replace(chosen, epsilon=1.0)), chosen.seed)  # 1.0 is on the grid
+    assert calls == ["run_otd_sweep"]  # the same spec: only the marker moved
+    cached.otd_frame(otd_spec(replace(chosen, delta=0.001)), chosen.seed)  # another sweep
+    assert calls == ["run_otd_sweep"] * 2
+
+
+_KEY = """
+import hashlib
+from streamlit.runtime.caching.cache_type import CacheType
+from streamlit.runtime.caching.hashing import update_hash
+from learning.settings import PCA_SETTINGS
+from ui.cached import SPEC_HASH
+from ui.specs import pca_spec
+h = hashlib.md5()
+update_hash((pca_spec(PCA_SETTINGS), 36), hasher=h, cache_type=CacheType.DATA,
+            hash_funcs=SPEC_HASH)
+print(h.hexdigest())
+"""
+
+
+def test_a_specs_cache_key_is_the_same_in_every_process():
+    # st.cache_data keys a spec by its text: no id(), no per-process string hash (which
+    # PYTHONHASHSEED changes), so every session and every server process agrees.
+    keys = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
+        out = subprocess.run(
+            [sys.executable, "-c", _KEY], capture_output=True, text=True, env=env, check=True
+        )
+        keys.add(out.stdout.strip())
+    assert len(keys) == 1 and len(keys.pop()) == 32
