@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from figures.audit import DESIGN_STYLES, audit_figure, statistic_figure
+from figures.memo import built
 from ui import presenter
 from ui.cached import (
     AUDIT_VIEWS,
@@ -143,7 +144,7 @@ def _verdict(row) -> str:
 
 
 with chart_box:
-    fig = audit_figure(audit)
+    fig = built(audit_figure, audit)
     st.plotly_chart(presenter.style(fig), key=f"{P}chart", config=presenter.chart_config("audit"))
     paper_joint = audit[(audit.design == "cape") & (audit.view == "joint")].iloc[0]
     safe_joint = audit[(audit.design == "joint") & (audit.view == "joint")].iloc[0]
@@ -241,7 +242,8 @@ if show_stats:
     threshold = float(paper_joint.threshold)  # the audit's test, planned from the theory
     st.plotly_chart(
         presenter.style(
-            statistic_figure(
+            built(
+                statistic_figure,
                 stats["on_d"], stats["on_d_prime"], mu=stats["mu"], threshold=threshold
             )
         ),

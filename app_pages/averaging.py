@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from figures.charts import gain_figure, noise_histogram_figure
+from figures.memo import built
 from figures.theme import style
 from learning import explanations, snippets
 from ui import presenter
@@ -126,7 +127,8 @@ else:
     )
 
 mc = call_core(averaging_monte_carlo, *args, draws=int(draws), seed=seed)
-fig = noise_histogram_figure(
+fig = built(
+    noise_histogram_figure,
     {"CAPE": mc["cape"], "Conventional": mc["conv"]},
     {"CAPE": design["tau_cape"], "Conventional": design["tau_conv"]},
     {"CAPE": style("cape").color, "Conventional": style("conv").color},
@@ -182,7 +184,8 @@ st.markdown(
     )
 )
 curve = call_core(gain_curve, int(sizes.sum()), sites)
-gain_fig = gain_figure(
+gain_fig = built(
+    gain_figure,
     curve,
     labels={k: v[0] for k, v in GAINS.items()},
     current=gains,

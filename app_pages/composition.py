@@ -15,6 +15,7 @@ from figures.composition import (
     profiles_notice,
     profiles_text,
 )
+from figures.memo import built
 from ui import presenter
 from ui.cached import (
     DESIGNS,
@@ -129,7 +130,7 @@ z = z_all[s0]
 with main:
     st.header("ε after T releases: five accountants")
     curve = call_core(accountant_curve, z, int(max_releases), delta_s)
-    fig = accountants_figure(curve, current=made if 0 < made <= max_releases else None)
+    fig = built(accountants_figure, curve, current=made if 0 < made <= max_releases else None)
     st.plotly_chart(
         presenter.style(fig), key=f"{P}chart", config=presenter.chart_config("composition")
     )
@@ -171,7 +172,9 @@ top = call_core(dpcore.composed_epsilon, joint_cape, releases=profile_releases, 
 top = max(2.5 * top, 2.0 * epsilon_s, 0.5)
 grid = tuple(sorted({*(top * (i + 1) / 80 for i in range(80)), epsilon_s}))
 profiles = call_core(release_profiles, *args, s0, coalition, profile_releases, grid)
-pfig = profiles_figure(profiles, promise=(epsilon_s, delta_s) if profile_releases == 1 else None)
+pfig = built(
+    profiles_figure, profiles, promise=(epsilon_s, delta_s) if profile_releases == 1 else None
+)
 st.plotly_chart(
     presenter.style(pfig), key=f"{P}profiles", config=presenter.chart_config("privacy_profiles")
 )

@@ -5,7 +5,8 @@ from pathlib import Path
 import streamlit as st
 
 from dpcore import paper
-from figures.charts import add_pool_band, legend_figure, sweep_figure
+from figures.charts import legend_figure, panel_figure
+from figures.memo import built
 from figures.theme import AXIS_LABELS
 from learning import explanations, snippets
 from serving.datafiles import file_picker
@@ -14,6 +15,7 @@ from ui.cached import (
     call_core,
     classic_warning,
     load_dataset,
+    paper_claims,
     paper_panel,
     paper_panel_job,
     paper_pool_spread,
@@ -99,7 +101,7 @@ with presenter.folded(f"Figure {figure}: the paper's caption and our deviations"
 # The legend first: it needs no data, so the page shows something while local files load.
 algorithms = list(dict.fromkeys(a for p in panels for a in p.algorithms))
 st.plotly_chart(
-    presenter.style(legend_figure(algorithms), room=False),
+    presenter.style(built(legend_figure, algorithms), room=False),
     key="paper_legend",
     config={"staticPlot": True},
 )
@@ -208,17 +210,21 @@ for row in range(0, len(panels), width):
             box.caption("Press **Regenerate**" + (" (heavy panel)." if panel.heavy else "."))
             continue
         y_title = "captured energy / optimum" if panel.task == "pca" else "component error"
-        fig = sweep_figure(df, axis=panel.axis, metric=panel.metric, y_title=y_title, compact=True)
-        fig.update_layout(
-            height=240 if presenter.is_on() else 300,  # presenting: on the first screen
-            showlegend=False,
-            font={"size": 12},
-            xaxis_title=AXIS_LABELS[panel.axis],
-            margin={"t": 10},
+        spread = (
+            call_core(paper_pool_spread, panel.key, calibration)
+            if panel.pool_spread and computed
+            else None
         )
-        if panel.pool_spread and computed:
-            spread = call_core(paper_pool_spread, panel.key, calibration)
-            add_pool_band(fig, spread, axis=panel.axis, metric=panel.metric)
+        fig = built(  # the figure built before for these numbers (figures/memo.py)
+            panel_figure,
+            df,
+            axis=panel.axis,
+            metric=panel.metric,
+            y_title=y_title,
+            x_title=AXIS_LABELS[panel.axis],
+            height=240 if presenter.is_on() else 300,  # presenting: on the first screen
+            spread=spread,
+        )
         stem = f"paper_fig{panel.key.replace('~', '_')}"
         box.plotly_chart(
             presenter.style(fig, room=False),
@@ -235,7 +241,7 @@ for row in range(0, len(panels), width):
                 "the spread over pools."
             )
         box.caption("computed now" if computed else "shipped result (Regenerate recomputes)")
-        for result in paper.check_claims(panel, df):
+        for result in call_core(paper_claims, panel.key, df):
             colour = {"holds": "green", "tie": "orange", "fails": "red"}[result.verdict]
             tie = " — a tie: not separable from noise" if result.verdict == "tie" else ""
             box.markdown(f":{colour}[{paper.MARKS[result.verdict]}] {result.claim}{tie}")

@@ -8,6 +8,7 @@ import streamlit as st
 
 import dpcore
 from figures.charts import calibration_figure, collusion_figure
+from figures.memo import built
 from learning import explanations, snippets
 from ui import presenter
 from ui.cached import (
@@ -63,7 +64,7 @@ def _verdict(eps: float, promised: float, ok: bool) -> str:
     return f"{eps:.3g} {'≤' if ok else '>'} {promised:.3g} {'✓' if ok else '✗'}"
 
 
-def _worst_table(curve: pd.DataFrame, ng: bool) -> pd.DataFrame:
+def _worst_table(curve: pd.DataFrame, ng: bool, sites: int) -> pd.DataFrame:
     """One row per coalition size: both views' worst ε, verdict, coalition and how it was found.
 
     A lower-bound row shows '≥ ε' and no ✓ (it may only show ✗: a coalition it found breaks
@@ -118,22 +119,32 @@ st.caption(
 
 # --- per-party views ------------------------------------------------------------------------
 st.header("Who sees what")
+
+
+def _views_table(parties: pd.DataFrame) -> pd.DataFrame:
+    """One row per kind of party, one column per site: the verdict of its joint view."""
+    parties = parties.assign(
+        party_kind=np.where(
+            parties["party"].str.startswith("site "), "each other site", parties["party"]
+        )
+    )
+    show = parties.drop_duplicates(["party_kind", "site"])
+    cells = show.assign(
+        joint=[_verdict(r.epsilon_joint, r.promised_epsilon, r.meets) for r in show.itertuples()],
+    )
+    receives = cells.drop_duplicates("party_kind").set_index("party_kind")["receives"]
+    receives["each other site"] = "E_j and F_j only; no other site's release"
+    pivot = cells.pivot(index="party_kind", columns="site", values="joint").rename(
+        columns=lambda s: f"site {s}"
+    )
+    pivot.insert(0, "receives", receives)
+    order = ["noise generator", "aggregator", "each other site", "anyone (final output)"]
+    return pivot.loc[order].rename_axis("party")
+
+
 parties = call_core(party_table, *design_args)
-parties["party_kind"] = np.where(
-    parties["party"].str.startswith("site "), "each other site", parties["party"]
-)
-show = parties.drop_duplicates(["party_kind", "site"])
-cells = show.assign(
-    joint=[_verdict(r.epsilon_joint, r.promised_epsilon, r.meets) for r in show.itertuples()],
-)
-receives = cells.drop_duplicates("party_kind").set_index("party_kind")["receives"]
-receives["each other site"] = "E_j and F_j only; no other site's release"
-pivot = cells.pivot(index="party_kind", columns="site", values="joint").rename(
-    columns=lambda s: f"site {s}"
-)
-pivot.insert(0, "receives", receives)
-order = ["noise generator", "aggregator", "each other site", "anyone (final output)"]
-st.dataframe(pivot.loc[order].rename_axis("party"), width="stretch")
+# built once per table of views (figures/memo.py): no pandas reshaping on a cached rerun
+st.dataframe(built(_views_table, parties), width="stretch")
 st.caption(
     "Each cell: the exact ε (at the site's δ_s) of **everything that party sees at once** "
     "about the site, against the ε_s the site was promised: ✓ when ε ≤ ε_s. The paper's "
@@ -247,7 +258,7 @@ with table_box:
 with chart_box:
     curve = call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
     bound = call_core(dpcore.collusion_bound, sites)
-    collusion_fig = collusion_figure(curve, bound=bound, chosen=chosen)
+    collusion_fig = built(collusion_figure, curve, bound=bound, chosen=chosen)
     st.plotly_chart(
         presenter.style(collusion_fig),
         key="collusion_chart",
@@ -281,7 +292,7 @@ with chart_box:
             "exist, so they get no ✓."
         )
     )
-    st.dataframe(_worst_table(curve, bool(with_ng)), hide_index=True, width="stretch")
+    st.dataframe(built(_worst_table, curve, bool(with_ng), sites), hide_index=True, width="stretch")
     st.caption(
         "With every other site colluding only G_s is left: τ_s/√S for equal sites in the "
         "paper's design. The dotted vertical line marks the collusion bound S_C ≤ ⌈S/3⌉ − 1 of "
@@ -365,7 +376,7 @@ st.header("Calibration: classic or analytic")
 grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
 eps_sites = args[1]
 cal = call_core(calibration_table, float(eps_sites[0]), float(args[2][0]), grid)
-calib_fig = calibration_figure(cal["curve"], current=eps_sites)
+calib_fig = built(calibration_figure, cal["curve"], current=eps_sites)
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )

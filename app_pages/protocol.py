@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from figures.memo import built
 from figures.protocol import cancel_figure, network_figure
 from learning import explanations
 from learning.protocol_steps import NOT_SENT, holdings, ledger, protocol_steps
@@ -60,7 +61,11 @@ step = steps[int(index) - 1]
 
 left, right = st.columns([3, 2])
 with left:
-    figure = network_figure(demo, step) if step.figure == "network" else cancel_figure(demo)
+    figure = (  # the figure built before for this step (figures/memo.py)
+        built(network_figure, demo, step)
+        if step.figure == "network"
+        else built(cancel_figure, demo)
+    )
     st.plotly_chart(presenter.style(figure), key="protocol_chart")
     explain(explanations.PROTOCOL)
 with right:

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from figures.memo import built
 from figures.trust import display_table, explanation, trust_figure
 from ui import presenter
 from ui.cached import call_core, classic_warning, trust_models_pca, trust_models_table
@@ -128,7 +129,7 @@ with chart_box:
         help="Of the optimum, mean over runs (CAPE's: "
         f"{float(pca[pca.scheme == 'cape'].captured_energy_ratio.mean()):.3f}).",
     )
-    fig = trust_figure(table, pca)
+    fig = built(trust_figure, table, pca)
     st.plotly_chart(
         presenter.style(fig), key="trust_chart", config=presenter.chart_config("trust_models")
     )

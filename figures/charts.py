@@ -204,6 +204,52 @@ def add_pool_band(fig: go.Figure, spread: pd.DataFrame, *, axis: str, metric: st
     )
 
 
+def results_figure(
+    df: pd.DataFrame,
+    *,
+    axis: str,
+    metric: str,
+    y_title: str,
+    algorithms: Sequence[str],
+    marker: float,
+    target: float | None = None,
+) -> go.Figure:
+    """An experiment page's sweep (:func:`sweep_figure`) with the question's ``target`` as a
+    dotted horizontal line."""
+    fig = sweep_figure(
+        df, axis=axis, metric=metric, y_title=y_title, algorithms=algorithms, marker=marker
+    )
+    if target is not None:
+        fig.add_hline(
+            y=target,
+            line={"color": "#666666", "dash": "dot", "width": 2},
+            annotation_text="target",
+            annotation_position="bottom right",
+        )
+    return fig
+
+
+def panel_figure(
+    df: pd.DataFrame,
+    *,
+    axis: str,
+    metric: str,
+    y_title: str,
+    x_title: str,
+    height: int,
+    spread: pd.DataFrame | None = None,
+) -> go.Figure:
+    """A small panel of the paper's figures: :func:`sweep_figure` without legend, small
+    lettering, and the spread over data pools (:func:`add_pool_band`) when given."""
+    fig = sweep_figure(df, axis=axis, metric=metric, y_title=y_title, compact=True)
+    fig.update_layout(
+        height=height, showlegend=False, font={"size": 12}, xaxis_title=x_title, margin={"t": 10}
+    )
+    if spread is not None:
+        add_pool_band(fig, spread, axis=axis, metric=metric)
+    return fig
+
+
 def noise_histogram_figure(
     samples: dict[str, np.ndarray], stds: dict[str, float], colors: dict[str, str]
 ) -> go.Figure:

@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import ClassicGaussianWarning, cluster, realdata
+from dpcore import ClassicGaussianWarning, OtdSpec, PcaSpec, cluster, realdata
 from dpcore.joint_safe import design_for
 from dpcore.privacy import EPS_TOL
 from serving import worker
@@ -70,7 +70,7 @@ def equal_sites_noise(sites: int, n_per_site: int, epsilon: float, delta: float)
         "tau_site": float(tau[0]),
         "tau_conv": design.tau_conv,
         "tau_cape": design.tau_agg,
-        "variance_gain": design.tau_conv**2 / design.tau_agg**2,
+        "variance_gain": design.gain_same_weights,  # τ_conv²/τ_agg², the core's
     }
 
 
@@ -85,6 +85,9 @@ DATA_SOURCES = {
     "Covertype": "covtype",
     "CSV upload": "upload",
 }
+# Sources read from a file on this machine: parsed again in the heavy job's child, so their
+# sweeps run as a job whatever their work (the server holds one copy, the child its own).
+FILE_SOURCES = ("mnist", "covtype")
 
 
 @st.cache_resource(show_spinner="Loading the data set…", max_entries=4)
@@ -114,37 +117,58 @@ def load_dataset(kind: str, arg: Any = None) -> dpcore.Dataset:
     return dataset
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+# How st.cache_data keys a spec: its repr, which names every field that decides the frame
+# (grid, sites, privacy, runs, the data's name, D, K, …, the algorithms) in the same text in
+# every session and process. Hashing the dataclass field by field would reach the registry
+# records it carries (functions: unhashable) and cost more. The page's spec names its data
+# ("synthetic"; a real data set joins only where the sweep runs), so its repr stays short.
+SPEC_HASH = {PcaSpec: repr, OtdSpec: repr}
+
+
+def _on_source(spec: PcaSpec, source: tuple) -> PcaSpec:
+    """The spec on its data: a page's spec names the data by ``source`` (small, hashable),
+    the data set itself joins it only here, where the sweep runs."""
+    return spec if source[0] == "synthetic" else spec.replace(data=load_dataset(*source))
+
+
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 @compute_slot
-def pca_results(source: tuple = ("synthetic",), **params: Any) -> pd.DataFrame:
-    """:func:`dpcore.pca_sweep` with keyword primitives (the swept axis as a tuple).
+def pca_frame(spec: PcaSpec, seed: int, source: tuple = ("synthetic",)) -> pd.DataFrame:
+    """:func:`dpcore.run_pca_sweep` of a page's spec, its Generator seeded with ``seed``.
 
     ``source`` is ``("synthetic",)`` or the arguments of :func:`load_dataset`.
     """
-    if source[0] != "synthetic":
-        params = {**params, "data": load_dataset(*source)}
-        params.pop("dim", None)
-    return cluster.run(dpcore.pca_sweep, **params)  # here, or CAPE_DASK_SCHEDULER's cluster
+    rng = np.random.default_rng(seed)
+    # here, or CAPE_DASK_SCHEDULER's cluster
+    return cluster.run(dpcore.run_pca_sweep, _on_source(spec, source), rng)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 @compute_slot
-def otd_results(**params: Any) -> pd.DataFrame:
-    """:func:`dpcore.otd_sweep` with keyword primitives (the swept axis as a tuple)."""
-    return cluster.run(dpcore.otd_sweep, **params)
+def otd_frame(spec: OtdSpec, seed: int) -> pd.DataFrame:
+    """:func:`dpcore.run_otd_sweep` of a page's spec as its tidy frame."""
+    run = cluster.run(dpcore.run_otd_sweep, spec, np.random.default_rng(seed))
+    return dpcore.otd_frame(spec, run)
 
 
-def pca_job(source: tuple = ("synthetic",), *, gate: str, **params: Any) -> pd.DataFrame:
-    """:func:`pca_results` as this session's heavy job (:func:`ui.jobs.run_heavy`); ``gate``
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs=SPEC_HASH)
+@compute_slot
+def otd_example(spec: OtdSpec, seed: int) -> pd.DataFrame:
+    """True vs recovered weights of one run (``spec`` at one grid point, one run)."""
+    return cluster.run(dpcore.otd_example_of, spec, np.random.default_rng(seed))
+
+
+def pca_job(spec: PcaSpec, seed: int, source: tuple = ("synthetic",), *, gate: str) -> pd.DataFrame:
+    """:func:`pca_frame` as this session's heavy job (:func:`ui.jobs.run_heavy`); ``gate``
     is the key of the page's :func:`ui.controls.run_gate`."""
-    return jobs.run_heavy(worker.pca_on_source, source, data_dir(), params, gate=gate)
+    return jobs.run_heavy(worker.pca_frame, spec, seed, source, data_dir(), gate=gate)
 
 
-def otd_job(*, gate: str, function: str = "otd_sweep", **params: Any) -> pd.DataFrame:
-    """:func:`otd_results` (or ``dpcore.otd_example``) as this session's heavy job; the
-    example after the sweep is its follow-up and keeps the queue place (issue #26)."""
-    follow_up = function != "otd_sweep"
-    return jobs.run_heavy(worker.call, "dpcore", function, params, gate=gate, follow_up=follow_up)
+def otd_job(spec: OtdSpec, seed: int, *, gate: str, example: bool = False) -> pd.DataFrame:
+    """:func:`otd_frame` (or, with ``example``, :func:`otd_example`) as this session's heavy
+    job; the example after the sweep is its follow-up and keeps the queue place (issue #26)."""
+    fn = worker.otd_example if example else worker.otd_frame
+    return jobs.run_heavy(fn, spec, seed, gate=gate, follow_up=example)
 
 
 def _mean_taus(n_per_site, epsilon, delta, calibration: str) -> np.ndarray:
@@ -291,13 +315,6 @@ GAINS = {
 }
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-@compute_slot
-def otd_example_table(**params: Any) -> pd.DataFrame:
-    """:func:`dpcore.otd_example`: true vs recovered weights of one run."""
-    return dpcore.otd_example(**params)
-
-
 # The CAPE designs a page can choose: the paper's (each release on its own carries τ_s) and
 # the joint-view-safe one (all releases together do), :mod:`dpcore.joint_safe`.
 DESIGNS = {
@@ -337,12 +354,22 @@ def coalition_table(
     """
     made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
     report = dpcore.coalition_report(
-        made, sens, delta=delta, colluding=colluding, epsilon=epsilon, noise_generator=ng
+        made,
+        sensitivity=sens,
+        delta=delta,
+        colluding=colluding,
+        epsilon=epsilon,
+        noise_generator=ng,
     )
     if calibration == "classic":
         exact, _ = _mean_design(n_per_site, epsilon, delta, weights, "analytic", design)
         tight = dpcore.coalition_report(
-            exact, sens, delta=delta, colluding=colluding, epsilon=epsilon, noise_generator=ng
+            exact,
+            sensitivity=sens,
+            delta=delta,
+            colluding=colluding,
+            epsilon=epsilon,
+            noise_generator=ng,
         )
         report["epsilon_release_exact"] = tight["epsilon_release"].to_numpy()
         report["epsilon_joint_exact"] = tight["epsilon_joint"].to_numpy()
@@ -357,7 +384,9 @@ def collusion_curve_table(
 ) -> pd.DataFrame:
     """The worst coalition of each size (:func:`dpcore.collusion_curve`: exact up to S = 12)."""
     made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
-    return dpcore.collusion_curve(made, sens, delta=delta, epsilon=epsilon, noise_generator=ng)
+    return dpcore.collusion_curve(
+        made, sensitivity=sens, delta=delta, epsilon=epsilon, noise_generator=ng
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -387,7 +416,7 @@ def dropout_views(
         weights=weights,
         dropped=dropped,
         calibration=calibration,
-        seed=seed,
+        rng=seed,
     )
     return {
         "table": table,
@@ -429,6 +458,15 @@ def paper_pool_spread(key: str, calibration: str) -> pd.DataFrame:
     from dpcore import paper
 
     return paper.pool_spread(key, calibration=calibration)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def paper_claims(key: str, df: pd.DataFrame) -> list:
+    """The verdicts of a panel's claims on its numbers (:func:`dpcore.paper.check_claims`),
+    cached: deciding them reads the frame point by point, ~40 ms a panel."""
+    from dpcore import paper
+
+    return paper.check_claims(paper.panel_by_key(key), df)
 
 
 def paper_panel_job(
@@ -482,7 +520,7 @@ def audit_table(
         for view, col in views:
             found = dpcore.audit_protocol(
                 design,
-                sens,
+                sensitivity=sens,
                 site=site,
                 view=view,
                 colluding=col,
@@ -532,7 +570,7 @@ def audit_statistics(
     """The aggregator's joint-view statistic in both worlds (:func:`dpcore.attack_statistics`)."""
     made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
     on_d, on_d_prime, mu = dpcore.attack_statistics(
-        made, sens, site=site, view="joint", trials=trials, rng=seed
+        made, sensitivity=sens, site=site, view="joint", trials=trials, rng=seed
     )
     return {"on_d": on_d, "on_d_prime": on_d_prime, "mu": mu}
 
@@ -546,7 +584,7 @@ def release_multipliers(
 ) -> tuple[float, ...]:
     """σ_s/Δ_s protecting each site in one view of one release (a site's mean in [0, 1])."""
     made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
-    z = dpcore.view_noise_multipliers(made, sens, view=view)
+    z = dpcore.view_noise_multipliers(made, sensitivity=sens, view=view)
     return tuple(float(v) for v in z)
 
 
@@ -591,13 +629,22 @@ def trust_models_table(
     """:func:`dpcore.trust_models.trust_table` and the secure-aggregation round's settings."""
     from dpcore import trust_models
 
-    common = {"epsilon": epsilon, "delta": delta, "weights": weights, "dim": dim}
     design = trust_models.trust_secagg_design(
-        n_per_site, **common, bits=bits, scale=scale, calibration=sa_cal
+        n_per_site,
+        epsilon=epsilon,
+        delta=delta,
+        weights=weights,
+        dim=dim,
+        bits=bits,
+        scale=scale,
+        calibration=sa_cal,
     )
     table = trust_models.trust_table(
         n_per_site,
-        **common,
+        epsilon=epsilon,
+        delta=delta,
+        weights=weights,
+        dim=dim,
         calibration=calibration,
         bits=bits,
         scale=scale,

@@ -154,46 +154,83 @@ def is_dark() -> bool:
         return False
 
 
-def for_dark(fig: go.Figure) -> go.Figure:
-    """The figure with its black / dark-grey lines, markers and labels lightened."""
-    swap = ON_DARK.get
-    for trace in fig.data:
-        line = getattr(trace, "line", None)
-        if line is not None and isinstance(line.color, str) and swap(line.color.upper()):
-            line.color = swap(line.color.upper())
-        marker = getattr(trace, "marker", None)
-        if marker is not None and isinstance(marker.color, str) and swap(marker.color.upper()):
-            marker.color = swap(marker.color.upper())
-    for shape in fig.layout.shapes:
-        if isinstance(shape.line.color, str) and swap(shape.line.color.upper()):
-            shape.line.color = swap(shape.line.color.upper())
-    for note in fig.layout.annotations:
-        if isinstance(note.font.color, str) and swap(note.font.color.upper()):
-            note.font.color = swap(note.font.color.upper())
-    return fig
+def _lighten(holder: dict | None, prop: str) -> None:
+    """``holder[prop]``, a colour, lightened when it is black or dark grey (:data:`ON_DARK`)."""
+    if holder is None:
+        return
+    color = holder.get(prop)
+    if isinstance(color, str) and ON_DARK.get(color.upper()):
+        holder[prop] = ON_DARK[color.upper()]
+
+
+def for_dark(spec: dict) -> dict:
+    """A figure's dict (``fig.to_dict()``) with its black / dark-grey lines, markers and
+    labels lightened, in place."""
+    for trace in spec.get("data", []):
+        _lighten(trace.get("line"), "color")
+        _lighten(trace.get("marker"), "color")
+    layout = spec.get("layout", {})
+    for shape in layout.get("shapes", []):
+        _lighten(shape.get("line"), "color")
+    for note in layout.get("annotations", []):
+        _lighten(note.get("font"), "color")
+    return spec
+
+
+def _for_room(spec: dict, height: int | None) -> dict:
+    """A figure's dict with the room's lettering and a height that fits 720 px, in place."""
+    layout = spec.setdefault("layout", {})
+    layout.setdefault("font", {})["size"] = FONT_SIZE
+    legend = layout.setdefault("legend", {})
+    legend.setdefault("font", {})["size"] = FONT_SIZE - 2
+    layout["height"] = height or CHART_HEIGHT
+    if isinstance(legend.get("y"), (int, float)) and legend["y"] < 0:  # a legend below
+        legend["y"] = -0.33  # clears the larger axis title
+    for prefix in ("xaxis", "yaxis"):
+        layout.setdefault(prefix, {})
+        for name, axis in layout.items():
+            if name == prefix or (name.startswith(prefix) and name[len(prefix) :].isdigit()):
+                axis.setdefault("tickfont", {})["size"] = FONT_SIZE - 3
+                axis.setdefault("title", {}).setdefault("font", {})["size"] = FONT_SIZE
+    return spec
+
+
+class _Spec(go.Figure):
+    """A finished figure's dict on its way to ``st.plotly_chart``, which asks a figure for
+    ``to_dict()`` and serialises that: no Plotly validation and no deep copy on a rerun.
+    Only for ``st.plotly_chart`` (it is no full figure: nothing else may read it)."""
+
+    def __init__(self, spec: dict) -> None:  # no go.Figure.__init__: that validates
+        object.__setattr__(self, "_spec", spec)
+
+    def to_dict(self) -> dict:
+        return self._spec
 
 
 def style(fig: go.Figure, *, height: int | None = None, room: bool = True) -> go.Figure:
     """Fit a figure to the screen: lighter greys on the dark theme (:func:`for_dark`) and,
     in presenter mode (not on a phone: :func:`is_phone`), large lettering at a height that
-    fits 720 px.
+    fits 720 px. The result is for ``st.plotly_chart`` only.
 
     ``room=False``: the theme only (small panels keep their own size and lettering).
-    Returns a copy; the caller's figure (used for exports) keeps the light-theme colours.
-    The modebar's PNG resolution is set by :func:`chart_config`.
+    The caller's figure (used for exports) keeps the light-theme colours. The styled dict is
+    kept on the figure per (theme, room) so that a figure built once (``figures.memo``) is
+    styled once. The modebar's PNG resolution is set by :func:`chart_config`.
     """
-    fig = go.Figure(fig)
-    if is_dark():
-        for_dark(fig)
-    if room and is_on() and not is_phone():
-        fig.update_layout(
-            font={"size": FONT_SIZE}, legend_font_size=FONT_SIZE - 2, height=height or CHART_HEIGHT
-        )
-        if fig.layout.legend.y is not None and fig.layout.legend.y < 0:  # a legend below
-            fig.update_layout(legend_y=-0.33)  # clears the larger axis title
-        fig.update_xaxes(tickfont_size=FONT_SIZE - 3, title_font_size=FONT_SIZE)
-        fig.update_yaxes(tickfont_size=FONT_SIZE - 3, title_font_size=FONT_SIZE)
-    return fig
+    dark, large = is_dark(), bool(room and is_on() and not is_phone())
+    key = (dark, large, height if large else None)
+    styled = fig.__dict__.get("_cape_styled")
+    if styled is None:
+        styled = fig._cape_styled = {}
+    spec = styled.get(key)
+    if spec is None:
+        spec = fig.to_dict()
+        if dark:
+            for_dark(spec)
+        if large:
+            _for_room(spec, height)
+        styled[key] = spec
+    return _Spec(spec)
 
 
 def chart_config(filename: str) -> dict:

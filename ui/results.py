@@ -8,12 +8,18 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from figures.charts import sweep_figure
+from figures.charts import results_figure
+from figures.memo import built
 from figures.theme import AXIS_LABELS, label
 from ui import presenter
 from ui.cached import call_core
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
+
+
+def _means_at(df: pd.DataFrame, axis: str, metric: str, current: float) -> dict[str, float]:
+    """Each algorithm's mean of ``metric`` over runs at ``axis`` = ``current``."""
+    return df[df[axis] == current].groupby("algorithm")[metric].mean().to_dict()
 
 
 def show_sweep(
@@ -37,7 +43,7 @@ def show_sweep(
     ``export``: what the CSV, HTML and Python exports say (:mod:`ui.export`).
     """
     stem = export.stem
-    at_current = df[df[axis] == current].groupby("algorithm")[metric].mean()
+    at_current = built(_means_at, df, axis, metric, current)
     runs = int(df["run"].nunique())
     for col, alg in zip(st.columns(len(algorithms)), algorithms, strict=True):
         col.metric(
@@ -45,16 +51,16 @@ def show_sweep(
             value_format(at_current[alg]),
             help=f"{help_text}: mean over {runs} runs at {AXIS_LABELS[axis]} = {current:g}.",
         )
-    fig = sweep_figure(
-        df, axis=axis, metric=metric, y_title=y_title, algorithms=algorithms, marker=current
+    fig = built(  # the figure built before for these numbers (figures/memo.py)
+        results_figure,
+        df,
+        axis=axis,
+        metric=metric,
+        y_title=y_title,
+        algorithms=tuple(algorithms),
+        marker=current,
+        target=target,
     )
-    if target is not None:
-        fig.add_hline(
-            y=target,
-            line={"color": "#666666", "dash": "dot", "width": 2},
-            annotation_text="target",
-            annotation_position="bottom right",
-        )
     st.plotly_chart(presenter.style(fig), key=f"{stem}_chart", config=presenter.chart_config(stem))
     if explanation:
         explain(explanation)

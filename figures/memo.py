@@ -1,0 +1,140 @@
+"""Figures cached as built: a builder called again with equal inputs returns the figure it
+built before, so a rerun on a setting already drawn skips Plotly's property validation (most
+of a cached rerun's CPU, docs/performance.md).
+
+The key is a digest of the builder's arguments (numbers, strings, arrays, data frames, and
+lists, tuples, dicts and frozen dataclasses of these), never their identity: the core's
+cached results arrive as fresh copies on every rerun. Arguments of any other type skip the
+cache (the builder simply runs). A cached figure is shared by every session: callers must not
+change it (``ui.presenter.style`` and the exports work on copies), which is why the builders
+themselves stay uncached and a page asks for the shared figure explicitly::
+
+    fig = built(gain_figure, curve, labels=labels, current=gains, share=share)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MAX_ENTRIES = 256  # figures of a few hundred kB at most: tens of MB in the worst case
+
+
+class _Unhashable(Exception):
+    """An argument the digest does not know: the call is not cached."""
+
+
+def _feed(h: Any, obj: Any) -> None:
+    """Feed ``obj`` into the hash ``h``: its type and its value, recursively."""
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes, np.generic)):
+        h.update(f"{type(obj).__name__}:{obj!r};".encode())
+    elif isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject:
+            h.update(b"objarray")
+            _feed(h, obj.tolist())
+        else:
+            h.update(f"nd{obj.dtype.str}{obj.shape};".encode())
+            h.update(np.ascontiguousarray(obj).tobytes())
+    elif isinstance(obj, (pd.DataFrame, pd.Series)):
+        h.update(f"{type(obj).__name__}{obj.shape};".encode())
+        frame = obj if isinstance(obj, pd.DataFrame) else obj.to_frame()
+        _feed(h, [str(c) for c in frame.columns])
+        _feed(h, [str(t) for t in frame.dtypes])
+        index = frame.index
+        if isinstance(index, pd.RangeIndex):
+            _feed(h, (index.start, index.stop, index.step))
+        else:
+            h.update(pd.util.hash_pandas_object(index, index=False).to_numpy().tobytes())
+        for _, column in frame.items():  # numbers as raw bytes: ~10× faster than hashing
+            if isinstance(column.dtype, np.dtype) and column.dtype.kind in "biufcmM":
+                h.update(np.ascontiguousarray(column.to_numpy()).tobytes())
+            else:
+                h.update(pd.util.hash_pandas_object(column, index=False).to_numpy().tobytes())
+    elif isinstance(obj, Mapping):
+        h.update(b"{")
+        for key, value in obj.items():
+            _feed(h, key)
+            _feed(h, value)
+        h.update(b"}")
+    elif isinstance(obj, (list, tuple, range)):
+        h.update(f"{type(obj).__name__}[".encode())
+        for item in obj:
+            _feed(h, item)
+        h.update(b"]")
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        h.update(f"dc:{type(obj).__qualname__}(".encode())
+        for f in dataclasses.fields(obj):
+            _feed(h, f.name)
+            _feed(h, getattr(obj, f.name))
+        h.update(b")")
+    else:
+        raise _Unhashable(type(obj).__name__)
+
+
+def digest(*args: Any, **kwargs: Any) -> str | None:
+    """A digest of the arguments, or ``None`` when one of them has no digest."""
+    h = hashlib.blake2b(digest_size=20)
+    try:
+        _feed(h, args)
+        _feed(h, sorted(kwargs.items()))
+    except _Unhashable:
+        return None
+    return h.hexdigest()
+
+
+def memo(builder: F) -> F:
+    """Cache ``builder``'s figures by the digest of its arguments (least recently used out)."""
+    cache: OrderedDict[str, Any] = OrderedDict()
+    lock = threading.Lock()
+
+    @functools.wraps(builder)
+    def cached(*args: Any, **kwargs: Any) -> Any:
+        key = digest(*args, **kwargs)
+        if key is None:
+            return builder(*args, **kwargs)
+        with lock:
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
+        fig = builder(*args, **kwargs)  # outside the lock: two sessions may build it twice
+        with lock:
+            cache[key] = fig
+            while len(cache) > MAX_ENTRIES:
+                cache.popitem(last=False)
+        return fig
+
+    cached.cache_clear = cache.clear  # type: ignore[attr-defined]
+    return cached  # type: ignore[return-value]
+
+
+_BUILT: dict[Any, Callable[..., Any]] = {}
+
+
+def _where(builder: Callable[..., Any]) -> Any:
+    """What names a builder across reruns: a function defined in a page script is a new object
+    on every run of the page, so its code (file, name, bytecode) names it."""
+    code = getattr(builder, "__code__", None)
+    if code is None:
+        return builder
+    return (code.co_filename, builder.__qualname__, code.co_firstlineno, code.co_code)
+
+
+def built(builder: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``builder(*args, **kwargs)``, the figure (or table) built before for equal arguments if
+    there is one (:func:`memo`). The result is shared: do not change it. ``builder`` must read
+    nothing but its arguments (a page's function is cached across its runs)."""
+    where = _where(builder)
+    cached = _BUILT.get(where)
+    if cached is None:
+        cached = _BUILT.setdefault(where, memo(builder))
+    return cached(*args, **kwargs)
