@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
-.venv/bin/python -m pytest "$@"
+# Both cores (pytest-xdist): tests are sent one at a time to two worker processes, the slow
+# ones first (tests/conftest.py); tests marked xdist_group("…") share one worker. PYTEST_WORKERS=0
+# runs everything in this process.
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
 .venv/bin/python -m mypy
 .venv/bin/python -m ruff check .

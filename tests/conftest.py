@@ -58,8 +58,13 @@ BROWSER_MISSING = sync_playwright is None or not Path(CHROMIUM).exists()
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip the ``browser`` tests where Playwright or Chromium is missing, unless
+    """Run the ``slow`` tests first (a stable sort: files keep their order), so that under
+    pytest-xdist (test.sh: ``-n 2``) the longest tests start early and the short ones fill the
+    end on both workers, instead of one long test finishing alone.
+
+    Skip the ``browser`` tests where Playwright or Chromium is missing, unless
     REQUIRE_BROWSER=1 (set by .ci/run): there a missing browser is a failure, not a skip."""
+    items.sort(key=lambda item: "slow" not in item.keywords)
     if not BROWSER_MISSING or not any("browser" in item.keywords for item in items):
         return
     if os.environ.get("REQUIRE_BROWSER") == "1":
@@ -70,9 +75,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server():
-    """Base URL of the real app (`streamlit run app.py`) on a free loopback port."""
+    """Base URL of the real app (`streamlit run app.py`) on a free loopback port: one per
+    test process (each xdist worker has its own), shared by the browser tests; a test that
+    needs a server nobody has used starts its own (tests/test_browser.py)."""
     try:
         with streamlit_server() as (url, _):
             yield url
@@ -82,7 +89,9 @@ def server():
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium with the flags this machine needs (no sandbox, no GPU, no network)."""
+    """Headless Chromium with the flags this machine needs (no sandbox, no GPU, no network).
+    Per module, not per session: Playwright's sync API keeps an asyncio loop running while it
+    is open, and tests in other modules call ``asyncio.run`` (load, capacity, bounds)."""
     assert sync_playwright is not None
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

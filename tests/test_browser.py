@@ -9,10 +9,10 @@ turns a missing browser into a failure.
 from __future__ import annotations
 
 import json
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import browser_wait
 import numpy as np
 import pytest
 
@@ -61,22 +61,9 @@ def streamlit_server():
 
 
 def _settle(page, charts: int = 0, timeout: float = 90) -> None:
-    """Wait until the script has finished: title shown, ``charts`` Plotly charts painted and
-    the running indicator quiet for a moment."""
-    page.wait_for_selector("h1", timeout=timeout * 1000)
-    if charts:
-        page.locator("[data-testid='stPlotlyChart'] .main-svg").nth(charts - 1).wait_for(
-            timeout=timeout * 1000
-        )
-    deadline = time.time() + timeout
-    quiet = 0
-    while time.time() < deadline and quiet < 3:
-        running = page.locator("[data-testid='stStatusWidget']").count() > 0
-        quiet = 0 if running else quiet + 1
-        time.sleep(0.5)
-    for chart in page.locator("[data-testid='stPlotlyChart']").all():  # charts painted
-        chart.locator(".main-svg").first.wait_for(timeout=30_000)
-    time.sleep(1.0)
+    """Wait until the script has finished (the rerun the last action asked for included):
+    title shown, ``charts`` Plotly charts painted (conditions: tests/browser_wait.py)."""
+    browser_wait.settle(page, timeout, charts=charts)
 
 
 def _assert_no_errors(page) -> None:
@@ -118,8 +105,7 @@ def test_moving_epsilon_changes_the_pca_chart(server, browser):
     eps.locator("input[type='range']").first.focus()
     for _ in range(3):
         page.keyboard.press("ArrowRight")
-    time.sleep(1.0)
-    _settle(page, charts=1)
+    _settle(page, charts=1)  # waits for the rerun the keys asked for
     after = _chart_data(page)
     assert "pca_eps=" in page.url, f"ε did not move: {page.url}"
     assert after != before, "the chart did not change after moving ε"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+import browser_wait
 import pytest
 from test_browser import SHOTS, _assert_no_errors
 
@@ -20,13 +21,8 @@ SCHEMES = ["light", "dark"]
 
 
 def _settle(page, timeout: float = 90) -> None:
-    """Title and chart painted, and the script idle for two polls."""
-    page.wait_for_selector("h1", timeout=timeout * 1000)
-    page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=timeout * 1000)
-    quiet, deadline = 0, time.time() + timeout
-    while quiet < 2 and time.time() < deadline:
-        quiet = 0 if page.locator("[data-testid='stStatusWidget']").count() else quiet + 1
-        time.sleep(0.3)
+    """Title and chart painted, and the script idle (tests/browser_wait.py)."""
+    browser_wait.settle(page, timeout, charts=1)
 
 
 def _check_and_shoot(page, name: str) -> None:

@@ -31,6 +31,7 @@ def _run(args, tmp_path, timeout=300):
     return done.stdout
 
 
+@pytest.mark.slow  # a subprocess running the example (~7 s)
 def test_fig2a_example_prints_the_panel_and_writes_the_api_frame(tmp_path):
     out = _run([ROOT / "examples" / "fig2a.py", "--runs", "2", "--out", "f.csv"], tmp_path)
     panel = paper.get_panel("2a")
@@ -47,6 +48,7 @@ def test_fig2a_example_prints_the_panel_and_writes_the_api_frame(tmp_path):
     )
 
 
+@pytest.mark.slow  # a subprocess running the example (~6 s)
 def test_unequal_sites_example_splits_half_to_one_site(tmp_path):
     out = _run([ROOT / "examples" / "unequal_sites.py", "--runs", "2"], tmp_path)
     sizes = [int(n) for n in re.search(r"N_s: \[([\d, ]+)\]", out).group(1).split(",")]

@@ -31,7 +31,9 @@ SHARED_KEYS = {"present"}  # the one key every page shares on purpose (docs/stat
 PACE = 1.0  # seconds between a lecturer's clicks
 BURN_SECONDS = 600  # the burner's own bound, should the test die without stopping it
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# One worker for the tests that load the machine on purpose (tests/test_load.py too): under
+# pytest-xdist they run one after another, never two at once.
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("load")]
 
 
 @pytest.fixture

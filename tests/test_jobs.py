@@ -125,6 +125,7 @@ def test_work_stops_when_its_session_goes_away(gone, monkeypatch):
     assert _wait(lambda: not _alive(pid))
 
 
+@pytest.mark.slow  # waits out the grace period of a missed ping (~7 s)
 def test_a_brief_disconnect_keeps_the_job(gone, monkeypatch):
     # A loaded server's browser misses a ping and reconnects (same session id) seconds later:
     # the job must survive the blip; it stops only after the grace without a connection.

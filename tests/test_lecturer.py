@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
+import browser_wait
 import pandas as pd
 import pytest
 
@@ -23,18 +24,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def settle(page, timeout: float = 120) -> None:
-    """Wait until the script has finished and the charts are painted."""
-    page.wait_for_selector("h1", timeout=timeout * 1000)
-    time.sleep(1.5)  # the script may not have started yet
-    deadline = time.time() + timeout
-    quiet = 0
-    while time.time() < deadline and quiet < 3:
-        running = page.locator("[data-testid='stStatusWidget']").count() > 0
-        quiet = 0 if running else quiet + 1
-        time.sleep(0.4)
-    for chart in page.locator("[data-testid='stPlotlyChart']").all():
-        chart.locator(".main-svg").first.wait_for(timeout=60_000)
-    time.sleep(0.5)
+    """Wait until the script has finished (the rerun the last action asked for included) and
+    the charts are painted (conditions, not sleeps: tests/browser_wait.py)."""
+    browser_wait.settle(page, timeout)
 
 
 def no_errors(page) -> None:
@@ -142,6 +134,8 @@ def test_table_edits_survive_the_weighting_rule(server, browser):
     page.keyboard.press("Enter")  # open the cell editor
     page.keyboard.press("Control+A")
     page.keyboard.type("4000", delay=80)
+    # the editor holds the typed text before Enter commits it (a busy browser renders late)
+    page.wait_for_function("() => document.activeElement?.value === '4000'", timeout=30_000)
     page.keyboard.press("Enter")
     settle(page)
     assert sites(page)[0][0] == 4000

@@ -1,0 +1,79 @@
+"""Waiting for the real app in Chromium on conditions, never on fixed sleeps.
+
+Streamlit's root element carries the script's state (``data-test-script-state`` on
+``[data-testid='stApp']``: ``running``, ``notRunning``, ...), the attribute Streamlit's own
+end-to-end tests wait on. A MutationObserver installed in the page counts the runs that
+started, so that after an action the wait knows whether the rerun it asked for has begun:
+``settle`` waits for a new run (briefly: an action may ask for none), then for the script to
+be idle, with no element added or removed, for a short quiet spell (``st.rerun`` chains end;
+a widget whose code loads lazily appears after the run has finished), then for every chart
+to be painted.
+"""
+
+from __future__ import annotations
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+# How long an action's rerun may take to start (a slider's keyboard step is debounced by the
+# frontend before it is sent); past this the action asked for no rerun.
+START_MS = 3_000
+QUIET_MS = 400  # idle this long, with no new run and no element added, counts as finished
+# A page just opened waits longer: its components (the URL and history sync) load in frames
+# of their own and may ask for a second run a moment after the first has finished.
+FRESH_QUIET_MS = 1_000
+POLL_MS = 50
+
+_INSTALL = """() => {
+  if (window.__capeRuns !== undefined) return false;
+  window.__capeRuns = 0;
+  window.__capeSeen = 0;
+  new MutationObserver(records => {
+    for (const r of records)
+      if (r.target.getAttribute('data-test-script-state') === 'running') window.__capeRuns++;
+  }).observe(document, {subtree: true, attributes: true,
+                        attributeFilter: ['data-test-script-state']});
+  window.__capeDom = 0;  // elements added or removed (lazily loaded widgets arrive late)
+  new MutationObserver(records => { window.__capeDom += records.length; })
+    .observe(document, {subtree: true, childList: true});
+  return true;
+}"""
+
+_IDLE = """(quietMs) => {
+  const app = document.querySelector("[data-testid='stApp']");
+  const idle = app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+    && !document.querySelector("[data-testid='stStatusWidget']")
+    && !document.querySelector("[data-testid='stSkeleton']");  // a widget's code still loading
+  const now = performance.now();
+  const seen = window.__capeRuns + ':' + window.__capeDom;
+  if (!idle || window.__capeQuietSeen !== seen) {
+    window.__capeQuietSeen = seen;
+    window.__capeQuietSince = idle ? now : null;
+    return false;
+  }
+  if (window.__capeQuietSince == null) window.__capeQuietSince = now;
+  return now - window.__capeQuietSince >= quietMs;
+}"""
+
+
+def settle(page, timeout: float = 120, charts: int = 0) -> None:
+    """Wait until the page's script has finished (the run an action asked for included),
+    ``charts`` Plotly charts at least are there, and every chart on the page is painted."""
+    page.wait_for_selector("h1", timeout=timeout * 1000)
+    fresh = page.evaluate(_INSTALL)  # a new document: its first run shows as the h1 above
+    if not fresh:
+        try:
+            page.wait_for_function(
+                "() => window.__capeRuns > window.__capeSeen", timeout=START_MS, polling=POLL_MS
+            )
+        except PlaywrightTimeout:
+            pass  # the action asked for no rerun (or it finished before the observer saw it)
+    quiet = FRESH_QUIET_MS if fresh else QUIET_MS
+    page.wait_for_function(_IDLE, arg=quiet, timeout=timeout * 1000, polling=POLL_MS)
+    if charts:
+        page.locator("[data-testid='stPlotlyChart'] .main-svg").nth(charts - 1).wait_for(
+            timeout=timeout * 1000
+        )
+    for chart in page.locator("[data-testid='stPlotlyChart']").all():
+        chart.locator(".main-svg").first.wait_for(timeout=60_000)
+    page.evaluate("() => { window.__capeSeen = window.__capeRuns; }")
