@@ -7,6 +7,8 @@ Usage::
     .venv/bin/python -m benchmarks.capacity --per-page            # CPU per cached move, every page
     .venv/bin/python -m benchmarks.capacity --url http://127.0.0.1:8501   # a running server
     .venv/bin/python -m benchmarks.capacity --profile pca       # where a cached rerun's time goes
+    .venv/bin/python -m benchmarks.capacity --processes 2       # 2 app processes behind HAProxy
+    .venv/bin/python -m benchmarks.capacity --compare-processes 1,2 --students 30   # the ratio
 
 Each student is one websocket client speaking Streamlit's own protocol (``BackMsg`` /
 ``ForwardMsg`` protobufs from the installed ``streamlit`` package), not a browser: it opens
@@ -22,6 +24,13 @@ For every interaction it records the seconds from sending the rerun to the serve
 (an exception or error box on the page, a page not found, a lost connection, a timeout: must
 be 0), the server process's CPU time per interaction (``/proc/PID/stat``, so the load of the
 machine barely moves it) and its memory over time.
+
+``--processes N`` runs the class against the lecture-hall layout instead of one server
+(:mod:`deploy.class_server`: N app processes behind HAProxy with sticky sessions, a shared
+result store): the students connect to the proxy, keep its cookie, and the CPU and memory are
+summed over the N app processes (the proxy's own CPU is reported apart).
+``--compare-processes 1,2`` runs the same class (same seeds) on each layout in turn, each on a
+fresh set of servers, and reports the latencies side by side with their ratios.
 
 ``--per-page`` measures the server CPU of a slider move on a setting already computed, on
 every page: open the page, move its first slider one step, back, and again (the third move
@@ -49,6 +58,17 @@ from typing import Any
 import numpy as np
 
 from benchmarks.server import cpu_seconds, rss_mib, streamlit_server
+
+
+def _cpu(pids: list[int]) -> float:
+    """CPU seconds used so far by the app processes ``pids``, summed."""
+    return sum(cpu_seconds(pid) for pid in pids)
+
+
+def _rss(pids: list[int]) -> float:
+    """Resident memory of the app processes ``pids``, summed, MiB."""
+    return sum(rss_mib(pid) for pid in pids)
+
 
 # The link the lecturer shares: the PCA page at its defaults.
 LECTURE = ("pca", "")
@@ -135,6 +155,8 @@ class Session:
     query: str = ""
     errors: list[str] = field(default_factory=list)
     xsrf: str = ""
+    cookies: dict[str, str] = field(default_factory=dict)  # as a browser keeps them
+    process: str = ""  # the app process behind a proxy (its X-Cape-Process header)
     session_id: str = ""
     _states: dict[str, Any] = field(default_factory=dict)  # widget id → WidgetState sent
     _finished: int = 0
@@ -143,22 +165,27 @@ class Session:
     _reader: asyncio.Task | None = None
 
     async def connect(self) -> None:
-        """Fetch the XSRF cookie as a browser does (health route), open the websocket."""
+        """Fetch the cookies as a browser does (health route: Streamlit's XSRF cookie and,
+        behind the proxy, its sticky ``CAPE_PROCESS`` cookie), open the websocket with them."""
         import websockets
 
-        def cookie() -> str:
-            with urllib.request.urlopen(f"{self.base}/_stcore/health", timeout=self.timeout) as r:
+        def fetch_cookies() -> None:
+            kept = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+            request = urllib.request.Request(
+                f"{self.base}/_stcore/health", headers={"Cookie": kept} if kept else {}
+            )
+            with urllib.request.urlopen(request, timeout=self.timeout) as r:
+                self.process = r.headers.get("X-Cape-Process", "")
                 for header in r.headers.get_all("Set-Cookie") or []:
                     name, _, rest = header.partition("=")
-                    if name.strip() == "_streamlit_xsrf":
-                        return rest.split(";")[0]
-            return ""
+                    self.cookies[name.strip()] = rest.split(";")[0]
 
-        self.xsrf = await asyncio.to_thread(cookie)
+        await asyncio.to_thread(fetch_cookies)
+        self.xsrf = self.cookies.get("_streamlit_xsrf", "")
         self._changed = asyncio.Condition()
         headers = {"Origin": self.base}
-        if self.xsrf:
-            headers["Cookie"] = f"_streamlit_xsrf={self.xsrf}"
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         ws_url = self.base.replace("http://", "ws://", 1) + "/_stcore/stream"
         self._ws = await websockets.connect(
             ws_url,
@@ -219,7 +246,10 @@ class Session:
                 element = delta.new_element
                 etype = element.WhichOneof("type")
                 if etype == "exception":
-                    self.errors.append(f"exception on {self.page()!r}: {element.exception.type}")
+                    exception = element.exception
+                    self.errors.append(
+                        f"exception on {self.page()!r}: {exception.type}: {exception.message[:80]}"
+                    )
                 elif etype == "alert" and element.alert.format == 1:  # ERROR
                     self.errors.append(f"error box on {self.page()!r}: {element.alert.body[:80]}")
                 widget = _widget(element, delta.fragment_id)
@@ -332,6 +362,7 @@ async def student(
     end = time.perf_counter() + seconds
     try:
         await session.connect()
+        out["process"].append(session.process)
         page, query = LECTURE
         out["open"].append(await session.rerun(page=page, query=query))
         if own and OWN_SETTING in session.widgets:  # settings of their own: a new seed
@@ -362,10 +393,10 @@ async def student(
         out["errors"].extend(f"student {index}: {e}" for e in session.errors)
 
 
-async def _sample_memory(pid: int, every: float, samples: list, stop: asyncio.Event) -> None:
+async def _sample_memory(pids: list[int], every: float, samples: list, stop: asyncio.Event) -> None:
     start = time.perf_counter()
     while not stop.is_set():
-        samples.append((round(time.perf_counter() - start, 1), round(rss_mib(pid), 1)))
+        samples.append((round(time.perf_counter() - start, 1), round(_rss(pids), 1)))
         try:
             await asyncio.wait_for(stop.wait(), every)
         except TimeoutError:
@@ -374,19 +405,29 @@ async def _sample_memory(pid: int, every: float, samples: list, stop: asyncio.Ev
 
 async def run_class(
     base: str,
-    pid: int,
+    pids: list[int],
     students: int,
     seconds: float,
     ramp: float,
     timeout: float,
     wander: bool = False,
+    proxy_pid: int | None = None,
 ) -> dict[str, Any]:
-    """``students`` students for ``seconds`` (arrivals spread over ``ramp`` s)."""
-    out: dict[str, list] = {"open": [], "own": [], "move": [], "switch": [], "errors": []}
+    """``students`` students for ``seconds`` (arrivals spread over ``ramp`` s) on the server
+    at ``base``, whose app processes are ``pids`` (CPU and memory summed over them)."""
+    out: dict[str, list] = {
+        "open": [],
+        "own": [],
+        "move": [],
+        "switch": [],
+        "errors": [],
+        "process": [],
+    }
     memory: list = []
     stop = asyncio.Event()
-    sampler = asyncio.create_task(_sample_memory(pid, 5.0, memory, stop))
-    cpu_before, start = cpu_seconds(pid), time.perf_counter()
+    sampler = asyncio.create_task(_sample_memory(pids, 5.0, memory, stop))
+    cpu_before, start = _cpu(pids), time.perf_counter()
+    proxy_before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
 
     async def arrive(i: int) -> None:
         delay = ramp * i / max(students, 1)
@@ -399,15 +440,20 @@ async def run_class(
         )
     except TimeoutError:
         out["errors"].append(f"the run passed its {seconds + 2 * timeout:.0f} s deadline")
-    wall, cpu = time.perf_counter() - start, cpu_seconds(pid) - cpu_before
+    wall, cpu = time.perf_counter() - start, _cpu(pids) - cpu_before
+    proxy_cpu = cpu_seconds(proxy_pid) - proxy_before if proxy_pid else None
     stop.set()
     await sampler
     interactions = out["move"] + out["switch"]
+    per_process = {p: out["process"].count(p) for p in sorted(set(out["process"])) if p}
     return {
         "students": students,
         "every student wanders": wander,
+        "app processes": len(pids),
+        "students per process": per_process,
         "seconds": round(wall, 1),
         "interactions": len(interactions),
+        "interactions per s": round(len(interactions) / max(wall, 1e-9), 2),
         "moves": len(out["move"]),
         "page switches": len(out["switch"]),
         "errors": len(out["errors"]),
@@ -421,6 +467,8 @@ async def run_class(
             1000 * cpu / max(len(interactions) + len(out["open"]) + len(out["own"]), 1), 1
         ),
         "server MiB over time (s, MiB)": memory,
+        "server MiB peak": max((mib for _, mib in memory), default=float("nan")),
+        **({"proxy CPU s": round(proxy_cpu, 2)} if proxy_cpu is not None else {}),
         **machine(),
     }
 
@@ -428,7 +476,9 @@ async def run_class(
 # --- CPU per cached move, every page ---------------------------------------------------------
 
 
-async def cached_move_cpu(base: str, pid: int, page: str, repeats: int, timeout: float) -> dict:
+async def cached_move_cpu(
+    base: str, pids: list[int], page: str, repeats: int, timeout: float
+) -> dict:
     """Server CPU ms of one slider move on a computed setting on ``page`` (see module doc)."""
     session = Session(base, timeout=timeout)
     try:
@@ -446,10 +496,10 @@ async def cached_move_cpu(base: str, pid: int, page: str, repeats: int, timeout:
         await session.move(label, home)  # back (computed at the page's first run)
         await session.move(label, other)  # the third move: cached
         times = []
-        cpu_before = cpu_seconds(pid)
+        cpu_before = _cpu(pids)
         for i in range(repeats):
             times.append(await session.move(label, home if i % 2 == 0 else other))
-        cpu = cpu_seconds(pid) - cpu_before
+        cpu = _cpu(pids) - cpu_before
         return {
             "page": page,
             "widget": f"{widget.kind} '{label}'",
@@ -461,13 +511,13 @@ async def cached_move_cpu(base: str, pid: int, page: str, repeats: int, timeout:
         await session.close()
 
 
-async def run_per_page(base: str, pid: int, repeats: int, timeout: float) -> dict[str, Any]:
+async def run_per_page(base: str, pids: list[int], repeats: int, timeout: float) -> dict[str, Any]:
     probe = Session(base, timeout=timeout)
     await probe.connect()
     await probe.rerun(page=LECTURE[0], query="")
     pages = list(probe.pages) or [LECTURE[0]]
     await probe.close()
-    rows = [await cached_move_cpu(base, pid, page, repeats, timeout) for page in pages]
+    rows = [await cached_move_cpu(base, pids, page, repeats, timeout) for page in pages]
     errors = [f"{r['page']}: {e}" for r in rows for e in r["errors"]]
     return {
         "pages": rows,
@@ -478,14 +528,16 @@ async def run_per_page(base: str, pid: int, repeats: int, timeout: float) -> dic
     }
 
 
-async def run_profile(base: str, pid: int, page: str, directory: str, timeout: float) -> dict:
+async def run_profile(
+    base: str, pids: list[int], page: str, directory: str, timeout: float
+) -> dict:
     """cProfile of one cached slider move on ``page``, recorded inside the server
     (``serving.profiling``, ``CAPE_PROFILE_DIR``): the top functions by own time and by
     cumulative time, in % of the run."""
     import glob
     import pstats
 
-    row = await cached_move_cpu(base, pid, page, 1, timeout)  # the last run is cached
+    row = await cached_move_cpu(base, pids, page, 1, timeout)  # the last run is cached
     files = sorted(glob.glob(f"{directory}/*.prof"))
     if not files:
         raise RuntimeError("no profile written: is CAPE_PROFILE_DIR reaching the server?")
@@ -550,38 +602,101 @@ def measure(
     repeats: int = 10,
     timeout: float = 60.0,
     url: str | None = None,
+    pids: list[int] | None = None,
+    processes: int | None = None,
     profile: str | None = None,
     wander: bool = False,
 ) -> dict[str, Any]:
-    """Run the benchmark against ``url`` (a server on 127.0.0.1) or a fresh server."""
+    """Run the benchmark against ``url`` (a server on 127.0.0.1; ``pids`` its app processes,
+    default the one listening on its port), a fresh server, or with ``processes`` a fresh
+    lecture-hall layout of that many app processes behind HAProxy."""
     import tempfile
 
     from serving.profiling import PROFILE_ENV
 
+    if processes is not None and (url is not None or profile is not None):
+        raise ValueError("processes starts its own layout: give neither url nor profile")
     with ExitStack() as stack:
         # A lecture server does not watch its files: in a working tree that changes under the
         # run, the watcher reloads modules mid-rerun and students see exceptions (KeyError:
         # 'ui' in the server log) that a deployed server never has.
-        if "STREAMLIT_SERVER_FILE_WATCHER_TYPE" not in os.environ:
-            os.environ["STREAMLIT_SERVER_FILE_WATCHER_TYPE"] = "none"
-            stack.callback(os.environ.pop, "STREAMLIT_SERVER_FILE_WATCHER_TYPE", None)
+        # An error's details in the report (students would see a generic message).
+        for name, value in (
+            ("STREAMLIT_SERVER_FILE_WATCHER_TYPE", "none"),
+            ("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full"),
+        ):
+            if name not in os.environ:
+                os.environ[name] = value
+                stack.callback(os.environ.pop, name, None)
         if profile is not None:  # the fresh server profiles every run into a temp dir
             directory = stack.enter_context(tempfile.TemporaryDirectory())
             os.environ[PROFILE_ENV] = directory
             stack.callback(os.environ.pop, PROFILE_ENV, None)
             url = None
-        if url is None:
+        proxy_pid = None
+        if processes is not None:
+            from deploy.class_server import class_server
+
+            layout = stack.enter_context(class_server(processes, timeout=max(timeout, 90)))
+            url, pids = layout.url, layout.app_pids
+            proxy_pid = layout.proxy.pid if layout.proxy is not None else None
+        elif url is None:
             url, proc = stack.enter_context(streamlit_server())
-            pid = proc.pid
+            pids = [proc.pid]
         else:
             if not url.startswith(("http://127.0.0.1:", "http://localhost:")):
                 raise ValueError(f"url must be a server on 127.0.0.1; got {url!r}")
-            pid = _server_pid(url)
+            pids = pids or [_server_pid(url)]
         if profile is not None:
-            return asyncio.run(run_profile(url, pid, profile, directory, timeout))
+            return asyncio.run(run_profile(url, pids, profile, directory, timeout))
         if per_page:
-            return asyncio.run(run_per_page(url, pid, repeats, timeout))
-        return asyncio.run(run_class(url, pid, students, seconds, ramp, timeout, wander))
+            return asyncio.run(run_per_page(url, pids, repeats, timeout))
+        return asyncio.run(
+            run_class(url, pids, students, seconds, ramp, timeout, wander, proxy_pid)
+        )
+
+
+def compare_processes(counts: list[int], **options: Any) -> dict[str, Any]:
+    """The same class on ``counts[0]``, ``counts[1]``, … app processes (each a fresh layout
+    behind HAProxy, one after the other), side by side, with each run's ratios to the first:
+    latencies first / this (above 1: this one is quicker) and interactions per second this /
+    first (above 1: this one served more)."""
+    runs = [measure(processes=n, **options) for n in counts]
+    first = runs[0]
+    rows = []
+    for run in runs:
+        row = {
+            "app processes": run["app processes"],
+            "students per process": run["students per process"],
+            "interactions": run["interactions"],
+            "interactions per s": run["interactions per s"],
+            "errors": run["errors"],
+            **run["interaction"],
+            "open the link p95 s": run["open the link"]["p95 s"],
+            "server CPU s": run["server CPU s"],
+            "server CPU per interaction ms": run["server CPU per interaction ms"],
+            "server MiB peak": run["server MiB peak"],
+            "proxy CPU s": run.get("proxy CPU s"),
+        }
+        if run is not first:
+            row["speed-up"] = {
+                name: round(first["interaction"][name] / run["interaction"][name], 2)
+                if run["interaction"][name] > 0
+                else float("nan")
+                for name in ("p50 s", "p95 s", "max s")
+            }
+            row["throughput ratio"] = round(
+                run["interactions per s"] / max(first["interactions per s"], 1e-9), 2
+            )
+        rows.append(row)
+    return {
+        "students": options.get("students", 30),
+        "compare": rows,
+        "errors": sum(run["errors"] for run in runs),
+        "error details": [e for run in runs for e in run["error details"]][:10],
+        "runs": runs,
+        **machine(),
+    }
 
 
 def main() -> None:
@@ -597,6 +712,15 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60, help="per wait, seconds")
     parser.add_argument("--url", default=None, help="a running server (default: start one)")
     parser.add_argument(
+        "--pids", default=None, help="with --url: its app processes' ids, comma-separated"
+    )
+    parser.add_argument(
+        "--processes", type=int, default=None, help="N app processes behind HAProxy"
+    )
+    parser.add_argument(
+        "--compare-processes", metavar="N,M", default=None, help="e.g. 1,2: the same class on each"
+    )
+    parser.add_argument(
         "--profile", metavar="PAGE", default=None, help="cProfile a cached move on PAGE"
     )
     args = parser.parse_args()
@@ -604,17 +728,28 @@ def main() -> None:
         parser.error("--students must be between 1 and 200")
     if not 1 <= args.seconds <= 1800:
         parser.error("--seconds must be between 1 and 1800")
-    report = measure(
+    options = dict(
         students=args.students,
         seconds=args.seconds,
         ramp=args.ramp,
         per_page=args.per_page,
         repeats=args.repeats,
         timeout=args.timeout,
-        url=args.url,
-        profile=args.profile,
         wander=args.wander,
     )
+    if args.compare_processes:
+        try:
+            counts = [int(n) for n in args.compare_processes.split(",")]
+        except ValueError:
+            counts = []
+        if len(counts) < 2 or not all(1 <= n <= 64 for n in counts):
+            parser.error("--compare-processes must be two or more counts in 1..64, e.g. 1,2")
+        report = compare_processes(counts, **options)
+    else:
+        pids = [int(p) for p in args.pids.split(",")] if args.pids else None
+        report = measure(
+            url=args.url, pids=pids, processes=args.processes, profile=args.profile, **options
+        )
     print(json.dumps(report, indent=2))
     raise SystemExit(1 if report["errors"] else 0)
 

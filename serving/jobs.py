@@ -6,6 +6,9 @@ lower CPU priority and on one core, so two students pressing Run on the heaviest
 leave the other core to everyone else. Identical requests share one job (the queue is keyed
 by the request); finished results and refusals are kept in a small LRU store, so asking
 again is free. The queue's widgets (place, progress, Cancel) are in :mod:`ui.jobs`.
+With ``CAPE_RESULT_STORE`` set, the heavy lane also keeps its results in a disk store that
+every app process of a multi-process server shares (:mod:`serving.store`), so a result one
+process computed is an answer in all.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import os
 import pickle
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -23,6 +27,7 @@ from typing import Any
 from dpcore.limits import MAX_MEMORY, MAX_SECONDS
 from dpcore.parallel import default_workers
 from serving import worker
+from serving.store import DiskStore, store_from_env
 
 KEPT_RESULTS = 64
 POLL_SECONDS = 0.2
@@ -86,10 +91,14 @@ def _session_alive(owner: str) -> bool:
 
 
 class Lane:
-    """A FIFO of jobs, ``slots`` of them running at once, each bounded by ``limits``."""
+    """A FIFO of jobs, ``slots`` of them running at once, each bounded by ``limits``;
+    finished results kept in memory (LRU) and, with a ``store``, on disk for every process."""
 
-    def __init__(self, name: str, slots: int, limits: worker.Limits) -> None:
-        self.name, self.slots, self.limits = name, slots, limits
+    def __init__(
+        self, name: str, slots: int, limits: worker.Limits, store: DiskStore | None = None
+    ) -> None:
+        self.name, self.slots, self.limits, self.store = name, slots, limits, store
+        self._to_store: list[tuple[str, worker.Outcome]] = []  # written outside the lock
         self._cond = threading.Condition()
         self._queue: list[Ticket] = []
         self._running: list[Ticket] = []
@@ -102,12 +111,24 @@ class Lane:
     # --- what sessions call -----------------------------------------------------------------
 
     def kept(self, key: str) -> worker.Outcome | None:
-        """A finished outcome for ``key`` (result or refusal), if still kept."""
+        """A finished outcome for ``key`` (result or refusal), if still kept here or in the
+        shared store (read outside the lock: a disk read never holds up the queue)."""
         with self._cond:
             outcome = self._results.get(key)
             if outcome is not None:
                 self._results.move_to_end(key)
-            return outcome
+                return outcome
+        if self.store is None:
+            return None
+        try:
+            stored = self.store.get(key)
+        except OSError:  # the store is unreadable: compute, as without one
+            return None
+        if not isinstance(stored, worker.Outcome):
+            return None
+        with self._cond:
+            self._keep(key, stored)
+        return stored
 
     def submit(
         self,
@@ -232,9 +253,15 @@ class Lane:
             if now - ended > FOLLOW_UP_SECONDS:
                 del self._ended[owner]
         if outcome.status in ("ok", "refused"):  # deterministic: keep
-            self._results[ticket.key] = outcome
-            while len(self._results) > KEPT_RESULTS:
-                self._results.popitem(last=False)
+            self._keep(ticket.key, outcome)
+            if self.store is not None:
+                self._to_store.append((ticket.key, outcome))
+
+    def _keep(self, key: str, outcome: worker.Outcome) -> None:
+        self._results[key] = outcome
+        self._results.move_to_end(key)
+        while len(self._results) > KEPT_RESULTS:
+            self._results.popitem(last=False)
 
     def _release_the_gone(self) -> None:
         """Stop waiting for sessions disconnected longer than the grace (tab closed)."""
@@ -258,10 +285,23 @@ class Lane:
                 self._release_the_gone()
                 self._pump()
                 self._cond.notify_all()
-                if not self._running and not self._queue:
+                writes, self._to_store = self._to_store, []
+                idle = not self._running and not self._queue
+                if idle:
                     self._monitor = None
-                    return
+            self._save(writes)
+            if idle:
+                return
             time.sleep(POLL_SECONDS)
+
+    def _save(self, writes: list[tuple[str, worker.Outcome]]) -> None:
+        """Write finished outcomes to the shared store; a failing store (full disk, a value
+        that does not pickle) costs only the sharing, never the queue."""
+        for key, outcome in writes:
+            try:
+                self.store.put(key, outcome)  # type: ignore[union-attr]
+            except Exception as err:
+                warnings.warn(f"result store: {type(err).__name__}: {err}", stacklevel=2)
 
 
 def _memory_limit() -> int:
@@ -269,8 +309,9 @@ def _memory_limit() -> int:
     return MAX_MEMORY + int(1.5 * 2**30)
 
 
-# Heavy sweeps: one at a time on the whole server by default (CAPE_HEAVY_JOBS to change), so
-# they never take both cores from the classroom. Loads of files and uploads: their own lane.
+# Heavy sweeps: one at a time per app process by default (CAPE_HEAVY_JOBS to change), so on
+# one process they never take both cores from the classroom (N processes behind the proxy
+# run up to N: docs/performance.md sizes them). Loads of files and uploads: their own lane.
 # Each runs on one core while other students use the server (two job cores doubled the
 # light users' median update in the load run) and on every core for a lone user, e.g. a
 # lecturer preparing (Figure 3 recomputed: 133 s on one core, 87 s on two;
@@ -283,6 +324,7 @@ HEAVY = Lane(
         seconds=1.5 * MAX_SECONDS,
         workers=int(os.environ["CAPE_JOB_WORKERS"]) if os.environ.get("CAPE_JOB_WORKERS") else None,
     ),
+    store=store_from_env(),  # CAPE_RESULT_STORE: shared by every process of the server
 )
 LOADS = Lane("loads", slots=1, limits=worker.Limits(_memory_limit(), seconds=120, nice=5))
 

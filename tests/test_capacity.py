@@ -36,3 +36,49 @@ def test_per_page_mode_moves_a_widget_on_every_page():
     for row in rows:
         if row["widget"] is not None:
             assert row["server CPU per cached move ms"] >= 0
+
+
+@pytest.mark.slow
+def test_two_app_processes_behind_the_proxy_share_the_class():
+    from deploy.class_server import haproxy_available
+
+    if not haproxy_available():
+        pytest.skip("needs HAProxy (apt-get install haproxy)")
+    from benchmarks.capacity import measure
+
+    report = measure(processes=2, students=2, seconds=12, ramp=1, timeout=120)
+    assert report["errors"] == 0, report["error details"]
+    assert report["app processes"] == 2
+    # the second student arrives while the first holds a websocket: the other process
+    assert report["students per process"] == {"app1": 1, "app2": 1}
+    assert report["server CPU s"] > 0 and report["proxy CPU s"] >= 0
+    assert all(mib > 100 for _, mib in report["server MiB over time (s, MiB)"])  # two apps
+
+
+def test_the_comparison_reports_each_layout_against_the_first(monkeypatch):
+    import benchmarks.capacity as capacity
+
+    def fake(processes, **options):  # a run whose latencies halve with each process added
+        scale = 1 / processes
+        return {
+            "app processes": processes,
+            "students per process": {f"app{i + 1}": 4 // processes for i in range(processes)},
+            "interactions": 40,
+            "interactions per s": 2.0 * processes,
+            "errors": 0,
+            "error details": [],
+            "interaction": {"p50 s": 0.2 * scale, "p95 s": 1.0 * scale, "max s": 2.0 * scale},
+            "open the link": {"p95 s": 1.0},
+            "server CPU s": 10.0,
+            "server CPU per interaction ms": 50.0,
+            "server MiB peak": 300.0 * processes,
+            "proxy CPU s": 0.1,
+        }
+
+    monkeypatch.setattr(capacity, "measure", fake)
+    report = capacity.compare_processes([1, 2], students=4, seconds=10)
+    first, second = report["compare"]
+    assert "speed-up" not in first
+    assert second["speed-up"] == {"p50 s": 2.0, "p95 s": 2.0, "max s": 2.0}
+    assert second["throughput ratio"] == 2.0
+    assert report["errors"] == 0 and len(report["runs"]) == 2

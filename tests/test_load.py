@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.slow]
 
 
 @pytest.mark.browser
+@pytest.mark.xdist_group("load")  # with tests/test_history_lecturer.py: one at a time
 def test_several_students_move_epsilon_while_others_attack():
     from benchmarks.load import run
 
