@@ -26,12 +26,13 @@ import contextlib
 import functools
 import os
 import pickle
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from dpcore._validation import check_int
 
@@ -74,6 +75,17 @@ def default_workers() -> int:
 _BLAS_GUARD = threading.Lock()
 _blas_depth = 0
 _blas_limiter: Any = None
+# Finding the loaded BLAS/OpenMP libraries reads /proc/self/maps (2-5 ms, more than a small
+# sweep takes): done once, and again only after new modules were imported (a new extension
+# module may bring a new library).
+_controller: tuple[int, ThreadpoolController] | None = None
+
+
+def _blas_controller() -> ThreadpoolController:
+    global _controller
+    if _controller is None or _controller[0] != len(sys.modules):
+        _controller = (len(sys.modules), ThreadpoolController())
+    return _controller[1]
 
 
 @contextlib.contextmanager
@@ -85,7 +97,7 @@ def one_blas_thread() -> Iterator[None]:
     global _blas_depth, _blas_limiter
     with _BLAS_GUARD:
         if _blas_depth == 0:
-            _blas_limiter = threadpool_limits(limits=1)
+            _blas_limiter = _blas_controller().limit(limits=1)
         _blas_depth += 1
     try:
         yield

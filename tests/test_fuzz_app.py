@@ -23,7 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 STEPS = int(os.environ.get("FUZZ_STEPS", "200"))
 SKIP_BUTTONS = {"paper_run_heavy"}  # minutes of work by design; covered by the resource guard
-CLICK_BUDGET = {"paper_run": 3}  # each press regenerates several panels (seconds each)
+# Presses that start real heavy work: each regenerates several panels, or runs a heavy sweep
+# in a child process (10-30 s of CPU). Three presses cover the button, the queue and drawing
+# the result; the queue itself is tested in tests/test_jobs.py, every slider's ends with the
+# others at their defaults in tests/test_slider_ends.py.
+CLICK_BUDGET = {"paper_run": 3, "pca_run_run": 3, "td_run_run": 3}
 JUNK_TEXT = ["", "   ", "/nonexistent/file.idx", "../../etc/passwd", "💥", "a" * 300, "C:\\x.csv"]
 
 
