@@ -1,12 +1,14 @@
 """Shared test setup: BLAS threads, hypothesis profiles, a Dask cluster, and for the tests
 marked ``browser`` the real app and Debian's Chromium."""
 
+import functools
 import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 from streamlit import config as streamlit_config
+from streamlit.components.v2 import manifest_scanner
 
 from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
@@ -24,6 +26,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # read the environment; AppTest reads the option set here).
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 streamlit_config.set_option("client.showErrorDetails", "full")
+
+# Every AppTest scans all installed distributions for Streamlit component manifests (about
+# 0.2 s of CPU each: importlib.metadata parses every METADATA file): scanned once per test
+# process, since nothing is installed while the suite runs. A copy each time, as a fresh scan.
+_scan = manifest_scanner.scan_component_manifests
+_scanned = functools.cache(lambda: tuple(_scan()))
+manifest_scanner.scan_component_manifests = lambda max_workers=None: list(_scanned())
 
 # Hypothesis profiles. "ci" replays the same examples on every run (derandomize: the examples
 # are a function of the test's source only), so a red CI is a real, repeatable failure and never
