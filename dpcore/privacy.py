@@ -277,6 +277,7 @@ def coalition_report(
     epsilon,
     delta,
     noise_generator: bool = False,
+    exact_design: CapeDesign | None = None,
 ) -> pd.DataFrame:
     """One row per honest site: its promise (ε_s, δ_s) against the ε each view gives.
 
@@ -290,6 +291,12 @@ def coalition_report(
     epsilon : float or array_like, shape (S,)
         ε_s, what each site was promised (at its δ_s).
     noise_generator : bool
+    exact_design : CapeDesign, optional
+        The same design with every τ_s calibrated exactly (analytic; Balle & Wang 2018,
+        Thm. 8), for a ``design`` calibrated with the classic formula. Given, three columns
+        more: ``epsilon_release_exact``, ``epsilon_joint_exact`` and ``joint_meets_exact``,
+        what the same views give with exact τ_s (where the classic formula's slack hides a
+        break, ``joint_meets`` is True and ``joint_meets_exact`` False).
 
     Returns
     -------
@@ -308,7 +315,7 @@ def coalition_report(
     promised = _per_site(epsilon, design)[view.honest]
     eps_release = effective_epsilons(view.release_std, sens, delta=dlt)
     eps_joint = effective_epsilons(view.joint_std, sens, delta=dlt)
-    return pd.DataFrame(
+    report = pd.DataFrame(
         {
             "site": view.honest + 1,
             "promised_epsilon": promised,
@@ -323,6 +330,26 @@ def coalition_report(
             "release_ratio": _ratio(view.release_std, view.required_std),
             "joint_ratio": _ratio(view.joint_std, view.required_std),
         }
+    )
+    if exact_design is None:
+        return report
+    if not isinstance(exact_design, CapeDesign) or exact_design.n_sites != design.n_sites:
+        raise TypeError(
+            f"exact_design must be a CapeDesign with the design's {design.n_sites} sites; "
+            f"got {type(exact_design).__name__}"
+        )
+    tight = coalition_report(
+        exact_design,
+        colluding,
+        sensitivity=sensitivity,
+        epsilon=epsilon,
+        delta=delta,
+        noise_generator=noise_generator,
+    )
+    return report.assign(
+        epsilon_release_exact=tight["epsilon_release"].to_numpy(),
+        epsilon_joint_exact=tight["epsilon_joint"].to_numpy(),
+        joint_meets_exact=tight["joint_meets"].to_numpy(),
     )
 
 

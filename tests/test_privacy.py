@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
+import dpcore
 from dpcore import privacy
 from dpcore.calibration import (
     ClassicGaussianWarning,
@@ -599,3 +600,30 @@ def test_dropout_remedy_leaks_nothing_beyond_a_normal_run_but_own_release_drops(
     var_d = cov[0, 0] + design.var_g[0]
     own = cov[1, 1] - known[0, 0] ** 2 / var_d + design.var_g[1]
     assert math.sqrt(own) / design.tau_site[1] == pytest.approx(remedy, rel=1e-9)
+
+
+def test_coalition_report_with_the_exact_design_adds_that_designs_views():
+    """exact_design: the three *_exact columns are the same report on the exactly calibrated
+    design (the classic formula over-calibrates τ_s at small ε, so its views give smaller ε)."""
+    n, eps, delta = [1000, 2000, 500, 800], [0.5, 0.3, 0.8, 0.5], [1e-3] * 4
+    sens = dpcore.mean_sensitivity(n)
+
+    def design(method):
+        tau = dpcore.mean_noise_std(n, epsilon=eps, delta=delta, method=method)
+        return dpcore.cape_design(tau)
+
+    classic, exact = design("classic"), design("analytic")
+    kw = {"sensitivity": sens, "epsilon": eps, "delta": delta, "colluding": (1,)}
+    both = dpcore.coalition_report(classic, exact_design=exact, **kw)
+    tight = dpcore.coalition_report(exact, **kw)
+    assert np.array_equal(both["epsilon_joint_exact"], tight["epsilon_joint"])
+    assert np.array_equal(both["epsilon_release_exact"], tight["epsilon_release"])
+    assert np.array_equal(both["joint_meets_exact"], tight["joint_meets"])
+    # classic's larger τ_s leaves more noise in every view: a smaller ε than exact's
+    assert np.all(both["epsilon_joint"] < both["epsilon_joint_exact"])
+    plain = dpcore.coalition_report(classic, **kw)
+    assert "epsilon_joint_exact" not in plain
+    with pytest.raises(TypeError, match="exact_design"):
+        dpcore.coalition_report(classic, exact_design="x", **kw)
+    with pytest.raises(TypeError, match="exact_design"):
+        dpcore.coalition_report(classic, exact_design=dpcore.cape_design([1.0, 1.0]), **kw)

@@ -353,28 +353,20 @@ def coalition_table(
     exactly (analytic): where classic's slack hides a break, that one exceeds ε_s.
     """
     made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
-    report = dpcore.coalition_report(
+    exact = (
+        _mean_design(n_per_site, epsilon, delta, weights, "analytic", design)[0]
+        if calibration == "classic"
+        else None
+    )
+    return dpcore.coalition_report(
         made,
         sensitivity=sens,
         delta=delta,
         colluding=colluding,
         epsilon=epsilon,
         noise_generator=ng,
+        exact_design=exact,
     )
-    if calibration == "classic":
-        exact, _ = _mean_design(n_per_site, epsilon, delta, weights, "analytic", design)
-        tight = dpcore.coalition_report(
-            exact,
-            sensitivity=sens,
-            delta=delta,
-            colluding=colluding,
-            epsilon=epsilon,
-            noise_generator=ng,
-        )
-        report["epsilon_release_exact"] = tight["epsilon_release"].to_numpy()
-        report["epsilon_joint_exact"] = tight["epsilon_joint"].to_numpy()
-        report["joint_meets_exact"] = tight["joint_meets"].to_numpy()
-    return report
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
