@@ -130,11 +130,16 @@ z = z_all[s0]
 with main:
     st.header("ε after T releases: five accountants")
     curve = call_core(accountant_curve, z, int(max_releases), delta_s)
-    fig = built(accountants_figure, curve, current=made if 0 < made <= max_releases else None)
+    # the curve is a function of these settings: name the built results by them (figures/memo)
+    acc_key = (args, design_kind, view, site, int(max_releases))
+    current = made if 0 < made <= max_releases else None
+    fig = built(accountants_figure, curve, current=current, key=(*acc_key, current))
     st.plotly_chart(
         presenter.style(fig), key=f"{P}chart", config=presenter.chart_config("composition")
     )
-    lesson = accountants_text(curve, site=site, noise_multiplier=z, delta=delta_s)
+    lesson = built(
+        accountants_text, curve, site=site, noise_multiplier=z, delta=delta_s, key=acc_key
+    )
     st.markdown(_md(lesson))
     _explain(
         "x: the number of releases T of the same statistic on the same data; y (log scale): "
@@ -151,7 +156,7 @@ with main:
         )
         + lesson
         + " "
-        + accountants_notice(curve)
+        + built(accountants_notice, curve, key=acc_key)
     )
 
 # --- privacy profiles ---------------------------------------------------------------------------
@@ -172,14 +177,24 @@ top = call_core(dpcore.composed_epsilon, joint_cape, releases=profile_releases, 
 top = max(2.5 * top, 2.0 * epsilon_s, 0.5)
 grid = tuple(sorted({*(top * (i + 1) / 80 for i in range(80)), epsilon_s}))
 profiles = call_core(release_profiles, *args, s0, coalition, profile_releases, grid)
+prof_key = (args, s0, coalition, profile_releases)
 pfig = built(
-    profiles_figure, profiles, promise=(epsilon_s, delta_s) if profile_releases == 1 else None
+    profiles_figure,
+    profiles,
+    promise=(epsilon_s, delta_s) if profile_releases == 1 else None,
+    key=prof_key,
 )
 st.plotly_chart(
     presenter.style(pfig), key=f"{P}profiles", config=presenter.chart_config("privacy_profiles")
 )
-profile_words = profiles_text(
-    profiles, site=site, epsilon=epsilon_s, delta=delta_s, releases=profile_releases
+profile_words = built(
+    profiles_text,
+    profiles,
+    site=site,
+    epsilon=epsilon_s,
+    delta=delta_s,
+    releases=profile_releases,
+    key=prof_key,
 )
 st.markdown(_md(profile_words))
 _explain(
@@ -198,7 +213,7 @@ _explain(
     + ("The star is the promise (ε_s, δ_s). " if profile_releases == 1 else "")
     + profile_words
     + " "
-    + profiles_notice(profiles, epsilon=epsilon_s, delta=delta_s)
+    + built(profiles_notice, profiles, epsilon=epsilon_s, delta=delta_s, key=prof_key)
 )
 
 # --- the ledger ---------------------------------------------------------------------------------
@@ -226,6 +241,23 @@ budget_multiple = bound(
 budget = [budget_multiple * e for e in args[1]]
 
 
+def _ledger_view(z_all, budget, delta, accountant: str, made: int):
+    """The ledger after ``made`` releases of every site's mean, its summary, each site's ε
+    after one more release, whether that exceeds the budget, and the table as shown."""
+    ledger = dpcore.PrivacyLedger(budget=list(budget), delta=list(delta), accountant=accountant)
+    if made:
+        ledger = ledger.add(list(z_all), label="release of each site's mean", count=made)
+    summary = ledger.summary()
+    after = ledger.spent_after(list(z_all))
+    exceed = ledger.would_exceed(list(z_all))
+    shown = summary.assign(
+        used=summary.fraction.clip(0.0, 1.0),
+        after=after,
+        status=["over budget" if x else "within" for x in summary.exceeded],
+    )
+    return ledger, summary, after, exceed, shown
+
+
 def _release_again() -> None:
     st.session_state[f"{P}made"] = min(int(st.session_state.get(f"{P}made", 0) or 0) + 1, MAX_MADE)
 
@@ -234,16 +266,9 @@ def _start_over() -> None:
     st.session_state[f"{P}made"] = 0
 
 
-ledger = call_core(dpcore.PrivacyLedger, budget=budget, delta=list(args[2]), accountant=accountant)
-if made:
-    ledger = call_core(ledger.add, list(z_all), label="release of each site's mean", count=made)
-summary = call_core(ledger.summary)
-after = call_core(ledger.spent_after, list(z_all))
-exceed = call_core(ledger.would_exceed, list(z_all))
-shown = summary.assign(
-    used=summary.fraction.clip(0.0, 1.0),
-    after=after,
-    status=["over budget" if x else "within" for x in summary.exceeded],
+ledger_key = (args, design_kind, view, accountant, float(budget_multiple), int(made))
+ledger, summary, after, exceed, shown = call_core(
+    built, _ledger_view, tuple(z_all), tuple(budget), args[2], accountant, made, key=ledger_key
 )
 st.dataframe(
     shown[["site", "spent", "budget", "used", "after", "status"]],
@@ -280,8 +305,10 @@ buttons[1].button(
 st.markdown(_md(ledger_text(summary, releases=made, accountant=ACCOUNTANT_STYLES[accountant][2])))
 
 statement = call_core(
+    built,
     dpcore.privacy_statement,
     ledger,
+    key=ledger_key,
     calibration=calibration,
     design=design_kind,
     view=view,

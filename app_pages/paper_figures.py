@@ -215,6 +215,8 @@ for row in range(0, len(panels), width):
             if panel.pool_spread and computed
             else None
         )
+        # df is a function of these (computed: the panel's arguments; else the shipped file)
+        made = (panel.key, token, computed, presenter.is_on())
         fig = built(  # the figure built before for these numbers (figures/memo.py)
             panel_figure,
             df,
@@ -224,6 +226,7 @@ for row in range(0, len(panels), width):
             x_title=AXIS_LABELS[panel.axis],
             height=240 if presenter.is_on() else 300,  # presenting: on the first screen
             spread=spread,
+            key=made,
         )
         stem = f"paper_fig{panel.key.replace('~', '_')}"
         box.plotly_chart(
@@ -241,7 +244,7 @@ for row in range(0, len(panels), width):
                 "the spread over pools."
             )
         box.caption("computed now" if computed else "shipped result (Regenerate recomputes)")
-        for result in call_core(paper_claims, panel.key, df):
+        for result in built(paper_claims, panel.key, df, key=made[:3]):
             colour = {"holds": "green", "tie": "orange", "fails": "red"}[result.verdict]
             tie = " — a tie: not separable from noise" if result.verdict == "tie" else ""
             box.markdown(f":{colour}[{paper.MARKS[result.verdict]}] {result.claim}{tie}")

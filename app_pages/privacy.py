@@ -97,6 +97,38 @@ def _worst_table(curve: pd.DataFrame, ng: bool, sites: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _coalition_shown(report: pd.DataFrame) -> pd.DataFrame:
+    """The chosen coalition's table as shown: ε of each view, its verdict and σ/τ_s."""
+    shown = pd.DataFrame(
+        {
+            "site": report.site,
+            "promised ε_s": report.promised_epsilon,
+            "ε own release": report.epsilon_release,
+            "own": np.where(report.release_meets, "✓", "✗"),
+            "ε all releases": report.epsilon_joint,
+            "joint": np.where(report.joint_meets, "✓", "✗"),
+            "σ own / τ_s": report.release_ratio,
+            "σ all / τ_s": report.joint_ratio,
+            "ε of τ_s alone": report.epsilon_at_required,
+        }
+    )
+    if "epsilon_joint_exact" in report:
+        shown["ε all releases, τ_s exact"] = report.epsilon_joint_exact
+    return shown
+
+
+def _dropout_pca_table(pca: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """capePCA's captured energy per dropout case: mean and std over the runs."""
+    stats = pca.groupby("case", sort=False).captured_energy_ratio.agg(["mean", "std"])
+    return pd.DataFrame(
+        {
+            "case": ["no dropout", *[names[c] for c in ("none", "naive", "cape")]],
+            "captured energy (of optimum)": stats["mean"].to_numpy(),
+            "± std over runs": stats["std"].to_numpy(),
+        }
+    )
+
+
 design_kind = url_bound(
     st.radio,
     "CAPE design",
@@ -144,7 +176,7 @@ def _views_table(parties: pd.DataFrame) -> pd.DataFrame:
 
 parties = call_core(party_table, *design_args)
 # built once per table of views (figures/memo.py): no pandas reshaping on a cached rerun
-st.dataframe(built(_views_table, parties), width="stretch")
+st.dataframe(built(_views_table, parties, key=design_args), width="stretch")
 st.caption(
     "Each cell: the exact ε (at the site's δ_s) of **everything that party sees at once** "
     "about the site, against the ε_s the site was promised: ✓ when ε ≤ ε_s. The paper's "
@@ -217,21 +249,7 @@ with table_box:
             float(report.epsilon_release.max()),
             float(report.epsilon_joint.max()),
         )
-        shown = pd.DataFrame(
-            {
-                "site": report.site,
-                "promised ε_s": report.promised_epsilon,
-                "ε own release": report.epsilon_release,
-                "own": np.where(report.release_meets, "✓", "✗"),
-                "ε all releases": report.epsilon_joint,
-                "joint": np.where(report.joint_meets, "✓", "✗"),
-                "σ own / τ_s": report.release_ratio,
-                "σ all / τ_s": report.joint_ratio,
-                "ε of τ_s alone": report.epsilon_at_required,
-            }
-        )
-        if "epsilon_joint_exact" in report:
-            shown["ε all releases, τ_s exact"] = report.epsilon_joint_exact
+        shown = built(_coalition_shown, report, key=(design_args, tuple(colluders), with_ng))
         st.dataframe(
             shown,
             hide_index=True,
@@ -258,14 +276,22 @@ with table_box:
 with chart_box:
     curve = call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
     bound = call_core(dpcore.collusion_bound, sites)
-    collusion_fig = built(collusion_figure, curve, bound=bound, chosen=chosen)
+    shown_key = (design_args, bool(with_ng), chosen)
+    collusion_fig = built(collusion_figure, curve, bound=bound, chosen=chosen, key=shown_key)
     st.plotly_chart(
         presenter.style(collusion_fig),
         key="collusion_chart",
         config=presenter.chart_config("cape_collusion"),
     )
     explain(
-        explanations.collusion(curve, bound=bound, noise_generator=bool(with_ng), chosen=chosen)
+        built(
+            explanations.collusion,
+            curve,
+            bound=bound,
+            noise_generator=bool(with_ng),
+            chosen=chosen,
+            key=shown_key,
+        )
     )
     site_params = {**site_params_of(args), "design": design_kind}
     export_controls(
@@ -292,7 +318,11 @@ with chart_box:
             "exist, so they get no ✓."
         )
     )
-    st.dataframe(built(_worst_table, curve, bool(with_ng), sites), hide_index=True, width="stretch")
+    st.dataframe(
+        built(_worst_table, curve, bool(with_ng), sites, key=shown_key[:2]),
+        hide_index=True,
+        width="stretch",
+    )
     st.caption(
         "With every other site colluding only G_s is left: τ_s/√S for equal sites in the "
         "paper's design. The dotted vertical line marks the collusion bound S_C ≤ ⌈S/3⌉ − 1 of "
@@ -344,16 +374,9 @@ else:
             f"the aggregator's joint view: {row.joint_ratio:.3f} τ_s "
             f"(normal run: {drop['normal_joint']:.3f} τ_s).",
         )
-    pca = drop["pca"].groupby("case", sort=False).captured_energy_ratio.agg(["mean", "std"])
     st.markdown("**Effect on capePCA** (synthetic D = 50, K = 10, 20 runs, these sites):")
     st.dataframe(
-        pd.DataFrame(
-            {
-                "case": ["no dropout", *[names[c] for c in ("none", "naive", "cape")]],
-                "captured energy (of optimum)": pca["mean"].to_numpy(),
-                "± std over runs": pca["std"].to_numpy(),
-            }
-        ),
+        built(_dropout_pca_table, drop["pca"], names, key=(args, tuple(dropped), seed)),
         hide_index=True,
         column_config={
             "captured energy (of optimum)": st.column_config.NumberColumn(format="%.3f"),
@@ -376,7 +399,7 @@ st.header("Calibration: classic or analytic")
 grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
 eps_sites = args[1]
 cal = call_core(calibration_table, float(eps_sites[0]), float(args[2][0]), grid)
-calib_fig = built(calibration_figure, cal["curve"], current=eps_sites)
+calib_fig = built(calibration_figure, cal["curve"], current=eps_sites, key=(eps_sites, args[2][0]))
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )

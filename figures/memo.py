@@ -129,12 +129,35 @@ def _where(builder: Callable[..., Any]) -> Any:
     return (code.co_filename, builder.__qualname__, code.co_firstlineno, code.co_code)
 
 
-def built(builder: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def built(builder: Callable[..., Any], *args: Any, key: Any = None, **kwargs: Any) -> Any:
     """``builder(*args, **kwargs)``, the figure (or table) built before for equal arguments if
     there is one (:func:`memo`). The result is shared: do not change it. ``builder`` must read
-    nothing but its arguments (a page's function is cached across its runs)."""
+    nothing but its arguments (a page's function is cached across its runs).
+
+    ``key``: small values (the settings) that determine every argument, e.g. the tuples a
+    cached core call was made with. Given, it names the result instead of a digest of the
+    arguments: hashing a few tuples instead of whole data frames on every rerun.
+    """
     where = _where(builder)
+    if key is not None:
+        name = digest(key)
+        if name is None:
+            raise TypeError(f"key must be made of numbers, strings and tuples; got {key!r}")
+        with _KEYED_LOCK:
+            if (where, name) in _KEYED:
+                _KEYED.move_to_end((where, name))
+                return _KEYED[where, name]
+        result = builder(*args, **kwargs)
+        with _KEYED_LOCK:
+            _KEYED[where, name] = result
+            while len(_KEYED) > MAX_ENTRIES:
+                _KEYED.popitem(last=False)
+        return result
     cached = _BUILT.get(where)
     if cached is None:
         cached = _BUILT.setdefault(where, memo(builder))
     return cached(*args, **kwargs)
+
+
+_KEYED: OrderedDict[tuple[Any, str], Any] = OrderedDict()
+_KEYED_LOCK = threading.Lock()

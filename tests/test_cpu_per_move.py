@@ -154,3 +154,25 @@ def test_styled_dict_equals_plotlys_own_restyling(monkeypatch, dark, presenting)
     got = presenter.style(fig).to_dict()
     assert go.Figure(got).to_plotly_json() == expected.to_plotly_json()
     assert fig.data[0].line.color == "#333333"  # the caller's figure keeps its colours
+
+
+def test_built_with_a_key_names_the_result_by_the_settings_not_the_frames():
+    """A page that knows which settings made a frame passes them as ``key``: equal keys give
+    the result built before without reading the frame; another key builds again."""
+    from figures.memo import built
+
+    calls = []
+
+    def table(frame: pd.DataFrame) -> pd.DataFrame:
+        calls.append(1)
+        return frame.assign(twice=2 * frame.x)
+
+    frame = pd.DataFrame({"x": [1.0, 2.0]})
+    first = built(table, frame, key=(("n", 3), 0.5, "cape"))
+    # a fresh copy of the frame (as st.cache_data hands it out), the same settings: no build
+    assert built(table, frame.copy(), key=(("n", 3), 0.5, "cape")) is first
+    assert len(calls) == 1
+    other = built(table, frame, key=(("n", 3), 0.25, "cape"))
+    assert other is not first and len(calls) == 2
+    with pytest.raises(TypeError, match="key"):
+        built(table, frame, key=object())

@@ -452,10 +452,11 @@ def paper_pool_spread(key: str, calibration: str) -> pd.DataFrame:
     return paper.pool_spread(key, calibration=calibration)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
 def paper_claims(key: str, df: pd.DataFrame) -> list:
-    """The verdicts of a panel's claims on its numbers (:func:`dpcore.paper.check_claims`),
-    cached: deciding them reads the frame point by point, ~40 ms a panel."""
+    """The verdicts of a panel's claims on its numbers (:func:`dpcore.paper.check_claims`):
+    deciding them reads the frame point by point, ~40 ms a panel, so a page keeps them with
+    ``figures.memo.built(paper_claims, key, df, key=<the panel's settings>)`` instead of
+    hashing the frame on every rerun."""
     from dpcore import paper
 
     return paper.check_claims(paper.panel_by_key(key), df)
