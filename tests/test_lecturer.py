@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 import browser_wait
 import pandas as pd
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from ui.sites_table import preset_link
 
@@ -124,14 +125,30 @@ def test_sites_up_and_down_keep_the_weights_the_rule_implies(server, browser):
     page.context.close()
 
 
+def open_cell_editor(page, grid, position: dict, attempts: int = 4) -> None:
+    """Click a cell of the sites table and press Enter until its editor has the focus (the
+    grid's ``input.gdg-input``). On a busy machine the first click can land while the grid is
+    still drawing its rows, and the Enter then opens nothing."""
+    for _ in range(attempts):
+        grid.click(position=position)
+        page.keyboard.press("Enter")
+        try:
+            page.wait_for_function(
+                "() => document.activeElement?.classList.contains('gdg-input')", timeout=5_000
+            )
+            return
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            settle(page)
+    raise AssertionError(f"the cell editor did not open after {attempts} clicks")
+
+
 def test_table_edits_survive_the_weighting_rule(server, browser):
     page = new_page(browser)
     page.goto(f"{server}/averaging")
     settle(page)
     grid = page.locator("[data-testid='stDataFrame']").first
-    # first body row (rows are 35 px under a 35 px header), first column (N_s)
-    grid.click(position={"x": 60, "y": 35 + 17})
-    page.keyboard.press("Enter")  # open the cell editor
+    open_cell_editor(page, grid, {"x": 60, "y": 35 + 17})  # first body row, first column (N_s)
     page.keyboard.press("Control+A")
     page.keyboard.type("4000", delay=80)
     # the editor holds the typed text before Enter commits it (a busy browser renders late)
