@@ -1,9 +1,9 @@
 """Back/Forward at a lecturer's pace on a busy server (issue #22, item 4), in a real Chromium.
 
 A lecturer clicks about once a second and does not wait for the app: a CPU burner spins on one
-of the machine's cores for the test's duration (bounded; paused while a fresh browser takes
-a reference screen), so the server answers late, as on a busy classroom server. Then every history entry is walked, Back to the start and Forward to the
-end, and checked:
+of the machine's cores for the test's duration (bounded; paused while a fresh browser takes a
+reference screen), so the server answers late, as on a busy classroom server. Then every
+history entry is walked, Back to the start and Forward to the end, and checked:
 
 * no address carries another page's keys (docs/state.md: each page owns its prefix);
 * every entry's screen is what a fresh browser opened at that entry's URL shows (no half-built
