@@ -92,28 +92,43 @@ def digest(*args: Any, **kwargs: Any) -> str | None:
     return h.hexdigest()
 
 
+class _Shelf:
+    """Built results by name, least recently used out, shared by every session's thread."""
+
+    def __init__(self) -> None:
+        self.items: OrderedDict[Any, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, name: Any, build: Callable[[], Any]) -> Any:
+        """The result stored under ``name``, else ``build()`` stored under it."""
+        with self.lock:
+            if name in self.items:
+                self.items.move_to_end(name)
+                return self.items[name]
+        result = build()  # outside the lock: two sessions may build it twice
+        with self.lock:
+            self.items[name] = result
+            while len(self.items) > MAX_ENTRIES:
+                self.items.popitem(last=False)
+        return result
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+
+
 def memo(builder: F) -> F:
     """Cache ``builder``'s figures by the digest of its arguments (least recently used out)."""
-    cache: OrderedDict[str, Any] = OrderedDict()
-    lock = threading.Lock()
+    shelf = _Shelf()
 
     @functools.wraps(builder)
     def cached(*args: Any, **kwargs: Any) -> Any:
         key = digest(*args, **kwargs)
         if key is None:
             return builder(*args, **kwargs)
-        with lock:
-            if key in cache:
-                cache.move_to_end(key)
-                return cache[key]
-        fig = builder(*args, **kwargs)  # outside the lock: two sessions may build it twice
-        with lock:
-            cache[key] = fig
-            while len(cache) > MAX_ENTRIES:
-                cache.popitem(last=False)
-        return fig
+        return shelf.get(key, lambda: builder(*args, **kwargs))
 
-    cached.cache_clear = cache.clear  # type: ignore[attr-defined]
+    cached.cache_clear = shelf.clear  # type: ignore[attr-defined]
     return cached  # type: ignore[return-value]
 
 
@@ -143,21 +158,11 @@ def built(builder: Callable[..., Any], *args: Any, key: Any = None, **kwargs: An
         name = digest(key)
         if name is None:
             raise TypeError(f"key must be made of numbers, strings and tuples; got {key!r}")
-        with _KEYED_LOCK:
-            if (where, name) in _KEYED:
-                _KEYED.move_to_end((where, name))
-                return _KEYED[where, name]
-        result = builder(*args, **kwargs)
-        with _KEYED_LOCK:
-            _KEYED[where, name] = result
-            while len(_KEYED) > MAX_ENTRIES:
-                _KEYED.popitem(last=False)
-        return result
+        return _KEYED.get((where, name), lambda: builder(*args, **kwargs))
     cached = _BUILT.get(where)
     if cached is None:
         cached = _BUILT.setdefault(where, memo(builder))
     return cached(*args, **kwargs)
 
 
-_KEYED: OrderedDict[tuple[Any, str], Any] = OrderedDict()
-_KEYED_LOCK = threading.Lock()
+_KEYED = _Shelf()  # results named by their settings (built(..., key=...)), every builder
