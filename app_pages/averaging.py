@@ -64,26 +64,26 @@ if not presenting:
 c1, c2, c3, c4 = main.columns(4)
 c1.metric(
     "Pooled requirement",
-    f"{design['tau_pool']:.3g}",
+    f"{design.cape.tau_pool:.3g}",
     help="Std a trusted curator with all the data must add: max_s μ_s τ_s.",
 )
 c2.metric(
     "CAPE, paper's design",
-    f"{design['tau_cape']:.3g}",
+    f"{design.cape.tau_agg:.3g}",
     help="Std of Σ μ_s G_s — equal to the pooled requirement (eq. (2) and Sec. 3.1). Each "
     "release on its own carries τ_s; all releases together do not (Privacy explorer).",
 )
 c3.metric(
     "CAPE, joint-view-safe design",
-    f"{design['tau_joint']:.3g}",
-    delta=f"{design['tau_joint'] / design['tau_pool'] - 1:+.1%} vs pooled",
+    f"{design.joint.tau_agg:.3g}",
+    delta=f"{design.joint.tau_agg / design.cape.tau_pool - 1:+.1%} vs pooled",
     delta_color="off",
     help="The aggregator's view of all releases together also meets every site's (ε_s, δ_s): "
     "larger E's (free: they cancel) and slightly larger G's. docs/privacy.md derives it.",
 )
 c4.metric(
     "Conventional aggregate std",
-    f"{design['tau_conv']:.3g}",
+    f"{design.cape.tau_conv:.3g}",
     help="Each site adds its own τ_s: std sqrt(Σ μ_s² τ_s²), same weights μ_s.",
 )
 
@@ -95,7 +95,7 @@ st.markdown(
     "of all releases together is exactly τ_s."
 )
 st.dataframe(
-    design["table"],
+    design.table(),
     hide_index=True,
     column_config={
         c: st.column_config.NumberColumn(format="%.4g")
@@ -112,7 +112,7 @@ st.dataframe(
         )
     },
 )
-if design["paper_feasible"]:
+if design.paper.feasible:
     st.success(
         "The paper's closed-form design (Sec. 3.1) is feasible here too.",
         icon=":material/check_circle:",
@@ -130,7 +130,7 @@ mc = call_core(averaging_monte_carlo, *args, draws=int(draws), seed=seed)
 fig = built(
     noise_histogram_figure,
     {"CAPE": mc["cape"], "Conventional": mc["conv"]},
-    {"CAPE": design["tau_cape"], "Conventional": design["tau_conv"]},
+    {"CAPE": design.cape.tau_agg, "Conventional": design.cape.tau_conv},
     {"CAPE": style("cape").color, "Conventional": style("conv").color},
 )
 main.plotly_chart(
@@ -159,7 +159,7 @@ main.caption(
 
 st.header("What CAPE gains, and against what")
 sizes = np.asarray(args[0])
-gains = design["gains"]
+gains = design.gains
 st.table(
     pd.DataFrame(
         {
@@ -169,9 +169,9 @@ st.table(
         }
     ).set_index("comparison")
 )
-differs = design["paper_formula_differs"]
+differs = design.paper_formula_differs
 st.markdown(
-    f"**The paper's G(n)** (Proposition 1) = (N²/S²) Σ 1/N_s² = {design['paper_formula']:.3g}× "
+    f"**The paper's G(n)** (Proposition 1) = (N²/S²) Σ 1/N_s² = {design.paper_formula:.3g}× "
     f"for sizes {list(args[0])}"
     + (
         f" — a formula, **not your sites' gain**: it assumes one common (ε, δ) and "
@@ -199,7 +199,7 @@ explain(
         {k: v[0] for k, v in GAINS.items()},
         {k: gains[k] for k in GAINS},
         share=float(sizes.max() / sizes.sum()),
-        formula=design["paper_formula"],
+        formula=design.paper_formula,
         differs=differs,
     )
 )

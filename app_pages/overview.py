@@ -131,14 +131,14 @@ noise = call_core(equal_sites_noise, sites, n_per_site, epsilon, 0.01)
 m1, m2, m3 = st.columns(3)
 m1.metric(
     "Site noise std τ_s",
-    f"{noise['tau_site']:.3g}",
+    f"{noise.tau_site[0]:.3g}",
     help="What one site must add on its own (a mean of values in [0, 1]).",
 )
-m2.metric("Conventional aggregate std", f"{noise['tau_conv']:.3g}", help="τ_s/√S.")
+m2.metric("Conventional aggregate std", f"{noise.tau_conv:.3g}", help="τ_s/√S.")
 m3.metric(
     "CAPE aggregate std (= pooled)",
-    f"{noise['tau_cape']:.3g}",
-    delta=f"{noise['variance_gain']:.1f}× less variance",
+    f"{noise.tau_agg:.3g}",
+    delta=f"{noise.gain_same_weights:.1f}× less variance",
     delta_color="off",
     help="τ_s/S: exactly what a trusted curator with all the data would add.",
 )

@@ -143,10 +143,10 @@ design_kind = url_bound(
 design_args = (*args, design_kind)
 noise = call_core(averaging_design, *args)
 st.caption(
-    f"The price in accuracy — aggregate noise std: pooled requirement {noise['tau_pool']:.3g}; "
-    f"paper's design {noise['tau_cape']:.3g} (= pooled); joint-view-safe "
-    f"{noise['tau_joint']:.3g} ({noise['tau_joint'] / noise['tau_pool'] - 1:+.1%}); "
-    f"conventional averaging {noise['tau_conv']:.3g}."
+    f"The price in accuracy — aggregate noise std: pooled requirement {noise.cape.tau_pool:.3g}; "
+    f"paper's design {noise.cape.tau_agg:.3g} (= pooled); joint-view-safe "
+    f"{noise.joint.tau_agg:.3g} ({noise.joint.tau_agg / noise.cape.tau_pool - 1:+.1%}); "
+    f"conventional averaging {noise.cape.tau_conv:.3g}."
 )
 
 # --- per-party views ------------------------------------------------------------------------

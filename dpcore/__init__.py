@@ -59,6 +59,7 @@ from dpcore.datasets import Dataset, split_sizes, synthetic_dataset
 from dpcore.discrete import sample_discrete_gaussian
 from dpcore.joint_safe import joint_safe_design
 from dpcore.ledger import LedgerEntry, PrivacyLedger, privacy_statement
+from dpcore.mean_release import MeanReleaseDesigns, mean_release_designs
 from dpcore.metrics import (
     captured_energy,
     component_error,
@@ -127,6 +128,7 @@ __all__ = [
     "ClassicGaussianWarning",
     "Dataset",
     "LedgerEntry",
+    "MeanReleaseDesigns",
     "Message",
     "MixtureModel",
     "OtdSpec",
@@ -172,6 +174,7 @@ __all__ = [
     "joint_safe_design",
     "make_model",
     "mean_noise_std",
+    "mean_release_designs",
     "mean_sensitivity",
     "mog_model",
     "normalise_weights",

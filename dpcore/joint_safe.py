@@ -117,10 +117,14 @@ def joint_safe_design(
     tau = _check_tau_site(tau_site)
     mu = check_weights(weights, tau.size)
     price = check_real(price, "price", low=1.0, low_open=True, high=100.0)
-    u = mu * tau
+    # The design is homogeneous in τ (stds scale with it, variances with its square): work
+    # with τ/max τ so that tiny or huge τ_s neither underflow nor overflow on the way.
+    c = float(tau.max())
+    t = tau / c if c > 0 else tau
+    u = mu * t
     u_max = float(u.max())
     n = tau.size
-    var_g = tau**2
+    var_g = t**2
     var_e = np.zeros(n)
     mixing = np.zeros((n, n))
     if u_max > 0:
@@ -128,23 +132,24 @@ def joint_safe_design(
         total = min(price**2, float(r2.sum()))
         a = _e_scale(r2, price**2)
         share = r2 / (total + a * (total - r2))  # γ_s / T
-        var_g = tau**2 * total / (total + a * (total - r2))
+        var_g = t**2 * total / (total + a * (total - r2))
         var_e = a * var_g * (1.0 - share)
         # e = M z: M_st = (δ_st − γ_s/T) sqrt(a γ_t) / μ_s, written without dividing by μ_s.
         tau_g = np.sqrt(var_g)
         mixing = -math.sqrt(a) * np.outer(mu * var_g, mu * tau_g) / (total * u_max**2)
         mixing[np.diag_indices(n)] = math.sqrt(a) * tau_g * (1.0 - share)
     zero = mu == 0
-    var_g = np.where(zero, tau**2, var_g)
+    var_g = np.where(zero, t**2, var_g)
     var_e[zero] = 0.0
     mixing[zero] = 0.0
+    scale = c if c > 0 else 1.0
     return CapeDesign(
         tau_site=tau,
         weights=mu,
-        var_e=var_e,
-        var_f=np.clip(tau**2 - var_g, 0.0, None),
-        var_g=var_g,
-        e_mixing=mixing,
-        tau_pool=u_max,
+        var_e=var_e * scale**2,
+        var_f=np.clip(t**2 - var_g, 0.0, None) * scale**2,
+        var_g=var_g * scale**2,
+        e_mixing=mixing * scale,
+        tau_pool=u_max * scale,
         method="joint",
     )

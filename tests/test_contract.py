@@ -119,6 +119,9 @@ def _valid() -> dict[str, object]:
         "est_weights": np.array([0.5, 0.5]),
         "true_weights": np.array([0.5, 0.5]),
         "design": dpcore.cape_design([1.0, 2.0, 3.0]),
+        "cape": dpcore.cape_design([1.0, 2.0, 3.0]),
+        "joint": dpcore.joint_safe_design([1.0, 2.0, 3.0]),
+        "paper": dpcore.cape_design([1.0, 2.0, 3.0]),
         "colluding": [0],
         "dropped": [0],
         "remedy": "cape",
@@ -267,7 +270,7 @@ SIGNATURE_OF = {"otd_example": dpcore.otd_sweep}
 SKIP = {"AveragingRun", "Message", "register"}
 # records that only freeze their arrays (the builders cape_design, mog_model, secagg_design
 # and the registry validate): a refusal must name the field, but junk kept is not a result
-CONTAINERS = {"Algorithm", "CapeDesign", "MixtureModel", "SecAggDesign"}
+CONTAINERS = {"Algorithm", "CapeDesign", "MeanReleaseDesigns", "MixtureModel", "SecAggDesign"}
 # the four sweeps run real (tiny) experiments: seconds per function, not milliseconds
 SLOW = {
     "dropout_pca",
@@ -350,6 +353,7 @@ INFINITY_MEANS = {
     "LedgerEntry": "noise_multiplier = inf: the release tells nothing about the site",
     "PrivacyLedger.add": "noise_multiplier = inf: the release tells nothing about the site",
     "secagg_design": "epsilon = inf: no privacy, no noise share (sigma = 0)",
+    "mean_release_designs": "epsilon = inf: the sites' ε as asked (no privacy, no noise)",
     "SecAggDesign": "epsilon = inf: no privacy, no noise share (sigma = 0)",
     "SecAggDesign.epsilons": "epsilon = inf when the design promised no privacy",
     "secagg_views": "noise_std = inf: a one-time-padded message tells a site nothing",

@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import ClassicGaussianWarning, OtdSpec, PcaSpec, cluster, realdata
+from dpcore import CapeDesign, ClassicGaussianWarning, OtdSpec, PcaSpec, cluster, realdata
 from dpcore.joint_safe import design_for
 from dpcore.privacy import EPS_TOL
 from serving import worker
@@ -62,16 +62,12 @@ def classic_warning(calibration: str, epsilons) -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def equal_sites_noise(sites: int, n_per_site: int, epsilon: float, delta: float) -> dict:
-    """Site, conventional and CAPE aggregate noise std for S equal sites (paper eq. (2))."""
-    tau = dpcore.site_noise_std([n_per_site] * sites, epsilon=epsilon, delta=delta)
-    design = dpcore.cape_design(tau)
-    return {
-        "tau_site": float(tau[0]),
-        "tau_conv": design.tau_conv,
-        "tau_cape": design.tau_agg,
-        "variance_gain": design.gain_same_weights,  # τ_conv²/τ_agg², the core's
-    }
+def equal_sites_noise(sites: int, n_per_site: int, epsilon: float, delta: float) -> CapeDesign:
+    """CAPE design for S equal sites releasing a mean in [0, 1] (paper eq. (2)): τ_s, and
+    the conventional and CAPE aggregate noise std; the classic calibration of Sec. 3.1."""
+    return dpcore.mean_release_designs(
+        [n_per_site] * sites, epsilon=epsilon, delta=delta, calibration="classic"
+    ).cape
 
 
 # What the data-set picker shows (and the URL holds) → the source kind.
@@ -183,62 +179,11 @@ def averaging_design(
     delta: tuple[float, ...],
     weights: tuple[float, ...],
     calibration: str,
-) -> dict[str, Any]:
-    """The CAPE design table and the paper's closed form for per-site settings (a mean in [0,1]).
-
-    The released statistic is the site's mean of values in [0, 1]: sensitivity 1/N_s.
-    """
-    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
-    design = dpcore.cape_design(tau, weights=weights)
-    joint = dpcore.joint_safe_design(tau, weights=weights)
-    paper = dpcore.paper_design(tau, weights=weights, tau_pool=design.tau_pool)
-    table = pd.DataFrame(
-        {
-            "site": np.arange(1, len(tau) + 1),
-            "N_s": n_per_site,
-            "μ_s": design.weights,
-            "τ_s": tau,
-            "τ_e": design.tau_e,
-            "τ_f": design.tau_f,
-            "τ_g": design.tau_g,
-            "paper τ_g²": paper.var_g,
-            "joint-safe τ_e": joint.tau_e,
-            "joint-safe τ_f": joint.tau_f,
-            "joint-safe τ_g": joint.tau_g,
-        }
+) -> dpcore.MeanReleaseDesigns:
+    """:func:`dpcore.mean_release_designs` for per-site settings (a mean in [0, 1])."""
+    return dpcore.mean_release_designs(
+        n_per_site, epsilon=epsilon, delta=delta, weights=weights, calibration=calibration
     )
-    return {
-        "table": table,
-        "tau_pool": design.tau_pool,
-        "tau_cape": design.tau_agg,
-        "tau_joint": joint.tau_agg,
-        "tau_conv": design.tau_conv,
-        "paper_feasible": paper.feasible,
-        "gains": {
-            "same_weights": design.gain_same_weights,
-            "joint_same_weights": joint.gain_same_weights,
-            "best_conventional": design.gain_best_conventional,
-            "paper_g": design.gain_equal_weights,  # Prop. 1's comparison, on these sites
-        },
-        "paper_formula": dpcore.cape_gain(n_per_site),  # G(n): ignores ε_s, δ_s and μ_s
-        "paper_formula_differs": _paper_formula_differs(n_per_site, epsilon, delta, weights),
-    }
-
-
-def _paper_formula_differs(n_per_site, epsilon, delta, weights) -> list[str]:
-    """Why Proposition 1's G(n) is not these sites' equal-weights gain (empty: it is).
-
-    G(n) assumes one (ε, δ) for every site (τ_s ∝ 1/N_s) and CAPE weights μ_s = N_s/N.
-    """
-    sizes = np.asarray(n_per_site, float)
-    reasons = []
-    if not np.allclose(epsilon, epsilon[0], rtol=1e-12, atol=0):
-        reasons.append("the sites' ε differ")
-    if not np.allclose(delta, delta[0], rtol=1e-12, atol=0):
-        reasons.append("the sites' δ differ")
-    if not np.allclose(weights, sizes / sizes.sum(), rtol=1e-9, atol=0):
-        reasons.append("the weights are not μ_s = N_s/N")
-    return reasons
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
