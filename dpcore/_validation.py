@@ -22,6 +22,8 @@ MAX_MAGNITUDE = 1e100
 
 def show(value: object, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters, for messages (an array may be long)."""
+    if isinstance(value, np.generic):  # 1.5, not np.float64(1.5) (NumPy 2's repr)
+        value = value.item()
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -90,7 +92,9 @@ def check_real(
     if math.isnan(x) or below or above:
         lo_b = "(" if low_open else "["
         hi_b = ")" if high_open else "]"
-        raise ValueError(f"{name} must be a float in {lo_b}{low:g}, {high:g}{hi_b}; got {value!r}")
+        raise ValueError(
+            f"{name} must be a float in {lo_b}{low:g}, {high:g}{hi_b}; got {show(value)}"
+        )
     return x
 
 
@@ -146,7 +150,7 @@ def check_positive_array(
     if bad.any():
         rng = "[0, " if allow_zero else "(0, "
         rng += "inf]" if allow_inf else "inf)"
-        raise ValueError(f"every entry of {name} must be in {rng}; got {arr[bad][0]!r}")
+        raise ValueError(f"every entry of {name} must be in {rng}; got {show(arr[bad][0])}")
     return arr
 
 
@@ -158,7 +162,7 @@ def check_weights(value: ArrayLike | None, n_sites: int, name: str = "weights") 
     if w.size != n_sites:
         raise ValueError(f"{name} must have one entry per site ({n_sites}); got {w.size}")
     if not math.isclose(w.sum(), 1.0, rel_tol=0.0, abs_tol=1e-9):
-        raise ValueError(f"{name} must sum to 1 (within 1e-9); got sum {w.sum()!r}")
+        raise ValueError(f"{name} must sum to 1 (within 1e-9); got sum {show(w.sum())}")
     return w / w.sum()
 
 

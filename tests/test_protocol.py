@@ -6,49 +6,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore import cape_design
 from dpcore.protocol_demo import protocol_demo
 from learning.protocol_steps import holdings, ledger, protocol_steps
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.mark.parametrize("kind", ["scalar", "2x2"])
-@pytest.mark.parametrize("sites", [3, 4, 5])
-def test_demo_is_a_faithful_cape_run(kind, sites):
-    d = protocol_demo(sites=sites, kind=kind, seed=11)
-    run = d.run
-    scale = np.max(np.abs(run.e))
-    assert np.max(np.abs(d.e_sum)) <= 1e-14 * max(scale, 1.0)  # Σ μ_s E_s = 0 to rounding
-    np.testing.assert_allclose(run.estimate, d.value_sum + d.g_sum, rtol=0, atol=1e-14)
-    np.testing.assert_allclose(d.unmasked, run.values + run.e + run.g, rtol=0, atol=1e-14)
-    messages = {m.name: m.value for m in run.messages}
-    for s in range(sites):
-        np.testing.assert_array_equal(messages[f"E_{s + 1}"], run.e[s])
-        np.testing.assert_array_equal(messages[f"Â_{s + 1}"], run.released[s])
-    # eq. (2): the design is the paper's for equal sites
-    d2 = cape_design(run.design.tau_site)
-    np.testing.assert_allclose(d2.var_g, run.design.tau_site**2 / sites)
-
-
-def test_same_seed_same_draw_other_seed_other_draw():
-    a, b = protocol_demo(sites=4, seed=3), protocol_demo(sites=4, seed=3)
-    np.testing.assert_array_equal(a.run.released, b.run.released)
-    c = protocol_demo(sites=4, seed=4)
-    assert not np.array_equal(a.run.released, c.run.released)
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "match"),
-    [
-        ({"sites": 1}, "sites"),
-        ({"sites": 3, "kind": "3x3"}, "kind"),
-        ({"sites": 3, "seed": -1}, "seed"),
-    ],
-)
-def test_demo_refuses_bad_inputs(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        protocol_demo(**kwargs)
 
 
 def test_steps_follow_algorithm_1_and_parties_hold_what_they_were_sent():

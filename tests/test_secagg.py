@@ -5,28 +5,17 @@ the baseline in both sweeps, dropouts and views, and bad inputs."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 import dpcore
 from dpcore import registry
 from dpcore.discrete import (
-    ALPHAS,
     ddg_epsilon,
-    ddg_rdp,
-    ddg_sigma,
-    ddg_tau,
-    discrete_gaussian_pmf,
-    discrete_gaussian_variance,
-    rdp_to_epsilon,
-    rounded_l2_bound,
     sample_discrete_gaussian,
 )
-from dpcore.limits import estimate_pca
 from dpcore.precision import cancellation_table
 from dpcore.secagg import (
     SecAggDesign,
@@ -39,7 +28,7 @@ from dpcore.secagg import (
     secagg_sum,
     symmetric_coordinates,
 )
-from dpcore.secagg_views import secagg_cost, secagg_dropouts, secagg_views
+from dpcore.secagg_views import secagg_dropouts, secagg_views
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
@@ -103,51 +92,6 @@ def test_quantisation_is_unbiased_with_the_bernoulli_variance():
     assert abs(q.mean() - v / gamma) < 5 * math.sqrt(0.37 * 0.63 / 2e5)
 
 
-# --- the sampler --------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("sigma", [0.4, 1.0, 2.5, 37.0])
-def test_sampler_matches_the_discrete_gaussian_pmf(sigma):
-    n = 200_000
-    x = sample_discrete_gaussian(sigma, n, rng=int(sigma * 10))
-    assert x.dtype == np.int64
-    # bins: every integer whose expected count is at least 5, the two tails pooled
-    support = np.arange(-math.ceil(10 * sigma) - 5, math.ceil(10 * sigma) + 6)
-    expected = n * discrete_gaussian_pmf(support, sigma=sigma)
-    keep = expected >= 5
-    inner = support[keep]
-    lo, hi = inner.min(), inner.max()
-    observed = np.array([np.count_nonzero(x == v) for v in inner])
-    tails_obs = np.array([np.count_nonzero(x < lo), np.count_nonzero(x > hi)])
-    tails_exp = n * np.array(
-        [
-            discrete_gaussian_pmf(support[support < lo], sigma=sigma).sum(),
-            discrete_gaussian_pmf(support[support > hi], sigma=sigma).sum(),
-        ]
-    )
-    obs = np.concatenate([observed, tails_obs])
-    exp = np.concatenate([expected[keep], tails_exp])
-    obs, exp = obs[exp > 0], exp[exp > 0]
-    chi2 = float(np.sum((obs - exp) ** 2 / exp))
-    # threshold: the chi-square quantile at 1 − 1e-4 (a correct sampler fails 1 in 10⁴ seeds)
-    assert chi2 < stats.chi2.ppf(1 - 1e-4, df=obs.size - 1), chi2
-    # and its variance is the closed form (CKS Cor. 9): 5 SE of a sample variance
-    var = discrete_gaussian_variance(sigma)
-    se = math.sqrt((np.mean((x - x.mean()) ** 4) - x.var() ** 2) / n)
-    assert abs(x.var() - var) < 5 * se
-
-
-def test_pmf_sums_to_one_and_the_variance_is_below_sigma_squared():
-    for sigma in (0.3, 0.9, 1.0, 4.0):
-        half = math.ceil(40 * sigma) + 40
-        y = np.arange(-half, half + 1)
-        p = discrete_gaussian_pmf(y, sigma=sigma)
-        assert abs(p.sum() - 1) < 1e-12
-        direct = float(np.sum(y**2 * p))
-        assert abs(direct - discrete_gaussian_variance(sigma)) < 1e-10 * max(1, sigma**2)
-        assert discrete_gaussian_variance(sigma) <= sigma**2
-
-
 # --- the aggregate noise ------------------------------------------------------------------
 
 
@@ -190,111 +134,6 @@ def test_dropouts_leave_the_masks_recovered_and_the_noise_short():
         secagg_sum(x, design, rng=1, dropped=[0, 1, 2])  # 2 < t = 3 survive
 
 
-# --- accounting against an exact computation ----------------------------------------------
-
-# (share σ, shares n, integer shift Δ, δ): small σ where τ matters and larger ones where not
-ACCOUNTING = [
-    (0.5, 2, 1, 1e-5),
-    (0.6, 3, 1, 1e-3),
-    (0.8, 5, 2, 1e-5),
-    (1.0, 2, 1, 1e-6),
-    (1.5, 4, 3, 1e-5),
-    (2.0, 10, 5, 1e-3),
-    (3.0, 3, 2, 1e-5),
-    (0.7, 10, 1, 1e-4),
-    (5.0, 2, 10, 1e-5),
-    (1.2, 6, 4, 1e-2),
-    (0.55, 8, 1, 1e-5),
-    (4.0, 5, 1, 1e-6),
-]
-
-
-def _sum_pmf(sigma: float, n: int) -> np.ndarray:
-    """pmf of the sum of n shares by direct convolution (support ±n(12σ + 10): the mass
-    beyond 12σ + 10 of one share is below e^{-72})."""
-    half = math.ceil(12 * sigma) + 10
-    one = discrete_gaussian_pmf(np.arange(-half, half + 1), sigma=sigma)
-    out = one
-    for _ in range(n - 1):
-        out = np.convolve(out, one)
-    return out
-
-
-def _exact_epsilon(sigma: float, n: int, shift: int, delta: float) -> float:
-    """Smallest ε whose hockey-stick divergence Σ_x max(0, P(x) − e^ε P(x − Δ)) is ≤ δ.
-
-    P is symmetric, so the other direction gives the same divergence.
-    """
-    p = _sum_pmf(sigma, n)
-    q = np.concatenate([np.zeros(shift), p])
-    p = np.concatenate([p, np.zeros(shift)])
-
-    def hockey(e: float) -> float:
-        return float(np.sum(np.maximum(p - math.exp(e) * q, 0.0)))
-
-    lo, hi = 0.0, 1.0
-    while hockey(hi) > delta:
-        hi *= 2
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if hockey(mid) > delta else (lo, mid)
-    return hi
-
-
-@pytest.mark.parametrize(("sigma", "n", "shift", "delta"), ACCOUNTING)
-def test_accounting_is_an_upper_bound_on_the_exact_privacy_of_the_summed_shares(
-    sigma, n, shift, delta
-):
-    exact = _exact_epsilon(sigma, n, shift, delta)
-    accounted = ddg_epsilon(sigma, shares=n, l2=float(shift), dim=1, delta=delta)
-    assert exact <= accounted * (1 + 1e-9)
-    # and it is close: the RDP→(ε, δ) conversion (CKS Prop. 12) is what separates them,
-    # plus τ where σ is small (worst here: σ = 0.55, n = 8, +53%)
-    assert accounted <= 1.6 * exact
-    if ddg_tau(sigma, n) < 1e-6:
-        # τ negligible: the accountant is the continuous Gaussian's (ρ = Δ²/2nσ²) …
-        rho = shift**2 / (2 * n * sigma**2)
-        assert accounted == pytest.approx(
-            rdp_to_epsilon(ALPHAS, ALPHAS * rho, delta=delta), rel=1e-6
-        )
-        # … and the exact discrete sum is as private as the continuous Gaussian of the
-        # same variance (Balle–Wang, computed independently), to within 3%
-        continuous = dpcore.gaussian_epsilon(sigma * math.sqrt(n), sensitivity=shift, delta=delta)
-        assert exact == pytest.approx(continuous, rel=0.03)
-
-
-@pytest.mark.parametrize(
-    ("sigma", "n"),
-    [(0.5, 2), (0.6, 3), (0.8, 5), (1.0, 2), (1.0, 10), (1.2, 4), (1.5, 3), (0.7, 10)],
-)
-def test_the_sum_of_shares_is_within_tau_of_one_discrete_gaussian(sigma, n):
-    # what lets the fast path draw the sum at once: TV(Σ shares, N_Z(0, nσ²)) ≤ τ (KLS)
-    p = _sum_pmf(sigma, n)
-    half = (p.size - 1) // 2
-    q = discrete_gaussian_pmf(np.arange(-half, half + 1), sigma=sigma * math.sqrt(n))
-    assert 0.5 * np.abs(p - q).sum() <= ddg_tau(sigma, n)
-
-
-def test_rdp_has_the_tau_term_and_reduces_to_the_discrete_gaussian_for_one_share():
-    a = np.array([2.0, 10.0])
-    one = ddg_rdp(a, sigma=3.0, shares=1, l2=2.0, l1=2.0, dim=5)
-    np.testing.assert_allclose(one, a * 4.0 / 18.0)  # αΔ²/(2σ²), CKS Thm. 4
-    assert ddg_tau(0.5, 5) > 1e-3 and ddg_tau(0.5, 1) == 0.0
-    small = ddg_rdp(a, sigma=0.5, shares=5, l2=2.0, l1=2.0, dim=5)
-    assert np.all(small > a * 4.0 / (2 * 5 * 0.25))  # τ adds to the Gaussian term
-
-
-def test_calibration_meets_the_promise_and_the_rounding_bound_is_kls():
-    sigma = ddg_sigma(epsilon=0.7, delta=1e-6, shares=4, l2=30.0, dim=100)
-    assert ddg_epsilon(sigma, shares=4, l2=30.0, dim=100, delta=1e-6) <= 0.7 * (1 + 1e-9)
-    assert ddg_epsilon(sigma * 0.99, shares=4, l2=30.0, dim=100, delta=1e-6) > 0.7
-    c, d, b = 50.0, 400, 1e-4
-    assert rounded_l2_bound(c, dim=d, beta=0.0) == c + 20.0
-    assert rounded_l2_bound(c, dim=d, beta=b) == pytest.approx(
-        math.sqrt(c**2 + d / 4 + math.sqrt(2 * math.log(1 / b)) * (c + 10.0))
-    )
-
-
 def test_the_design_meets_every_site_and_is_near_the_central_level():
     sens = dpcore.second_moment_sensitivity([100, 300, 600])
     design = secagg_design(
@@ -318,53 +157,6 @@ def test_the_design_meets_every_site_and_is_near_the_central_level():
 
 
 # --- views, dropouts, costs ---------------------------------------------------------------
-
-
-def test_views_follow_the_algebra_of_the_remaining_shares():
-    design = _design(7, 20)  # t = 4
-    base = secagg_views(design)
-    server = base.set_index("party").loc["server"]
-    assert server.noise_shares == 7 and server.meets
-    assert server.noise_std == pytest.approx(design.scale * math.sqrt(7 * design.share_variance))
-    assert base.set_index("party").loc["a site"].epsilon == 0.0
-    eps = []
-    for k in range(1, 7):
-        row = secagg_views(design, colluding=k).iloc[-1]
-        expected_shares = 7 - k if k < 4 else 1  # from t on, honest messages are unmasked
-        assert row.noise_shares == expected_shares
-        assert row.epsilon == pytest.approx(design.epsilons(expected_shares).max())
-        eps.append(row.epsilon)
-    assert all(b >= a for a, b in itertools.pairwise(eps))  # more colluders, less privacy
-    assert not secagg_views(design, colluding=4).iloc[-1].meets
-
-
-def test_dropout_remedies():
-    design = _design(6, 20)
-    table = secagg_dropouts(design, dropped=2).set_index("remedy")
-    assert table.loc["none", "noise_shares"] == 4 and not table.loc["none", "meets"]
-    assert table.loc["none", "epsilon"] == pytest.approx(design.epsilons(4).max())
-    assert table.loc["over-provisioned", "meets"] and table.loc["re-run", "meets"]
-    assert table.loc["re-run", "rounds"] == 2
-    # over-provisioning pays in noise when nobody drops
-    over = table.loc["over-provisioned"]
-    assert over.std_if_no_dropout > table.loc["none", "std_if_no_dropout"]
-    assert secagg_dropouts(design, dropped=0).set_index("remedy").loc["none", "meets"]
-    # below the threshold t = 4 the server cannot unmask: only a re-run is possible
-    short = secagg_dropouts(design, dropped=3).set_index("remedy")
-    assert not short.loc["none", "possible"] and short.loc["re-run", "possible"]
-
-
-def test_communication_cost():
-    cost = secagg_cost(sites=10, coordinates=symmetric_coordinates(200, 2), bits=20)
-    assert cost.input_bits == 20100 * 20 and cost.rounds == 4 and cost.pairs == 45
-    assert cost.bits_per_site == cost.input_bits + cost.setup_bits + cost.unmask_bits
-    reals = dpcore.communication_cost("secagg", problem="pca", dim=10, k=2, sites=3)
-    assert reals == {"noise generator": 0, "aggregator": 0, "sites": 300, "total": 300}
-    work = dict(dim=50, sites=10, n_max=100, pool=1000, points=3, runs=5)
-    assert (
-        estimate_pca(**work, algorithms=["cape", "secagg"]).seconds
-        > estimate_pca(**work, algorithms=["cape"]).seconds
-    )
 
 
 def test_free_entries_invert_the_symmetric_expansion():
@@ -470,24 +262,6 @@ def test_the_faithful_round_runs_in_both_sweeps(sweep):
     metric = faithful.columns[6]
     assert np.isfinite(faithful[metric].to_numpy(dtype=float)).all()
     assert sweep(algorithms=["secagg"], rng=3, faithful=True).equals(faithful)  # same seed
-
-
-# --- the precision question ---------------------------------------------------------------
-
-
-def test_cancellation_table():
-    table = cancellation_table(sites=(2, 30), tau=(1e-5, 1.0), coordinates=500, rng=0)
-    assert len(table) == 8 and (table.mask_residual == 0).all()
-    f64, f32 = table[table.dtype == "float64"], table[table.dtype == "float32"]
-    # float64: the estimate is off by rounding of |a| ≈ 1 (ulp 2.2e-16) times a few sites
-    assert (f64.estimate_error < 1e-13).all() and (f64.zero_sum_ratio < 1e-10).all()
-    # float32: rounding of the releases (ulp(1) = 1.2e-7) does not cancel; it is a fixed
-    # error, so relative to the remaining noise it grows as τ_agg shrinks
-    assert (f32.estimate_error.to_numpy() > f64.estimate_error.to_numpy()).all()
-    assert (f32.estimate_error < 1e-5).all()
-    small = f32[f32.tau_site == 1e-5].estimate_ratio.min()
-    large = f32[f32.tau_site == 1.0].estimate_ratio.max()
-    assert small > 1000 * large
 
 
 # --- bad inputs ---------------------------------------------------------------------------
