@@ -85,15 +85,21 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def server():
-    """Base URL of the real app (`streamlit run app.py`) on a free loopback port: one per
-    test process (each xdist worker has its own), shared by the browser tests; a test that
-    needs a server nobody has used starts its own (tests/test_browser.py)."""
+def served():
+    """(base URL, process) of the real app (`streamlit run app.py`) on a free loopback port:
+    one per test process (each xdist worker has its own)."""
     try:
-        with streamlit_server() as (url, _):
-            yield url
+        with streamlit_server() as served:
+            yield served
     except RuntimeError as err:  # it did not start
         pytest.fail(str(err))
+
+
+@pytest.fixture(scope="session")
+def server(served):
+    """Base URL of :func:`served`, shared by the browser tests; a test that needs a server
+    nobody has used starts its own (tests/test_browser.py)."""
+    return served[0]
 
 
 @pytest.fixture(scope="module")

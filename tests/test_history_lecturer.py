@@ -1,8 +1,8 @@
 """Back/Forward at a lecturer's pace on a busy server (issue #22, item 4), in a real Chromium.
 
-A lecturer clicks about once a second and does not wait for the app: a CPU burner spins on one
-of the machine's cores for the test's duration (bounded; paused while a fresh browser takes a
-reference screen), so the server answers late, as on a busy classroom server. Then every
+A lecturer clicks about once a second and does not wait for the app: the server is throttled to
+half of a core for the test's duration (paused while a fresh browser takes a reference screen),
+so it answers late, as on a busy classroom server. Then every
 history entry is walked, Back to the start and Forward to the end, and checked:
 
 * no address carries another page's keys (docs/state.md: each page owns its prefix);
@@ -16,10 +16,10 @@ history entry is walked, Back to the start and Forward to the end, and checked:
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
-import subprocess
-import sys
+import threading
 import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -31,44 +31,58 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "app_pages"
 SHARED_KEYS = {"present"}  # the one key every page shares on purpose (docs/state.md)
 PACE = 1.0  # seconds between a lecturer's clicks
-BURN_SECONDS = 600  # the burner's own bound, should the test die without stopping it
+SHARE, PERIOD = 0.5, 0.1  # the busy server runs 50 ms of every 100 ms
 
 # One worker for the tests that load the machine on purpose (tests/test_load.py too): under
 # pytest-xdist they run one after another, never two at once.
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("load")]
 
 
-class Burner:
-    """One core spinning (at most BURN_SECONDS), paused while a fresh browser takes the
-    reference screen: what the app shows at rest is the truth an entry is compared with, and
-    computing it under load would only make the test slower. The lecturer's clicks and every
-    Back and Forward run with the core spinning."""
+class Throttle:
+    """The server process runs for SHARE of every PERIOD of wall time and is stopped
+    (SIGSTOP) for the rest: a server on a fraction of a core, as when a class keeps it busy.
+    Unlike a burner spinning a core, it slows only the server and costs no CPU, so the rest of
+    the suite keeps both cores. Paused (the server running freely) while a fresh browser takes
+    a reference screen: what the app shows at rest is the truth an entry is compared with."""
 
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", f"import time\nend = time.time() + {BURN_SECONDS}\n"
-             "while time.time() < end: pass"]
-        )  # fmt: skip
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.active = True
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.is_set():
+            with self.lock:  # the server is stopped only inside the lock
+                if self.active:
+                    os.kill(self.pid, signal.SIGSTOP)
+                    time.sleep(PERIOD * (1 - SHARE))
+                    os.kill(self.pid, signal.SIGCONT)
+            time.sleep(PERIOD * SHARE)
 
     @contextlib.contextmanager
     def paused(self):
-        self.process.send_signal(signal.SIGSTOP)
+        with self.lock:
+            self.active = False
         try:
             yield
         finally:
-            self.process.send_signal(signal.SIGCONT)
+            self.active = True
 
     def stop(self) -> None:
-        self.process.kill()
-        self.process.wait()
+        self.done.set()
+        self.thread.join()
+        os.kill(self.pid, signal.SIGCONT)
 
 
 @pytest.fixture
-def busy_machine():
-    """A :class:`Burner` for the test's duration."""
-    burner = Burner()
-    yield burner
-    burner.stop()
+def busy_server(served):
+    """A :class:`Throttle` on the shared server for the test's duration."""
+    throttle = Throttle(served[1].pid)
+    yield throttle
+    throttle.stop()
 
 
 def prefix_of(path: str) -> str:
@@ -135,7 +149,7 @@ def index(page) -> int:
     return page.evaluate("navigation.currentEntry.index")
 
 
-def walk_back_and_forth(page, browser, start: int, busy: Burner) -> None:
+def walk_back_and_forth(page, browser, start: int, busy: Throttle) -> None:
     """Every entry from the last to ``start`` and back: each screen as a fresh browser's at
     that URL, no foreign keys, Back one entry at a time, and Forward reaching the last entry."""
     end = page.evaluate("navigation.entries().length - 1")
@@ -162,7 +176,7 @@ def walk_back_and_forth(page, browser, start: int, busy: Burner) -> None:
     assert page.evaluate("navigation.entries().length - 1") == end  # Back made no entries
 
 
-def test_back_and_forward_at_one_click_a_second(server, browser, busy_machine):
+def test_back_and_forward_at_one_click_a_second(server, browser, busy_server):
     page = new_page(browser)
     page.goto(f"{server}/averaging")
     settle(page)
@@ -180,11 +194,11 @@ def test_back_and_forward_at_one_click_a_second(server, browser, busy_machine):
     ]
     settle(page)
     assert not any(foreign_keys(url) for url in urls), urls
-    walk_back_and_forth(page, browser, start, busy_machine)
+    walk_back_and_forth(page, browser, start, busy_server)
     page.context.close()
 
 
-def test_a_preset_link_after_another_gives_the_fresh_numbers(server, browser, busy_machine):
+def test_a_preset_link_after_another_gives_the_fresh_numbers(server, browser, busy_server):
     page = new_page(browser)
     page.goto(server)
     settle(page)
@@ -197,7 +211,7 @@ def test_a_preset_link_after_another_gives_the_fresh_numbers(server, browser, bu
     lecturer(page, lambda: page.get_by_role("link", name="Equal hospitals").click())
     settle(page)
     shown = screen(page)
-    with busy_machine.paused():
+    with busy_server.paused():
         assert shown == fresh(browser, page.url)
-    walk_back_and_forth(page, browser, start, busy_machine)
+    walk_back_and_forth(page, browser, start, busy_server)
     page.context.close()
