@@ -179,3 +179,28 @@ def test_a_specs_cache_key_is_the_same_in_every_process():
         )
         keys.add(out.stdout.strip())
     assert len(keys) == 1 and len(keys.pop()) == 32
+
+
+# Modules whose tests live elsewhere, and why: the rest have tests/test_<module>.py (#23).
+OWN_TEST_FILE_EXCEPTIONS = {
+    "__init__": "the public names: tests/test_api.py",
+    "__main__": "python -m dpcore: tests/test_cli.py",
+    "resources": "plain constants, read by the limits: tests/test_limits.py",
+    "version": "the version string: tests/test_packaging.py",
+    "sweeps/__init__": "re-exports of the sweeps",
+    "sweeps/spec": "tests/test_sweep_spec.py",
+}
+
+
+def test_every_core_module_has_a_test_file_of_its_own():
+    core = ROOT / "dpcore"
+    missing = []
+    for path in sorted(core.rglob("*.py")):
+        name = path.relative_to(core).with_suffix("").as_posix()
+        if name in OWN_TEST_FILE_EXCEPTIONS:
+            continue
+        if not (ROOT / "tests" / f"test_{path.stem.lstrip('_')}.py").exists():
+            missing.append(name)
+    assert not missing, f"core modules without tests/test_<module>.py: {missing}"
+    for name in OWN_TEST_FILE_EXCEPTIONS:
+        assert (core / f"{name}.py").exists(), f"stale exception {name}"
