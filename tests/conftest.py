@@ -68,8 +68,8 @@ BROWSER_MISSING = sync_playwright is None or not Path(CHROMIUM).exists()
 
 def pytest_collection_modifyitems(config, items):
     """Run the ``slow`` tests first (a stable sort: files keep their order), so that under
-    pytest-xdist (test.sh: ``-n 2``) the longest tests start early and the short ones fill the
-    end on both workers, instead of one long test finishing alone.
+    pytest-xdist (test.sh: ``-n 4``) the longest tests start early and the short ones fill the
+    end on every worker, instead of one long test finishing alone.
 
     Skip the ``browser`` tests where Playwright or Chromium is missing, unless
     REQUIRE_BROWSER=1 (set by .ci/run): there a missing browser is a failure, not a skip."""
