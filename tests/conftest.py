@@ -68,7 +68,7 @@ BROWSER_MISSING = sync_playwright is None or not Path(CHROMIUM).exists()
 
 def pytest_collection_modifyitems(config, items):
     """Run the ``slow`` tests first (a stable sort: files keep their order), so that under
-    pytest-xdist (test.sh: ``-n 4``) the longest tests start early and the short ones fill the
+    pytest-xdist (test.sh: ``-n 2``) the longest tests start early and the short ones fill the
     end on every worker, instead of one long test finishing alone.
 
     Skip the ``browser`` tests where Playwright or Chromium is missing, unless
