@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import as_float_array, check_choice, show
+from dpcore._validation import as_float_array, check_choice, check_positive_array, show
 from dpcore.calibration import CALIBRATIONS, mean_noise_std
 from dpcore.cape import CapeDesign, _check_sizes, cape_design, cape_gain, paper_design
 from dpcore.joint_safe import joint_safe_design
@@ -64,26 +64,23 @@ class MeanReleaseDesigns:
                     f"{name} must have as many sites as cape ({sites}); "
                     f"got {getattr(self, name).n_sites}"
                 )
-        sizes = _check_sizes(self.n_per_site)
-        eps = as_float_array(self.epsilon, "epsilon")
-        dl = as_float_array(self.delta, "delta")
-        for name, arr in (("n_per_site", sizes), ("epsilon", eps), ("delta", dl)):
+        per_site = {}
+        for name, value in (
+            ("n_per_site", _check_sizes(self.n_per_site)),  # whole numbers, up to 1e100
+            ("epsilon", self.epsilon),
+            ("delta", self.delta),
+        ):
+            arr = as_float_array(value, name)
             if arr.shape not in ((), (sites,)):
                 raise ValueError(f"{name} must have one entry per site ({sites}); got {arr.shape}")
-        if np.any(np.isnan(eps) | (eps <= 0)):
-            raise ValueError(
-                f"every entry of epsilon must be in (0, inf]; got {show(self.epsilon)}"
-            )
+            per_site[name] = np.array(np.broadcast_to(arr, (sites,)))
+        check_positive_array(per_site["epsilon"], "epsilon", allow_inf=True)
+        dl = per_site["delta"]
         if np.any(np.isnan(dl) | (dl <= 0) | (dl >= 1)):
             raise ValueError(f"every entry of delta must be in (0, 1); got {show(self.delta)}")
-        for name, arr, kind in (
-            ("n_per_site", sizes, np.float64),  # integers, up to 1e100
-            ("epsilon", eps, np.float64),
-            ("delta", dl, np.float64),
-        ):
-            full = np.array(np.broadcast_to(arr, (sites,)), dtype=kind)
-            full.setflags(write=False)
-            object.__setattr__(self, name, full)
+        for name, arr in per_site.items():
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
 
     @property
     def tau_site(self) -> NDArray[np.float64]:
