@@ -112,3 +112,37 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def tabs(browser):
+    """``tab(width=, height=, dark=)``: a browser tab to ``goto`` the app in, one per colour
+    scheme, reused by the module's tests. Each ``goto`` opens a new document, so a new
+    Streamlit session, as a fresh browser would; cookies and storage are cleared before each
+    use. What a tab does not start afresh is its history list (tests of Back/Forward open
+    their own context) and the browser's caches: a new context costs Chromium about 4.4
+    CPU-seconds per page load, a reused tab about 2 (docs/performance.md), and the browser
+    tests load some 150 pages."""
+    opened: dict[bool, object] = {}
+
+    def tab(*, width: int = 1400, height: int = 1000, dark: bool = False):
+        page = opened.get(dark)
+        if page is None:
+            context = browser.new_context(
+                color_scheme="dark" if dark else "light", accept_downloads=True
+            )
+            page = opened[dark] = context.new_page()
+        else:
+            page.context.clear_cookies()
+            page.evaluate(CLEAR_STORAGE)
+        page.set_viewport_size({"width": width, "height": height})
+        return page
+
+    yield tab
+    for page in opened.values():
+        page.context.close()
+
+
+# The app's origin keeps a few things in the browser (Streamlit's nav folding, sidebar width);
+# a reused tab forgets them, as a fresh browser has none.
+CLEAR_STORAGE = "() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }"

@@ -1,9 +1,12 @@
-"""Accessibility: axe-core (the npm package, pinned in package-lock.json, installed by
-scripts/setup.sh) injected into every page of the real app in Chromium, light and dark theme:
-no critical and no serious violation, and headings in order (issue #22).
+"""Every page renders and is accessible: each page of the real app opened in Chromium, light
+and dark theme, shows no error and its charts (a screenshot per page under
+artifacts/screenshots/), and axe-core (the npm package, pinned in package-lock.json, installed
+by scripts/setup.sh), injected into that same page, finds no critical and no serious
+violation and headings in order (issue #22). One page load serves both checks: a fresh page
+costs the browser 2-4 CPU-seconds (docs/performance.md), and the suite loads enough of them.
 
-Every page: the pages are read from the app's own navigation, not listed here, and their count
-is checked against app_pages/*.py, so a new page is covered the day it is added.
+Every page: the app's own navigation must list exactly the pages tested here, and those are
+app_pages/*.py, so a new page is covered (or this test fails) the day it is added.
 
 One exception, and only it: Streamlit's own navigation list (``stSidebarNav``) nests section
 headers inside its ``<ul>``, which axe's ``list``/``listitem`` rules flag. That markup is
@@ -16,7 +19,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_lecturer import new_page, settle
+from test_browser import CHARTS, PAGES, SHOTS, _assert_no_errors, _settle
 
 ROOT = Path(__file__).resolve().parents[1]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -41,12 +44,7 @@ def axe_source() -> str:
 def page_paths(page, server: str) -> list[str]:
     """The app's pages as its navigation lists them (``/``, ``/learn``, …)."""
     page.goto(server)
-    page.locator(f"{NAV} a").first.wait_for(timeout=120_000)
-    more = page.locator("[data-testid='stSidebarNavViewButton']")
-    if more.count() and "more" in more.first.inner_text().lower():  # long lists fold
-        more.first.click()
-    hrefs = page.locator(f"{NAV} a").evaluate_all("links => links.map(a => a.pathname)")
-    return list(dict.fromkeys(hrefs))
+    return nav_paths(page)
 
 
 def is_streamlit_nav(rule: dict) -> bool:
@@ -77,23 +75,37 @@ def violations(page, axe_source: str) -> list[dict]:
     return [v for v in blocking if not is_streamlit_nav(v)]
 
 
+def nav_paths(page) -> list[str]:
+    """The pages the open page's navigation lists (``/``, ``/learn``, …), long lists unfolded."""
+    page.locator(f"{NAV} a").first.wait_for(timeout=120_000)
+    more = page.locator("[data-testid='stSidebarNavViewButton']")
+    if more.count() and "more" in more.first.inner_text().lower():  # long lists fold
+        more.first.click()
+    hrefs = page.locator(f"{NAV} a").evaluate_all("links => links.map(a => a.pathname)")
+    return list(dict.fromkeys(hrefs))
+
+
+def test_the_pages_tested_are_the_apps_pages():
+    assert set(PAGES) == {p.stem for p in (ROOT / "app_pages").glob("*.py")}
+
+
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_every_page_passes_axe(server, browser, axe_source, dark):
-    page = new_page(browser, width=1440, height=900, dark=dark)
-    paths = page_paths(page, server)
-    assert len(paths) == len(list((ROOT / "app_pages").glob("*.py"))), paths
-    report: dict[str, list[str]] = {}
-    for path in paths:
-        page.goto(f"{server}{path}")
-        settle(page)
-        found = violations(page, axe_source)
-        report[path] = [
-            f"{v['impact']} {v['id']} ×{len(v['nodes'])}: {v['help']} — "
-            f"{v['nodes'][0]['html']} ({v['nodes'][0]['summary']})"
-            for v in found
-        ]
-    print("axe critical+serious rules per page:", {p: len(r) for p, r in report.items()})
-    assert not any(report.values()), "\n".join(
-        f"{path}: {line}" for path, lines in report.items() for line in lines
-    )
-    page.context.close()
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_renders_without_errors_and_passes_axe(server, tabs, axe_source, name, dark):
+    scheme = "dark" if dark else "light"
+    # Streamlit scrolls inside its main container, so a full-page shot is the viewport:
+    # make it tall enough for the longest page.
+    page = tabs(width=1400, height=3800 if name == "privacy" else 2200, dark=dark)
+    page.goto(f"{server}/{PAGES[name]}")
+    _settle(page, CHARTS[name])
+    _assert_no_errors(page)
+    assert page.locator("h1").count() >= 1
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}{'-dark' if dark else ''}.png"), full_page=True)
+    found = [
+        f"{v['impact']} {v['id']} ×{len(v['nodes'])}: {v['help']} — "
+        f"{v['nodes'][0]['html']} ({v['nodes'][0]['summary']})"
+        for v in violations(page, axe_source)
+    ]
+    assert not found, f"{name} ({scheme}):\n" + "\n".join(found)
+    assert sorted(nav_paths(page)) == sorted(f"/{path}" for path in PAGES.values())

@@ -1,7 +1,8 @@
-"""The real app in headless Chromium: every page renders, the ε control changes the chart.
+"""The real app in headless Chromium: the ε control changes the chart, links, uploads, a fresh
+server (every page's render, with its accessibility check, is in tests/test_a11y.py).
 
-Starts `streamlit run app.py` on a free local port, opens each page with Playwright driving
-Debian's Chromium, and saves a screenshot per page under artifacts/screenshots/. Skipped
+Starts `streamlit run app.py` on a free local port, drives it with Playwright in Debian's
+Chromium, and saves screenshots under artifacts/screenshots/. Skipped
 when Chromium or Playwright is missing, unless REQUIRE_BROWSER=1 (set by .ci/run), which
 turns a missing browser into a failure.
 """
@@ -80,23 +81,8 @@ def _chart_data(page) -> str:
     )
 
 
-@pytest.mark.parametrize("name", list(PAGES))
-def test_page_renders_without_errors(server, browser, name):
-    # Streamlit scrolls inside its main container, so a full-page shot is the viewport:
-    # make it tall enough for the longest page.
-    height = 3800 if name == "privacy" else 2200
-    page = browser.new_page(viewport={"width": 1400, "height": height})
-    page.goto(f"{server}/{PAGES[name]}")
-    _settle(page, CHARTS[name])
-    _assert_no_errors(page)
-    assert page.locator("h1").count() >= 1
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    page.close()
-
-
-def test_moving_epsilon_changes_the_pca_chart(server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 2200})
+def test_moving_epsilon_changes_the_pca_chart(server, tabs):
+    page = tabs(width=1400, height=2200)
     page.goto(f"{server}/pca")
     _settle(page, charts=1)
     before = _chart_data(page)
@@ -112,14 +98,13 @@ def test_moving_epsilon_changes_the_pca_chart(server, browser):
     assert "pca_eps=" in page.url  # the new value is in the URL
     _assert_no_errors(page)
     page.screenshot(path=str(SHOTS / "pca-after-epsilon.png"), full_page=True)
-    page.close()
 
 
-def test_a_shared_link_is_the_first_request_to_a_fresh_server(browser):
+def test_a_shared_link_is_the_first_request_to_a_fresh_server(tabs):
     # A copied URL must reproduce the view even when nobody opened the app before: the
     # page runs through app.py's navigation (sections shown) with the URL's settings.
     with streamlit_server() as url:
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = tabs(width=1400, height=1000)
         page.goto(f"{url}/pca?pca_eps=2&pca_calib=analytic&pca_seed=3")
         _settle(page, charts=1)
         nav = page.locator("[data-testid='stSidebarNav']").inner_text()
@@ -129,12 +114,11 @@ def test_a_shared_link_is_the_first_request_to_a_fresh_server(browser):
         seed = page.locator("[data-testid='stNumberInput']").filter(has_text="Seed")
         assert seed.locator("input").first.input_value() == "3"
         _assert_no_errors(page)
-        page.close()
 
 
-def test_privacy_page_collusion_from_a_link(server, browser):
+def test_privacy_page_collusion_from_a_link(server, tabs):
     # The coalition lives in the URL: a link with sites 2–5 colluding shows one honest site.
-    page = browser.new_page(viewport={"width": 1400, "height": 2600})
+    page = tabs(width=1400, height=2600)
     page.goto(
         f"{server}/privacy?prv_colluders=site+2&prv_colluders=site+3&prv_colluders=site+4"
         "&prv_colluders=site+5&prv_dropped=site+2"
@@ -144,11 +128,10 @@ def test_privacy_page_collusion_from_a_link(server, browser):
     text = page.locator("[data-testid='stMultiSelect']").first.inner_text()
     assert "site 5" in text and "site 1" not in text
     page.screenshot(path=str(SHOTS / "privacy-collusion.png"), full_page=True)
-    page.close()
 
 
-def test_paper_figure_regenerates_in_the_browser(server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+def test_paper_figure_regenerates_in_the_browser(server, tabs):
+    page = tabs(width=1400, height=2000)
     page.goto(f"{server}/paper_figures?fig_figure=3&fig_runs=3")
     _settle(page)
     page.get_by_role("button", name="Regenerate").click()
@@ -157,10 +140,9 @@ def test_paper_figure_regenerates_in_the_browser(server, browser):
     assert page.locator("[data-testid='stPlotlyChart']").count() == 3  # legend + 2 panels
     assert page.get_by_text("capeAGN outperforms conv and local").count() >= 1
     page.screenshot(path=str(SHOTS / "paper-figure-3.png"), full_page=True)
-    page.close()
 
 
-def test_csv_upload_on_the_pca_page(server, browser, tmp_path):
+def test_csv_upload_on_the_pca_page(server, tabs, tmp_path):
     # A bad file gives one clear error; a good one becomes the data set.
     bad = tmp_path / "bad.csv"
     bad.write_text("a,name\n" + "\n".join(f"{i},x{i}" for i in range(20)))
@@ -170,7 +152,7 @@ def test_csv_upload_on_the_pca_page(server, browser, tmp_path):
     good.write_text(
         "f1,f2,f3,f4,f5,f6\n" + "\n".join(",".join(f"{v:.4f}" for v in r) for r in rows)
     )
-    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page = tabs(width=1400, height=2000)
     page.goto(f"{server}/pca?pca_data=CSV+upload&pca_k=2&pca_sites=2&pca_ns=100")
     _settle(page)
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(bad))
@@ -184,16 +166,15 @@ def test_csv_upload_on_the_pca_page(server, browser, tmp_path):
     _assert_no_errors(page)
     assert page.get_by_text("not private").count() >= 1
     page.screenshot(path=str(SHOTS / "pca-upload.png"), full_page=True)
-    page.close()
 
 
-def test_markdown_in_a_link_stays_text(server, browser):
+def test_markdown_in_a_link_stays_text(server, tabs):
     # Issue #12: a shared link put a working phishing link (and a remote image) into an error
     # box. URL keys are echoed in the "ignored" notice: they must read as typed, inert.
     from urllib.parse import quote
 
     link, image = "[Log in again](https://evil.example/login)", "![x](http://127.0.0.1:9/t.png)"
-    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    page = tabs(width=1400, height=1400)
     page.goto(f"{server}/pca?{quote(link)}=1e400&{quote(image)}=inf")
     _settle(page, charts=1)
     alerts = page.locator("[data-testid='stAlert']")
@@ -208,4 +189,3 @@ def test_markdown_in_a_link_stays_text(server, browser):
     assert alerts.locator("a").count() == 0 and alerts.locator("img").count() == 0
     assert "evil" not in " ".join(alerts.all_inner_texts())
     page.screenshot(path=str(SHOTS / "markdown-in-a-link.png"), full_page=True)
-    page.close()

@@ -19,8 +19,8 @@ LESSON = f"/learn?learn_lesson={urllib.parse.quote('PCA and tensors')}&learn_ste
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?%?")
 
 
-def _open(browser, url: str):
-    page = browser.new_page(viewport={"width": 1440, "height": 1400})
+def _open(tabs, url: str):
+    page = tabs(width=1440, height=1400)
     page.goto(url)
     _settle(page, charts=1, timeout=300)
     return page
@@ -39,20 +39,19 @@ def _shown(quoted: str, text: str) -> bool:
     return False
 
 
-def test_lesson_5_tensor_quiz_marks_the_texts_answer_right(server, browser):
-    page = _open(browser, f"{server}{LESSON}3")
+def test_lesson_5_tensor_quiz_marks_the_texts_answer_right(server, tabs):
+    page = _open(tabs, f"{server}{LESSON}3")
     page.get_by_role("radio", name="capeAGN").check(force=True)
     reveal = page.locator("[data-testid^='stAlertContent']").filter(has_text="runs")
     reveal.first.wait_for(timeout=300_000)  # the reveal, right or not
     _settle(page, charts=1, timeout=300)
     assert "Right." in reveal.first.inner_text(), reveal.first.inner_text()
     assert page.get_by_text("Not quite").count() == 0
-    page.close()
 
 
 @pytest.mark.parametrize("step", [1, 3])
-def test_lesson_5_explore_link_opens_the_lessons_numbers(server, browser, step):
-    page = _open(browser, f"{server}{LESSON}{step}")
+def test_lesson_5_explore_link_opens_the_lessons_numbers(server, tabs, step):
+    page = _open(tabs, f"{server}{LESSON}{step}")
     text = page.locator("[data-testid='stMarkdown']").filter(has_text="conventional").first
     quoted = re.search(r"CAPE (\d[\d.]*\d%?), conventional (\d[\d.]*\d%?)", text.inner_text())
     assert quoted, text.inner_text()
@@ -63,11 +62,10 @@ def test_lesson_5_explore_link_opens_the_lessons_numbers(server, browser, step):
     shown = page.locator("[data-testid='stMain']").text_content() or ""
     for number in quoted.groups():  # CAPE's and conventional's, as the lesson quotes them
         assert _shown(number, shown), (page.url, number)
-    page.close()
 
 
-def test_a_typed_weight_switches_the_rule_to_manual_and_is_used(server, browser):
-    page = _open(browser, f"{server}/averaging?avg_weights={urllib.parse.quote('∝ N_s')}")
+def test_a_typed_weight_switches_the_rule_to_manual_and_is_used(server, tabs):
+    page = _open(tabs, f"{server}/averaging?avg_weights={urllib.parse.quote('∝ N_s')}")
     assert page.get_by_role("radio", name="∝ N_s").is_checked()
     page.get_by_text("The sites as text").first.click()
     field = page.get_by_label("N_s, ε_s, δ_s, μ_s per site")
@@ -79,4 +77,3 @@ def test_a_typed_weight_switches_the_rule_to_manual_and_is_used(server, browser)
     assert page.get_by_role("radio", name="manual").is_checked()
     assert field.input_value().split(";")[0].split(",")[3] == "0.5"  # the weight kept
     _assert_no_errors(page)
-    page.close()

@@ -35,15 +35,14 @@ MEASURE = """(labels) => [...document.querySelectorAll('button')]
     [(1440, 900, ""), (1280, 720, "&present=true")],
     ids=["1440x900", "1280x720-presenter"],
 )
-def test_paper_figures_export_labels_are_whole(server, browser, width, height, query):
-    page = browser.new_page(viewport={"width": width, "height": height})
+def test_paper_figures_export_labels_are_whole(server, tabs, width, height, query):
+    page = tabs(width=width, height=height)
     page.goto(f"{server}/paper_figures?fig_figure=2{query}")
     _settle(page, charts=2)
     _assert_no_errors(page)
     buttons = [b for b in page.evaluate(MEASURE, list(LABELS)) if b["visible"]]
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"paper-export-{width}x{height}.png"), full_page=True)
-    page.close()
     assert len(buttons) >= 3 * len(LABELS), buttons  # Figure 2's three shipped panels
     squeezed = [b for b in buttons if b["cut"] or b["lines"] > 1]
     assert not squeezed, squeezed

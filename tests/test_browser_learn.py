@@ -39,8 +39,8 @@ def _check_and_shoot(page, name: str) -> None:
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.key for lesson in LESSONS])
-def test_every_step_of_a_lesson_renders(server, browser, lesson, scheme):
-    page = browser.new_page(viewport={"width": 1280, "height": 720}, color_scheme=scheme)
+def test_every_step_of_a_lesson_renders(server, tabs, lesson, scheme):
+    page = tabs(width=1280, height=720, dark=scheme == "dark")
     page.goto(f"{server}/learn?learn_lesson={lesson.name.replace(' ', '+')}")
     for number, step in enumerate(lesson.steps, 1):
         if number > 1:
@@ -51,26 +51,23 @@ def test_every_step_of_a_lesson_renders(server, browser, lesson, scheme):
         # each step has its own link (step 1 is the default, which the URL leaves out)
         if number > 1:
             page.wait_for_url(f"**learn_step={number}*", timeout=30_000)
-    page.close()
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_protocol_stepper_renders_forward_and_back(server, browser, scheme):
-    page = browser.new_page(viewport={"width": 1280, "height": 720}, color_scheme=scheme)
+def test_protocol_stepper_renders_forward_and_back(server, tabs, scheme):
+    page = tabs(width=1280, height=720, dark=scheme == "dark")
     page.goto(f"{server}/protocol?pr_S=4&pr_seed=3&pr_step=16")
     for heading, button in (("16/17", None), ("17/17", "Next"), ("16/17", "Back")):
         if button:
             page.get_by_role("button", name=button).click()
         page.get_by_text(heading).first.wait_for(timeout=90_000)
         _check_and_shoot(page, f"protocol-{heading.split('/')[0]}-{button or 'open'}-{scheme}")
-    page.close()
 
 
 @pytest.mark.parametrize(
     "url", ["learn?learn_lesson=Many+sites&learn_step=2", "protocol?pr_step=9"]
 )
-def test_presenter_mode(server, browser, url):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
+def test_presenter_mode(server, tabs, url):
+    page = tabs(width=1280, height=720)
     page.goto(f"{server}/{url}&present=true")
     _check_and_shoot(page, "present-" + url.split("?")[0])
-    page.close()

@@ -84,28 +84,26 @@ PRESETS = {
 }
 
 
-def test_presets_in_any_order_give_the_numbers_of_a_fresh_browser(server, browser):
+def test_presets_in_any_order_give_the_numbers_of_a_fresh_browser(server, tabs):
     fresh = {}
     for name in PRESETS:
-        page = new_page(browser)
+        page = tabs()  # a new document: a fresh session, as in a new browser
         page.goto(f"{server}/averaging?{urlencode(preset_link(name))}")  # the Overview's link
         settle(page)
         no_errors(page)
         fresh[name] = (metrics(page), sites(page))
-        page.context.close()
     assert fresh["big"][0] != fresh["equal"][0]
     for order in (["equal", "big", "mixed"], ["mixed", "equal", "big", "equal"]):
-        page = new_page(browser)
+        page = tabs()
         page.goto(f"{server}/averaging")
         settle(page)
         for name in order:
             click(page, PRESETS[name])
             assert (metrics(page), sites(page)) == fresh[name], (order, name)
-        page.context.close()
 
 
-def test_sites_up_and_down_keep_the_weights_the_rule_implies(server, browser):
-    page = new_page(browser)
+def test_sites_up_and_down_keep_the_weights_the_rule_implies(server, tabs):
+    page = tabs()
     page.goto(f"{server}/averaging")
     settle(page)
     press_slider(page, "avg_S", 3)  # 5 → 8 equal sites
@@ -122,7 +120,6 @@ def test_sites_up_and_down_keep_the_weights_the_rule_implies(server, browser):
     assert len(table) == 8 and total == 10000 + 5 * 500 + 2 * 1000
     assert all(abs(row[3] - row[0] / total) < 1e-5 for row in table)
     no_errors(page)
-    page.context.close()
 
 
 def open_cell_editor(page, grid, position: dict, attempts: int = 4) -> None:
@@ -143,8 +140,8 @@ def open_cell_editor(page, grid, position: dict, attempts: int = 4) -> None:
     raise AssertionError(f"the cell editor did not open after {attempts} clicks")
 
 
-def test_table_edits_survive_the_weighting_rule(server, browser):
-    page = new_page(browser)
+def test_table_edits_survive_the_weighting_rule(server, tabs):
+    page = tabs()
     page.goto(f"{server}/averaging")
     settle(page)
     grid = page.locator("[data-testid='stDataFrame']").first
@@ -165,7 +162,6 @@ def test_table_edits_survive_the_weighting_rule(server, browser):
     settle(page)
     assert sites(page)[0][0] == 4000 and abs(sites(page)[0][3] - 0.2) < 1e-6
     no_errors(page)
-    page.context.close()
 
 
 def slider_text(page, key: str) -> str:
@@ -205,8 +201,8 @@ def test_pages_keep_their_own_settings_and_back_forward_restore_them(server, bro
     page.context.close()
 
 
-def test_a_copied_url_reproduces_the_screen_in_a_fresh_context(server, browser):
-    page = new_page(browser)
+def test_a_copied_url_reproduces_the_screen_in_a_fresh_context(server, browser, tabs):
+    page = tabs()
     page.goto(f"{server}/averaging")
     settle(page)
     click(page, PRESETS["mixed"])
@@ -214,18 +210,17 @@ def test_a_copied_url_reproduces_the_screen_in_a_fresh_context(server, browser):
     page.get_by_text("∝ N_s", exact=True).click()
     settle(page)
     shown = (metrics(page), sites(page))
-    other = new_page(browser)
+    other = new_page(browser)  # a fresh browser context, as the link's receiver has
     other.goto(page.url)
     settle(other)
     assert (metrics(other), sites(other)) == shown
-    page.context.close()
     other.context.close()
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_presenter_mode_fits_a_projector(server, browser, dark):
+def test_presenter_mode_fits_a_projector(server, tabs, dark):
     theme = "dark" if dark else "light"
-    page = new_page(browser, width=1280, height=720, dark=dark)
+    page = tabs(width=1280, height=720, dark=dark)
     for name in ("pca", "averaging"):
         page.goto(f"{server}/{name}?present=true")
         settle(page)
@@ -259,14 +254,13 @@ def test_presenter_mode_fits_a_projector(server, browser, dark):
     assert max(box["x"] + box["width"], toggle["x"] + toggle["width"]) <= chart["x"]
     assert chart["y"] < box["y"] + box["height"]  # side by side, not stacked
     page.screenshot(path=str(SHOTS / f"presenter-privacy-{theme}.png"))
-    page.context.close()
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_phone_width_keeps_the_chart_visible(server, browser, dark):
+def test_phone_width_keeps_the_chart_visible(server, tabs, dark):
     theme = "dark" if dark else "light"
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page = new_page(browser, width=390, height=844, dark=dark)
+    page = tabs(width=390, height=844, dark=dark)
     page.goto(f"{server}/pca")
     page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=120_000)
     settle(page)
@@ -294,7 +288,6 @@ def test_phone_width_keeps_the_chart_visible(server, browser, dark):
     sheet = page.locator("[data-testid='stSidebar']").first.bounding_box()
     plot = chart.locator(".main-svg").first.bounding_box()
     assert sheet["y"] + sheet["height"] <= plot["y"] + 40  # at most the toolbar strip
-    page.context.close()
 
 
 PHONE_AGENT = (
@@ -350,8 +343,8 @@ def download(page, name: str) -> bytes:
         ("paper_figures", "Figure 2a"),
     ],
 )
-def test_every_kind_of_figure_exports_numbers_and_a_stamped_figure(server, browser, path, title):
-    page = new_page(browser)
+def test_every_kind_of_figure_exports_numbers_and_a_stamped_figure(server, tabs, path, title):
+    page = tabs()
     page.goto(f"{server}/{path}")
     settle(page)
     table = pd.read_csv(io.BytesIO(download(page, "Numbers (CSV)")))
@@ -359,4 +352,3 @@ def test_every_kind_of_figure_exports_numbers_and_a_stamped_figure(server, brows
     html = download(page, "Figure (HTML)").decode("utf-8")
     assert title in html and "Parameters:" in html
     assert f"/{path}" in html and "Reproduce in Python" in html
-    page.context.close()

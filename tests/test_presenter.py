@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from test_a11y import page_paths
-from test_lecturer import new_page, no_errors, settle
+from test_lecturer import no_errors, settle
 
 SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 WIDTH, HEIGHT = 1280, 720
@@ -37,8 +37,8 @@ MAIN = """() => {
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_every_page_shows_its_main_chart_on_the_first_screen(server, browser, dark):
-    page = new_page(browser, width=WIDTH, height=HEIGHT, dark=dark)
+def test_every_page_shows_its_main_chart_on_the_first_screen(server, tabs, dark):
+    page = tabs(width=WIDTH, height=HEIGHT, dark=dark)
     paths = page_paths(page, server)
     SHOTS.mkdir(parents=True, exist_ok=True)
     problems = []
@@ -59,4 +59,3 @@ def test_every_page_shows_its_main_chart_on_the_first_screen(server, browser, da
         if found["cut"]:
             problems.append(f"{path}: metric labels cut: {found['cut']}")
     assert not problems, "\n".join(problems)
-    page.context.close()
