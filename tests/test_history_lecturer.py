@@ -116,13 +116,13 @@ def screen(page) -> tuple:
     return urlsplit(page.url).path, values, tuple(sorted(shown.items()))
 
 
-def fresh(browser, url: str) -> tuple:
-    page = new_page(browser)
+def fresh(tabs, url: str) -> tuple:
+    """What a fresh browser shows at ``url``: a new document in a reused tab (conftest.py's
+    ``tabs``: cookies and storage cleared), so a new Streamlit session with nothing but the
+    URL, at the same window size as the lecturer's."""
+    page = tabs()
     page.goto(url)
-    try:
-        return screen(page)
-    finally:
-        page.context.close()
+    return screen(page)
 
 
 def lecturer(page, action) -> str:
@@ -149,7 +149,7 @@ def index(page) -> int:
     return page.evaluate("navigation.currentEntry.index")
 
 
-def walk_back_and_forth(page, browser, start: int, busy: Throttle) -> None:
+def walk_back_and_forth(page, tabs, start: int, busy: Throttle) -> None:
     """Every entry from the last to ``start`` and back: each screen as a fresh browser's at
     that URL, no foreign keys, Back one entry at a time, and Forward reaching the last entry."""
     end = page.evaluate("navigation.entries().length - 1")
@@ -162,7 +162,7 @@ def walk_back_and_forth(page, browser, start: int, busy: Throttle) -> None:
         assert not foreign_keys(url), url
         shown = screen(page)
         with busy.paused():
-            expected = fresh(browser, url)
+            expected = fresh(tabs, url)
         assert shown == expected, url
         if index(page) == start:
             break
@@ -176,7 +176,7 @@ def walk_back_and_forth(page, browser, start: int, busy: Throttle) -> None:
     assert page.evaluate("navigation.entries().length - 1") == end  # Back made no entries
 
 
-def test_back_and_forward_at_one_click_a_second(server, browser, busy_server):
+def test_back_and_forward_at_one_click_a_second(server, browser, tabs, busy_server):
     page = new_page(browser)
     page.goto(f"{server}/averaging")
     settle(page)
@@ -194,11 +194,11 @@ def test_back_and_forward_at_one_click_a_second(server, browser, busy_server):
     ]
     settle(page)
     assert not any(foreign_keys(url) for url in urls), urls
-    walk_back_and_forth(page, browser, start, busy_server)
+    walk_back_and_forth(page, tabs, start, busy_server)
     page.context.close()
 
 
-def test_a_preset_link_after_another_gives_the_fresh_numbers(server, browser, busy_server):
+def test_a_preset_link_after_another_gives_the_fresh_numbers(server, browser, tabs, busy_server):
     page = new_page(browser)
     page.goto(server)
     settle(page)
@@ -212,6 +212,6 @@ def test_a_preset_link_after_another_gives_the_fresh_numbers(server, browser, bu
     settle(page)
     shown = screen(page)
     with busy_server.paused():
-        assert shown == fresh(browser, page.url)
-    walk_back_and_forth(page, browser, start, busy_server)
+        assert shown == fresh(tabs, page.url)
+    walk_back_and_forth(page, tabs, start, busy_server)
     page.context.close()
