@@ -11,7 +11,10 @@ Why 1e-9 and not bit identity: a BLAS upgrade (or another thread count) may reor
 in a product or an eigendecomposition, which moves a result by a few units of rounding
 (~1e-16 relative) times the problem's condition number; these cases are small (D ≤ 20,
 well-separated leading eigenvalues, a few power-method iterations), so such changes stay
-below 1e-12 and 1e-9 leaves room. A changed random stream, order of draws, calibration or
+below 1e-12 and 1e-9 leaves room. Not so across OpenBLAS's CPU kernels: on an AVX-512
+machine (kernel SkylakeX instead of Haswell) the noise-dominated tensor cases pick another
+of their power-method starts and move by their Monte Carlo spread, so tests/conftest.py runs
+the Haswell kernels, with which the reference was written, on every x86-64 CPU that has them. A changed random stream, order of draws, calibration or
 column moves numbers by the Monte Carlo spread of a few runs, 1e-3 and more (checked below:
 another seed misses the reference by more than 1e-4 relative), so the test keeps the power
 of the old hashes to catch any of those. A mismatch names the case, the column and the
@@ -21,7 +24,8 @@ If a change is intended (a new metric, a fixed bug), say so in the commit and re
 
     PYTHONPATH=. .venv/bin/python tests/test_frame_hashes.py --write [CASE ...]
 
-which rewrites the reference (all cases, or the ones named) with one BLAS thread.
+which rewrites the reference (all cases, or the ones named) with one BLAS thread (run it with
+``OPENBLAS_CORETYPE=Haswell``, as the tests do).
 """
 
 from __future__ import annotations
