@@ -14,10 +14,11 @@ well-separated leading eigenvalues, a few power-method iterations), so such chan
 below 1e-12 and 1e-9 leaves room. Not so across OpenBLAS's CPU kernels: on an AVX-512
 machine (kernel SkylakeX instead of Haswell) the noise-dominated tensor cases pick another
 of their power-method starts and move by their Monte Carlo spread, so tests/conftest.py runs
-the Haswell kernels, with which the reference was written, on every x86-64 CPU that has them. A changed random stream, order of draws, calibration or
-column moves numbers by the Monte Carlo spread of a few runs, 1e-3 and more (checked below:
-another seed misses the reference by more than 1e-4 relative), so the test keeps the power
-of the old hashes to catch any of those. A mismatch names the case, the column and the
+the Haswell kernels, with which the reference was written, on every x86-64 CPU that has them.
+A changed random stream, order of draws, calibration or column moves numbers by the Monte
+Carlo spread of a few runs, 1e-3 and more (checked below: another seed misses the reference
+by more than 1e-4 relative), so the test keeps the power of the old hashes to catch any of
+those. A mismatch names the case, the column and the
 largest deviation.
 
 If a change is intended (a new metric, a fixed bug), say so in the commit and regenerate::
