@@ -13,13 +13,15 @@ from learning import explanations, snippets
 from ui import presenter
 from ui.cached import (
     DESIGNS,
+    agn_budget,
     averaging_design,
-    calibration_table,
+    calibration_curve,
     call_core,
     classic_warning,
     coalition_table,
     collusion_curve_table,
-    dropout_views,
+    dropout_pca_frame,
+    dropout_report,
     party_table,
 )
 from ui.controls import seed_controls
@@ -347,7 +349,8 @@ if not dropped:
 elif len(dropped) == sites:
     st.error("Every site dropped out: there is nothing to aggregate.", icon=":material/error:")
 else:
-    drop = call_core(dropout_views, *args, tuple(s - 1 for s in dropped), seed)
+    gone = tuple(s - 1 for s in dropped)
+    drop = call_core(dropout_report, *args, gone)
     names = {
         "none": "no remedy (the E's do not cancel)",
         "naive": "noise generator sends Σ μ_d E_d",
@@ -356,10 +359,10 @@ else:
     cols = st.columns(4)
     cols[0].metric(
         "Noise required",
-        f"{drop['required']:.3g}",
+        f"{drop.required_std:.3g}",
         help="max over remaining sites of μ_t τ_t / W: the pooled requirement of what is left.",
     )
-    for col, row in zip(cols[1:], drop["table"].itertuples(), strict=True):
+    for col, row in zip(cols[1:], drop.table().itertuples(), strict=True):
         col.metric(
             names[row.remedy],
             f"{row.aggregate_std:.3g}",
@@ -372,11 +375,16 @@ else:
             delta_arrow="off",
             help=f"Aggregate noise std of the renormalised estimate. Worst remaining site in "
             f"the aggregator's joint view: {row.joint_ratio:.3f} τ_s "
-            f"(normal run: {drop['normal_joint']:.3f} τ_s).",
+            f"(normal run: {drop.normal_joint_std:.3f} τ_s).",
         )
     st.markdown("**Effect on capePCA** (synthetic D = 50, K = 10, 20 runs, these sites):")
     st.dataframe(
-        built(_dropout_pca_table, drop["pca"], names, key=(args, tuple(dropped), seed)),
+        built(
+            _dropout_pca_table,
+            call_core(dropout_pca_frame, *args, gone, seed),
+            names,
+            key=(args, gone, seed),
+        ),
         hide_index=True,
         column_config={
             "captured energy (of optimum)": st.column_config.NumberColumn(format="%.3f"),
@@ -398,8 +406,8 @@ else:
 st.header("Calibration: classic or analytic")
 grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
 eps_sites = args[1]
-cal = call_core(calibration_table, float(eps_sites[0]), float(args[2][0]), grid)
-calib_fig = built(calibration_figure, cal["curve"], current=eps_sites, key=(eps_sites, args[2][0]))
+curve = call_core(calibration_curve, float(args[2][0]), grid)
+calib_fig = built(calibration_figure, curve, current=eps_sites, key=(eps_sites, args[2][0]))
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )
@@ -409,7 +417,7 @@ explain(explanations.calibration(eps_sites, ratio, delta=float(args[2][0])))
 export_controls(
     st,
     calib_fig,
-    lambda: cal["curve"],
+    lambda: curve,
     FigureExport(
         stem="calibration",
         title="Privacy explorer: classic vs analytic Gaussian calibration (σ/Δ over ε)",
@@ -436,7 +444,7 @@ st.caption(
     f"proof only for ε < 1. The analytic calibration (Balle & Wang 2018) is exact for every ε; "
     f"for your sites its noise std is {span} the classic one.{more}"
 )
-b = cal["budget"]
+b = call_core(agn_budget, float(eps_sites[0]), float(args[2][0]))
 st.markdown(
     f"**capeAGN's budget** (Theorem 2): at (ε, δ) = ({eps_sites[0]:g}, {args[2][0]:g}) "
     f"it spends (ε₁, δ₁) = ({b['epsilon1']:g}, {b['delta1']:g}) on M2 and "

@@ -97,7 +97,7 @@ sa_cal = calibration if sa_choice == "matched" else "ddg"
 common = (*args, int(dim), int(bits), scale, sa_cal)
 info = call_core(trust_models_table, *common)
 pca = call_core(trust_models_pca, *common, int(runs), seed)
-table = info["table"]
+table = info.table
 sa = pca[pca.scheme == "secagg"]
 
 with chart_box:
@@ -105,23 +105,23 @@ with chart_box:
     wraps = float(sa.wraparounds.mean())
     cols[0].metric(
         "Wrap-arounds",
-        f"{wraps:.3g} of {info['coordinates']}",
+        f"{wraps:.3g} of {info.secagg.coordinates}",
         help="Coordinates whose true sum left [−2^(b−1), 2^(b−1)) and decoded wrongly, "
-        f"mean over {int(runs)} rounds. Representable: ±{info['representable']:.3g}.",
+        f"mean over {int(runs)} rounds. Representable: ±{info.secagg.representable:.3g}.",
     )
     cols[1].metric(
         "Rounding error (RMS)",
         f"{float(sa.quantisation_rms.mean()):.2g}",
         help=f"γ Σ r_s − Σ μ_s a_s per entry; bound γ√(S/4) = "
-        f"{float(sa.quantisation_bound.iloc[0]):.2g}. γ = {info['scale']:.3g}; rounding "
-        f"inflates Δ by {info['inflation'] - 1:.2%}.",
+        f"{float(sa.quantisation_bound.iloc[0]):.2g}. γ = {info.secagg.scale:.3g}; rounding "
+        f"inflates Δ by {info.secagg.rounding_inflation - 1:.2%}.",
     )
     row = table.set_index("scheme").loc["secagg"]
     cols[2].metric(
         "Secure agg.: noise ÷ central",
         f"{row.std_ratio:.3g}×",
-        help=f"Each share N_ℤ(0, σ²) with σ = {info['sigma']:.4g} integer steps; KLS-accounted "
-        f"ε of the sum (worst site): {info['accounted']:.3g}.",
+        help=f"Each share N_ℤ(0, σ²) with σ = {info.secagg.sigma:.4g} integer steps; KLS-accounted "
+        f"ε of the sum (worst site): {info.accounted_epsilon:.3g}.",
     )
     cols[3].metric(
         "Secure agg.: PCA energy",
@@ -137,7 +137,7 @@ with chart_box:
         explanation(
             table,
             pca,
-            shuffle_parties=info["shuffle_parties"],
+            shuffle_parties=info.shuffle_parties,
             dim=int(dim),
             bits=int(bits),
             sites=len(args[0]),
@@ -164,7 +164,7 @@ st.caption(
     "analyst) sees, exact at its δ_s (secure aggregation: the KLS accountant). Colluders "
     "tolerated: the largest k such that the aggregator with any k sites keeps every honest "
     "site's promise (for secure aggregation, the masks hide each message from up to t − 1 "
-    f"colluders, t = {info['threshold']}, but each colluder removes its noise share from "
+    f"colluders, t = {info.secagg.threshold}, but each colluder removes its noise share from "
     "the sum). One dropout: site 1 leaves after the set-up; std relative to what the "
     "survivors' pooled estimate needs. Bits: float64 reals (matrices counted in full, as in "
     "the paper) or b-bit integers of the D(D+1)/2 free entries plus key material."
@@ -219,7 +219,7 @@ with st.expander("How it works — the equations"):
         r"c = \tfrac{8e^{\varepsilon_0}}{n},\ e_1 = \log(1 + a + c)"
     )
     st.markdown(
-        f"only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ {info['shuffle_parties']:,} parties "
+        f"only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ {info.shuffle_parties:,} parties "
         f"at site 1's ε₀ = {args[1][0]:g}. With S = {len(args[0])} sites it gives nothing, "
         "and the theorem also needs a pure-DP local randomiser (the Gaussian is not): the row "
         "is a negative control, its noise is conventional's."

@@ -98,7 +98,7 @@ from dpcore.sweeps import (
     run_otd_sweep,
     run_pca_sweep,
 )
-from dpcore.trust_models import shuffle_epsilon, trust_pca, trust_table
+from dpcore.trust_models import shuffle_epsilon, trust_overview, trust_pca, trust_table
 from dpcore.version import __version__ as __version__  # not in __all__: not an API name
 
 
@@ -207,6 +207,7 @@ __all__ = [
     "symmetric_noise",
     "synthetic_dataset",
     "top_k_eigvecs",
+    "trust_overview",
     "trust_pca",
     "trust_table",
     "view_noise_multipliers",

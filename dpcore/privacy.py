@@ -623,6 +623,9 @@ class DropoutAnalysis:
         view (the correction is something the aggregator learns).
     joint_std : dict
         The same for σ_joint.
+    normal_joint_std : float
+        For comparison, the smallest σ_joint / τ_s over all sites in a normal run (no
+        dropout; :func:`coalition_view` of the design, no colluders).
     """
 
     dropped: tuple[int, ...]
@@ -631,6 +634,28 @@ class DropoutAnalysis:
     std: dict[str, float]
     release_std: dict[str, float]
     joint_std: dict[str, float]
+    normal_joint_std: float
+
+    def table(self) -> pd.DataFrame:
+        """The remedies side by side.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per remedy: ``aggregate_std``, ``joint_ratio`` (the worst remaining
+            site's σ_joint / τ_s), ``meets_requirement``, ``verdict`` and ``noise_ratio``.
+        """
+        remedies = list(self.std)
+        return pd.DataFrame(
+            {
+                "remedy": remedies,
+                "aggregate_std": [self.std[r] for r in remedies],
+                "joint_ratio": [self.joint_std[r] for r in remedies],
+                "meets_requirement": [self.meets[r] for r in remedies],
+                "verdict": [self.verdict[r] for r in remedies],
+                "noise_ratio": [self.noise_ratio[r] for r in remedies],
+            }
+        )
 
     @property
     def meets(self) -> dict[str, bool]:
@@ -709,6 +734,7 @@ def dropout_analysis(design: CapeDesign, dropped: Sequence[int]) -> DropoutAnaly
         joint[remedy] = float(np.min(_ratio(_joint_std(cov), tau)))
     weights = np.zeros(design.n_sites)
     weights[remaining] = mu[remaining] / total
+    normal = coalition_view(design)
     return DropoutAnalysis(
         dropped=dropped,
         remaining_weights=weights,
@@ -716,6 +742,7 @@ def dropout_analysis(design: CapeDesign, dropped: Sequence[int]) -> DropoutAnaly
         std=std,
         release_std=release,
         joint_std=joint,
+        normal_joint_std=float(np.min(_ratio(normal.joint_std, normal.required_std))),
     )
 
 

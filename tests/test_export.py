@@ -98,7 +98,7 @@ def test_collusion_snippet_gives_the_curve(design):
 def test_calibration_and_gain_snippets_give_the_plotted_numbers():
     grid = (0.01, 0.1, 1.0, 10.0)
     got = run(snippets.calibration(grid, 1e-5))["table"]
-    pd.testing.assert_frame_equal(got, cached.calibration_table(0.5, 1e-5, grid)["curve"])
+    pd.testing.assert_frame_equal(got, cached.calibration_curve(1e-5, grid))
     rows = run(snippets.gain(3500, 3, points=7))["rows"]
     curve = cached.gain_curve(3500, 3, points=7)
     np.testing.assert_allclose(np.array(rows), curve.to_numpy(), rtol=0, atol=0)

@@ -420,6 +420,23 @@ def test_dropout_analysis_equal_sites():
     normal = coalition_view(design).joint_std.min() / 1.0
     assert a.joint_std["cape"] == pytest.approx(normal, rel=1e-10)
     assert a.joint_std["naive"] < normal
+    assert a.normal_joint_std == pytest.approx(normal, rel=1e-12)  # τ_s = 1 here
+
+
+@pytest.mark.parametrize("dropped", [(0,), (1, 3)])
+def test_dropout_table_is_the_analysis_row_by_row(dropped):
+    a = dropout_analysis(UNEQUAL, dropped)
+    view = coalition_view(UNEQUAL)
+    # the normal run's baseline is the worst site's σ_joint / τ_s with nobody colluding
+    assert a.normal_joint_std == pytest.approx(np.min(view.joint_std / UNEQUAL.tau_site), rel=1e-12)
+    table = a.table()
+    assert table["remedy"].tolist() == ["none", "naive", "cape"]
+    for row in table.itertuples():
+        assert row.aggregate_std == a.std[row.remedy]
+        assert row.joint_ratio == a.joint_std[row.remedy]
+        assert row.meets_requirement == a.meets[row.remedy]
+        assert row.verdict == a.verdict[row.remedy]
+        assert row.noise_ratio == a.noise_ratio[row.remedy]
 
 
 def test_dropout_verdict_tells_the_whole_truth():

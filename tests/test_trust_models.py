@@ -13,6 +13,7 @@ from dpcore.trust_models import (
     SCHEMES,
     shuffle_epsilon,
     shuffle_min_parties,
+    trust_overview,
     trust_pca,
     trust_secagg_design,
     trust_table,
@@ -271,3 +272,19 @@ def test_bad_shuffle_inputs():
         shuffle_min_parties(1.0, delta=0.0)
     with pytest.raises(TypeError, match="n_per_site"):
         trust_table({"a": 1}, epsilon=1.0, delta=0.1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_overview_is_the_table_the_round_and_the_shuffle_threshold(seed):
+    sites = _random_sites(seed)
+    settings = {"dim": 6, "calibration": "classic", "bits": 24, "secagg_calibration": "analytic"}
+    view = trust_overview(**sites, **settings)
+    pd.testing.assert_frame_equal(view.table, trust_table(**sites, **settings))
+    round_ = trust_secagg_design(
+        **sites, dim=6, bits=24, calibration="analytic"
+    )  # the round the table's secure-aggregation row is of
+    assert view.secagg.sigma == round_.sigma and view.secagg.scale == round_.scale
+    assert view.secagg.threshold == round_.threshold and view.secagg.coordinates == 6 * 7 // 2
+    assert view.accounted_epsilon == float(round_.epsilons().max())
+    eps0, delta0 = np.atleast_1d(sites["epsilon"])[0], np.atleast_1d(sites["delta"])[0]
+    assert view.shuffle_parties == shuffle_min_parties(float(eps0), delta=float(delta0))

@@ -22,6 +22,7 @@ import dpcore
 from dpcore import CapeDesign, ClassicGaussianWarning, OtdSpec, PcaSpec, cluster, realdata
 from dpcore.joint_safe import design_for
 from dpcore.privacy import EPS_TOL
+from dpcore.trust_models import TrustOverview
 from serving import worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot, flight
@@ -327,26 +328,21 @@ def collusion_curve_table(
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-@compute_slot
-def dropout_views(
-    n_per_site, epsilon, delta, weights, calibration, dropped: tuple[int, ...], seed: int
-) -> dict[str, Any]:
-    """Dropout noise per remedy and its effect on capePCA's captured energy."""
+def dropout_report(
+    n_per_site, epsilon, delta, weights, calibration, dropped: tuple[int, ...]
+) -> dpcore.DropoutAnalysis:
+    """Dropout noise per remedy (:func:`dpcore.dropout_analysis`) on the sites' mean design."""
     design, _ = _mean_design(n_per_site, epsilon, delta, weights, calibration)
-    analysis = dpcore.dropout_analysis(design, dropped)
-    table = pd.DataFrame(
-        {
-            "remedy": list(analysis.std),
-            "aggregate_std": list(analysis.std.values()),
-            "joint_ratio": [analysis.joint_std[r] for r in analysis.std],
-        }
-    )
-    table["meets_requirement"] = [analysis.meets[r] for r in analysis.std]
-    table["verdict"] = [analysis.verdict[r] for r in analysis.std]
-    table["noise_ratio"] = [analysis.noise_ratio[r] for r in analysis.std]
-    view = dpcore.coalition_view(design)
-    normal_ratio = float(np.min(view.joint_std / view.required_std))
-    pca = dpcore.dropout_pca(
+    return dpcore.dropout_analysis(design, dropped)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+@compute_slot
+def dropout_pca_frame(
+    n_per_site, epsilon, delta, weights, calibration, dropped: tuple[int, ...], seed: int
+) -> pd.DataFrame:
+    """capePCA's captured energy with and without the dropout (:func:`dpcore.dropout_pca`)."""
+    return dpcore.dropout_pca(
         n_per_site=n_per_site,
         epsilon=epsilon,
         delta=delta,
@@ -355,22 +351,18 @@ def dropout_views(
         calibration=calibration,
         rng=seed,
     )
-    return {
-        "table": table,
-        "required": analysis.required_std,
-        "normal_std": design.tau_agg,
-        "normal_joint": normal_ratio,
-        "pca": pca,
-    }
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def calibration_table(epsilon: float, delta: float, grid: tuple[float, ...]) -> dict[str, Any]:
-    """Classic vs analytic σ over ε (Δ = 1), and capeAGN's budget split at (ε, δ)."""
-    return {
-        "curve": dpcore.calibration_comparison(grid, delta=delta),
-        "budget": dpcore.agn_budget(epsilon=epsilon, delta=delta),
-    }
+def calibration_curve(delta: float, grid: tuple[float, ...]) -> pd.DataFrame:
+    """Classic vs analytic σ over ε, Δ = 1 (:func:`dpcore.calibration_comparison`)."""
+    return dpcore.calibration_comparison(grid, delta=delta)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def agn_budget(epsilon: float, delta: float) -> dict[str, float]:
+    """capeAGN's split of (ε, δ) between M2 and M3 (:func:`dpcore.agn_budget`)."""
+    return dpcore.agn_budget(epsilon=epsilon, delta=delta)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -563,21 +555,9 @@ def release_profiles(
 @st.cache_data(show_spinner=False, max_entries=64)
 def trust_models_table(
     n_per_site, epsilon, delta, weights, calibration, dim: int, bits: int, scale, sa_cal: str
-) -> dict[str, Any]:
-    """:func:`dpcore.trust_models.trust_table` and the secure-aggregation round's settings."""
-    from dpcore import trust_models
-
-    design = trust_models.trust_secagg_design(
-        n_per_site,
-        epsilon=epsilon,
-        delta=delta,
-        weights=weights,
-        dim=dim,
-        bits=bits,
-        scale=scale,
-        calibration=sa_cal,
-    )
-    table = trust_models.trust_table(
+) -> TrustOverview:
+    """:func:`dpcore.trust_overview`: the table and the secure-aggregation round."""
+    return dpcore.trust_overview(
         n_per_site,
         epsilon=epsilon,
         delta=delta,
@@ -588,17 +568,6 @@ def trust_models_table(
         scale=scale,
         secagg_calibration=sa_cal,
     )
-    return {
-        "table": table,
-        "sigma": design.sigma,
-        "scale": design.scale,
-        "representable": design.representable,
-        "threshold": design.threshold,
-        "coordinates": design.coordinates,
-        "inflation": design.rounding_inflation,
-        "accounted": float(design.epsilons().max()),
-        "shuffle_parties": trust_models.shuffle_min_parties(float(epsilon[0]), delta=delta[0]),
-    }
 
 
 @st.cache_data(show_spinner="Running PCA for every scheme…", max_entries=64)

@@ -38,7 +38,7 @@ from learning.settings import (
 )
 from ui.cached import (
     GAINS,
-    calibration_table,
+    calibration_curve,
     coalition_table,
     collusion_curve_table,
     gain_curve,
@@ -193,11 +193,11 @@ def delta_curve(delta: float) -> Scene:
 
 def calibrations(epsilon: float) -> Scene:
     """Classic vs analytic σ/Δ over ε, and whether the classic σ is private at ε."""
-    table = calibration_table(epsilon, LESSON_DELTA, tuple(np.logspace(-2, 1, 31)))
+    curve = calibration_curve(LESSON_DELTA, tuple(np.logspace(-2, 1, 31)))
     check = classic_check(1.0, epsilon, LESSON_DELTA)
     enough = check["classic"] >= check["analytic"]
     return Scene(
-        calibration_figure(table["curve"], current=[epsilon]),
+        calibration_figure(curve, current=[epsilon]),
         {
             "epsilon": epsilon,
             **check,
