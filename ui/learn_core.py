@@ -49,26 +49,14 @@ def classic_check(sensitivity: float, epsilon: float, delta: float) -> dict[str,
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def site_designs(n_per_site: tuple[int, ...], epsilon: float, weights: tuple[float, ...]) -> dict:
-    """CAPE design for sites releasing a mean (Δ = 1/N_s, analytic σ, δ = LESSON_DELTA):
-    per-site variances, aggregate stds of CAPE and of conventional averaging (same weights,
-    and equal weights 1/S), and the three gains: same weights, the paper's G(n) and against
-    the best conventional weights (N²/ΣN_s², Sec. 3 and Proposition 1)."""
-    tau = dpcore.mean_noise_std(n_per_site, epsilon=epsilon, delta=LESSON_DELTA, method="analytic")
-    design = dpcore.cape_design(tau, weights=weights)
-    equal = dpcore.cape_design(tau).tau_conv  # conventional with weights 1/S
-    return {
-        "tau": tau.tolist(),
-        "var_e": design.var_e.tolist(),
-        "var_f": design.var_f.tolist(),
-        "var_g": design.var_g.tolist(),
-        "tau_cape": design.tau_agg,
-        "tau_conv": design.tau_conv,
-        "tau_conv_equal": equal,
-        "gain": dpcore.cape_gain(n_per_site),
-        "gain_same": design.gain_same_weights,
-        "gain_best": dpcore.best_conventional_gain(n_per_site),
-    }
+def site_designs(
+    n_per_site: tuple[int, ...], epsilon: float, weights: tuple[float, ...]
+) -> dpcore.MeanReleaseDesigns:
+    """CAPE's designs for sites releasing a mean (:func:`dpcore.mean_release_designs`:
+    Δ = 1/N_s, analytic σ, δ = LESSON_DELTA)."""
+    return dpcore.mean_release_designs(
+        n_per_site, epsilon=epsilon, delta=LESSON_DELTA, weights=weights, calibration="analytic"
+    )
 
 
 def lesson_pca(sites: int, n_per_site: int, epsilon: float) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+import dpcore
 from dpcore.promise import likelihood_factor
 from figures.charts import FONT, calibration_figure, collusion_figure, gain_figure, sweep_figure
 from figures.theme import style
@@ -211,8 +212,27 @@ def calibrations(epsilon: float) -> Scene:
 # --- lesson 2: many sites -------------------------------------------------------------------------
 
 
+def design_numbers(designs: dpcore.MeanReleaseDesigns) -> dict:
+    """A design's numbers by the names the lesson texts quote: τ_s and the per-site
+    variances, the aggregate std of CAPE (``tau_cape``, the core's τ_agg), of conventional
+    averaging with the same weights and with 1/S, and the three gains (Sec. 3, Prop. 1)."""
+    cape = designs.cape
+    return {
+        "tau": cape.tau_site.tolist(),
+        "var_e": cape.var_e.tolist(),
+        "var_f": cape.var_f.tolist(),
+        "var_g": cape.var_g.tolist(),
+        "tau_cape": cape.tau_agg,
+        "tau_conv": cape.tau_conv,
+        "tau_conv_equal": dpcore.cape_design(cape.tau_site).tau_conv,
+        "gain": designs.paper_formula,
+        "gain_same": designs.gains["same_weights"],
+        "gain_best": designs.gains["best_conventional"],
+    }
+
+
 def _equal(sites: int) -> dict:
-    return site_designs((1000,) * sites, 0.5, (1.0 / sites,) * sites)
+    return design_numbers(site_designs((1000,) * sites, 0.5, (1.0 / sites,) * sites))
 
 
 def conventional_cost(sites: int) -> Scene:
@@ -348,7 +368,7 @@ def _unequal(share: float) -> dict:
     return {
         "sizes": sizes,
         "table": sites_text(sizes, 0.5, SIZE),
-        **site_designs(sizes, 0.5, weights),
+        **design_numbers(site_designs(sizes, 0.5, weights)),
     }
 
 
