@@ -238,13 +238,15 @@ with numbers_box:
 
 if show_stats:
     st.header("What the attacker sees")
-    stats = call_core(audit_statistics, *args, int(site) - 1, "cape", STAT_TRIALS, seed)
+    on_d, on_d_prime, mu = call_core(
+        audit_statistics, *args, int(site) - 1, "cape", STAT_TRIALS, seed
+    )
     threshold = float(paper_joint.threshold)  # the audit's test, planned from the theory
     st.plotly_chart(
         presenter.style(
             built(
                 statistic_figure,
-                stats["on_d"], stats["on_d_prime"], mu=stats["mu"], threshold=threshold
+                on_d, on_d_prime, mu=mu, threshold=threshold
             )
         ),
         key=f"{P}stats_chart",
@@ -252,7 +254,7 @@ if show_stats:
     explain(
         f"The aggregator's statistic (paper's design, all releases together, site {site}) in "
         f"{STAT_TRIALS // 2:,} games without the record (blue) and {STAT_TRIALS // 2:,} with "
-        f"it (orange), in units of its noise: the record shifts it by μ = {stats['mu']:.2f}. "
+        f"it (orange), in units of its noise: the record shifts it by μ = {mu:.2f}. "
         f"Right of the dashed line at {threshold:.2f} the attacker guesses 'with'. Blue mass "
         "right of the line is its false alarms, orange mass left of it its misses. **The one "
         "thing to notice:** the larger μ, the fewer errors, the larger the ε the attack proves "

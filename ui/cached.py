@@ -496,13 +496,13 @@ def audit_statistics(
     design: str,
     trials: int,
     seed: int,
-) -> dict[str, Any]:
-    """The aggregator's joint-view statistic in both worlds (:func:`dpcore.attack_statistics`)."""
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The aggregator's joint-view statistic in both worlds and the theory's separation μ
+    (:func:`dpcore.attack_statistics`)."""
     made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
-    on_d, on_d_prime, mu = dpcore.attack_statistics(
+    return dpcore.attack_statistics(
         made, sensitivity=sens, site=site, view="joint", trials=trials, rng=seed
     )
-    return {"on_d": on_d, "on_d_prime": on_d_prime, "mu": mu}
 
 
 # --- repeated releases (app_pages/composition.py) ---------------------------------------------
