@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -645,16 +645,16 @@ class DropoutAnalysis:
             One row per remedy: ``aggregate_std``, ``joint_ratio`` (the worst remaining
             site's σ_joint / τ_s), ``meets_requirement``, ``verdict`` and ``noise_ratio``.
         """
+        columns: dict[str, Mapping[str, object]] = {
+            "aggregate_std": self.std,
+            "joint_ratio": self.joint_std,
+            "meets_requirement": self.meets,  # properties: each computed once here
+            "verdict": self.verdict,
+            "noise_ratio": self.noise_ratio,
+        }
         remedies = list(self.std)
         return pd.DataFrame(
-            {
-                "remedy": remedies,
-                "aggregate_std": [self.std[r] for r in remedies],
-                "joint_ratio": [self.joint_std[r] for r in remedies],
-                "meets_requirement": [self.meets[r] for r in remedies],
-                "verdict": [self.verdict[r] for r in remedies],
-                "noise_ratio": [self.noise_ratio[r] for r in remedies],
-            }
+            {"remedy": remedies, **{k: [v[r] for r in remedies] for k, v in columns.items()}}
         )
 
     @property

@@ -323,6 +323,61 @@ def trust_table(
     secure aggregation's sum misses one noise share (remedy: over-provisioned shares,
     :func:`dpcore.secagg_dropouts`).
     """
+    return trust_overview(
+        n_per_site, epsilon=epsilon, delta=delta, weights=weights, dim=dim,
+        calibration=calibration, neighbouring=neighbouring, bits=bits, scale=scale,
+        secagg_calibration=secagg_calibration,
+    ).table  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class TrustOverview:
+    """The trust-models table and the secure-aggregation round behind its row.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        :func:`trust_table`.
+    secagg : SecAggDesign
+        :func:`trust_secagg_design` at the same settings: its share σ, scale γ,
+        representable range, threshold t, coordinates d and rounding inflation.
+    shuffle_parties : int
+        :func:`shuffle_min_parties` at site 1's ε₀ and δ: the fewest parties for which the
+        shuffle row's amplification bound applies.
+    """
+
+    table: pd.DataFrame
+    secagg: SecAggDesign
+    shuffle_parties: int
+
+    @property
+    def accounted_epsilon(self) -> float:
+        """The worst site's KLS-accounted ε of the secure-aggregation sum."""
+        return float(self.secagg.epsilons().max())
+
+
+def trust_overview(
+    n_per_site: ArrayLike,
+    *,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
+    weights: ArrayLike | None = None,
+    dim: int = 20,
+    calibration: str = "analytic",
+    neighbouring: str = "add-remove",
+    bits: int = DEFAULT_BITS,
+    scale: float | None = None,
+    secagg_calibration: str = "ddg",
+) -> TrustOverview:
+    """:func:`trust_table` with the secure-aggregation round behind its row.
+
+    The table is built from that one round, and the shuffle row's threshold is added.
+    Parameters are those of :func:`trust_table`.
+
+    Returns
+    -------
+    TrustOverview
+    """
     n, eps, dlt, mu = _sites(n_per_site, epsilon, delta, weights)
     d = check_int(dim, "dim", low=1, high=MAX_TRUST_DIM)
     cal = check_choice(calibration, "calibration", ("classic", "analytic"))
@@ -496,69 +551,9 @@ def trust_table(
     out = pd.DataFrame(rows)
     out["shuffle_epsilon"] = out["aggregator_epsilon"]
     out.loc[out["scheme"] == "shuffle", "shuffle_epsilon"] = shuffled
-    return out
-
-
-@dataclass(frozen=True, eq=False)
-class TrustOverview:
-    """The trust-models table and the secure-aggregation round behind its row.
-
-    Attributes
-    ----------
-    table : pandas.DataFrame
-        :func:`trust_table`.
-    secagg : SecAggDesign
-        :func:`trust_secagg_design` at the same settings: its share σ, scale γ,
-        representable range, threshold t, coordinates d and rounding inflation.
-    shuffle_parties : int
-        :func:`shuffle_min_parties` at site 1's ε₀ and δ: the fewest parties for which the
-        shuffle row's amplification bound applies.
-    """
-
-    table: pd.DataFrame
-    secagg: SecAggDesign
-    shuffle_parties: int
-
-    @property
-    def accounted_epsilon(self) -> float:
-        """The worst site's KLS-accounted ε of the secure-aggregation sum."""
-        return float(self.secagg.epsilons().max())
-
-
-def trust_overview(
-    n_per_site: ArrayLike,
-    *,
-    epsilon: ArrayLike,
-    delta: ArrayLike,
-    weights: ArrayLike | None = None,
-    dim: int = 20,
-    calibration: str = "analytic",
-    neighbouring: str = "add-remove",
-    bits: int = DEFAULT_BITS,
-    scale: float | None = None,
-    secagg_calibration: str = "ddg",
-) -> TrustOverview:
-    """:func:`trust_table` with the secure-aggregation round and the shuffle row's threshold.
-
-    Parameters are those of :func:`trust_table`.
-
-    Returns
-    -------
-    TrustOverview
-    """
-    table = trust_table(
-        n_per_site, epsilon=epsilon, delta=delta, weights=weights, dim=dim,
-        calibration=calibration, neighbouring=neighbouring, bits=bits, scale=scale,
-        secagg_calibration=secagg_calibration,
-    )  # fmt: skip
-    n, eps, dlt, mu = _sites(n_per_site, epsilon, delta, weights)
-    secagg = trust_secagg_design(
-        n, epsilon=eps, delta=dlt, weights=mu, dim=dim, bits=bits, scale=scale,
-        calibration=secagg_calibration, neighbouring=neighbouring,
-    )  # fmt: skip
     return TrustOverview(
-        table=table,
-        secagg=secagg,
+        table=out,
+        secagg=sa,
         shuffle_parties=shuffle_min_parties(float(eps[0]), delta=float(dlt[0])),
     )
 

@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import dpcore
+from dpcore.cape import conventional_std
 from dpcore.promise import likelihood_factor
 from figures.charts import FONT, calibration_figure, collusion_figure, gain_figure, sweep_figure
 from figures.theme import style
@@ -224,7 +225,7 @@ def design_numbers(designs: dpcore.MeanReleaseDesigns) -> dict:
         "var_g": cape.var_g.tolist(),
         "tau_cape": cape.tau_agg,
         "tau_conv": cape.tau_conv,
-        "tau_conv_equal": dpcore.cape_design(cape.tau_site).tau_conv,
+        "tau_conv_equal": conventional_std(cape.tau_site, np.full(cape.n_sites, 1 / cape.n_sites)),
         "gain": designs.paper_formula,
         "gain_same": designs.gains["same_weights"],
         "gain_best": designs.gains["best_conventional"],
