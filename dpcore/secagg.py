@@ -79,6 +79,7 @@ from dpcore.discrete import (
     MIN_SHARE_SIGMA,
     MIN_SIGMA,
     ddg_epsilon,
+    ddg_exact_epsilon,
     ddg_sigma,
     ddg_tau,
     discrete_gaussian_variance,
@@ -289,6 +290,24 @@ class SecAggDesign:
         """Every site's accounted ε_s is within its promise (to 1e-9) with ``shares`` shares."""
         return bool(np.all(self.epsilons(shares) <= self.epsilon * (1 + 1e-9)))
 
+    def exact_epsilons(self, shares: int | None = None) -> NDArray[np.float64]:
+        """Numerically exact ε_s of the summed shares against a move of ⌊Δ̃_s⌋ on one coordinate.
+
+        :func:`dpcore.discrete.ddg_exact_epsilon` at δ_s − β_s (the δ the certificate
+        :meth:`epsilons` spends): the privacy loss of the sum's own pmf, no Rényi bound. It
+        is a lower bound on the worst case over every move of norm ≤ Δ̃_s (and :meth:`epsilons`
+        an upper bound), so ε_s above the promise here means the promise fails; below it
+        while :meth:`epsilons` is above, the promise is only *not certified by the bound*.
+        ∞ with no share, 0 for μ_s = 0.
+        """
+        n = self.n_sites if shares is None else check_int(shares, "shares", low=0)
+        return np.array(
+            [
+                _site_exact_epsilon(self.sigma, n, math.floor(float(l2)), float(d - b))
+                for l2, d, b in zip(self.rounded_l2, self.delta, self.beta, strict=True)
+            ]
+        )
+
 
 @lru_cache(maxsize=4096)
 def _site_epsilon(sigma: float, shares: int, l2: float, dim: int, delta: float) -> float:
@@ -297,6 +316,15 @@ def _site_epsilon(sigma: float, shares: int, l2: float, dim: int, delta: float) 
     if shares == 0 or sigma < MIN_SHARE_SIGMA:  # no noise, or no KLS certificate (σ < 1/2)
         return math.inf
     return ddg_epsilon(sigma, shares=shares, l2=l2, dim=dim, delta=delta)
+
+
+@lru_cache(maxsize=4096)
+def _site_exact_epsilon(sigma: float, shares: int, shift: int, delta: float) -> float:
+    if shift == 0:
+        return 0.0
+    if shares == 0 or sigma == 0:
+        return math.inf
+    return ddg_exact_epsilon(sigma, shares=shares, shift=shift, delta=delta)
 
 
 def secagg_design(

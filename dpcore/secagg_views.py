@@ -8,7 +8,9 @@ noise shares left in what a party sees (:meth:`dpcore.secagg.SecAggDesign.epsilo
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -94,41 +96,84 @@ def _worst(design: SecAggDesign, eps: NDArray, honest: NDArray) -> tuple[float, 
     return float(eps[honest][i]), float(design.epsilon[honest][i]), meets
 
 
-def secagg_views(design: SecAggDesign, *, colluding: int = 0) -> pd.DataFrame:
+VERDICTS = ("certified", "not certified by the bound", "fails")
+
+
+def _verdict(certified: bool, exact: NDArray, promised: NDArray) -> str:
+    """Certified by KLS; else refuted or not by the exact one-coordinate ε (a lower bound)."""
+    if certified:
+        return "certified"
+    return "fails" if np.any(exact > promised * (1 + 1e-9)) else "not certified by the bound"
+
+
+def _sites(value: int | Sequence[int], s: int, name: str) -> NDArray[np.intp] | int:
+    """A count k in [0, S − 1], or the named sites (distinct 0-based indices, fewer than S)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return check_int(value, name, low=0, high=s - 1)
+    try:
+        sites = [check_int(v, name, low=0, high=s - 1) for v in value]  # type: ignore[union-attr]
+    except TypeError:
+        raise ValueError(
+            f"{name} must be a count in [0, {s - 1}] or a sequence of site indices; "
+            f"got {value!r}"
+        ) from None
+    if len(set(sites)) != len(sites) or len(sites) > s - 1:
+        raise ValueError(
+            f"{name} must name at most {s - 1} distinct sites in [0, {s - 1}]; got {value!r}"
+        )
+    return np.array(sorted(sites), dtype=np.intp)
+
+
+def secagg_views(design: SecAggDesign, *, colluding: int | Sequence[int] = 0) -> pd.DataFrame:
     """What each party sees, and the ε left for the honest sites (worst site, KLS accounting).
 
     Parameters
     ----------
     design : SecAggDesign
-    colluding : int
-        k in [0, S − 1]: sites colluding with the server (they subtract their own inputs and
-        noise shares). Below the threshold t the coalition still sees only the sum of the
-        honest sites' messages, with S − k shares of noise; from t on it can reconstruct any
-        honest site's pair seeds and unmask it, which leaves that site its own share only.
+    colluding : int or sequence of int
+        A count k in [0, S − 1] of sites colluding with the server, the worst case over
+        *which* k collude (every site is then a possible victim: all shares are i.i.d., so a
+        victim's ε depends only on how many shares are left); or the colluding sites by
+        0-based index. Colluders subtract their own inputs and noise shares. Below the
+        threshold t the coalition still sees only the sum of the honest sites' messages,
+        with S − k shares of noise; from t on it can reconstruct any honest site's pair
+        seeds and unmask it, which leaves that site its own share only.
 
     Returns
     -------
     pandas.DataFrame
         One row per party: ``party``, ``receives``, ``noise_shares`` (shares protecting an
         honest site), ``noise_std`` (data units; ∞ for one-time-padded messages),
-        ``epsilon`` (worst honest site; 0 when nothing is learned), ``promised_epsilon``
-        and ``meets``.
+        ``epsilon`` (worst honest site, KLS certificate; 0 when nothing is learned),
+        ``promised_epsilon`` and ``meets`` (certified: ``epsilon`` ≤ promise),
+        ``exact_epsilon`` (the worst honest site's numerically exact ε for a move on one
+        coordinate, :meth:`SecAggDesign.exact_epsilons`: a lower bound on the true ε) and
+        ``verdict`` (:data:`VERDICTS`: "certified"; "not certified by the bound" when only
+        the KLS bound exceeds a promise; "fails" when the exact ε does).
     """
     if not isinstance(design, SecAggDesign):
         raise TypeError(f"design must be a SecAggDesign; got {type(design).__name__}")
     s = design.n_sites
-    k = check_int(colluding, "colluding", low=0, high=s - 1)
+    chosen = _sites(colluding, s, "colluding")
     everyone = np.arange(s)
+    if isinstance(chosen, int):
+        k, honest_sites = chosen, everyone  # any site may be the victim of k others
+        who = f"server + {k} sites"
+    else:
+        k, honest_sites = chosen.size, np.setdiff1d(everyone, chosen)
+        who = "server + " + ", ".join(f"site {i + 1}" for i in chosen)
     rows = []
 
     def add(party: str, receives: str, shares: int | None, honest: NDArray) -> None:
         if shares is None:  # one-time pads: the messages are uniform, independent of data
-            eps = np.zeros(s)
+            eps = exact = np.zeros(s)
             std = math.inf
         else:
-            eps = design.epsilons(shares)
+            eps, exact = design.epsilons(shares), design.exact_epsilons(shares)
             std = design.noise_std(shares)
         worst, promised, meets = _worst(design, eps, honest)
+        worst_exact, _, _ = _worst(design, exact, honest)
+        verdict = _verdict(meets, exact[honest], design.epsilon[honest])
         rows.append(
             {
                 "party": party,
@@ -138,43 +183,42 @@ def secagg_views(design: SecAggDesign, *, colluding: int = 0) -> pd.DataFrame:
                 "epsilon": worst,
                 "promised_epsilon": promised,
                 "meets": meets,
+                "exact_epsilon": worst_exact,
+                "verdict": verdict,
             }
         )
 
     add("server", "masked messages; decodes only their sum", s, everyone)
-    add("a site", "nothing of the others (only its pair seeds)", None, everyone[1:])
+    add("a site", "nothing of the others (only its pair seeds)", None, everyone)
     add("anyone (final output)", "the decoded sum Σ μ_s a_s + noise", s, everyone)
     if k:
-        honest = everyone[k:]
         if k < design.threshold:
-            add(
-                f"server + {k} sites",
-                "the honest sites' sum, minus their own shares",
-                s - k,
-                honest,
-            )
+            add(who, "the honest sites' sum, minus their own shares", s - k, honest_sites)
         else:
             add(
-                f"server + {k} sites",
+                who,
                 f"≥ t = {design.threshold} shares of every seed: each honest message unmasked",
                 1,
-                honest,
+                honest_sites,
             )
     return pd.DataFrame(rows)
 
 
 SECAGG_REMEDIES = ("none", "over-provisioned", "re-run")
+MAX_DROPOUT_SETS = 5000  # sets of dropped sites searched for the worst case
 
 
-def secagg_dropouts(design: SecAggDesign, *, dropped: int) -> pd.DataFrame:
+def secagg_dropouts(design: SecAggDesign, *, dropped: int | Sequence[int]) -> pd.DataFrame:
     """The privacy and accuracy cost of k dropouts, and the usual remedies.
 
     Parameters
     ----------
     design : SecAggDesign
         Calibrated for ``design.noise_shares`` shares.
-    dropped : int
-        k in [0, S − 1]: sites that drop after the masks were set up.
+    dropped : int or sequence of int
+        A count k in [0, S − 1] of sites that drop after the masks were set up: every set
+        of k dropped sites is tried (at most 5,000 sets) and each column reports its worst
+        case over them; or the dropped sites by 0-based index.
 
     Returns
     -------
@@ -186,21 +230,69 @@ def secagg_dropouts(design: SecAggDesign, *, dropped: int) -> pd.DataFrame:
         survivors, recalibrated: one more round). Columns ``remedy``, ``noise_shares``,
         ``noise_std`` (data units, with the k dropouts), ``std_if_no_dropout``,
         ``std_ratio`` (over one curator's std for the survivors' mean), ``epsilon``,
-        ``promised_epsilon`` (worst honest site), ``meets``, ``rounds`` and ``possible``
-        (at least t survivors to unmask; a re-run is always possible).
+        ``promised_epsilon`` (worst surviving site, KLS certificate), ``meets``,
+        ``exact_epsilon`` and ``verdict`` (as in :func:`secagg_views`), ``rounds``,
+        ``possible`` (at least t survivors to unmask; a re-run is always possible) and
+        ``dropped`` (the dropped sites, 1-based). For a count, the privacy columns come
+        from the set with the largest ε/ε_s (then the largest ``std_ratio``), which
+        ``dropped`` names; ``meets`` holds only if it holds for every set, and the std
+        columns and ``exact_epsilon`` are the largest over all sets.
     """
     if not isinstance(design, SecAggDesign):
         raise TypeError(f"design must be a SecAggDesign; got {type(design).__name__}")
     s = design.n_sites
-    k = check_int(dropped, "dropped", low=0, high=s - 1)
-    survivors = np.arange(k, s)  # the first k drop (their identity changes only W)
+    chosen = _sites(dropped, s, "dropped")
+    if isinstance(chosen, int):
+        if math.comb(s, chosen) > MAX_DROPOUT_SETS:
+            raise ValueError(
+                f"dropped = {chosen} of {s} sites gives {math.comb(s, chosen):,} sets to search "
+                f"(limit {MAX_DROPOUT_SETS:,}); name the dropped sites instead"
+            )
+        sets = [np.array(c, dtype=np.intp) for c in combinations(range(s), chosen)]
+    else:
+        sets = [chosen]
+    over = _redesign(design, sites=np.arange(s), expected_dropouts=sets[0].size)
+    tables = [_dropout_rows(design, over, gone) for gone in sets]
+    if len(tables) == 1:
+        return tables[0]
+    worst = []
+    for i in range(len(SECAGG_REMEDIES)):
+        rows = [t.iloc[i] for t in tables if i < len(t)]
+        if not rows:
+            continue
+        key = [
+            (
+                np.nan_to_num(r["epsilon"] / r["promised_epsilon"], nan=0.0, posinf=np.inf),
+                r["std_ratio"],
+            )
+            for r in rows
+        ]
+        row = rows[max(range(len(rows)), key=key.__getitem__)].copy()
+        row["std_ratio"] = max(r["std_ratio"] for r in rows)
+        row["noise_std"] = max(r["noise_std"] for r in rows)
+        row["std_if_no_dropout"] = max(r["std_if_no_dropout"] for r in rows)
+        row["meets"] = all(bool(r["meets"]) for r in rows)
+        row["exact_epsilon"] = max(r["exact_epsilon"] for r in rows)
+        verdicts = {r["verdict"] for r in rows}
+        row["verdict"] = next(v for v in VERDICTS[::-1] if v in verdicts)
+        worst.append(row)
+    return pd.DataFrame(worst).reset_index(drop=True)
+
+
+def _dropout_rows(design: SecAggDesign, over: SecAggDesign, gone: NDArray) -> pd.DataFrame:
+    """The three remedies' rows when the sites ``gone`` drop."""
+    s = design.n_sites
+    k = gone.size
+    survivors = np.setdiff1d(np.arange(s), gone)
     central = _central(design, survivors)
+    named = ", ".join(str(i + 1) for i in gone) or "none"
     rows = []
 
     def add(name: str, made: SecAggDesign, honest: NDArray, rounds: int, possible: bool) -> None:
         shares = s - k
-        eps = made.epsilons(shares)
+        eps, exact = made.epsilons(shares), made.exact_epsilons(shares)
         worst, promised, meets = _worst(made, eps, honest)
+        worst_exact, _, _ = _worst(made, exact, honest)
         # the estimate is renormalised by W (secagg_sum); a re-run's weights already are
         w = 1.0 if made.n_sites != s else float(made.weights[survivors].sum())
         std = made.noise_std(shares) / w
@@ -214,14 +306,16 @@ def secagg_dropouts(design: SecAggDesign, *, dropped: int) -> pd.DataFrame:
                 "epsilon": worst,
                 "promised_epsilon": promised,
                 "meets": meets,
+                "exact_epsilon": worst_exact,
+                "verdict": _verdict(meets, exact[honest], made.epsilon[honest]),
                 "rounds": rounds,
                 "possible": possible,
+                "dropped": named,
             }
         )
 
     unmaskable = s - k >= design.threshold
     add("none", design, survivors, 1, unmaskable)
-    over = _redesign(design, sites=np.arange(s), expected_dropouts=k)
     add("over-provisioned", over, survivors, 1, unmaskable)
     if s - k >= 2:
         rerun = _redesign(design, sites=survivors, expected_dropouts=0)

@@ -245,15 +245,22 @@ def _tolerated_cape(design: CapeDesign, sens, eps, dlt) -> int:
     return k
 
 
-def _tolerated_secagg(design: SecAggDesign) -> int:
-    """Largest k: the server with any k sites still sees every honest site within ε_s."""
-    k = -1
+def _tolerated_secagg(design: SecAggDesign) -> tuple[int, int]:
+    """Largest k: the server with any k sites keeps every promise — certified, and not refuted.
+
+    (certified, not refuted): by the KLS certificate (the ✓), and by the exact ε of a move
+    on one coordinate (a lower bound: above the promise, the promise fails). −1: none.
+    Every site is a possible victim of every coalition (:func:`secagg_views` with a count).
+    """
+    certified = refuted = -1
     for c in range(design.n_sites):
-        views = secagg_views(design, colluding=c)
-        if not bool(views["meets"].iloc[-1] if c else views["meets"].iloc[0]):
+        view = secagg_views(design, colluding=c).iloc[-1 if c else 0]
+        if view["verdict"] == "fails":
             break
-        k = c
-    return k
+        refuted = c
+        if certified == c - 1 and bool(view["meets"]):
+            certified = c
+    return certified, refuted
 
 
 def trust_table(
@@ -301,7 +308,12 @@ def trust_table(
         curator sees, at its δ_s, against its ε_s: ∞ for the curator, who sees the data; 0
         where nothing is sent); ``trusted`` (who must be trusted, text);
         ``colluders_tolerated`` (largest k such that the aggregator with any k sites keeps
-        every honest site's promise; −1: broken with no colluder); ``masks_tolerated``
+        every honest site's promise, whichever k collude; −1: broken with no colluder);
+        ``aggregator_exact_epsilon`` and ``colluders_exact`` (the same by the exact ε of
+        a move on one coordinate, :meth:`SecAggDesign.exact_epsilons`, where secure
+        aggregation's ε is the KLS certificate: above ε_s there the promise fails, between
+        the two it is *not certified by the bound*; equal to ``aggregator_epsilon`` and
+        ``colluders_tolerated`` elsewhere, whose ε are exact); ``masks_tolerated``
         (secure aggregation: t − 1 colluders before an honest message can be unmasked;
         −1 elsewhere); ``dropout_std_ratio`` and ``dropout_epsilon`` (site 1 drops, no
         remedy: noise std over what the survivors' pooled estimate needs, and the worst
@@ -408,7 +420,12 @@ def trust_overview(
     rows: list[dict[str, object]] = []
 
     def add(scheme: str, **values: object) -> None:
-        rows.append({"scheme": scheme, **values})
+        # Gaussian schemes' ε are exact: only secure aggregation's certificate is a bound
+        exact = {
+            "aggregator_exact_epsilon": values["aggregator_epsilon"],
+            "colluders_exact": values["colluders_tolerated"],
+        }
+        rows.append({"scheme": scheme, **exact, **values})
 
     rest = np.arange(1, s)
     w_rest = mu[rest].sum()
@@ -520,8 +537,9 @@ def trust_overview(
         )
     server: dict[Any, Any] = secagg_views(sa).iloc[0].to_dict()
     drops: dict[Any, dict[Any, Any]] = (
-        secagg_dropouts(sa, dropped=1).set_index("remedy").to_dict("index")
+        secagg_dropouts(sa, dropped=(0,)).set_index("remedy").to_dict("index")
     )
+    certified, not_refuted = _tolerated_secagg(sa)
     over = drops["over-provisioned"]
     cost = secagg_cost(sites=s, coordinates=coords, bits=sa.bits)
     add(
@@ -531,7 +549,7 @@ def trust_overview(
         aggregator_epsilon=float(server["epsilon"]),
         aggregator_promised=float(server["promised_epsilon"]),
         trusted=f"fewer than t = {sa.threshold} sites colluding with the server",
-        colluders_tolerated=_tolerated_secagg(sa),
+        colluders_tolerated=certified,
         masks_tolerated=sa.threshold - 1,
         dropout_std_ratio=float(drops["none"]["std_ratio"]),
         dropout_epsilon=float(drops["none"]["epsilon"]),
@@ -543,6 +561,8 @@ def trust_overview(
         bits_total=cost.bits_per_site * s,
         source="KLS 2021 Prop. 14 eq. (17) + CKS 2020 Prop. 12; Bonawitz et al. 2017",
     )
+    rows[-1]["aggregator_exact_epsilon"] = float(server["exact_epsilon"])
+    rows[-1]["colluders_exact"] = not_refuted
     add(
         "shuffle",
         **{**conventional, "trusted": "the shuffler (never to collude with the analyst)"},

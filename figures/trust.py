@@ -7,6 +7,7 @@ Every number comes from :func:`dpcore.trust_models.trust_table` and
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,46 @@ def _bits(bits: float) -> str:
     return f"{bits:.0f} bit" if bits else "0"
 
 
+def _within(eps: float, promised: float) -> bool:
+    return eps <= promised * (1 + 1e-7)
+
+
+def _epsilon_words(r: Any) -> str:
+    """The worst site's ε in the aggregator's view: ✓ certified, ✗ refuted, or neither.
+
+    Secure aggregation's ε is the KLS certificate (an upper bound) beside the exact ε of a
+    move on one coordinate (a lower bound): between the two, the promise is not certified.
+    """
+    eps, exact, promised = r.aggregator_epsilon, r.aggregator_exact_epsilon, r.aggregator_promised
+    if _within(eps, promised):
+        return f"worst ε {_fmt_eps(eps)} ≤ ε_s {promised:.3g} ✓"
+    if _within(exact, promised):
+        return (
+            f"KLS bound {_fmt_eps(eps)} > ε_s {promised:.3g}: not certified by the bound "
+            f"(exact ε of a one-coordinate move {_fmt_eps(exact)} ≤ ε_s)"
+        )
+    if exact == eps:
+        return f"worst ε {_fmt_eps(eps)} > ε_s {promised:.3g} ✗"
+    return f"exact ε {_fmt_eps(exact)} > ε_s {promised:.3g} ✗ (KLS bound {_fmt_eps(eps)})"
+
+
+def _colluder_words(r: Any, sites: int) -> str:
+    """Colluders tolerated whichever sites collude: certified, and where only the bound fails."""
+    certified, exact = int(r.colluders_tolerated), int(r.colluders_exact)
+    if certified >= sites - 1:
+        return f"all {sites - 1} others"
+    if exact < 0:
+        return "none: the promise fails with 0"
+    words = "none" if certified < 0 else f"{certified}"
+    if exact > certified:
+        upto = f"all {sites - 1}" if exact >= sites - 1 else f"{exact}"
+        words += (
+            f" certified by the KLS bound; up to {upto} the exact ε stays within ε_s "
+            "(not certified, not refuted)"
+        )
+    return words
+
+
 def pca_summary(pca: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over runs of each scheme's captured energy ratio (index: scheme)."""
     return pca.groupby("scheme", sort=False)["captured_energy_ratio"].agg(["mean", "std"])
@@ -69,17 +110,8 @@ def display_table(table: pd.DataFrame, pca: pd.DataFrame, *, sites: int) -> pd.D
                 "secagg": "server: only the sum (messages masked)",
                 "shuffle": "analyst: the releases, shuffled",
             }[r.scheme]
-            ok = r.aggregator_epsilon <= r.aggregator_promised * (1 + 1e-7)
-            sees = (
-                f"{who} — worst ε {_fmt_eps(r.aggregator_epsilon)} "
-                f"{'≤' if ok else '>'} ε_s {r.aggregator_promised:.3g} {'✓' if ok else '✗'}"
-            )
-        if r.colluders_tolerated < 0:
-            colluders = "none: the promise fails with 0"
-        elif r.colluders_tolerated >= sites - 1:
-            colluders = f"all {sites - 1} others"
-        else:
-            colluders = f"{r.colluders_tolerated}"
+            sees = f"{who} — {_epsilon_words(r)}"
+        colluders = _colluder_words(r, sites)
         if r.masks_tolerated >= 0:
             colluders += f" (masks: {r.masks_tolerated})"
         if r.scheme == "local":

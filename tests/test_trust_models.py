@@ -75,7 +75,7 @@ def test_table_values_are_each_schemes_own(seed, calibration):
     assert sa.bits_per_site == secagg_cost(sites=s, coordinates=36, bits=32).bits_per_site
     server = secagg_views(design).iloc[0]
     assert sa.aggregator_epsilon == pytest.approx(server.epsilon, rel=1e-12)
-    drop = secagg_dropouts(design, dropped=1).set_index("remedy")
+    drop = secagg_dropouts(design, dropped=(0,)).set_index("remedy")  # the table names site 1
     assert sa.dropout_epsilon == pytest.approx(drop.loc["none", "epsilon"], rel=1e-12)
     assert sa.remedy_std_ratio == pytest.approx(drop.loc["over-provisioned", "std_ratio"])
     cape = _row(table, "cape")
