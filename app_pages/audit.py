@@ -46,7 +46,7 @@ presenter.intro(
 )
 
 keys = Keys(P)
-GAP = {  # the preset that shows the paper's joint-view gap (docs/privacy.md: 0.714 > 0.5)
+GAP = {  # the preset that shows the paper's joint-view gap (docs/privacy.md: 0.7135 > 0.5)
     keys.sites: 10,
     keys.rule: "equal",
     keys.table: encode(pd.DataFrame([(1000, 0.5, 1e-3, 0.1)] * 10, columns=COLUMNS)),
