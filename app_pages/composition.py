@@ -22,6 +22,7 @@ from ui.cached import (
     accountant_curve,
     call_core,
     classic_warning,
+    release_growth,
     release_multipliers,
     release_profiles,
 )
@@ -137,8 +138,15 @@ with main:
     st.plotly_chart(
         presenter.style(fig), key=f"{P}chart", config=presenter.chart_config("composition")
     )
+    growth = call_core(release_growth, z, int(max_releases), delta_s)
     lesson = built(
-        accountants_text, curve, site=site, noise_multiplier=z, delta=delta_s, key=acc_key
+        accountants_text,
+        curve,
+        growth,
+        site=site,
+        noise_multiplier=z,
+        delta=delta_s,
+        key=acc_key,
     )
     st.markdown(_md(lesson))
     _explain(

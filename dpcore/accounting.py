@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -271,6 +272,86 @@ def epsilon_curve(
             eps = composed_epsilon(noise_multiplier, releases=t, delta=delta, accountant=name)
             rows.append({"releases": t, "accountant": name, "epsilon": eps})
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class CompositionGrowth:
+    """How the exact ε of T release rounds compares with one round's (:func:`composition_growth`).
+
+    Attributes
+    ----------
+    releases : int
+        T, the number of rounds.
+    delta : float
+        The total δ at which every ε is read.
+    epsilon_one, epsilon_total : float
+        Exact ε of one round and of T rounds.
+    crossover : float
+        T* = 8 ln(1/δ)/μ₁² (= 8 z² ln(1/δ) for one z): below it the √T term μ√(2 ln(1/δ)) of
+        the zCDP approximation ε ≈ μ²/2 + μ√(2 ln(1/δ)), μ = √T·μ₁, is the larger one, above
+        it the linear term μ²/2. ∞ when a round reveals nothing.
+    """
+
+    releases: int
+    delta: float
+    epsilon_one: float
+    epsilon_total: float
+    crossover: float
+
+    @property
+    def ratio(self) -> float | None:
+        """ε of T rounds over ε of one (None when one round has ε = 0)."""
+        return self.epsilon_total / self.epsilon_one if self.epsilon_one > 0 else None
+
+    @property
+    def linear(self) -> bool:
+        """Whether T is past the crossover T*: the μ²/2 term (linear in T) leads."""
+        return self.releases > self.crossover
+
+
+def composition_growth(
+    noise_multiplier: float | ArrayLike, *, releases: int, delta: float
+) -> CompositionGrowth:
+    """The exact ε of ``releases`` rounds against one round's, and where growth turns linear.
+
+    Parameters
+    ----------
+    noise_multiplier : float or sequence of float
+        As in :func:`composed_epsilon` (a sequence is one round).
+    releases : int
+        T in [1, 10⁶].
+    delta : float
+        Total δ in (0, 1).
+
+    Returns
+    -------
+    CompositionGrowth
+
+    Notes
+    -----
+    zCDP's conversion (Bun & Steinke, TCC 2016, Prop. 1.3) with ρ = μ²/2 reads
+    ε ≈ μ²/2 + μ√(2 ln(1/δ)), an upper bound on the exact ε. With μ = √T·μ₁ its first term grows
+    like T, its second like √T; they are equal at T* = 8 ln(1/δ)/μ₁². Even below T* the exact
+    ratio ε_T/ε₁ is not √T but more: the exact ε of one Gaussian release over its μ grows with
+    μ (``tests/test_accounting.py`` checks it), so T rounds, one release of √T·μ₁, cost at
+    least √T times one round, and towards T times once T passes T*.
+
+    Examples
+    --------
+    >>> g = composition_growth(5.0, releases=50, delta=1e-3)
+    >>> round(g.crossover, 1), g.linear
+    (1381.6, False)
+    >>> g.ratio > 50**0.5
+    True
+    """
+    z = _check_multipliers(noise_multiplier)
+    releases = check_int(releases, "releases", low=1, high=MAX_RELEASES)
+    delta = check_delta(delta)
+    mu_one = composed_mu(z, releases=1)
+    one = composed_epsilon(z, releases=1, delta=delta)
+    total = composed_epsilon(z, releases=releases, delta=delta)
+    crossover = 8.0 * math.log(1.0 / delta) / mu_one**2 if mu_one > 0 else math.inf
+    return CompositionGrowth(releases, delta, one, total, crossover)
 
 
 def gaussian_profile(

@@ -260,8 +260,9 @@ def audit_trials_needed(
     -------
     int or None
         The smallest even number of trials (to 1 %) whose bound at the expected error
-        counts exceeds ``target``; None if the theory's ε is not above ``target`` (no
-        attack can ever show it: the bound is sound) or more than ``max_trials`` are needed.
+        counts exceeds ``target``; None if the theory's ε is not above ``target`` (a sound
+        bound then exceeds it only by chance, in at most 1 − ``confidence`` of the audits) or
+        more than ``max_trials`` are needed.
 
     Notes
     -----

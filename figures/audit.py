@@ -125,3 +125,38 @@ def statistic_figure(
         legend={"orientation": "h", "y": -0.3},
     )
     return fig
+
+
+# --- the words: a 95 % lower bound, not a bound that can never overshoot (issue #34) ----------
+
+CONFIDENCE_WORDS = (
+    "a 95 % lower bound: below the true ε in at least 19 audits of 20, so one audit in twenty "
+    "may overshoot"
+)
+
+
+def verdict(row) -> str:
+    """What the attack shows for one design and view (a row of the audit table), in words."""
+    if not row.theory_breaks:
+        if row.attack_breaks:  # possible: a 95 % bound overshoots in up to 5 % of audits
+            return "✓ theory: ε ≤ ε_s; the bound overshot it (the 1-in-20 chance of a 95 % bound)"
+        return "✓ theory: ε ≤ ε_s; a sound attack shows a break only by chance (≤ 1 in 20)"
+    if row.attack_breaks:
+        return f"✗ demonstrated: ε ≥ {row.epsilon_lower:.3g} > ε_s"
+    if row.trials_needed is None or pd.isna(row.trials_needed):
+        return "✗ in theory; beyond 10¹² trials to demonstrate"
+    return f"✗ in theory; needs ≈ {int(row.trials_needed):,} trials to demonstrate"
+
+
+def soundness_words(table: pd.DataFrame) -> str:
+    """Whether the attack's bounds stayed below the theory's ε, counted, not assumed."""
+    over = int((table["epsilon_lower"] > table["epsilon"]).sum())
+    if over == 0:
+        return (
+            "every solid bar stays below its pale bar, as a 95 % lower bound does in at least "
+            "19 audits of 20"
+        )
+    return (
+        f"{over} of {len(table)} solid bars rise above their pale bar: {CONFIDENCE_WORDS} "
+        "(re-run with another seed)"
+    )

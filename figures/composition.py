@@ -3,10 +3,13 @@ and the privacy profiles δ(ε) of every view. Pure functions of data frames fro
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.accounting import CompositionGrowth
 from figures.charts import FONT, LEGEND_BELOW
 
 # Okabe–Ito colours (colour-blind safe); each accountant also has its own dash.
@@ -141,19 +144,40 @@ def _at(curve: pd.DataFrame, releases: int) -> dict[str, float]:
     return dict(zip(row["accountant"], row["epsilon"], strict=True))
 
 
+def growth_text(growth: CompositionGrowth) -> str:
+    """How the exact ε grew over T releases against √T and T, and where growth turns linear
+    (:func:`dpcore.composition_growth`; issue #34: "about √T" understated it)."""
+    t = growth.releases
+    if growth.ratio is None:
+        return f"One release costs ε = 0 at this δ; {t} cost ε = {growth.epsilon_total:.3g}."
+    words = (
+        f"{t} releases cost {growth.ratio:.1f}× one release exactly: "
+        + ("more" if growth.ratio > math.sqrt(t) else "not more")
+        + f" than √T = {math.sqrt(t):.1f}×"
+        + (f", less than T = {t}×" if growth.ratio < t else f", not less than T = {t}×")
+        + ". zCDP's ε ≈ μ²/2 + μ√(2 ln(1/δ)) (μ = √T·Δ/σ) has its √T term ahead up to "
+        f"T* = 8(σ/Δ)² ln(1/δ) = {growth.crossover:,.0f} releases here, its linear term beyond"
+    )
+    return words + (f": at T = {t} growth is already turning linear." if growth.linear else ".")
+
+
 def accountants_text(
-    curve: pd.DataFrame, *, site: int, noise_multiplier: float, delta: float
+    curve: pd.DataFrame,
+    growth: CompositionGrowth,
+    *,
+    site: int,
+    noise_multiplier: float,
+    delta: float,
 ) -> str:
-    """What the accountants chart shows, in numbers: the gaps at the largest T, and from which
-    T on advanced composition beats basic (if it does)."""
+    """What the accountants chart shows, in numbers: the growth over T, the gaps at the
+    largest T, and from which T on advanced composition beats basic (if it does)."""
     last = int(curve["releases"].max())
     one, end = _at(curve, 1), _at(curve, last)
     exact = end["exact"]
     parts = [
         f"One release of site {site}'s view (σ/Δ = {noise_multiplier:.3g}) costs ε = "
         f"{one['exact']:.3g} at δ_s = {delta:g}; after T = {last} releases the exact total is "
-        f"**ε = {exact:.3g}**"
-        + (f" — {exact / one['exact']:.1f}× one release, not {last}×." if one["exact"] else ".")
+        f"**ε = {exact:.3g}**. " + growth_text(growth)
     ]
     if exact > 0:
         gaps = []
@@ -177,8 +201,8 @@ def accountants_text(
             )
         else:
             parts.append(
-                f"Advanced composition beats basic from T = {int(better.min())} on "
-                f"(its √T growth against basic's T)."
+                f"Advanced composition beats basic from T = {int(better.min())} on (its "
+                "√(2 ln(2/δ) Σ ε_t²) term grows like √T, basic's sum like T)."
             )
     return " ".join(parts)
 
@@ -235,7 +259,7 @@ def accountants_notice(curve: pd.DataFrame) -> str:
         return "**The one thing to notice:** every accountant is an upper bound on the exact line."
     return (
         f"**The one thing to notice:** {last} releases cost {end['exact'] / one['exact']:.1f}× "
-        f"one release exactly (about √T = {last**0.5:.1f}× for many releases), while summing "
+        f"one release exactly (√T = {last**0.5:.1f}, T = {last}), while summing "
         f"the ε's (basic composition) claims {end['basic'] / end['exact']:.1f}× that."
     )
 

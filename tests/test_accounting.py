@@ -171,6 +171,70 @@ def test_epsilon_grows_with_releases_for_every_accountant():
     assert len(curve) == 30 * len(ACCOUNTANTS)
 
 
+# --- how the exact ε grows with T (issue #34: "about √T" was false) -----------------------
+
+
+@pytest.mark.parametrize("z, delta", [(5.85, 1e-3), (0.7, 1e-5), ([2.0, 9.0], 1e-8), (40.0, 1e-2)])
+def test_the_crossover_is_where_the_zcdp_terms_meet(z, delta):
+    growth = dpcore.composition_growth(z, releases=50, delta=delta)
+    mu_one = composed_mu(z)
+    # at T*, μ²/2 = μ sqrt(2 ln(1/δ)) with μ = sqrt(T*)·μ₁ (zCDP's two terms, Bun–Steinke 1.3)
+    mu = math.sqrt(growth.crossover) * mu_one
+    assert mu**2 / 2 == pytest.approx(mu * math.sqrt(2 * math.log(1 / delta)), rel=1e-12)
+    for t in (1, 10, 100, 1000, 10_000):
+        if math.sqrt(t) * mu_one > 1e4:
+            continue
+        g = dpcore.composition_growth(z, releases=t, delta=delta)
+        m = math.sqrt(t) * mu_one
+        assert g.linear == (m**2 / 2 > m * math.sqrt(2 * math.log(1 / delta)))
+        assert g.epsilon_total == composed_epsilon(z, releases=t, delta=delta)
+        assert g.epsilon_one == composed_epsilon(z, releases=1, delta=delta)
+    if np.isscalar(z):
+        assert growth.crossover == pytest.approx(8 * z**2 * math.log(1 / delta), rel=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    log_z=st.floats(-0.5, 2.5),
+    log_delta=st.floats(-10.0, -1.0),
+    releases=st.integers(2, 5000),
+)
+def test_t_releases_cost_at_least_sqrt_t_times_one(log_z, log_delta, releases):
+    # the exact ε of one Gaussian release over its μ grows with μ, so T releases (one release of
+    # sqrt(T)·μ) cost ≥ sqrt(T) times one; "about √T" understated it (issue #34)
+    z, delta = 10.0**log_z, 10.0**log_delta
+    if math.sqrt(releases) / z > 1e4:
+        return
+    growth = dpcore.composition_growth(z, releases=releases, delta=delta)
+    if growth.ratio is None:  # one release has ε = 0 at this δ
+        assert growth.epsilon_one == 0.0
+        return
+    assert growth.ratio >= math.sqrt(releases) * (1 - 1e-9)
+
+
+def test_the_issue_numbers_at_the_page_defaults():
+    # the Repeated-releases page's default: z = 5.85 (5 sites, classic, joint view), δ = 10⁻³
+    for t, ratio in ((50, "10.6"), (200, "25.9"), (10_000, "526")):
+        growth = dpcore.composition_growth(5.85, releases=t, delta=1e-3)
+        assert f"{growth.ratio:.3g}" == ratio
+        assert growth.ratio > 1.4 * math.sqrt(t)  # not "about √T"
+    assert dpcore.composition_growth(5.85, releases=10_000, delta=1e-3).linear
+    assert dpcore.composition_growth(math.inf, releases=3, delta=1e-3).ratio is None
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"noise_multiplier": 1.0, "releases": 0, "delta": 1e-5}, "releases"),
+        ({"noise_multiplier": 1.0, "releases": 2, "delta": 1.5}, "delta"),
+        ({"noise_multiplier": -1.0, "releases": 2, "delta": 1e-5}, "noise_multiplier"),
+    ],
+)
+def test_composition_growth_rejects_bad_inputs(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        dpcore.composition_growth(**kwargs)
+
+
 # --- privacy profiles ---------------------------------------------------------------------
 
 

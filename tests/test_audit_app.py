@@ -1,11 +1,14 @@
 """The Attack audit page through the real app (AppTest): its keyed widgets drive the audit."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpcore
+from figures.audit import CONFIDENCE_WORDS, soundness_words, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.app
@@ -28,6 +31,9 @@ SAFE_JOINT = ("joint-view-safe design", "aggregator: all releases")
 def test_defaults_render_sound_bounds():
     at = page()
     assert not at.exception and not at.error
+    # issue #34: a 95 % bound, not one that "can never exceed the true ε"
+    shown = " ".join(m.value for m in at.markdown)
+    assert CONFIDENCE_WORDS in shown and "never exceed" not in shown
     table = _numbers(at)
     assert len(table) == 4  # two designs × (own release, joint view); no colluders yet
     assert (table["attack proves ε ≥"] <= table["theory ε"]).all()
@@ -90,3 +96,16 @@ def test_the_attackers_view_toggle():
     at.toggle(key="au_stats").set_value(True).run()
     assert not at.exception and not at.error
     assert any(e.label == "What am I looking at?" for e in at.expander)
+
+
+def test_the_words_count_overshoots_instead_of_ruling_them_out():
+    # a 95 % lower bound exceeds the true ε in up to one audit in twenty (docs/audit.md): the
+    # page counts the bars above the theory and says when the bound overshot, never "cannot"
+    table = pd.DataFrame({"epsilon": [0.5, 0.7, 0.3], "epsilon_lower": [0.52, 0.6, 0.1]})
+    assert soundness_words(table).startswith("1 of 3 solid bars rise above their pale bar")
+    table.loc[0, "epsilon_lower"] = 0.45
+    assert soundness_words(table).startswith("every solid bar stays below its pale bar")
+    held = SimpleNamespace(theory_breaks=False, attack_breaks=False)
+    overshot = SimpleNamespace(theory_breaks=False, attack_breaks=True)
+    assert "only by chance" in verdict(held) and "cannot" not in verdict(held)
+    assert "overshot" in verdict(overshot) and verdict(overshot).startswith("✓ theory")

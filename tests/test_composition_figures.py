@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
+import pytest
 
 import dpcore
 from figures.composition import (
@@ -26,16 +29,37 @@ def test_accountants_figure_draws_every_accountant_from_the_curve():
     np.testing.assert_allclose(exact.y, expected, rtol=1e-12)
 
 
+def _text(z, releases, delta, site=1):
+    curve = dpcore.epsilon_curve(z, max_releases=releases, delta=delta)
+    growth = dpcore.composition_growth(z, releases=releases, delta=delta)
+    return curve, accountants_text(curve, growth, site=site, noise_multiplier=z, delta=delta)
+
+
 def test_accountants_text_quotes_the_curve():
-    curve = dpcore.epsilon_curve(50.0, max_releases=200, delta=1e-5)
-    text = accountants_text(curve, site=2, noise_multiplier=50.0, delta=1e-5)
+    curve, text = _text(50.0, 200, 1e-5, site=2)
     last = curve[curve.releases == 200].set_index("accountant").epsilon
     assert f"ε = {last['exact']:.3g}" in text and f"basic composition {last['basic']:.3g}" in text
     wide = curve.pivot(index="releases", columns="accountant", values="epsilon")
     first = int(wide.index[wide.advanced < wide.basic].min())
     assert f"beats basic from T = {first} on" in text
-    few = dpcore.epsilon_curve(1.0, max_releases=3, delta=1e-5)
-    assert "never beats basic" in accountants_text(few, site=1, noise_multiplier=1.0, delta=1e-5)
+    assert "never beats basic" in _text(1.0, 3, 1e-5)[1]
+
+
+@pytest.mark.parametrize(
+    "z, releases, delta, linear", [(5.85, 50, 1e-3, False), (0.5, 200, 1e-3, True)]
+)
+def test_accountants_text_says_how_epsilon_grew_against_sqrt_t_and_t(z, releases, delta, linear):
+    # issue #34: "about √T for many releases" was false (10.6× against √50 = 7.1 at the page's
+    # default); the text now quotes the exact ratio, √T, T and the crossover T*
+    curve, text = _text(z, releases, delta)
+    assert "about √T" not in text
+    one = curve[curve.releases == 1].set_index("accountant").epsilon["exact"]
+    end = curve[curve.releases == releases].set_index("accountant").epsilon["exact"]
+    assert f"cost {end / one:.1f}× one release exactly: more than √T = " in text
+    assert f"less than T = {releases}×" in text
+    crossover = 8 * z**2 * math.log(1 / delta)
+    assert f"T* = 8(σ/Δ)² ln(1/δ) = {crossover:,.0f} releases" in text
+    assert ("already turning linear" in text) == linear == (releases > crossover)
 
 
 def _profiles():
@@ -79,7 +103,7 @@ def test_notices_quote_the_numbers_on_the_charts():
     end = curve[curve.releases == 25].set_index("accountant").epsilon
     one = curve[curve.releases == 1].set_index("accountant").epsilon
     text = accountants_notice(curve)
-    assert f"{end['exact'] / one['exact']:.1f}× one release" in text
+    assert f"{end['exact'] / one['exact']:.1f}× one release" in text and "about √T" not in text
     assert f"claims {end['basic'] / end['exact']:.1f}× that" in text
     frame = _profiles()
     joint = frame[(frame.view == "aggregator's joint view") & (frame.epsilon == 0.5)]

@@ -525,6 +525,12 @@ def accountant_curve(noise_multiplier: float, max_releases: int, delta: float) -
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
+def release_growth(noise_multiplier: float, releases: int, delta: float):
+    """:func:`dpcore.composition_growth`: the exact ε of T releases against √T and T."""
+    return dpcore.composition_growth(noise_multiplier, releases=releases, delta=delta)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
 def release_profiles(
     n_per_site,
     epsilon,
