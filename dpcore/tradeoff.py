@@ -45,10 +45,11 @@ ratio is unbounded), as does the promise's for δ > 0; so every such reading sta
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
@@ -56,6 +57,7 @@ from dpcore._validation import check_delta, check_int, check_real
 from dpcore.audit import CONFIDENCE, clopper_pearson
 from dpcore.calibration import gaussian_delta, gaussian_epsilon, gaussian_sigma
 
+PROMISE = "promise"  # the promise's rows in :func:`tradeoff_curves`
 PRIORS = (0.01, 0.1, 0.5)  # the priors the page and the lesson read a view's posterior at
 MAX_MU = 1e4  # as the accountant's: ε ≈ μ²/2 beyond, no privacy worth the name
 MAX_EPSILON = 700.0  # e^ε stays finite in float64
@@ -404,3 +406,66 @@ def read_view(
         ps,
         tuple(posterior_bound(min(eps_view, MAX_EPSILON), p) for p in ps),
     )
+
+
+def tradeoff_curves(
+    views: Mapping[str, float],
+    *,
+    epsilon: float,
+    delta: float,
+    smallest: float = 1e-6,
+    points: int = 400,
+) -> pd.DataFrame:
+    """The curves a chart draws: each view's G_μ and the promise's f_{ε,δ} on one α grid.
+
+    Parameters
+    ----------
+    views : mapping of str to float
+        Name → μ = Δ/σ of the view, each in [0, 10⁴].
+    epsilon, delta : float
+        The promise, ε in [0, 700], δ in (0, 1).
+    smallest : float
+        Least α of the log-spaced grid, in [1e-12, 0.1].
+    points : int
+        Grid points, in [10, 10⁴].
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy: ``view`` (the names, then :data:`PROMISE`), ``mu`` (NaN for the promise),
+        ``alpha``, ``beta`` (the curve), ``power`` (1 − β, to full relative precision) and
+        ``under`` (f_{ε,δ}(α) − β: how far the curve lies under the promise's; positive
+        exactly where the view breaks it, 0 on the promise's own rows).
+    """
+    lo = check_real(smallest, "smallest", low=1e-12, high=0.1)
+    n = check_int(points, "points", low=10, high=10_000)
+    alpha = np.logspace(math.log10(lo), 0.0, n)
+    promise = dp_tradeoff(alpha, epsilon, delta)
+    frames = []
+    for name, mu in views.items():
+        mu = _mu(mu)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "view": name,
+                    "mu": mu,
+                    "alpha": alpha,
+                    "beta": gaussian_tradeoff(alpha, mu),
+                    "power": gaussian_power(alpha, mu),
+                    "under": promise - gaussian_tradeoff(alpha, mu),
+                }
+            )
+        )
+    frames.append(
+        pd.DataFrame(
+            {
+                "view": PROMISE,
+                "mu": np.nan,
+                "alpha": alpha,
+                "beta": promise,
+                "power": dp_power(alpha, epsilon, delta),
+                "under": 0.0,
+            }
+        )
+    )
+    return pd.concat(frames, ignore_index=True)

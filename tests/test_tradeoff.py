@@ -23,6 +23,7 @@ from dpcore.tradeoff import (
     posterior_bound,
     posterior_curve,
     read_view,
+    tradeoff_curves,
 )
 
 # a fine α grid: log-spaced into the tails (the Gaussian's peaks sit at α* = Φ(−ε/μ − μ/2),
@@ -170,6 +171,25 @@ def test_read_view_collects_the_same_numbers():
     assert r.posteriors == tuple(posterior_bound(r.epsilon, p) for p in (0.01, 0.1, 0.5))
 
 
+def test_curves_frame_holds_each_view_and_the_promise():
+    frame = tradeoff_curves({"a": 0.3, "b": 2.0}, epsilon=0.5, delta=1e-3, points=50)
+    assert list(frame.view.unique()) == ["a", "b", "promise"]
+    for name, part in frame.groupby("view"):
+        expected = (
+            dp_tradeoff(part.alpha, 0.5, 1e-3)
+            if name == "promise"
+            else gaussian_tradeoff(part.alpha, part.mu.iloc[0])
+        )
+        assert np.allclose(part.beta, expected, rtol=0, atol=1e-15)
+        assert np.allclose(part.power, 1 - part.beta, atol=1e-12)
+        under = dp_tradeoff(part.alpha, 0.5, 1e-3) - part.beta
+        assert np.array_equal(part.under, under)
+        if name == "a":  # μ = 0.3 breaks (ε, δ) = (0.5, 1e-3): under it around α*, no deeper
+            dip = largest_dip(0.3, 0.5, 1e-3)
+            assert under.max() > 0 and under.max() <= dip.depth
+        assert part.alpha.iloc[0] == pytest.approx(1e-6) and part.alpha.iloc[-1] == 1.0
+
+
 @pytest.mark.parametrize(
     ("call", "name"),
     [
@@ -184,6 +204,8 @@ def test_read_view_collects_the_same_numbers():
         (lambda: posterior_curve(0.1, 1.5, prior=0.5, delta=0.1), "power"),
         (lambda: attack_box(1, 0, 1, 10), "negatives"),
         (lambda: read_view(1.0, epsilon=1.0, delta=1e-5, priors=(0.0,)), "prior"),
+        (lambda: tradeoff_curves({"a": 1.0}, epsilon=1.0, delta=1e-5, points=3), "points"),
+        (lambda: tradeoff_curves({"a": -1.0}, epsilon=1.0, delta=1e-5), "mu"),
     ],
 )
 def test_bad_inputs_name_the_parameter(call, name):
