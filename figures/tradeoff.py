@@ -205,13 +205,7 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
     least = np.log10(_least(rows))
     fig.update_xaxes(type="log", range=[least, 0])
     fig.update_xaxes(title_text="false alarms α = FPR", row=2)
-    fig.update_yaxes(
-        type="log",
-        tickvals=list(BETA_TICKS),
-        ticktext=[_beta_label(p) for p in BETA_TICKS],
-        range=[0, least],  # 1 − β from 1 at the bottom (β = 0) up to the least at the top
-        row=1,
-    )
+    _beta_axis(fig, least, row=1)
     fig.update_yaxes(title_text="misses β", row=1, col=1)
     span = 1.3 * max(rows["under_high"].max(), rows["dip_depth"].max(), delta)
     fig.update_yaxes(range=[-span, span], row=2, zeroline=False)
@@ -229,3 +223,55 @@ def _least(rows: pd.DataFrame) -> float:
     """The axes' least α and 1 − β: a decade under the attack's boxes, at least FLOOR."""
     low = min(rows["fpr_low"].where(rows["fpr_low"] > 0, FLOOR).min(), 1e-3)
     return max(FLOOR, 10 ** np.floor(np.log10(low) - 1))
+
+
+def _beta_axis(fig: go.Figure, least: float, **where) -> None:
+    """β on a log scale of 1 − β: from β = 0 at the bottom up to 1 − β = 10^least."""
+    fig.update_yaxes(
+        type="log",
+        tickvals=list(BETA_TICKS),
+        ticktext=[_beta_label(p) for p in BETA_TICKS],
+        range=[0, least],
+        **where,
+    )
+
+
+def theory_figure(curves: pd.DataFrame, *, labels: dict[str, str], chosen: str) -> go.Figure:
+    """Trade-off curves of some views and the promise, without an attack (lesson 4).
+
+    Parameters
+    ----------
+    curves : DataFrame
+        :func:`dpcore.tradeoff.tradeoff_curves` (``view``, ``alpha``, ``power``).
+    labels : dict
+        View → (legend) name; the promise's rows are labelled "the promise".
+    chosen : str
+        The view drawn bold; the others thin.
+    """
+    fig = go.Figure()
+    colors = iter(VIEW_STYLES[v][0] for v in ("release", "joint", "coalition"))
+    for view, part in curves.groupby("view", sort=False):
+        promise = view == "promise"
+        fig.add_trace(
+            go.Scatter(
+                x=part["alpha"],
+                y=np.maximum(part["power"], FLOOR),
+                name="the promise (ε, δ)" if promise else labels[view],
+                line={
+                    "color": PROMISE_COLOR if promise else next(colors),
+                    "dash": "dot" if promise else "solid",
+                    "width": 3 if promise or view == chosen else 1.5,
+                },
+            )
+        )
+    least = np.log10(float(curves["alpha"].min()))
+    fig.update_xaxes(type="log", range=[least, 0], title_text="false alarms α = FPR")
+    _beta_axis(fig, least)
+    fig.update_layout(
+        font=FONT,
+        height=380,
+        yaxis_title="misses β",
+        margin={"l": 80, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+    )
+    return fig
