@@ -26,7 +26,7 @@ VIEW_STYLES = {
 }
 PROMISE_COLOR = "#000000"
 FLOOR = 1e-6  # the axes' least α and 1 − β (a box edge at 0 is drawn there)
-BETA_TICKS = (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1.0)  # 1 − β at the y ticks
+BETA_TICKS = (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)  # 1 − β at the y ticks
 
 
 def _beta_label(power: float) -> str:
@@ -207,7 +207,10 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title_text="false alarms α = FPR", row=2)
     _beta_axis(fig, least, row=1)
     fig.update_yaxes(title_text="misses β", row=1, col=1)
-    span = 1.3 * max(rows["under_high"].max(), rows["dip_depth"].max(), delta)
+    # every attack box and every dip in view, at least ±δ_s
+    span = 1.3 * max(
+        rows[["under_low", "under_high"]].abs().to_numpy().max(), rows["dip_depth"].max(), delta
+    )
     fig.update_yaxes(range=[-span, span], row=2, zeroline=False)
     fig.update_yaxes(title_text="β under the promise's by", row=2, col=1)
     fig.update_layout(
