@@ -211,3 +211,31 @@ def test_curves_frame_holds_each_view_and_the_promise():
 def test_bad_inputs_name_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_the_numbers_docs_audit_quotes_are_the_cores():
+    """docs/audit.md's trade-off paragraph, recomputed by the command it names."""
+    from pathlib import Path
+
+    import dpcore
+    from dpcore.tradeoff import PRIORS
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "audit.md").read_text()
+    tau = dpcore.gaussian_sigmas(np.full(10, 1e-3), epsilon=0.5, delta=1e-3, method="analytic")
+    z = dpcore.view_noise_multipliers(
+        dpcore.cape_design(tau), sensitivity=1e-3, view="aggregator's joint view"
+    )[0]
+    r = read_view(1 / z, epsilon=0.5, delta=1e-3)
+    quoted = [
+        f"μ = {r.mu:.4f}",
+        f"ε = {r.epsilon:.4f}",
+        f"{r.dip.depth:.3g}, at α = {r.dip.alpha:.3g}",
+        f"{100 * r.posteriors[0]:.3g} %, {100 * r.posteriors[1]:.3g} %",
+        f"or {100 * r.posteriors[2]:.3g} %",
+        f"allows {100 * posterior_bound(0.5, PRIORS[0]):.3g} %",
+        f"{100 * posterior_bound(0.5, PRIORS[1]):.3g} % and "
+        f"{100 * posterior_bound(0.5, PRIORS[2]):.3g} %",
+    ]
+    flat = " ".join(text.split())
+    for number in quoted:
+        assert " ".join(number.split()) in flat, number
