@@ -13,18 +13,23 @@ from figures.audit import (
     verdict,
 )
 from figures.memo import built
+from figures.tradeoff import VIEW_STYLES, tradeoff_figure
+from learning import snippets
 from ui import presenter
 from ui.cached import (
     AUDIT_VIEWS,
     audit_statistics,
     audit_table,
+    audit_tradeoff,
     audit_trials_cap,
     call_core,
     classic_warning,
 )
 from ui.controls import seed_controls
 from ui.explain import explain
+from ui.export import FigureExport, export_controls
 from ui.sites_table import COLUMNS, Keys, encode, preset_buttons, site_args, site_settings
+from ui.sites_table import site_params as site_params_of
 from ui.state import bound, reset
 
 P = "au_"  # this page's keys (docs/state.md)
@@ -81,6 +86,7 @@ if presenting:
     gap_button(controls)
 chart_box = main.container()
 numbers_box = main.container()  # the audit's numbers, then the editable sites table
+tradeoff_box = main.container()  # the same audits as trade-off curves and posteriors
 sites_box = (lambda: controls.expander("Sites")) if presenting else main.container()
 table, calibration = site_settings(controls, P, side=side, table_box=sites_box)
 sites = len(table)
@@ -237,6 +243,101 @@ with numbers_box:
         "max(ln((1 − δ − FNR⁺)/FPR⁺), ln((1 − δ − FPR⁺)/FNR⁺)) with Clopper–Pearson upper "
         "bounds FPR⁺, FNR⁺ at 97.5 % each. 'Needs ≈ N trials': the median audit clears ε_s "
         "at N trials (docs/audit.md)."
+    )
+
+with tradeoff_box:
+    st.header("ε in an attacker's words: the trade-off")
+    audit_key = (*args, int(site) - 1, tuple(sorted(s - 1 for s in colluders)), trials, seed)
+    views, curves = call_core(audit_tradeoff, *audit_key)
+    trade_fig = built(tradeoff_figure, views, curves, key=audit_key)
+    st.plotly_chart(
+        presenter.style(trade_fig),
+        key=f"{P}tradeoff_chart",
+        config=presenter.chart_config("audit_tradeoff"),
+    )
+    dips = views[views.breaks]
+    delta_s = float(views.delta.iloc[0])
+    explain(
+        f"Each panel is one design. **Top:** every test the attacker could run against site "
+        f"{site} trades false alarms α (x, log scale) against misses β (y, log scale in 1 − β, "
+        "so β near 1 is legible). A coloured line is the best any test can do in one view — "
+        "the exact Gaussian trade-off β(α) = Φ(Φ⁻¹(1 − α) − μ) with μ = Δ_s/σ of the noise "
+        "left in that view (Dong, Roth & Su 2022); the dotted black line is what the promise "
+        f"(ε_s, δ_s) = ({promised:.3g}, {delta_s:.3g}) allows, max(0, 1 − δ − e^ε α, "
+        "e^−ε (1 − δ − α)) (Kairouz et al. 2015). Markers: the attack's measured (FPR, FNR) "
+        f"from {trials:,} games, each in its 95 % Clopper–Pearson box. **Bottom:** how far "
+        "each curve lies *under* the promise's (above 0: the promise is broken there). A view "
+        "breaks its promise exactly where its curve dips under the promise's, and by at most "
+        "δ of the view at ε_s minus δ_s. The attack proves it when its whole box sits above 0 "
+        "in the bottom panel. **The one thing to notice:** "
+        + (
+            f"{len(dips)} view(s) dip under the promise "
+            f"(deepest: {dips.dip_depth.max():.3g} at α = "
+            f"{dips.loc[dips.dip_depth.idxmax(), 'dip_alpha']:.3g}), and their attack points "
+            "fall where the theory says."
+            if len(dips)
+            else "no curve dips under the promise's; the attack's points sit on or above "
+            "their curves, as they must."
+        )
+    )
+    export_controls(
+        st,
+        trade_fig,
+        lambda: curves,
+        FigureExport(
+            stem="audit_tradeoff",
+            title="Attack audit: trade-off curves of each view, the promise and the attack",
+            page="audit",
+            params={
+                **site_params_of(args),
+                "target site": int(site),
+                "colluding sites": list(colluders),
+                "trials": trials,
+                "seed": seed,
+            },
+            snippet=snippets.audit_tradeoff(*audit_key),
+        ),
+    )
+    st.markdown(
+        "**The largest posterior each view allows.** An attacker who is p sure that a person "
+        f"is in site {site}'s data sees the releases: how sure can it become? At most "
+        "q = p·e^ε / (p·e^ε + 1 − p), with ε the view's exact ε at δ_s. This is the (ε, δ) "
+        "guarantee itself, rewritten: for any observation S, P(in | S) ≤ q + (1 − q)·p·δ_s/P(S), "
+        "and equality holds for the likelihood-ratio test's event, so q is reached up to the "
+        "δ_s term, which matters only for observations about as rare as δ_s (docs/audit.md)."
+    )
+    priors = [c.removeprefix("posterior_") for c in views.columns if c.startswith("posterior_")]
+    promise_row = views.iloc[0]
+    shown = pd.DataFrame(
+        [
+            {
+                "design": "—",
+                "attacker sees": "the promise (ε_s, δ_s)",
+                "ε at δ_s": promised,
+                **{f"prior {float(p):.0%}": promise_row[f"promise_posterior_{p}"] for p in priors},
+            }
+        ]
+        + [
+            {
+                "design": DESIGN_STYLES[r["design"]][1],
+                "attacker sees": VIEW_STYLES[r["view"]][1],
+                "ε at δ_s": r["epsilon"],
+                **{f"prior {float(p):.0%}": r[f"posterior_{p}"] for p in priors},
+            }
+            for _, r in views.iterrows()
+        ]
+    )
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "ε at δ_s": st.column_config.NumberColumn(format="%.4g"),
+            **{
+                f"prior {float(p):.0%}": st.column_config.NumberColumn(format="percent")
+                for p in priors
+            },
+        },
     )
 
 if show_stats:

@@ -23,8 +23,7 @@ def _data_line(source: tuple) -> str:
         return f"data = realdata.load_mnist({source[1] or None!r})\n"
     if kind == "covtype":
         return (
-            f"data = realdata.load_covtype({source[1] or None!r}, "
-            "rng=np.random.default_rng(0))\n"
+            f"data = realdata.load_covtype({source[1] or None!r}, rng=np.random.default_rng(0))\n"
         )
     if kind == "upload":
         return 'data = realdata.load_csv(open("your.csv", "rb").read(), name="your CSV")\n'
@@ -95,6 +94,40 @@ def collusion(n_per_site, epsilon, delta, weights, calibration, *, ng: bool, des
         "    made, sensitivity=1.0 / np.asarray(n_per_site, float), delta=delta, epsilon=epsilon, "
         f"noise_generator={ng!r}\n)\n"
         "print(curve)\n"
+    )
+
+
+def audit_tradeoff(
+    n_per_site, epsilon, delta, weights, calibration, site: int, colluding, trials: int, seed: int
+) -> str:
+    """The Attack audit's trade-off chart: each view's audit, its μ, curve, dip and posteriors
+    (``site`` and ``colluding`` 0-based, as the page's cached call takes them)."""
+    views = [("release", ()), ("joint", ())] + (
+        [("coalition", tuple(colluding))] if colluding else []
+    )
+    return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
+        "from dpcore import tradeoff\n"
+        "from dpcore.joint_safe import design_for\n\n"
+        f"site, trials, views = {site}, {trials}, {views!r}\n"
+        f"streams = iter(np.random.default_rng({seed}).spawn(2 * len(views)))\n"
+        "rows, curves = [], []\n"
+        "for kind in ('cape', 'joint'):\n"
+        "    made = design_for(kind, tau, weights=weights)\n"
+        "    mus = {}\n"
+        "    for view, colluding in views:\n"
+        "        audit = dpcore.audit_protocol(\n"
+        "            made, sensitivity=1.0 / np.asarray(n_per_site, float), site=site, view=view,\n"
+        "            colluding=colluding, delta=delta[site], trials=trials, rng=next(streams)\n"
+        "        ).audit\n"
+        "        mus[view] = 1.0 / audit.noise_multiplier\n"
+        "        promise = {'epsilon': epsilon[site], 'delta': delta[site]}\n"
+        "        reading = tradeoff.read_view(mus[view], **promise)\n"
+        "        box = tradeoff.attack_box(audit.false_positives, audit.negatives,\n"
+        "                                  audit.false_negatives, audit.positives)\n"
+        "        rows.append((kind, view, reading, box))\n"
+        "    curves.append(tradeoff.tradeoff_curves(mus, **promise))\n"
+        "for row in rows:\n"
+        "    print(*row, sep='\\n  ')\n"
     )
 
 

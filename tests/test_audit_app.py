@@ -109,3 +109,66 @@ def test_the_words_count_overshoots_instead_of_ruling_them_out():
     overshot = SimpleNamespace(theory_breaks=False, attack_breaks=True)
     assert "only by chance" in verdict(held) and "cannot" not in verdict(held)
     assert "overshot" in verdict(overshot) and verdict(overshot).startswith("✓ theory")
+
+
+def _posteriors(at: AppTest):
+    return next(d.value for d in at.dataframe if "prior 10%" in d.value.columns)
+
+
+def _chart_traces(at: AppTest, key: str) -> list[dict]:
+    import json
+
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.key)
+    return json.loads(chart.proto.spec)["data"]
+
+
+def test_tradeoff_chart_and_posteriors_agree_with_the_audits_views():
+    """Every view of the audit table is on the trade-off chart (theory curve, attack point,
+    its box), beside the promise; its μ = Δ_s/σ agrees with its ε through the exact
+    conversion to 1e-9; the posterior table is the core's bound at that ε."""
+    from dpcore.tradeoff import gdp_mu, posterior_bound
+
+    at = page()
+    at.multiselect(key="au_colluders").set_value([2]).run()
+    assert not at.exception and not at.error
+    table, post = _numbers(at), _posteriors(at)
+    assert len(table) == 6 and len(post) == 7  # 2 designs × 3 views, and the promise
+    names = [t.get("name", "") for t in _chart_traces(at, "tradeoff_chart")]
+    for view in ("site's own release", "aggregator: all releases", "aggregator + colluding"):
+        assert sum(n.startswith(view) and n.endswith(": theory") for n in names) == 2
+        assert sum(n.startswith(view) and n.endswith("attack (FPR, FNR)") for n in names) == 2
+        assert sum(n.startswith(view) and "95 % box" in n for n in names) == 4  # both rows
+    assert sum(n.startswith("promise (ε_s, δ_s)") for n in names) == 2
+    delta = 1e-3  # the page's default sites
+    for (design, _), row in table.iterrows():
+        mu = 1.0 / row["σ/Δ of the view"]
+        eps = row["theory ε"]
+        # the exact conversion: the view's δ at its ε is δ_s, and back to μ
+        assert dpcore.gaussian_delta(1 / mu, sensitivity=1.0, epsilon=eps) == pytest.approx(
+            delta, rel=1e-9
+        )
+        assert gdp_mu(eps, delta) == pytest.approx(mu, rel=1e-9)
+        mine = post[(post["design"] == design) & (post["ε at δ_s"] == eps)]
+        assert len(mine) >= 1
+        for p in (0.01, 0.1, 0.5):
+            assert mine[f"prior {p:.0%}"].iloc[0] == pytest.approx(posterior_bound(eps, p))
+    promise = post.iloc[0]
+    assert promise["prior 50%"] == pytest.approx(posterior_bound(0.5, 0.5))
+
+
+def test_the_attacks_box_proves_a_break_exactly_when_the_audit_does():
+    """The gap preset: the paper's joint view dips under the promise, its box lies wholly under
+    the promise's curve exactly when the audit's bound exceeds ε_s (the same inequality)."""
+    from ui.cached import audit_table, audit_tradeoff
+
+    args = ((1000,) * 10, (0.5,) * 10, (1e-3,) * 10, (0.1,) * 10, "analytic", 0, (), 400_000, 2026)
+    views, curves = audit_tradeoff(*args)
+    audit = audit_table(*args)
+    assert list(views.view) == list(audit.view) and list(views.design) == list(audit.design)
+    assert ((views.under_low > 0) == audit.attack_breaks).all()
+    assert (views.breaks == audit.theory_breaks).all()
+    paper_joint = views[(views.design == "cape") & (views.view == "joint")].iloc[0]
+    assert paper_joint.breaks and paper_joint.under_low > 0  # demonstrated, in the chart too
+    for (design, view), part in curves[curves.view != "promise"].groupby(["design", "view"]):
+        row = views[(views.design == design) & (views.view == view)].iloc[0]
+        assert (part.under.max() > 0) == row.breaks

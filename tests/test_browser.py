@@ -45,7 +45,7 @@ CHARTS = {  # Plotly charts per page on first load
     "paper_figures": 1,  # the shared legend
     "trust_models": 1,
     "composition": 1,
-    "audit": 1,
+    "audit": 2,  # the audit in bars, and as trade-off curves
 }
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -11,7 +11,8 @@ LABEL = "What am I looking at?"
 
 
 @pytest.mark.parametrize(
-    "name", ["averaging.py", "privacy.py", "pca.py", "tensor.py", "protocol.py", "learn.py"]
+    "name",
+    ["averaging.py", "privacy.py", "pca.py", "tensor.py", "protocol.py", "learn.py", "audit.py"],
 )
 def test_one_collapsed_explanation_per_chart(name):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)

@@ -162,3 +162,16 @@ def test_the_reproduce_link_keeps_every_value_of_a_repeated_key():
     query = [("fig_figure", "3"), ("pca_algs", "cape"), ("pca_algs", "conv")]
     got = reproduce_link("http://h:1/paper_figures", "paper_figures", query)
     assert got == "http://h:1/paper_figures?fig_figure=3&pca_algs=cape&pca_algs=conv"
+
+
+def test_audit_tradeoff_snippet_gives_the_charts_views_and_attack():
+    from ui.cached import audit_tradeoff
+
+    key = (*SITES, 1, (2,), 2000, 7)  # site 2, site 3 colluding (0-based), few trials
+    views, _ = audit_tradeoff(*key)
+    rows = run(snippets.audit_tradeoff(*key))["rows"]
+    assert [(k, v) for k, v, _, _ in rows] == list(zip(views.design, views.view, strict=True))
+    for (_, _, reading, box), (_, row) in zip(rows, views.iterrows(), strict=True):
+        assert reading.mu == row.mu and reading.epsilon == row.epsilon
+        assert reading.posteriors[1] == row["posterior_0.1"]
+        assert (box.fpr, box.fnr_high) == (row.fpr, row.fnr_high)  # the same games

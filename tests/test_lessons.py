@@ -152,6 +152,13 @@ def truth(step_key: str, value) -> tuple[str, str]:
         # nearer √S than S on a log scale: ratio² < S·√S
         assert math.sqrt(5) < ratio < 5**0.75
         return "about √S× larger", f"**{ratio:.3g}×**"
+    if step_key == "attacker":
+        row = _views()
+        eps = row["epsilon_joint" if value.startswith("all") else "epsilon_release"]
+        q = 0.1 * math.exp(eps) / (0.1 * math.exp(eps) + 0.9)  # the posterior at prior 10 %
+        # the own release meets τ_s exactly (ε = 0.5); all releases leave less noise
+        dips = eps > 0.5 * (1 + 1e-7)
+        return ("yes: somewhere under it" if dips else "no: never under it"), f"**{q:.1%}**"
     if step_key == "pca":
         stats = _pca_means(dpcore.pca_sweep(**PCA, sites=10, n_per_site=1000), "epsilon", value)
         (cm, cs), (vm, vs) = stats["cape"], stats["conv"]
@@ -323,7 +330,12 @@ def test_every_step_agrees_with_itself_and_its_link(lesson, number, step):
         assert shown_at_precision(numbers[name], spec, on_page), (name, numbers[name], spec)
 
 
-CHECKED_VALUES = {"calibration": [10.0], "collusion": [2, 4], "conventional": [7]}
+CHECKED_VALUES = {
+    "calibration": [10.0],
+    "collusion": [2, 4],
+    "conventional": [7],
+    "attacker": ["site 1's own release"],
+}
 
 
 @pytest.mark.app

@@ -19,7 +19,15 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import CapeDesign, ClassicGaussianWarning, OtdSpec, PcaSpec, cluster, realdata
+from dpcore import (
+    CapeDesign,
+    ClassicGaussianWarning,
+    OtdSpec,
+    PcaSpec,
+    cluster,
+    realdata,
+    tradeoff,
+)
 from dpcore.joint_safe import design_for
 from dpcore.privacy import EPS_TOL
 from dpcore.trust_models import TrustOverview
@@ -480,9 +488,88 @@ def audit_table(
                     "planned_lower": r.planned_lower,
                     "trials": r.trials,
                     "confidence": r.confidence,
+                    "false_positives": r.false_positives,
+                    "negatives": r.negatives,
+                    "false_negatives": r.false_negatives,
+                    "positives": r.positives,
                 }
             )
     return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def audit_tradeoff(
+    n_per_site: tuple[int, ...],
+    epsilon: tuple[float, ...],
+    delta: tuple[float, ...],
+    weights: tuple[float, ...],
+    calibration: str,
+    site: int,
+    colluding: tuple[int, ...],
+    trials: int,
+    seed: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The audit in an attacker's words (:mod:`dpcore.tradeoff`), for :func:`audit_table`'s
+    designs and views: one row per view (μ = Δ_s/σ, its ε at δ_s, the dip under the promise,
+    the largest posterior at each prior, the attack's (FPR, FNR) and its Clopper–Pearson box),
+    and the curves (each view's and the promise's)."""
+    audit = audit_table(
+        n_per_site, epsilon, delta, weights, calibration, site, colluding, trials, seed
+    )
+    promised, d = epsilon[site], delta[site]
+    rows, curves = [], []
+    for design, part in audit.groupby("design", sort=False):
+        mus = {}
+        for r in part.itertuples():
+            mu = 1.0 / r.noise_multiplier
+            mus[r.view] = mu
+            seen = tradeoff.read_view(mu, epsilon=promised, delta=d)
+            box = tradeoff.attack_box(
+                r.false_positives,
+                r.negatives,
+                r.false_negatives,
+                r.positives,
+                confidence=r.confidence,
+            )
+            # the promise's β at the point's and the box's α's: how far under it they lie
+            at = tradeoff.dp_tradeoff([box.fpr, box.fpr_low, box.fpr_high], promised, d)
+            rows.append(
+                {
+                    "design": design,
+                    "view": r.view,
+                    "mu": mu,
+                    "epsilon": seen.epsilon,
+                    "promised_epsilon": promised,
+                    "delta": d,
+                    "dip_alpha": seen.dip.alpha,
+                    "dip_depth": seen.dip.depth,
+                    "dip_beta_view": seen.dip.beta_view,
+                    "dip_beta_promise": seen.dip.beta_promise,
+                    "breaks": seen.dip.breaks,
+                    **{
+                        f"posterior_{p:g}": q
+                        for p, q in zip(seen.priors, seen.posteriors, strict=True)
+                    },
+                    **{
+                        f"promise_posterior_{p:g}": tradeoff.posterior_bound(promised, p)
+                        for p in seen.priors
+                    },
+                    "fpr": box.fpr,
+                    "fnr": box.fnr,
+                    "fpr_low": box.fpr_low,
+                    "fpr_high": box.fpr_high,
+                    "fnr_low": box.fnr_low,
+                    "fnr_high": box.fnr_high,
+                    "under": at[0] - box.fnr,
+                    "under_low": at[2] - box.fnr_high,  # > 0: the audit proves a break
+                    "under_high": at[1] - box.fnr_low,
+                    "attack_breaks": bool(r.attack_breaks),
+                    "trials": r.trials,
+                }
+            )
+        frame = tradeoff.tradeoff_curves(mus, epsilon=promised, delta=d)
+        curves.append(frame.assign(design=design))
+    return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -16,10 +16,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import dpcore
+from dpcore import tradeoff
 from dpcore.cape import conventional_std
+from dpcore.privacy import EPS_TOL
 from dpcore.promise import likelihood_factor
 from figures.charts import FONT, calibration_figure, collusion_figure, gain_figure, sweep_figure
 from figures.theme import style
+from figures.tradeoff import theory_figure
 from learning.protocol_steps import protocol_steps
 from learning.settings import (
     DELTA_GRID,
@@ -158,8 +161,6 @@ def neighbours(epsilon: float) -> Scene:
             ),
         },
     )
-
-
 
 
 def delta_curve(delta: float) -> Scene:
@@ -587,6 +588,44 @@ def generator_scene(who: str) -> Scene:
     )
 
 
+ATTACK_VIEWS = {"site 1's own release": "release", "all releases (aggregator)": "joint"}
+ATTACK_PRIOR = tradeoff.PRIORS[1]  # the prior the lesson reads the posterior at (10 %)
+
+
+def attacker_scene(view: str) -> Scene:
+    """Site 1's two views as trade-off curves against the promise's, and what they allow an
+    attacker (:mod:`dpcore.tradeoff`): S = 5 equal sites, N_s = 1000, ε = 0.5, δ = 0.01."""
+    table = party_table(*_view_args())
+    row = table[(table["party"] == "aggregator") & (table["site"] == 1)].iloc[0]
+    sens = 1.0 / 1000  # a site's mean of 1000 values in [0, 1]
+    mus = {"release": sens / row["release_std"], "joint": sens / row["joint_std"]}
+    key = ATTACK_VIEWS[view]
+    seen = tradeoff.read_view(mus[key], epsilon=0.5, delta=LESSON_DELTA, priors=(ATTACK_PRIOR,))
+    curves = tradeoff.tradeoff_curves(mus, epsilon=0.5, delta=LESSON_DELTA, smallest=1e-4)
+    labels = {v: name for name, v in ATTACK_VIEWS.items()}
+    breaks = seen.epsilon > 0.5 * (1 + EPS_TOL)  # as every page judges a promise
+    depth = (
+        f"**{seen.dip.depth:.2g}**, at false alarms α = {seen.dip.alpha:.2g}"
+        if breaks
+        else "**none**: the curve touches the promise's and never crosses it"
+    )
+    return Scene(
+        theory_figure(curves, labels=labels, chosen=key),
+        {
+            "view": view,
+            "mu": seen.mu,
+            "epsilon_view": seen.epsilon,
+            "depth": depth,
+            "view_delta": seen.dip.depth + LESSON_DELTA,
+            "prior": ATTACK_PRIOR,
+            "posterior": seen.posteriors[0],
+            "promise_posterior": tradeoff.posterior_bound(0.5, ATTACK_PRIOR),
+            "table": sites_text([1000] * VIEW_SITES, 0.5),
+            "answer": "yes: somewhere under it" if breaks else "no: never under it",
+        },
+    )
+
+
 # --- lesson 5: from averages to PCA and tensors --------------------------------------------------
 
 TIE_SE = 2.0  # a difference within this many standard errors is "about the same"
@@ -637,8 +676,6 @@ def _sweep_scene(df, metric: str, y_title: str, epsilon: float, runs: int, **due
     return Scene(fig, {"epsilon": epsilon, "runs": runs, **numbers})
 
 
-
-
 def pca_scene(epsilon: float) -> Scene:
     """Captured energy of capePCA, conventional and non-private PCA over ε: the PCA page's
     own sweep for the link's settings."""
@@ -651,8 +688,6 @@ def pca_scene(epsilon: float) -> Scene:
         higher_is_better=True,
         winner="capePCA",
     )
-
-
 
 
 def pca_sites_scene(epsilon: float) -> Scene:
@@ -727,6 +762,7 @@ SCENES: dict[str, Callable[..., Scene]] = {
         joint_view_scene,
         collusion_scene,
         generator_scene,
+        attacker_scene,
         pca_scene,
         pca_sites_scene,
         tensor_scene,

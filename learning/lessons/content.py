@@ -55,7 +55,17 @@ WHO = Control(
     kind="segmented",
 )
 
+ATTACKER_VIEW = Control(
+    "view",
+    "What the attacker sees of site 1",
+    ("site 1's own release", "all releases (aggregator)"),
+    "all releases (aggregator)",
+    "The paper's proof looks at the release alone; the aggregator holds all of them.",
+    kind="segmented",
+)
+
 PRIVACY = "app_pages/privacy.py"
+AUDIT = "app_pages/audit.py"
 AVERAGING = "app_pages/averaging.py"
 EPSILON_AXIS = AXIS_LABELS["epsilon"].split(" ")[-1]  # the sweep-axis control's URL value: "ε"
 
@@ -510,6 +520,39 @@ VIEWS = Lesson(
                 "than 1/σ: the factor is {excess:.0%} above √S, still nearer √S than S "
                 "on a log scale.",
                 claim="about √S× larger",
+            ),
+        ),
+        Step(
+            "attacker",
+            "ε in an attacker's words",
+            "An attacker who guesses whether one person is in site 1's data trades false "
+            "alarms α against misses β. The promise (ε, δ) = (0.5, 0.01) is a curve: no test "
+            "may do better than max(0, 1 − δ − e^ε·α, e^−ε·(1 − δ − α)). Each view has its own "
+            "exact curve, β = Φ(Φ⁻¹(1 − α) − μ) with μ = Δ_s/σ of the noise it leaves (Dong, "
+            "Roth & Su). A view breaks its promise exactly where its curve dips under the "
+            "promise's — and the aggregator's view, we saw, leaves less noise than τ_s.",
+            "attacker_scene",
+            ATTACKER_VIEW,
+            "Trade-off curves against site 1 (S = 5 equal sites of N_s = 1000, ε = 0.5, δ = "
+            "0.01): false alarms α (x, log scale) against misses β (y, log scale in 1 − β). "
+            "Dotted: the promise; thick: the view you chose; thin: the other view. Lower is a "
+            "better attack. The one thing to notice: where a view's curve passes under the "
+            "dotted one, that view breaks the promise.",
+            Explore(
+                AUDIT,
+                "The attack played, on the Attack audit",
+                sites_link("au_", "5", EQUAL, "analytic"),
+                shows=("epsilon_view", "posterior"),
+            ),
+            Question(
+                "Predict: in the view “{view}”, does site 1's curve dip under the promise's?",
+                ("no: never under it", "yes: somewhere under it"),
+                "Largest gap under the promise's curve: {depth} (it is δ of this view at "
+                "ε = 0.5, {view_delta:.3g}, minus δ = 0.01): its ε at δ = 0.01 is "
+                "**{epsilon_view:.3g}** against 0.5 promised. In an attacker's words: "
+                "{prior:.0%} sure before, at most **{posterior:.1%}** sure after (up to the "
+                "δ term), where the promise allows {promise_posterior:.1%}.",
+                claim="yes: somewhere under it",  # the text: the aggregator's view leaves less
             ),
         ),
     ),
