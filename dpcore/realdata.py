@@ -28,6 +28,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpcore._validation import check_choice, check_int
+from dpcore.csv_text import as_utf8
 from dpcore.datasets import Dataset, normalise_to_unit_ball
 
 MAX_DIM = 1000  # D limit: eigendecompositions are O(D³); MNIST has 784
@@ -487,7 +488,9 @@ def check_table_shape(raw: bytes, source: str, *, max_cells: int) -> str:
     rows × columns (≤ ``max_cells``) bound what parsing can cost: a single line of ten
     million commas is refused here in milliseconds, where parsing it took gigabytes.
     The delimiter is the most frequent of , ; tab | in the first line (whitespace if none).
+    UTF-16 and UTF-32 text is read as such (:func:`dpcore.csv_text.as_utf8`).
     """
+    raw = as_utf8(raw, source)
     data = np.frombuffer(raw, dtype=np.uint8)
     bounds = np.concatenate(([-1], np.flatnonzero(data == 10), [data.size]))
     lengths = np.diff(bounds) - 1
@@ -536,6 +539,7 @@ def _parse_numeric_csv(
     is read again as text, to name the offending columns. Cells are only converted to
     numbers; nothing is evaluated.
     """
+    raw = as_utf8(raw, source)
     sep = check_table_shape(raw, source, max_cells=max_cells)
     text = raw.decode("utf-8-sig", errors="replace").strip()
     first = text.splitlines()[0]
