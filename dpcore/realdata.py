@@ -551,8 +551,9 @@ def _parse_numeric_csv(
     def split(line: str) -> list[str]:
         return [c.strip() for c in (line.split() if sep == r"\s+" else line.split(sep))]
 
-    first_row = split(text.splitlines()[0])
-    decimal = decimal_mark([split(line) for line in text.splitlines()[:6]], sep)
+    head = text[: 8 * MAX_LINE_BYTES].splitlines()[:6]  # whole lines: each ≤ MAX_LINE_BYTES
+    first_row = split(head[0])
+    decimal = decimal_mark([split(line) for line in head], sep)
     has_header = header == "infer" and not all(
         _is_number(c.replace(",", ".") if decimal == "," else c) or c.lower() in MISSING
         for c in first_row
