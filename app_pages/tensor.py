@@ -23,6 +23,7 @@ from ui.export import FigureExport
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
 from ui.specs import OTD_GRIDS, marker, otd_example_spec, otd_spec
+from ui.state import bound
 
 st.title("Distributed private tensor decomposition")
 presenter.intro(
@@ -48,13 +49,12 @@ model = side.radio(
     help="MOG: samples = a component mean + Gaussian noise (σ² = 0.05). STM: "
     "documents of 3 words from one of K topics.",
 )
-dim = side.select_slider(
+dim = bound(
+    side.select_slider,
     "Dimension D",
-    [5, 10, 20, 50],
+    f"{P}dim",
+    options=[5, 10, 20, 50],
     value=10,
-    key=f"{P}dim",
-    bind="query-params",
-    persist_state="session",
     help="Features (MOG) or vocabulary size (STM). M3 has D³ entries to "
     "noise, so larger D needs more samples.",
 )
@@ -119,15 +119,14 @@ matched = side.toggle(
     help="Off: the paper's q_comp (each recovered vector to its nearest true "
     "one — two may share a match). On: a one-to-one matching.",
 )
-target_error = side.number_input(
+target_error = bound(
+    side.number_input,
     "Target: component error below",
+    f"{P}target",
     min_value=0.01,
     max_value=2.0,
     value=0.2,
     step=0.05,
-    key=f"{P}target",
-    bind="query-params",
-    persist_state="session",
     help="A dotted line on the chart; the table under it says where each algorithm's "
     "error first drops below it along the swept axis.",
 )

@@ -14,6 +14,8 @@ from numbers import Integral, Real
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpcore.resources import MAX_DESIGN_SITES
+
 # Largest noise std (and similar scale) the core accepts: its square, products of a few such
 # values and sums over thousands of sites stay finite in float64 (max ≈ 1.8e308), so no
 # result becomes inf or NaN. Nothing physical comes near it (τ = 1e100 is pure noise).
@@ -117,6 +119,29 @@ def check_int(value: object, name: str, *, low: int = 1, high: int | None = None
         hi = "inf" if high is None else str(high)
         raise ValueError(f"{name} must be an integer in [{low}, {hi}]; got {v}")
     return v
+
+
+def check_design_sites(n_sites: int, name: str) -> int:
+    """The number of sites S after checking that a CAPE design over them fits.
+
+    ``n_sites`` is the length of the per-site array ``name``; 2 ≤ S ≤
+    :data:`~dpcore.resources.MAX_DESIGN_SITES`, because a design holds S×S matrices.
+
+    Examples
+    --------
+    >>> check_design_sites(3, "tau_site")
+    3
+    >>> check_design_sites(100_000, "tau_site")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: tau_site must have one entry per site, S in [2, 2048] (...); got S = 100000
+    """
+    if not 2 <= n_sites <= MAX_DESIGN_SITES:
+        raise ValueError(
+            f"{name} must have one entry per site, S in [2, {MAX_DESIGN_SITES}] "
+            f"(a CAPE design holds S×S matrices); got S = {n_sites}"
+        )
+    return n_sites
 
 
 def check_bool(value: object, name: str) -> bool:

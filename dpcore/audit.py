@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import brentq
-from scipy.special import bdtr, betaincinv, ndtr, ndtri
+from scipy.special import betainc, betaincinv, ndtr, ndtri
 
 from dpcore._validation import RngLike, check_choice, check_delta, check_int, check_real, check_rng
 from dpcore.calibration import gaussian_epsilon
@@ -76,10 +76,14 @@ def clopper_pearson(
 
     Notes
     -----
-    Found by root finding on the binomial distribution function itself (``scipy.special.bdtr``),
-    the definition; they equal the Beta quantiles B(1 − c; k, n − k + 1) and
-    B(c; k + 1, n − k) (checked in ``tests/test_audit.py``). The brackets [0, k/n] and
-    [k/n, 1] hold because k is a median of Bin(n, k/n).
+    Found by root finding on the binomial tails written as regularised incomplete Beta
+    functions, P(X ≥ k | p) = I_p(k, n − k + 1) and P(X ≤ k | p) = 1 − I_p(k + 1, n − k)
+    (``scipy.special.betainc``, whose arguments are floats: ``bdtr`` takes n as a C int
+    and gave NaN from n = 2³¹ on, issue #36; evaluated at p, not 1 − p, so tiny bounds
+    keep their digits). They equal the Beta quantiles B(1 − c; k, n − k + 1) and
+    B(c; k + 1, n − k) (checked in ``tests/test_audit.py``, also against the Poisson and
+    normal limits for n up to 10¹⁵). The brackets [0, k/n] and [k/n, 1] hold because k is
+    a median of Bin(n, k/n).
 
     References
     ----------
@@ -96,8 +100,12 @@ def clopper_pearson(
     k = check_int(successes, "successes", low=0, high=n)
     c = _check_confidence(confidence)
     tol = {"xtol": 1e-300, "rtol": 1e-13}
-    lower = 0.0 if k == 0 else brentq(lambda p: bdtr(k - 1, n, p) - c, 0.0, k / n, **tol)
-    upper = 1.0 if k == n else brentq(lambda p: bdtr(k, n, p) - (1 - c), k / n, 1.0, **tol)
+    lower = 0.0
+    if k > 0:  # P(X ≥ k | p) = 1 − c
+        lower = brentq(lambda p: betainc(k, n - k + 1, p) - (1 - c), 0.0, k / n, **tol)
+    upper = 1.0
+    if k < n:  # P(X ≤ k | p) = 1 − c
+        upper = brentq(lambda p: betainc(k + 1, n - k, p) - c, k / n, 1.0, **tol)
     return float(lower), float(upper)
 
 

@@ -43,6 +43,7 @@ from dpcore._validation import (
     RngLike,
     as_float_array,
     check_bool,
+    check_design_sites,
     check_int,
     check_positive_array,
     check_real,
@@ -182,9 +183,12 @@ class CapeDesign:
         return self.e_mixing @ self.e_mixing.T
 
 
-def _check_tau_site(tau_site: ArrayLike) -> NDArray[np.float64]:
+def _check_tau_site(tau_site: ArrayLike, *, design: bool = True) -> NDArray[np.float64]:
+    """τ_s ≥ 0 per site, S ≥ 2; at most MAX_DESIGN_SITES when a design (S×S) is built."""
     tau = check_positive_array(tau_site, "tau_site", allow_zero=True)
-    if tau.size < 2:
+    if design:
+        check_design_sites(tau.size, "tau_site")
+    elif tau.size < 2:
         raise ValueError(f"tau_site must have one entry per site, S >= 2; got S = {tau.size}")
     if tau.max() > MAX_MAGNITUDE:
         raise ValueError(
@@ -421,7 +425,7 @@ def best_conventional_std(tau_site: ArrayLike) -> float:
     ValueError
         If a τ_s is negative or not finite, or there are fewer than two sites.
     """
-    tau = _check_tau_site(tau_site)
+    tau = _check_tau_site(tau_site, design=False)
     if np.any(tau == 0):
         return 0.0
     return float(1.0 / np.sqrt(np.sum(1.0 / tau**2)))
@@ -628,7 +632,7 @@ def conventional_average(
     """
     rng = check_rng(rng)
     symmetric = check_bool(symmetric, "symmetric")
-    tau = _check_tau_site(tau_site)
+    tau = _check_tau_site(tau_site, design=False)
     mu = check_weights(weights, tau.size)
     arr = _check_values(values, tau.size, symmetric)
     site_rngs = rng.spawn(tau.size)

@@ -56,6 +56,7 @@ NOT_RECORDED = ("workers", "executor", "seed")
 LISTS = ("algorithms", "metrics", "site_shares")
 RECORD_FORMAT = 1
 CONNECT_SECONDS = 10  # an unreachable scheduler is reported after this long (Dask: 30 s)
+MAX_RECORD_BYTES = 2**20  # a record is a few kB; --from reads no more than this (/dev/zero)
 
 
 class CliError(Exception):
@@ -78,7 +79,10 @@ def _number(text: str, name: str) -> int | float:
 
 def _convert(name: str, text: str, default: Any) -> Any:
     """A command-line string as the Python value the keyword takes."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
+    parts = [p.strip() for p in text.split(",")]
+    if (name in SWEEP_AXES or name in LISTS) and "," in text and not all(parts):
+        raise CliError(f"--{name.replace('_', '-')} has an empty item: {text!r}")
+    parts = [p for p in parts if p]
     if name in SWEEP_AXES:
         values = [_number(p, name) for p in parts]
         return values if "," in text else (values[0] if values else text)
@@ -163,6 +167,7 @@ def scheduler_executor(address: str | None) -> Iterator[Executor | None]:
         raise CliError("--scheduler needs Dask: pip install 'cape-lab[dask]'") from None
     from dpcore import cluster
 
+    _check_address(address)
     connected = False
     lost = (OSError, TimeoutError, concurrent.futures.CancelledError)
     with dask.config.set({"distributed.comm.timeouts.connect": f"{CONNECT_SECONDS}s"}):
@@ -189,6 +194,26 @@ def scheduler_executor(address: str | None) -> Iterator[Executor | None]:
                 f"the Dask scheduler at {address} cannot load the sweep's tasks: start the "
                 "scheduler and the workers where dpcore is installed (docs/scale-out.md)"
             ) from None
+
+
+def _check_address(address: str) -> None:
+    """A :class:`CliError` unless ``address`` reads as a Dask address, before connecting.
+
+    Dask's own "missing port number" came with a client that took 20 s to give up.
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        protocol, location = parse_address(address)
+        if protocol in ("tcp", "tls", "ws", "wss", "ucx"):
+            host, port = parse_host_port(location)
+            if not host or not 1 <= int(port) <= 65535:
+                raise ValueError("host and port 1–65535 needed")
+    except (ValueError, TypeError) as err:
+        raise CliError(
+            f"--scheduler must be a Dask scheduler address, [tcp://]host:port; "
+            f"got {address!r} ({err})"
+        ) from None
 
 
 def sha256(path: Path) -> str:
@@ -227,15 +252,25 @@ def write(task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, comman
 def read_record(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(task, params, record) of a JSON record :func:`write` made."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as file:
+            text = file.read(MAX_RECORD_BYTES + 1)
+    except OSError as err:
+        raise CliError(f"{path} is not a sweep record ({type(err).__name__})") from None
+    if len(text) > MAX_RECORD_BYTES:
+        raise CliError(f"{path} is not a sweep record (larger than {MAX_RECORD_BYTES} bytes)")
+    try:
+        record = json.loads(text.decode("utf-8"))
         task, params = record["task"], record["params"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (ValueError, KeyError, TypeError) as err:
         raise CliError(f"{path} is not a sweep record ({type(err).__name__})") from None
     if task not in SWEEPS or not isinstance(params, dict):
         raise CliError(f"{path} is not a sweep record (task {task!r})")
     unknown = sorted(set(params) - set(keywords(task)))
     if unknown:
         raise CliError(f"{path} has keywords this version does not know: {unknown}")
+    missing = [name for name in keywords(task) if name not in params]
+    if missing:  # a record names every keyword (write): a rerun guesses none
+        raise CliError(f"{path} is not a sweep record: it lacks {missing}")
     return task, params, record
 
 

@@ -273,7 +273,7 @@ def rounded_l2_bound(l2: float, *, dim: int, beta: float) -> float:
     always = c + math.sqrt(d)
     if b == 0.0:
         return always
-    likely = math.sqrt(c**2 + d / 4 + math.sqrt(2 * math.log(1 / b)) * (c + math.sqrt(d) / 2))
+    likely = math.sqrt(c**2 + d / 4 + math.sqrt(-2 * math.log(b)) * (c + math.sqrt(d) / 2))
     return min(always, likely)
 
 

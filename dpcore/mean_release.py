@@ -21,7 +21,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import as_float_array, check_choice, check_positive_array, show
+from dpcore._validation import (
+    as_float_array,
+    check_choice,
+    check_design_sites,
+    check_positive_array,
+    show,
+)
 from dpcore.calibration import CALIBRATIONS, mean_noise_std
 from dpcore.cape import CapeDesign, _check_sizes, cape_design, cape_gain, paper_design
 from dpcore.joint_safe import joint_safe_design
@@ -184,6 +190,7 @@ def mean_release_designs(
     (2.0, ())
     """
     sizes = _check_sizes(n_per_site)
+    check_design_sites(sizes.size, "n_per_site")
     calibration = check_choice(calibration, "calibration", CALIBRATIONS)
     tau = mean_noise_std(sizes, epsilon=epsilon, delta=delta, method=calibration)
     cape = cape_design(tau, weights=weights)

@@ -28,6 +28,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpcore._validation import check_choice, check_int
+from dpcore.csv_text import (
+    DECIMAL_COMMA_HINT,
+    as_utf8,
+    decimal_mark,
+    delimiter,
+    looks_decimal_comma,
+)
 from dpcore.datasets import Dataset, normalise_to_unit_ball
 
 MAX_DIM = 1000  # D limit: eigendecompositions are O(D³); MNIST has 784
@@ -49,7 +56,6 @@ MAX_LINE_BYTES = 64 * 1024
 MAX_UPLOAD_CELLS = 5_000_000
 MAX_UPLOAD_BYTES = 50 * 2**20  # the app's own bound is lower (server.maxUploadSize)
 MAX_FILE_CELLS = 40_000_000  # Covertype: 581,012 rows × 55
-DELIMITERS = (",", ";", "\t", "|")
 
 
 def dataset_from_array(
@@ -486,8 +492,11 @@ def check_table_shape(raw: bytes, source: str, *, max_cells: int) -> str:
     The longest line (≤ MAX_LINE_BYTES), the columns of the first lines (≤ MAX_DIM) and
     rows × columns (≤ ``max_cells``) bound what parsing can cost: a single line of ten
     million commas is refused here in milliseconds, where parsing it took gigabytes.
-    The delimiter is the most frequent of , ; tab | in the first line (whitespace if none).
+    The delimiter is the most frequent of , ; tab | in the first line (whitespace if none;
+    :func:`dpcore.csv_text.delimiter`). UTF-16 and UTF-32 text is read as such
+    (:func:`dpcore.csv_text.as_utf8`).
     """
+    raw = as_utf8(raw, source)
     data = np.frombuffer(raw, dtype=np.uint8)
     bounds = np.concatenate(([-1], np.flatnonzero(data == 10), [data.size]))
     lengths = np.diff(bounds) - 1
@@ -504,9 +513,7 @@ def check_table_shape(raw: bytes, source: str, *, max_cells: int) -> str:
     if not lines:
         raise ValueError(f"{source} is empty")
     first = lines[0]
-    sep = max(DELIMITERS, key=first.count)
-    if first.count(sep) == 0:
-        sep = r"\s+" if len(first.split()) > 1 else ","
+    sep = delimiter(first)
     columns = max(len(line.split()) if sep == r"\s+" else line.count(sep) + 1 for line in lines)
     if columns > MAX_DIM:
         raise ValueError(f"{source} must have at most {MAX_DIM} columns (D); got {columns}")
@@ -534,14 +541,22 @@ def _parse_numeric_csv(
     :func:`check_table_shape` runs first. A first row with a non-number in it is a header.
     Numbers are read straight into floats (C parser); only a table that is not all numbers
     is read again as text, to name the offending columns. Cells are only converted to
-    numbers; nothing is evaluated.
+    numbers; nothing is evaluated. Decimal commas (``0,5`` with ``;`` as the delimiter)
+    are read as such (:func:`dpcore.csv_text.decimal_mark`).
     """
+    raw = as_utf8(raw, source)
     sep = check_table_shape(raw, source, max_cells=max_cells)
     text = raw.decode("utf-8-sig", errors="replace").strip()
-    first = text.splitlines()[0]
-    first_row = [c.strip() for c in (first.split() if sep == r"\s+" else first.split(sep))]
+
+    def split(line: str) -> list[str]:
+        return [c.strip() for c in (line.split() if sep == r"\s+" else line.split(sep))]
+
+    head = text[: 8 * MAX_LINE_BYTES].splitlines()[:6]  # whole lines: each ≤ MAX_LINE_BYTES
+    first_row = split(head[0])
+    decimal = decimal_mark([split(line) for line in head], sep)
     has_header = header == "infer" and not all(
-        _is_number(c) or c.lower() in MISSING for c in first_row
+        _is_number(c.replace(",", ".") if decimal == "," else c) or c.lower() in MISSING
+        for c in first_row
     )
     if has_header:
         dupes = sorted({c for c in first_row if first_row.count(c) > 1})
@@ -556,6 +571,7 @@ def _parse_numeric_csv(
         "keep_default_na": False,
         "skip_blank_lines": True,
         "skiprows": 1 if has_header else 0,
+        "decimal": decimal,
     }
     try:
         numbers = pd.read_csv(  # type: ignore[call-overload]  # options is a plain dict
@@ -601,7 +617,10 @@ def _name_text_columns(text, source, options, names, show_names) -> None:
         raise ValueError(f"{source} could not be parsed as a table") from None
     cells = cells.apply(lambda col: col.str.strip())
     names = names or [f"column {i + 1}" for i in range(cells.shape[1])]
-    numbers = cells.apply(pd.to_numeric, errors="coerce")
+    readable = cells.apply(lambda col: col.str.replace(",", ".", regex=False))
+    numbers = (readable if options["decimal"] == "," else cells).apply(
+        pd.to_numeric, errors="coerce"
+    )
     missing = cells.isna() | cells.apply(lambda col: col.str.lower().isin(MISSING))
     text_cells = numbers.isna() & ~missing
     bad = [names[i] for i in range(min(len(names), cells.shape[1])) if text_cells.iloc[:, i].any()]
@@ -614,9 +633,12 @@ def _name_text_columns(text, source, options, names, show_names) -> None:
         shown = ", ".join(bad[:5]) + (" …" if len(bad) > 5 else "")
         if not show_names:  # a file on the server: say how many, not what it contains
             shown = f"{len(bad)} of {cells.shape[1]}"
+        words = cells.to_numpy()[text_cells.to_numpy()]  # most look like 1,5: say so
+        commas = sum(looks_decimal_comma(w) for w in words)
+        hint = f" {DECIMAL_COMMA_HINT}" if 2 * commas > len(words) else ""
         raise ValueError(
             f"{source} has non-numeric columns: {shown}. Keep only numeric features "
-            f"(rows = samples), e.g. drop label or name columns."
+            f"(rows = samples), e.g. drop label or name columns.{hint}"
         )
 
 

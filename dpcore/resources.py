@@ -8,10 +8,17 @@ The cost constants were measured on the benchmark machine (2 cores, ``benchmarks
 
 from __future__ import annotations
 
+import math
+
 MAX_SECONDS = 600.0  # estimated wall time of one request
 MAX_MEMORY = 2 * 2**30  # bytes
 MAX_TASKS = 5_000  # grid points × runs
 MAX_DIM_TENSOR = 100  # D³ doubles per site and per message
+# S of a CAPE noise design, which holds S×S matrices (the noise generator's mixing M, the
+# covariance M Mᵀ the views condition on, a few temporaries; about six at once): each at
+# most MAX_MEMORY/64 = 32 MiB, so 2048 sites (issue #36: 100,000 sites asked for 74 GiB).
+# The paper goes to 50 sites; every design builder and sweep refuses more than this.
+MAX_DESIGN_SITES = math.isqrt(MAX_MEMORY // 64 // 8)
 EIGH_200 = 2.7e-3  # seconds for one 200×200 eigendecomposition (benchmarks/)
 FLOPS = 1e10  # effective rate of the moment products
 DRAW_SECONDS = 8e-8  # one rounding + one discrete Gaussian share (secure aggregation, ~1.3

@@ -72,6 +72,7 @@ from dpcore._validation import (
     check_real,
     check_rng,
     check_weights,
+    show,
 )
 from dpcore.calibration import ClassicGaussianWarning, gaussian_sigma
 from dpcore.discrete import (
@@ -91,6 +92,9 @@ from dpcore.noise import expand_symmetric, n_free_entries, symmetric_index_map
 SECAGG_CALIBRATIONS = ("ddg", "classic", "analytic")
 DEFAULT_BITS = 32
 BETA_FRACTION = 0.1  # β_s = δ_s/10: the rounding bound may fail with this probability
+# Smallest δ_s a round accepts: β_s = δ_s/10 and the bounds built on it stay ordinary floats
+# (δ = 5e-324 made β underflow to 0, issue #36). Nothing physical comes near it.
+MIN_DELTA = 1e-300
 ROUNDING_INFLATION = 1.01  # the automatic scale lets rounding inflate Δ by at most 1%
 MAX_COORDINATES = 10**7
 MAX_SITES = 1000  # Σ of S values below 2^52 each stays inside int64
@@ -103,18 +107,25 @@ MAX_PAD_ENTRIES = 200_000_000  # S(S−1)/2·d pad integers to expand (seconds, 
 # --- parameters ----------------------------------------------------------------------------
 
 
-def _per_site(value: object, n: int, name: str, *, high: float) -> NDArray[np.float64]:
-    """One number or S numbers in (0, high) — (0, ∞] when ``high`` is ∞."""
+def _per_site(
+    value: object, n: int, name: str, *, high: float, low: float = 0.0
+) -> NDArray[np.float64]:
+    """One number or S numbers in (0, high), or in [low, high) for a ``low`` > 0.
+
+    (0, ∞] when ``high`` is ∞.
+    """
     try:
         arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
     except (TypeError, ValueError) as err:
         raise TypeError(
             f"{name} must be a number or one number per site ({n}); got {value!r}"
         ) from err
-    bad = np.isnan(arr) | (arr <= 0) | (arr >= high if math.isfinite(high) else arr > high)
+    bad = np.isnan(arr) | (arr < low if low > 0 else arr <= 0)
+    bad |= arr >= high if math.isfinite(high) else arr > high
     if bad.any():
+        lo = f"[{low:g}, " if low > 0 else "(0, "
         hi = "inf]" if math.isinf(high) else f"{high:g})"
-        raise ValueError(f"every entry of {name} must be in (0, {hi}; got {value!r}")
+        raise ValueError(f"every entry of {name} must be in {lo}{hi}; got {show(arr[bad][0])}")
     return arr
 
 
@@ -143,7 +154,7 @@ def auto_scale(
     mu = check_weights(weights, sens.size)
     d = check_int(coordinates, "coordinates", low=1, high=MAX_COORDINATES)
     b = check_real(beta, "beta", low=0.0, high=1.0, low_open=True, high_open=True)
-    ell = math.sqrt(2 * math.log(1 / b))
+    ell = math.sqrt(-2 * math.log(b))  # not log(1/β): 1/β overflows below β ≈ 5.6e-309
     k = ROUNDING_INFLATION**2 - 1
     const = d / 4 + ell * math.sqrt(d) / 2
     c = (ell + math.sqrt(ell**2 + 4 * k * const)) / (2 * k)
@@ -388,7 +399,7 @@ def secagg_design(
             f"every entry of sensitivity must be in (0, {MAX_MAGNITUDE:g}]; got {sens.max()!r}"
         )
     eps = _per_site(epsilon, s, "epsilon", high=math.inf)
-    dlt = _per_site(delta, s, "delta", high=1.0)
+    dlt = _per_site(delta, s, "delta", high=1.0, low=MIN_DELTA)  # δ/10 must stay a float
     d = check_int(coordinates, "coordinates", low=1, high=MAX_COORDINATES)
     mu = check_weights(weights, s)
     b = check_int(bits, "bits", low=2, high=64)

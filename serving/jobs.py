@@ -49,6 +49,7 @@ class Ticket:
     owners: set[str] = field(default_factory=set)
     job: worker.Job | None = None
     outcome: worker.Outcome | None = None
+    then_follow_up: bool = False  # its page queues a follow-up with its result
 
 
 # Browser sessions that ran the app lately (app.py notes each run): a job started while
@@ -57,6 +58,11 @@ ACTIVE_SECONDS = 120.0
 # A page's second job (the tensor page's example after its sweep) queued within this long of
 # the first one's end keeps the owner's place (Lane.submit's follow_up).
 FOLLOW_UP_SECONDS = 30.0
+# A job whose page queues a follow-up (Lane.submit's then_follow_up) keeps its slot this long
+# after it ends, for that follow-up: the page first draws the result (a few seconds on a
+# loaded server), and without the hold the monitor gave the slot to the job queued behind,
+# so the follow-up kept its place but waited for that whole job (issue #36).
+FOLLOW_UP_HOLD_SECONDS = 10.0
 _seen: dict[str, float] = {}
 _seen_lock = threading.Lock()
 
@@ -107,6 +113,7 @@ class Lane:
         self._monitor: threading.Thread | None = None
         self._away_since: dict[str, float] = {}  # owner → when its connection was first missed
         self._ended: dict[str, float] = {}  # owner → when its last job ended (follow-ups)
+        self._holds: list[tuple[frozenset[str], float]] = []  # slots held: (owners, until)
 
     # --- what sessions call -----------------------------------------------------------------
 
@@ -138,6 +145,7 @@ class Lane:
         kwargs: dict,
         owner: str,
         follow_up: bool = False,
+        then_follow_up: bool = False,
     ) -> tuple[Ticket, bool]:
         """Queue ``fn(*args, **kwargs)`` for ``owner`` (or join the identical request).
 
@@ -145,21 +153,25 @@ class Lane:
         stopped if nobody else waits for it). Returns the ticket and whether that happened.
         A ``follow_up`` (the second job a page queues with the first one's result) keeps
         the owner's place: it goes to the head of the queue if the owner's previous job
-        ended less than :data:`FOLLOW_UP_SECONDS` ago, not to the back.
+        ended less than :data:`FOLLOW_UP_SECONDS` ago, not to the back. A job submitted
+        with ``then_follow_up`` holds its slot for its owners for
+        :data:`FOLLOW_UP_HOLD_SECONDS` after it succeeds, so that the follow-up runs at once.
         """
         with self._cond:
+            self._drop_holds(owner)  # the owner's next job: the held slot is free for it
             ticket = next((t for t in self._queue + self._running if t.key == key), None)
             previous = self._by_owner.get(owner)
             replaced = previous is not None and previous is not ticket
             if replaced:
                 self._release(previous, owner)
             if ticket is None:
-                ticket = Ticket(key, fn, args, kwargs)
+                ticket = Ticket(key, fn, args, kwargs, then_follow_up=then_follow_up)
                 ended = self._ended.get(owner)
                 if follow_up and ended is not None and time.monotonic() - ended < FOLLOW_UP_SECONDS:
                     self._queue.insert(0, ticket)
                 else:
                     self._queue.append(ticket)
+            ticket.then_follow_up |= then_follow_up
             ticket.owners.add(owner)
             self._by_owner[owner] = ticket
             self._pump()
@@ -173,12 +185,19 @@ class Lane:
     def cancel(self, owner: str) -> bool:
         """Release ``owner``'s job (stopped if nobody else waits); True if there was one."""
         with self._cond:
+            self._drop_holds(owner)
             ticket = self._by_owner.get(owner)
             if ticket is None:
                 return False
             self._release(ticket, owner)
             self._cond.notify_all()
             return True
+
+    def release_hold(self, owner: str) -> None:
+        """Give up a slot held for ``owner``'s follow-up (it was answered without a job)."""
+        with self._cond:
+            self._drop_holds(owner)
+            self._pump()
 
     def position(self, ticket: Ticket) -> tuple[int, int]:
         """(0, running jobs) while running; (place in the queue from 1, queue length)."""
@@ -231,8 +250,13 @@ class Lane:
         elif ticket.job is not None:
             ticket.job.kill()  # the monitor collects it
 
+    def _drop_holds(self, owner: str) -> None:
+        self._holds = [hold for hold in self._holds if owner not in hold[0]]
+
     def _pump(self) -> None:
-        while len(self._running) < self.slots and self._queue:
+        now = time.monotonic()
+        self._holds = [hold for hold in self._holds if hold[1] > now]
+        while len(self._running) + len(self._holds) < self.slots and self._queue:
             ticket = self._queue.pop(0)
             limits = self.limits
             if limits.workers is None:  # every core for a lone user, one when a class is here
@@ -245,6 +269,8 @@ class Lane:
         self._running.remove(ticket)
         ticket.outcome = outcome
         now = time.monotonic()
+        if ticket.then_follow_up and outcome.status == "ok" and ticket.owners:
+            self._holds.append((frozenset(ticket.owners), now + FOLLOW_UP_HOLD_SECONDS))
         for owner in list(ticket.owners):
             self._ended[owner] = now
             if self._by_owner.get(owner) is ticket:

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 import dpcore
 from dpcore.audit import (
@@ -29,13 +29,31 @@ from dpcore.privacy import coalition_report, coalition_view
 @pytest.mark.parametrize("confidence", [0.5, 0.9, 0.975, 0.999])
 def test_clopper_pearson_equals_the_beta_quantiles(n, confidence):
     # The CP bounds are the Beta quantiles B(1 − c; k, n − k + 1) and B(c; k + 1, n − k);
-    # ours come from root finding on the binomial cdf, an independent route.
+    # ours come from root finding on the binomial tails (betainc), not from its inverse.
     for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
         lower, upper = clopper_pearson(k, n, confidence=confidence)
         want_lo = 0.0 if k == 0 else stats.beta.ppf(1 - confidence, k, n - k + 1)
         want_hi = 1.0 if k == n else stats.beta.ppf(confidence, k + 1, n - k)
         np.testing.assert_allclose([lower, upper], [want_lo, want_hi], rtol=1e-9, atol=1e-15)
         assert lower <= k / n <= upper
+
+
+@pytest.mark.parametrize("n", [2**31, 10**12, 10**15])
+def test_clopper_pearson_is_right_beyond_32_bit_trial_counts(n):
+    # Issue #36: n ≥ 2³¹ made SciPy's bdtr (a C int n) return NaN. Two limits of Bin(n, p)
+    # with known answers. Few successes: Bin(n, λ/n) → Poisson(λ) with relative error
+    # O(λ/n) ≤ 1e-8 here, so n × bound is the Poisson bound (gamma quantiles) to 1e-6.
+    c = 0.95
+    for k in (0, 1, 3):
+        lower, upper = clopper_pearson(k, n, confidence=c)
+        want_lo = 0.0 if k == 0 else special.gammaincinv(k, 1 - c)  # P(Pois ≥ k) = 1 − c
+        want_hi = special.gammainccinv(k + 1, 1 - c)  # P(Pois ≤ k) = 1 − c
+        np.testing.assert_allclose([n * lower, n * upper], [want_lo, want_hi], rtol=1e-6)
+    # Half successes: symmetric about 1/2 (skewness 0), half-width z_c sqrt(p(1 − p)/n) up
+    # to the continuity correction, relative O(1/sqrt(n)) ≤ 3e-5 here.
+    lower, upper = clopper_pearson(n // 2, n, confidence=c)
+    half = stats.norm.ppf(c) * math.sqrt(0.25 / n)
+    np.testing.assert_allclose([0.5 - lower, upper - 0.5], [half, half], rtol=1e-4)
 
 
 def test_clopper_pearson_covers_at_its_level():

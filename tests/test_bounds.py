@@ -239,6 +239,44 @@ def test_a_follow_up_job_keeps_its_place(tabs):
         _settle(lane)
 
 
+def test_a_follow_up_job_gets_the_slot_its_sweep_freed(tabs):
+    """The tensor page's example is queued only after the page has drawn the sweep's result;
+    meanwhile the monitor must not hand the freed slot to the job queued behind (issue #36):
+    the follow-up runs at once, the other job keeps its place at the head of the queue."""
+    lane = _lane()
+    try:
+        mine = tabs("tab-1")
+        sweep, _ = lane.submit("sweep", time.sleep, (1.0,), {}, mine, then_follow_up=True)
+        waiting, _ = lane.submit("y", time.sleep, (30,), {}, tabs("other-1"))
+        assert lane.position(waiting) == (1, 1)
+        assert lane.wait(sweep, 30).status == "ok"
+        time.sleep(3 * 0.2)  # the page draws the sweep; the monitor polls several times
+        assert lane.position(waiting) == (1, 1)  # the slot is held, not given away
+        follow, _ = lane.submit("example", time.sleep, (30,), {}, mine, follow_up=True)
+        assert lane.position(follow) == (0, 1) and lane.position(waiting) == (1, 1)
+    finally:
+        _settle(lane)
+
+
+def test_a_held_slot_is_given_on_when_no_follow_up_comes(tabs, monkeypatch):
+    """A sweep whose page stops before its follow-up (an error, a closed tab) holds the slot
+    only for FOLLOW_UP_HOLD_SECONDS; then the next job runs."""
+    from serving import jobs
+
+    monkeypatch.setattr(jobs, "FOLLOW_UP_HOLD_SECONDS", 1.0)
+    lane = _lane()
+    try:
+        sweep, _ = lane.submit("sweep", divmod, (7, 2), {}, tabs("tab-1"), then_follow_up=True)
+        waiting, _ = lane.submit("y", time.sleep, (30,), {}, tabs("other-1"))
+        assert lane.wait(sweep, 30).status == "ok"
+        deadline = time.monotonic() + 10
+        while lane.position(waiting)[0] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lane.position(waiting) == (0, 1)
+    finally:
+        _settle(lane)
+
+
 # --- uploads bounded per session and per server -----------------------------------------
 
 

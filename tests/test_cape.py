@@ -235,7 +235,7 @@ def test_three_gains_each_compare_one_thing():
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: cape_design([1.0]), "S >= 2"),
+        (lambda: cape_design([1.0]), r"S in \[2, "),
         (lambda: cape_design([1.0, -1.0]), "tau_site"),
         (lambda: cape_design([1.0, np.nan]), "tau_site"),
         (lambda: cape_design([1.0, 1.0], weights=[0.5, 0.6]), "weights must sum to 1"),

@@ -3,7 +3,11 @@ and `python -m paper` without its optional packages."""
 
 import hashlib
 import json
+import resource
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -76,6 +80,10 @@ def test_a_changed_seed_in_the_record_changes_the_file(tmp_path):
         (["--epsilon", "1", "--weighting", "nope"], "weighting"),
         (["--epsilon", "1", "--rng", "x"], "--rng must be an integer"),
         (["--epsilon", "1", "--out", "x.txt"], "--out must name a .csv"),
+        (["--epsilon", "0.5,,1"], "--epsilon has an empty item: '0.5,,1'"),  # issue #36
+        (["--epsilon", "0.5,1,"], "--epsilon has an empty item"),
+        (["--epsilon", "1", "--n-per-site", ",100"], "--n-per-site has an empty item"),
+        (["--epsilon", "1", "--algorithms", "cape,,conv"], "--algorithms has an empty item"),
     ],
 )
 def test_bad_input_is_one_line_naming_it_and_exit_2(tmp_path, capsys, monkeypatch, extra, names):
@@ -93,6 +101,56 @@ def test_a_record_that_is_not_one_is_refused(tmp_path, capsys):
     assert "keywords this version does not know: ['warp']" in capsys.readouterr().err
     path.write_text("not json")
     assert cli.main(["sweep", "--from", str(path)]) == 2
+
+
+def test_a_record_missing_a_keyword_is_refused_naming_it(tmp_path, capsys):
+    # issue #36: a record without "data" gave a KeyError traceback
+    assert cli.main([*SMALL_PCA, "--out", str(tmp_path / "a.csv")]) == 0
+    record = json.loads((tmp_path / "a.json").read_text())
+    del record["params"]["data"], record["params"]["k"]
+    (tmp_path / "b.json").write_text(json.dumps(record))
+    capsys.readouterr()
+    assert cli.main(["sweep", "--from", str(tmp_path / "b.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {tmp_path / 'b.json'} is not a sweep record: it lacks ['data', 'k']"
+
+
+def _cli_process(*argv: str) -> subprocess.CompletedProcess:
+    """``python -m dpcore`` in a child bounded to 3 GiB of address space and 120 s."""
+
+    def bound() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "dpcore", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=bound,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_an_endless_record_is_refused_after_a_bounded_read():
+    # issue #36: --from /dev/zero read until memory ran out
+    done = _cli_process("sweep", "--from", "/dev/zero")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"error: /dev/zero is not a sweep record (larger than {cli.MAX_RECORD_BYTES} bytes)"
+    )
+
+
+def test_a_malformed_scheduler_address_is_one_line_before_any_connection(tmp_path):
+    # issue #36: Dask's "missing port number" came with a 20 s Client.__del__ traceback
+    pytest.importorskip("distributed")
+    started = time.monotonic()
+    done = _cli_process(*SMALL_PCA, "--out", str(tmp_path / "a.csv"), "--scheduler", "notanaddress")
+    assert done.returncode == 2 and time.monotonic() - started < 60
+    err = done.stderr.strip()
+    assert err.startswith("error: --scheduler must be a Dask scheduler address") and "\n" not in err
+    assert "'notanaddress'" in err
+    assert not list(tmp_path.iterdir())  # nothing written
 
 
 def test_missing_mnist_subset_is_one_line_naming_the_extra(tmp_path, capsys, monkeypatch):

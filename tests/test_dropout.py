@@ -69,7 +69,7 @@ def test_infinite_epsilon_loses_nothing_without_dropout():
     ("change", "match"),
     [
         ({"n_per_site": "100"}, "n_per_site must be a sequence"),
-        ({"n_per_site": [100]}, "n_per_site must hold at least two sites"),
+        ({"n_per_site": [100]}, r"n_per_site must have one entry per site, S in \[2, "),
         ({"calibration": "exact"}, "calibration must be one of"),
         ({"dropped": [7]}, "dropped"),
         ({"k": 7}, r"k must be an integer in \[1, 6\]"),

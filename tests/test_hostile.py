@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from ui.guard import ZERO_WIDTH_SPACE, plain
+from ui.sites_table import SITES_MAX, SITES_MIN
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +43,27 @@ def test_numbers_no_widget_can_hold_are_dropped_from_the_link(key, value):
     assert not at.exception
     assert any("Ignored unreadable numbers" in w.value for w in at.warning)
     assert "CAPE" in {m.label for m in at.metric}  # the page still works, at the default
+
+
+@pytest.mark.app
+@pytest.mark.parametrize(
+    ("name", "key", "value", "allowed"),
+    [
+        ("pca.py", "pca_dim", "100000", "allowed: 20, 50, 100, 200"),
+        ("averaging.py", "avg_S", "100000", f"allowed: {SITES_MIN} to {SITES_MAX}"),
+        ("tensor.py", "td_dim", "100", "allowed: 5, 10, 20, 50"),
+    ],
+)
+def test_out_of_range_link_values_are_named_when_ignored(name, key, value, allowed):
+    # issue #36: Streamlit replaced them by the default without a word
+    at = page(name, **{key: value})
+    assert not at.exception
+    notices = [w.value for w in at.warning if "Ignored" in w.value]
+    assert len(notices) == 1
+    assert plain(f"{key}={value}") in notices[0] and plain(allowed) in notices[0]
+    # in range, the same link is taken as it is and nothing is said
+    at = page(name, **{key: "50" if key != "avg_S" else "3"})
+    assert not [w for w in at.warning if "Ignored" in w.value]
 
 
 @pytest.mark.app

@@ -135,6 +135,51 @@ def test_csv_accepted_layouts(text):
     _check_preprocessing(ds, 12, 3)
 
 
+# Issue #36: tables as spreadsheets in other locales save them. The same numbers, with a
+# fractional part so that a decimal comma matters, must give the same data set.
+FRACTIONS = ["a,b,c"] + [f"{i + 0.25},{i * i % 7 + 0.5},{(3 * i) % 5 - 0.75}" for i in range(12)]
+
+
+def _decimal_comma(rows: list[str], sep: str) -> list[str]:
+    return [r.replace(",", sep).replace(".", ",") for r in rows]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _csv(_decimal_comma(FRACTIONS, ";")),
+        _csv(_decimal_comma(FRACTIONS, "\t")),
+        _csv(_decimal_comma(FRACTIONS[1:], ";")),  # no header: 0,25 is a number, not a name
+    ],
+    ids=["semicolon", "tab", "no-header"],
+)
+def test_decimal_comma_tables_are_read_as_numbers(text):
+    want = load_csv(_csv(FRACTIONS), name="t.csv")
+    got = load_csv(text, name="t.csv")
+    np.testing.assert_array_equal(got.samples, want.samples)
+
+
+def test_decimal_commas_that_cannot_be_read_get_a_hint():
+    # comma-separated with quoted decimal commas: the delimiter and the decimal mark collide
+    rows = [FRACTIONS[0]] + [",".join(f'"{c}"' for c in r.split(",")) for r in FRACTIONS[1:]]
+    with pytest.raises(ValueError, match="non-numeric columns: a, b, c") as err:
+        load_csv(_csv(_decimal_comma(rows, ",")).replace(b";", b","), name="t.csv")
+    assert "decimal commas" in str(err.value) and "'.'" in str(err.value)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-sig", "utf-32"])
+def test_unicode_tables_keep_their_column_names(encoding):
+    # Excel's "Unicode text" is UTF-16 with a byte-order mark; utf-16-le/-be have none
+    text = "\n".join(FRACTIONS).replace("a,b", "größe,b")
+    got = load_csv(text.encode(encoding), name="t.csv")
+    want = load_csv(text.encode("utf-8"), name="t.csv")
+    np.testing.assert_array_equal(got.samples, want.samples)
+    # the names reach the user in messages: a text column is named as written
+    bad = text.replace("0.25,", "x,", 1).replace("größe", "größe")
+    with pytest.raises(ValueError, match="non-numeric columns: größe"):
+        load_csv(bad.encode(encoding), name="t.csv")
+
+
 @pytest.mark.parametrize(
     ("text", "match"),
     [

@@ -297,3 +297,20 @@ def test_the_faithful_round_runs_in_both_sweeps(sweep):
 def test_bad_inputs_raise_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("beta", [1e-3, 1e-300, 1e-309, 5e-324])
+def test_auto_scale_inflates_by_one_percent_down_to_the_smallest_beta(beta):
+    # issue #36: L = sqrt(2 log(1/β)) overflowed (1/β = inf) below β ≈ 5.6e-309 and the scale
+    # became 0. At the scale found, KLS Thm. 1's high-probability bound
+    # sqrt(c² + d/4 + L(c + √d/2)) is exactly 1.01 c (L written as sqrt(−2 log β) here), and
+    # the rounding bound (the smaller of it and c + √d) at most that
+    from dpcore.discrete import rounded_l2_bound
+    from dpcore.secagg import auto_scale
+
+    gamma = auto_scale([0.01, 0.01], weights=[0.5, 0.5], coordinates=100, beta=beta)
+    c = 0.005 / gamma
+    assert math.isfinite(c) and gamma > 0
+    likely = math.sqrt(c**2 + 100 / 4 + math.sqrt(-2 * math.log(beta)) * (c + 10 / 2))
+    assert likely / c == pytest.approx(1.01, rel=1e-12)
+    assert rounded_l2_bound(c, dim=100, beta=beta) <= likely * (1 + 1e-12)

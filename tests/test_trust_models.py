@@ -254,6 +254,24 @@ def test_bad_inputs_name_the_parameter(change, name):
         trust_table(**{**EQUAL, **change})
 
 
+@pytest.mark.parametrize("delta", [5e-324, 1e-310, 1e-301])
+def test_a_vanishing_delta_is_refused_under_its_own_name(delta):
+    # issue #36: δ/10 (the secure-aggregation rounding's failure share β) underflowed and the
+    # message named the internal beta, or an automatic scale of 0 that nobody had given
+    from dpcore.secagg import MIN_DELTA
+
+    want = rf"^every entry of delta must be in \[{MIN_DELTA:g}, 1\); got {delta!r}$"
+    with pytest.raises(ValueError, match=want):
+        trust_table(**{**EQUAL, "delta": delta})
+
+
+def test_the_smallest_delta_allowed_gives_a_table():
+    from dpcore.secagg import MIN_DELTA
+
+    table = trust_table(**{**EQUAL, "delta": MIN_DELTA})
+    assert np.isfinite(table["noise_std"]).all()
+
+
 @pytest.mark.parametrize(
     ("change", "name"),
     [({"runs": 0}, "runs"), ({"k": 11}, "k"), ({"n_per_site": [200_000] * 3}, "n_per_site")],

@@ -171,9 +171,10 @@ def pca_job(spec: PcaSpec, seed: int, source: tuple = ("synthetic",), *, gate: s
 
 def otd_job(spec: OtdSpec, seed: int, *, gate: str, example: bool = False) -> pd.DataFrame:
     """:func:`otd_frame` (or, with ``example``, :func:`otd_example`) as this session's heavy
-    job; the example after the sweep is its follow-up and keeps the queue place (issue #26)."""
+    job; the example after the sweep is its follow-up and keeps the queue place (issue #26)
+    and the slot the sweep freed (issue #36)."""
     fn = worker.otd_example if example else worker.otd_frame
-    return jobs.run_heavy(fn, spec, seed, gate=gate, follow_up=example)
+    return jobs.run_heavy(fn, spec, seed, gate=gate, follow_up=example, then_follow_up=not example)
 
 
 def _mean_taus(n_per_site, epsilon, delta, calibration: str) -> np.ndarray:

@@ -3,7 +3,9 @@
 Streamlit renders every message body as Markdown, so a message that quotes user input (a URL
 value, a file name) could carry a link or a remote image into an error box. Messages go
 through :func:`plain` first; values Streamlit itself cannot parse are dropped from the URL
-before any widget reads them (:func:`drop_unreadable_query_params`).
+before any widget reads them (:func:`drop_unreadable_query_params`), and readable values a
+widget cannot take, which Streamlit replaces by the default, are named beside the widget
+(:func:`note_out_of_range`).
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from __future__ import annotations
 import math
 import re
 import string
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 # Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping all of
 # them leaves no link, image, emphasis, directive (:red[…]), LaTeX ($) or autolink (http:,
@@ -73,3 +78,64 @@ def drop_unreadable_query_params() -> list[str]:
             for key in dropped:
                 initial.pop(key, None)
     return dropped
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _allowed(kwargs: dict[str, Any]) -> tuple[Callable[[str], bool], str] | None:
+    """A test of one URL value against a widget's options or its min/max, and the allowed
+    values in words; None for a widget without either (text, toggles)."""
+    if "options" in kwargs:  # the URL holds the formatted option, as the widget shows it
+        fmt = kwargs.get("format_func") or str
+        shown = [str(fmt(option)) for option in kwargs["options"]]
+        return (lambda text: text in shown), ", ".join(shown)
+    low, high = _number(kwargs.get("min_value")), _number(kwargs.get("max_value"))
+    if low is None and high is None:
+        return None
+
+    def inside(text: str) -> bool:
+        try:
+            x = float(text)
+        except ValueError:
+            return True  # not a number: the widget rejects it (dates, times are not ours)
+        return not math.isfinite(x) or (
+            (low is None or x >= low) and (high is None or x <= high)
+        )  # inf and NaN: drop_unreadable_query_params' notice
+
+    words = [
+        str(int(v)) if isinstance(kwargs[k], int) else f"{v:g}"
+        for k, v in (("min_value", low), ("max_value", high))
+        if v is not None
+    ]
+    if len(words) == 2:
+        return inside, " to ".join(words)
+    return inside, ("at least " if high is None else "at most ") + words[0]
+
+
+def note_out_of_range(widget: Callable[..., Any], key: str, kwargs: dict[str, Any]) -> None:
+    """Before a URL-bound widget is first drawn in this session (so a link seeds it): a link
+    value outside its options or its min/max, which Streamlit silently replaces by the
+    default, is named with the allowed values beside the widget — the notice unreadable
+    numbers get (app.py)."""
+    if key in st.session_state:
+        return
+    values = st.query_params.get_all(key)
+    check = _allowed(kwargs) if values else None
+    if check is None:
+        return
+    inside, allowed = check
+    bad = [value for value in values if not inside(value)]
+    if bad:
+        box = getattr(widget, "__self__", None)
+        box = box if isinstance(box, DeltaGenerator) else st
+        box.warning(
+            plain(
+                f"Ignored an out-of-range value in the link: {key}={bad[0][:40]} "
+                f"(allowed: {allowed[:200]}); the default is used."
+            ),
+            icon=":material/link_off:",
+        )

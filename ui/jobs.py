@@ -34,6 +34,7 @@ def run_heavy(
     gate: str,
     lane: Lane = HEAVY,
     follow_up: bool = False,
+    then_follow_up: bool = False,
     **kwargs: Any,
 ) -> Any:
     """``fn(*args, **kwargs)`` as this session's heavy job: its place in the queue, then the
@@ -42,12 +43,15 @@ def run_heavy(
 
     ``gate`` is the key of the :func:`ui.controls.run_gate` that let the request through:
     a cancel closes that gate again, so the page waits for another Run press.
+    ``follow_up`` and ``then_follow_up``: :meth:`serving.jobs.Lane.submit`.
     """
     key = request_key(fn, args, kwargs)
+    owner = owner_id()
     kept = lane.kept(key)
     if kept is not None:
+        if follow_up:  # answered without a job: the slot held for it goes to the queue
+            lane.release_hold(owner)
         return deliver(kept)
-    owner = owner_id()
     cancel_box = st.empty()
     cancel = cancel_box.button(  # one per request: a page may run several jobs in turn
         "Cancel", key=f"{gate}_cancel_{key[:12]}", icon=":material/stop_circle:"
@@ -57,7 +61,9 @@ def run_heavy(
         st.session_state.pop(f"{gate}_done", None)
         cancel_box.empty()
         deliver(worker.Outcome("cancelled"))
-    ticket, replaced = lane.submit(key, fn, args, kwargs, owner, follow_up=follow_up)
+    ticket, replaced = lane.submit(
+        key, fn, args, kwargs, owner, follow_up=follow_up, then_follow_up=then_follow_up
+    )
     if replaced:
         st.toast("Your earlier heavy job was stopped: one at a time per student.")
     status = st.empty()

@@ -18,6 +18,8 @@ from typing import Any
 
 import streamlit as st
 
+from ui.guard import note_out_of_range
+
 HISTORY_JS = (Path(__file__).with_name("history.js")).read_text(encoding="utf-8")
 
 
@@ -44,6 +46,7 @@ def _default(widget: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 def bound(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> Any:
     """``widget(label, key=key, …)`` bound to the URL key ``key`` and kept across pages."""
     _DEFAULTS[key] = _default(widget, kwargs)
+    note_out_of_range(widget, key, kwargs)  # a link value the widget cannot take, named
     return widget(label, key=key, bind="query-params", persist_state="session", **kwargs)
 
 

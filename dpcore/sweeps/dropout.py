@@ -8,7 +8,7 @@ from concurrent.futures import Executor
 import numpy as np
 import pandas as pd
 
-from dpcore._validation import check_choice, check_int, show
+from dpcore._validation import check_choice, check_design_sites, check_int, show
 from dpcore.calibration import CALIBRATIONS, site_noise_std
 from dpcore.cape import cape_design
 from dpcore.datasets import draw_sites, second_moments, synthetic_dataset
@@ -69,8 +69,7 @@ def dropout_pca(
             f"n_per_site must be a sequence of integers, one per site; got {show(n_per_site)}"
         )
     sizes = np.array([check_int(n, "n_per_site", low=1) for n in n_per_site], dtype=int)
-    if sizes.size < 2:
-        raise ValueError(f"n_per_site must hold at least two sites; got {show(n_per_site)}")
+    check_design_sites(sizes.size, "n_per_site")
     calibration = check_choice(calibration, "calibration", CALIBRATIONS)
     tau = site_noise_std(sizes, epsilon=epsilon, delta=delta, method=calibration)
     design = cape_design(tau, weights=weights)

@@ -46,7 +46,7 @@ from dpcore.models import MODELS
 from dpcore.moments import SCALINGS, SENSITIVITIES, SIGMA2_SOURCES
 from dpcore.otd import PowerOptions
 from dpcore.registry import Algorithm
-from dpcore.resources import MAX_DIM_TENSOR
+from dpcore.resources import MAX_DESIGN_SITES, MAX_DIM_TENSOR
 from dpcore.secagg import DEFAULT_BITS
 from dpcore.sweeps.scores import OTD_METRICS, PCA_METRICS
 
@@ -68,7 +68,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "epsilon": check_epsilon,
     "delta": check_delta,
     "n_per_site": lambda v: check_int(v, "n_per_site", low=1),
-    "sites": lambda v: check_int(v, "sites", low=2),
+    "sites": lambda v: check_int(v, "sites", low=2, high=MAX_DESIGN_SITES),  # S×S designs
     "secagg_bits": lambda v: check_int(v, "secagg_bits", low=2, high=64),
     "secagg_scale": _check_scale,
 }
