@@ -360,6 +360,7 @@ INFINITY_MEANS = {
     "secagg_dropouts": "epsilon / std_ratio = inf when epsilon = inf was promised",
     "trust_table": "aggregator_epsilon = inf: the central curator sees the raw data",
     "trust_overview": "its table's aggregator_epsilon = inf (trust_table)",
+    "composition_growth": "crossover = inf: with no privacy loss, growth never turns linear",
     # a sweep's frame repeats its grid: its epsilon column holds the ε = inf asked for
     "pca_sweep": "epsilon = inf: the frame's epsilon column (no privacy)",
     "otd_sweep": "epsilon = inf: the frame's epsilon column (no privacy)",
