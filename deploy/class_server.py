@@ -53,7 +53,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from serving.uploads import DEFAULT_SERVER_MB, DEFAULT_SESSION_MB, SERVER_ENV
+from serving.uploads import DEFAULT_BROWSER_MB, DEFAULT_SERVER_MB, SERVER_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).with_name("haproxy.cfg.in")
@@ -323,7 +323,7 @@ def class_server(
             "CAPE_RESULT_STORE": str(directory / "store"),
             # the uploads' server-wide bound (serving/uploads.py) holds for the whole layout
             SERVER_ENV: os.environ.get(
-                SERVER_ENV, str(max(DEFAULT_SESSION_MB, DEFAULT_SERVER_MB // processes))
+                SERVER_ENV, str(max(DEFAULT_BROWSER_MB, DEFAULT_SERVER_MB // processes))
             ),
             **(env or {}),
         }

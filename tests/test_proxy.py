@@ -30,7 +30,7 @@ from deploy.class_server import HAPROXY, haproxy_available, render_config
 
 # This helper's loopback ports on the shared machine (the proxy, then the app processes).
 PROXY_PORT = 8641
-APP_PORTS = range(8642, 8661)
+APP_PORTS = range(8642, 8650)
 
 
 def _need_haproxy() -> None:
