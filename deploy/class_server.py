@@ -6,7 +6,7 @@ Usage (``scripts/class_server.sh`` sets up ``.venv`` first, then runs this)::
     bash scripts/class_server.sh --processes 2 --port 8501
     bash scripts/class_server.sh --dask-workers 1     # heavy work on a local Dask worker
 
-What it starts, and stops again on Ctrl-C (or when any of them dies):
+What it starts, and stops again on Ctrl-C, on SIGTERM, or when HAProxy itself dies:
 
 - **N app processes** (``streamlit run app.py``) on free ports of 127.0.0.1, with one shared
   cookie secret (``server.cookieSecret``: a signed cookie one process sets is valid on all;
@@ -22,6 +22,13 @@ What it starts, and stops again on Ctrl-C (or when any of them dies):
   127.0.0.1, named to every app process by ``CAPE_DASK_SCHEDULER`` (:mod:`dpcore.cluster`):
   identical requests from several processes then compute once, on the workers.
 
+A process behind the proxy that dies (an app process ended by the OOM killer, a Dask
+process) is started again on its port, at most :data:`MAX_RESTARTS` times in
+:data:`RESTART_WINDOW` seconds each, with one line to the operator (stderr) per event; its
+students carry on on the other processes meanwhile (HAProxy's health checks and
+``option redispatch``; their settings are in the URL). Only HAProxy's own death, or the
+operator, stops the layout.
+
 Logs, the generated configuration and the store go to ``--run-dir`` (default: a new
 temporary directory, removed on exit).
 """
@@ -29,6 +36,7 @@ temporary directory, removed on exit).
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import secrets
 import shutil
@@ -37,18 +45,22 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from serving.uploads import DEFAULT_SERVER_MB, DEFAULT_SESSION_MB, SERVER_ENV
+from serving.uploads import DEFAULT_BROWSER_MB, DEFAULT_SERVER_MB, SERVER_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).with_name("haproxy.cfg.in")
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+MAX_RESTARTS = 5  # a process that died is started again at most this often …
+RESTART_WINDOW = 300.0  # … within this many seconds; past that it waits for the window
+WATCH_SECONDS = 0.5  # how often the supervisor looks at the processes
 
 
 def haproxy_available() -> bool:
@@ -56,10 +68,17 @@ def haproxy_available() -> bool:
     return Path(HAPROXY).is_file() and os.access(HAPROXY, os.X_OK)
 
 
-def free_port(address: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((address, 0))
-        return s.getsockname()[1]
+def free_port(address: str = "127.0.0.1", within: Iterable[int] | None = None) -> int:
+    """A port of ``address`` nobody listens on: any (the system's choice), or the first
+    free one of ``within``."""
+    for candidate in within if within is not None else [0]:
+        with socket.socket() as s:
+            try:
+                s.bind((address, candidate))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port of {address} in {within}")
 
 
 def render_config(address: str, port: int, backends: list[tuple[str, int]]) -> str:
@@ -105,36 +124,32 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout: float, what: str) -> 
 
 
 @dataclass
-class Layout:
-    """A running layout: the proxy's ``url`` and every process behind it."""
+class Service:
+    """One supervised process: how to start it, and the times it was started again."""
 
-    url: str
-    run_dir: Path
-    apps: list[subprocess.Popen] = field(default_factory=list)
-    app_urls: list[str] = field(default_factory=list)
-    proxy: subprocess.Popen | None = None
-    dask: list[subprocess.Popen] = field(default_factory=list)
-    scheduler: str = ""
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    log: Path
+    proc: subprocess.Popen
+    restarts: collections.deque[float] = field(default_factory=collections.deque)
 
-    @property
-    def app_pids(self) -> list[int]:
-        return [p.pid for p in self.apps]
+    @classmethod
+    def start(cls, name: str, command: list[str], env: dict[str, str], log: Path) -> Service:
+        return cls(name, command, env, log, _popen(command, env, log))
 
-    def processes(self) -> dict[str, subprocess.Popen]:
-        named = {f"app{i}": p for i, p in enumerate(self.apps, start=1)}
-        named.update({f"dask{i}": p for i, p in enumerate(self.dask)})
-        if self.proxy is not None:
-            named["haproxy"] = self.proxy
-        return named
+    def may_restart(self, now: float) -> bool:
+        """Whether a restart now stays within :data:`MAX_RESTARTS` per :data:`RESTART_WINDOW`."""
+        while self.restarts and now - self.restarts[0] >= RESTART_WINDOW:
+            self.restarts.popleft()
+        return len(self.restarts) < MAX_RESTARTS
 
+    def restart(self, now: float) -> None:
+        self.restarts.append(now)
+        self.proc = _popen(self.command, self.env, self.log)
 
-def _start(
-    stack: ExitStack, command: list[str], env: dict[str, str], log: Path
-) -> subprocess.Popen:
-    out = stack.enter_context(open(log, "ab"))
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-    def stop() -> None:
+    def stop(self) -> None:
+        proc = self.proc
         if proc.poll() is None:
             proc.terminate()
             try:
@@ -143,8 +158,92 @@ def _start(
                 proc.kill()
                 proc.wait()
 
-    stack.callback(stop)
-    return proc
+
+def _popen(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    with open(log, "ab") as out:  # the child keeps its own descriptor
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _to_operator(line: str) -> None:
+    print(f"class_server: {line}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Layout:
+    """A running layout: the proxy's ``url`` and every process behind it.
+
+    ``down`` is set when the layout stops serving (HAProxy died; ``reason`` says how);
+    ``events`` lists the supervisor's lines (restarts, a process left down).
+    """
+
+    url: str
+    run_dir: Path
+    services: dict[str, Service] = field(default_factory=dict)
+    app_urls: list[str] = field(default_factory=list)
+    scheduler: str = ""
+    down: threading.Event = field(default_factory=threading.Event)
+    reason: str = ""
+    events: list[str] = field(default_factory=list)
+
+    @property
+    def apps(self) -> list[subprocess.Popen]:
+        """The app processes now running (a restarted one is its new process)."""
+        return [s.proc for n, s in self.services.items() if n.startswith("app")]
+
+    @property
+    def app_pids(self) -> list[int]:
+        return [p.pid for p in self.apps]
+
+    @property
+    def proxy(self) -> subprocess.Popen | None:
+        service = self.services.get("haproxy")
+        return None if service is None else service.proc
+
+    @property
+    def dask(self) -> list[subprocess.Popen]:
+        return [s.proc for n, s in self.services.items() if n.startswith("dask")]
+
+    def processes(self) -> dict[str, subprocess.Popen]:
+        return {name: service.proc for name, service in self.services.items()}
+
+    def check(self, report: Callable[[str], None] = _to_operator) -> None:
+        """One look at every process: a dead one behind the proxy is started again within
+        its restart budget; a dead HAProxy sets :attr:`down`."""
+        now = time.monotonic()
+        for name, service in self.services.items():
+            status = service.proc.poll()
+            if status is None:
+                continue
+            if name == "haproxy":
+                self.reason = f"haproxy exited with status {status} (log: {self.run_dir})"
+                self.down.set()
+                return
+            if not service.may_restart(now):
+                continue  # within its window: left down, said once below
+            service.restart(now)
+            line = (
+                f"{name} exited with status {status}; started again as pid {service.proc.pid} "
+                f"(restart {len(service.restarts)} of at most {MAX_RESTARTS} in "
+                f"{RESTART_WINDOW:.0f} s; log: {service.log})"
+            )
+            if not service.may_restart(now):
+                line += f"; if it dies again it stays down until the {RESTART_WINDOW:.0f} s pass"
+            self.events.append(line)
+            report(line)
+
+    def supervise(self, stop: threading.Event, report: Callable[[str], None]) -> None:
+        """:meth:`check` every :data:`WATCH_SECONDS` until ``stop`` or :attr:`down`."""
+        while not stop.wait(WATCH_SECONDS) and not self.down.is_set():
+            self.check(report)
+
+
+def _start(
+    stack: ExitStack, layout: Layout, name: str, command: list[str], env: dict[str, str]
+) -> subprocess.Popen:
+    service = Service.start(name, command, env, layout.run_dir / f"{name}.log")
+    layout.services[name] = service
+    stack.callback(service.stop)
+    return service.proc
 
 
 @contextmanager
@@ -157,6 +256,8 @@ def class_server(
     dask_workers: int = 0,
     timeout: float = 90.0,
     env: dict[str, str] | None = None,
+    ports: range | None = None,
+    report: Callable[[str], None] = _to_operator,
 ) -> Iterator[Layout]:
     """Start ``processes`` app processes behind HAProxy (see the module doc); stop all on exit.
 
@@ -175,6 +276,16 @@ def class_server(
         Seconds each process may take to start.
     env : dict, optional
         Extra environment of the app processes.
+    ports : range, optional
+        Where the app processes and the Dask scheduler listen (the first free ports of the
+        range; default any free ports of 127.0.0.1), for a machine whose users share ports.
+    report : callable, optional
+        Receives the supervisor's lines (a process started again, or left down); default
+        stderr.
+
+    While the block runs, a supervisor thread starts again any process behind the proxy
+    that dies (:meth:`Layout.check`, within :data:`MAX_RESTARTS` per :data:`RESTART_WINDOW`)
+    and sets ``layout.down`` if HAProxy dies.
     """
     if not 1 <= processes <= 64:
         raise ValueError(f"processes must be between 1 and 64; got {processes}")
@@ -192,6 +303,15 @@ def class_server(
         directory.mkdir(parents=True, exist_ok=True)
         local = "127.0.0.1" if address == "0.0.0.0" else address  # this machine's way in
         port = port or free_port(local)
+        given: set[int] = {port}  # handed out, not yet bound: not given twice
+
+        def next_port() -> int:
+            chosen = free_port(
+                within=None if ports is None else (p for p in ports if p not in given)
+            )
+            given.add(chosen)
+            return chosen
+
         layout = Layout(f"http://{local}:{port}", directory)
         app_env = {
             **os.environ,
@@ -203,76 +323,73 @@ def class_server(
             "CAPE_RESULT_STORE": str(directory / "store"),
             # the uploads' server-wide bound (serving/uploads.py) holds for the whole layout
             SERVER_ENV: os.environ.get(
-                SERVER_ENV, str(max(DEFAULT_SESSION_MB, DEFAULT_SERVER_MB // processes))
+                SERVER_ENV, str(max(DEFAULT_BROWSER_MB, DEFAULT_SERVER_MB // processes))
             ),
             **(env or {}),
         }
         if dask_workers:
-            scheduler_port = free_port()
+            scheduler_port = next_port()
             layout.scheduler = f"tcp://127.0.0.1:{scheduler_port}"
             dask_env = {**app_env, "PYTHONPATH": str(ROOT)}  # the workers import dpcore
-            layout.dask.append(
-                _start(
-                    stack,
-                    [
-                        sys.executable,
-                        "-m",
-                        "distributed.cli.dask_scheduler",
-                        "--host",
-                        "127.0.0.1",
-                        "--port",
-                        str(scheduler_port),
-                        "--dashboard-address",
-                        "127.0.0.1:0",
-                        "--no-show",
-                    ],
-                    dask_env,
-                    directory / "dask-scheduler.log",
-                )
+            scheduler = _start(
+                stack,
+                layout,
+                "dask-scheduler",
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(scheduler_port),
+                    "--dashboard-address",
+                    "127.0.0.1:0",
+                    "--no-show",
+                ],
+                dask_env,
             )
-            _wait_port(scheduler_port, layout.dask[0], timeout, "the Dask scheduler")
-            layout.dask.append(
-                _start(
-                    stack,
-                    [
-                        sys.executable,
-                        "-m",
-                        "distributed.cli.dask_worker",
-                        layout.scheduler,
-                        "--nworkers",
-                        str(dask_workers),
-                        "--nthreads",
-                        "1",
-                        "--host",
-                        "127.0.0.1",
-                        "--no-dashboard",
-                    ],
-                    dask_env,
-                    directory / "dask-workers.log",
-                )
+            _wait_port(scheduler_port, scheduler, timeout, "the Dask scheduler")
+            _start(
+                stack,
+                layout,
+                "dask-workers",
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_worker",
+                    layout.scheduler,
+                    "--nworkers",
+                    str(dask_workers),
+                    "--nthreads",
+                    "1",
+                    "--host",
+                    "127.0.0.1",
+                    "--no-dashboard",
+                ],
+                dask_env,
             )
             app_env["CAPE_DASK_SCHEDULER"] = layout.scheduler
         backends = []
         for i in range(1, processes + 1):
-            app_port = free_port()
+            app_port = next_port()
             backends.append(("127.0.0.1", app_port))
-            layout.apps.append(
-                _start(
-                    stack,
-                    [
-                        sys.executable,
-                        "-m",
-                        "streamlit",
-                        "run",
-                        "app.py",
-                        "--server.port",
-                        str(app_port),
-                        "--server.address",
-                        "127.0.0.1",
-                    ],
-                    app_env,
-                    directory / f"app{i}.log",
-                )
+            _start(
+                stack,
+                layout,
+                f"app{i}",
+                [
+                    sys.executable,
+                    "-m",
+                    "streamlit",
+                    "run",
+                    "app.py",
+                    "--server.port",
+                    str(app_port),
+                    "--server.address",
+                    "127.0.0.1",
+                ],
+                app_env,
             )
             layout.app_urls.append(f"http://127.0.0.1:{app_port}")
         for i, (url, proc) in enumerate(zip(layout.app_urls, layout.apps, strict=True), 1):
@@ -284,10 +401,19 @@ def class_server(
         )
         if check.returncode != 0:
             raise RuntimeError(f"haproxy rejected {config}: {check.stderr.strip()[:500]}")
-        layout.proxy = _start(
-            stack, [HAPROXY, "-db", "-f", str(config)], app_env, directory / "haproxy.log"
+        proxy = _start(stack, layout, "haproxy", [HAPROXY, "-db", "-f", str(config)], app_env)
+        _wait_healthy(layout.url, proxy, timeout, "haproxy")
+        stop = threading.Event()
+        watcher = threading.Thread(
+            target=layout.supervise, args=(stop, report), name="class-server", daemon=True
         )
-        _wait_healthy(layout.url, layout.proxy, timeout, "haproxy")
+        watcher.start()
+
+        def stop_watching() -> None:  # first on exit: nothing is started again while stopping
+            stop.set()
+            watcher.join(timeout=10)
+
+        stack.callback(stop_watching)
         yield layout
 
 
@@ -312,7 +438,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--dask-workers", type=int, default=0, help="local Dask workers")
     parser.add_argument("--run-dir", default=None, help="logs, config, result store")
+    parser.add_argument(
+        "--ports",
+        default=None,
+        metavar="FIRST:LAST",
+        help="ports of 127.0.0.1 for the app processes and the Dask scheduler (default: any free)",
+    )
     args = parser.parse_args(argv)
+    ports = None
+    if args.ports:
+        first, _, last = args.ports.partition(":")
+        if not (first.isdigit() and last.isdigit() and 0 < int(first) <= int(last) < 65536):
+            parser.error(f"--ports must be FIRST:LAST, two port numbers; got {args.ports!r}")
+        ports = range(int(first), int(last) + 1)
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -325,6 +463,7 @@ def main(argv: list[str] | None = None) -> None:
             address=args.address,
             run_dir=args.run_dir,
             dask_workers=args.dask_workers,
+            ports=ports,
         ) as layout:
             host = _lan_address() if args.address == "0.0.0.0" else args.address
             print(
@@ -334,14 +473,9 @@ def main(argv: list[str] | None = None) -> None:
                 + f"\n  logs and result store: {layout.run_dir}\n  Ctrl-C stops everything.",
                 flush=True,
             )
-            while True:
-                for name, proc in layout.processes().items():
-                    if proc.poll() is not None:
-                        raise SystemExit(
-                            f"{name} exited with status {proc.returncode} "
-                            f"(log: {layout.run_dir}); stopping the rest"
-                        )
-                time.sleep(1)
+            while not layout.down.wait(1):  # a dead app process is started again meanwhile
+                pass
+            raise SystemExit(f"class_server: {layout.reason}; stopping the rest")
     except KeyboardInterrupt:
         print("stopping…", flush=True)
     except RuntimeError as err:

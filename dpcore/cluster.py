@@ -9,6 +9,12 @@ asked for. Two uses (docs/scale-out.md):
 - **Shared app work**: with ``CAPE_DASK_SCHEDULER`` set, :func:`run` sends a whole request
   (one sweep) to the cluster under a key derived from the request and the core's code, so
   identical requests from several app servers compute once, and a recent result is reused.
+
+The cluster is a help, never a dependency (issue #36): connecting and every remote call are
+bounded (:data:`CONNECT_SECONDS`; :func:`remote_seconds`, from the request's work estimate
+with a floor), and a scheduler that cannot serve — unreachable, stalled, without workers,
+misconfigured, unable to load the task — gives one log line (logger ``dpcore.cluster``), is
+remembered for :data:`FAILURE_MEMORY_SECONDS`, and the call is computed here.
 """
 
 from __future__ import annotations
@@ -18,11 +24,11 @@ import concurrent.futures
 import contextlib
 import functools
 import hashlib
+import logging
 import os
 import pickle
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from pathlib import Path
@@ -34,9 +40,14 @@ SCHEDULER_ENV = "CAPE_DASK_SCHEDULER"
 PORTS_ENV = "CAPE_DASK_PORTS"  # "first:last" for local clusters on a machine with port ranges
 CONNECT_SECONDS = 5.0  # an app server waits this long for the scheduler, then computes itself
 KEPT_RESULTS = 128  # recent requests whose results this process keeps alive on the cluster
+REMOTE_FLOOR_SECONDS = 10.0  # the least a remote call is waited for …
+REMOTE_FACTOR = 4.0  # … else this many times its estimate (one worker thread, a queue ahead)
+UNKNOWN_WORK_SECONDS = 600.0  # a call with no estimable argument: the core's MAX_SECONDS
+LOG = logging.getLogger(__name__)
 
 
 def _client(address: str, timeout: float | None = None) -> Any:
+    """Dask's client of ``address``, or the extra's install line if Dask is missing."""
     try:
         from distributed import Client
     except ImportError as err:  # the optional extra is missing
@@ -151,21 +162,81 @@ def _call(fn: Callable[..., R], args: tuple, kwargs: dict[str, Any]) -> R:
     return fn(*args, **kwargs)
 
 
+class SchedulerUnusable(RuntimeError):
+    """The scheduler answered but cannot run the app's work (no workers)."""
+
+
+def _connect(address: str, seconds: float) -> Any:
+    """:func:`_client` within ``seconds``, or :class:`TimeoutError`.
+
+    Dask's own timeout does not bound the handshake: a listener that accepts the connection
+    and never answers held ``Client()`` for good (issue #36). The attempt runs in a daemon
+    thread; a client that connects after the bound is closed when it does.
+    """
+    box: concurrent.futures.Future = concurrent.futures.Future()
+
+    def attempt() -> None:
+        try:
+            box.set_result(_client(address, timeout=seconds))
+        except BaseException as err:  # handed to the waiting caller
+            box.set_exception(err)
+
+    threading.Thread(target=attempt, name=f"dask-connect {address}", daemon=True).start()
+    try:
+        return box.result(timeout=seconds + 1)
+    except concurrent.futures.TimeoutError:
+        box.add_done_callback(lambda late: late.exception() is None and late.result().close())
+        raise TimeoutError(f"no answer within {seconds:.0f} s") from None
+
+
+def remote_seconds(args: tuple, kwargs: dict[str, Any]) -> float:
+    """How long a remote call with these arguments is waited for.
+
+    :data:`REMOTE_FACTOR` times the work estimate of its arguments (those with an
+    ``estimate()``, the sweep specs), at least :data:`REMOTE_FLOOR_SECONDS`;
+    :data:`UNKNOWN_WORK_SECONDS` times the factor when no argument can be estimated.
+
+    Examples
+    --------
+    >>> from dpcore import PcaSpec
+    >>> remote_seconds((PcaSpec.build(epsilon=1.0, runs=3),), {}) == REMOTE_FLOOR_SECONDS
+    True
+    """
+    estimates = [
+        float(value.estimate().seconds)
+        for value in (*args, *kwargs.values())
+        if callable(getattr(value, "estimate", None))
+    ]
+    work = sum(estimates) if estimates else UNKNOWN_WORK_SECONDS
+    return max(REMOTE_FLOOR_SECONDS, REMOTE_FACTOR * work)
+
+
 class SharedRunner:
     """Calls sent to one Dask scheduler under :func:`request_key`, recent results kept.
 
     Two clients submitting the same key get the same task: the scheduler runs it once. Each
     runner also holds its last :data:`KEPT_RESULTS` futures, so the results stay on the
     workers for a later identical request from any server.
+
+    Connecting is bounded by :data:`CONNECT_SECONDS` (:class:`TimeoutError`); a scheduler
+    without workers is refused at once (:class:`SchedulerUnusable`).
     """
 
     def __init__(self, address: str) -> None:
-        self.client = _client(address, timeout=CONNECT_SECONDS)
+        self.client = _connect(address, CONNECT_SECONDS)
+        info = getattr(self.client, "scheduler_info", None)
+        if info is not None and not info().get("workers"):
+            with contextlib.suppress(Exception):
+                self.client.close(timeout=1)
+            raise SchedulerUnusable("it has no workers")
         self._kept: collections.OrderedDict[str, Any] = collections.OrderedDict()
         self._guard = threading.Lock()
 
     def run(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
-        """``fn(*args, **kwargs)`` on the cluster, computed once per distinct request."""
+        """``fn(*args, **kwargs)`` on the cluster, computed once per distinct request.
+
+        Waited for :func:`remote_seconds` at most (then :class:`TimeoutError`).
+        """
         key = request_key(fn, *args, **kwargs)
         future = self.client.submit(_call, fn, args, kwargs, key=key)
         with self._guard:
@@ -173,7 +244,13 @@ class SharedRunner:
             self._kept.move_to_end(key)
             while len(self._kept) > KEPT_RESULTS:
                 self._kept.popitem(last=False)
-        return future.result()
+        seconds = remote_seconds(args, kwargs)
+        try:
+            return future.result(timeout=seconds)
+        except TimeoutError:
+            with self._guard:
+                self._kept.pop(key, None)  # not kept alive: nobody waits for it here
+            raise TimeoutError(f"no result within {seconds:.0f} s") from None
 
     def close(self) -> None:
         """Release the kept results and close the client."""
@@ -187,9 +264,26 @@ _RUNNERS_GUARD = threading.Lock()  # held only to read and write the three dicts
 _CONNECTING: dict[str, threading.Event] = {}  # address → set when its one attempt has ended
 _FAILED: dict[str, float] = {}  # address → time.monotonic() of its last failure
 FAILURE_MEMORY_SECONDS = 60.0  # a failed scheduler is not asked again for this long
-# What a lost or unreachable scheduler raises (Dask's CommClosedError is an OSError); a
-# ValueError or TypeError of the request itself is the request's answer and propagates.
-_SCHEDULER_ERRORS = (OSError, TimeoutError, concurrent.futures.CancelledError)
+# A ValueError or TypeError of the request itself is the request's answer and propagates;
+# anything else a remote call raises is the cluster's failure (a lost or stalled scheduler:
+# Dask's CommClosedError is an OSError, a timeout, a cancelled future; a task its workers
+# cannot load: ModuleNotFoundError, a deserialisation error), and the call is computed here.
+_REQUEST_ERRORS = (ValueError, TypeError)
+
+
+CANNOT_LOAD = (
+    "the scheduler or its workers cannot load the task: start them where dpcore is "
+    "installed (docs/scale-out.md)"
+)
+
+
+def _reason(err: BaseException) -> str:
+    """One line saying what went wrong, for the operator."""
+    if isinstance(err, ModuleNotFoundError) or "deserializ" in str(err):
+        text = CANNOT_LOAD
+    else:
+        text = " ".join(str(err).split())[:200]
+    return type(err).__name__ + (f": {text}" if text else "")
 
 
 def _runner(address: str) -> SharedRunner | None:
@@ -199,7 +293,9 @@ def _runner(address: str) -> SharedRunner | None:
 
     One thread connects at a time per address, without holding the lock: the other callers
     wait for its answer, so an unreachable scheduler costs one :data:`CONNECT_SECONDS` wait
-    in all, not one per caller, and a failure is remembered (one warning, then silence).
+    in all, not one per caller, and a failure is remembered (one log line, then silence).
+    Any failure to connect counts: unreachable, no answer, no workers, a malformed address
+    (Dask's ``ValueError``: the operator's setting, not the student's), Dask not installed.
     """
     while True:
         with _RUNNERS_GUARD:
@@ -217,13 +313,15 @@ def _runner(address: str) -> SharedRunner | None:
             continue
         try:
             runner = SharedRunner(address)
-        except OSError as err:
+        except Exception as err:  # whatever it is, this process computes here
             with _RUNNERS_GUARD:
                 _FAILED[address] = time.monotonic()
-            warnings.warn(
-                f"{SCHEDULER_ENV}={address} unreachable ({err}); computing here for the next "
-                f"{FAILURE_MEMORY_SECONDS:.0f} s",
-                stacklevel=3,
+            LOG.warning(
+                "%s=%s unusable (%s); computing here for the next %.0f s",
+                SCHEDULER_ENV,
+                address,
+                _reason(err),
+                FAILURE_MEMORY_SECONDS,
             )
             return None
         finally:
@@ -251,30 +349,54 @@ def _forget(address: str, runner: SharedRunner) -> bool:
     return True
 
 
+def _as_is(fn: Callable[..., R]) -> Callable[..., R]:
+    return fn
+
+
 def run(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
     """``fn(*args, **kwargs)``: here, or on the scheduler named by ``CAPE_DASK_SCHEDULER``.
 
     The app's heavy calls go through this, so several app servers pointed at one scheduler
     share its workers and compute each distinct request once (:class:`SharedRunner`). When
-    the scheduler cannot be reached (down, wrong address: ``OSError`` within
-    :data:`CONNECT_SECONDS`) the call runs here, with one warning, and the failure is
+    the scheduler cannot serve — unreachable or silent for :data:`CONNECT_SECONDS`, without
+    workers, a malformed address — the call runs here, with one log line, and the failure is
     remembered for :data:`FAILURE_MEMORY_SECONDS` (later calls compute here at once). A
-    scheduler lost during a call gives one warning too and the call is computed here. Errors
-    raised by ``fn`` itself (a ValueError for a bad parameter) propagate as they are.
+    remote call that fails or takes longer than :func:`remote_seconds` (a lost scheduler,
+    workers that stall or cannot load the task) gives one log line too, is remembered the
+    same way, and the call is computed here. Errors raised by ``fn`` itself (a ValueError
+    for a bad parameter) propagate as they are.
+    """
+    return run_slotted(_as_is, fn, *args, **kwargs)
+
+
+def run_slotted(
+    slot: Callable[[Callable[..., R]], Callable[..., R]],
+    fn: Callable[..., R],
+    /,
+    *args: Any,
+    **kwargs: Any,
+) -> R:
+    """:func:`run`, where a computation here runs as ``slot(fn)(*args, **kwargs)``.
+
+    ``slot`` is a decorator that holds a local resource while ``fn`` computes (the app's
+    compute slots, ``serving.flight.compute_slot``): waiting on the cluster holds none of
+    it, so a stalled scheduler cannot take the slots the other pages compute in.
     """
     address = os.environ.get(SCHEDULER_ENV, "").strip()
-    if not address:
-        return fn(*args, **kwargs)
-    runner = _runner(address)
+    runner = _runner(address) if address else None
     if runner is None:
-        return fn(*args, **kwargs)
+        return slot(fn)(*args, **kwargs)
     try:
         return runner.run(fn, *args, **kwargs)
-    except _SCHEDULER_ERRORS as err:
+    except _REQUEST_ERRORS:
+        raise
+    except Exception as err:  # the cluster failed this call: compute here
         if _forget(address, runner):
-            warnings.warn(
-                f"{SCHEDULER_ENV}={address} lost during a computation "
-                f"({type(err).__name__}); computing here",
-                stacklevel=2,
+            LOG.warning(
+                "%s=%s failed a computation (%s); computing here for the next %.0f s",
+                SCHEDULER_ENV,
+                address,
+                _reason(err),
+                FAILURE_MEMORY_SECONDS,
             )
-        return fn(*args, **kwargs)
+    return slot(fn)(*args, **kwargs)

@@ -1,26 +1,34 @@
-"""Uploaded bytes bounded per session and for the whole server (issue #26).
+"""Uploaded bytes bounded per browser and for the whole server (issues #26, #36).
 
 Streamlit's ``server.maxUploadSize`` bounds one request, not a session: one tab, with its own
 session's XSRF token, could PUT sixty 19 MB files under new file ids and the server kept all
 of them in memory (507 → 1,576 MB) until minutes after the tab closed. :func:`install` wraps
-the runtime's uploaded-file manager once (``app.py``): a file that would take the session
-past :data:`SESSION_ENV` or the server past :data:`SERVER_ENV` megabytes is refused with
+the runtime's uploaded-file manager once (``app.py``): a file that would take the browser
+past :data:`BROWSER_ENV` or the server past :data:`SERVER_ENV` megabytes is refused with
 HTTP 413 and a sentence saying so (the bytes of the refused request go with it), and a
 session's files are dropped :data:`FREE_AFTER_SECONDS` after its browser disconnects unless
 it comes back (Streamlit's own clean-up waits for ``server.disconnectedSessionTTL``, 2 min,
 and later still under load).
+
+The browser is the heavy queue's key (:func:`serving.jobs.browser_key`: the XSRF token all of
+a browser's tabs share), so twelve tabs hold what one tab may: a cap per session let one
+browser fill the server's bound and another student's 50 kB CSV got 413 (issue #36). No
+browser may hold more than half the server's bound, whatever the caps say
+(:data:`MAX_SHARE`), so the server's bound is always shared.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
-SESSION_ENV = "CAPE_UPLOAD_SESSION_MB"
+BROWSER_ENV = "CAPE_UPLOAD_BROWSER_MB"
 SERVER_ENV = "CAPE_UPLOAD_SERVER_MB"
-DEFAULT_SESSION_MB = 60  # three CSVs at the 20 MB request limit
-DEFAULT_SERVER_MB = 600  # ten sessions at their cap
+DEFAULT_BROWSER_MB = 60  # three CSVs at the 20 MB request limit
+DEFAULT_SERVER_MB = 600  # ten browsers at their cap
+MAX_SHARE = 0.5  # of the server's bound, the most one browser may hold
 FREE_AFTER_SECONDS = 20.0  # a reconnect after a missed ping keeps its files (serving.jobs' grace)
 MB = 1024 * 1024
 
@@ -48,10 +56,23 @@ class UploadRefused(Exception):
 
 
 class Bounds:
-    """The caps on one uploaded-file manager (``MemoryUploadedFileManager``)."""
+    """The caps on one uploaded-file manager (``MemoryUploadedFileManager``).
 
-    def __init__(self, manager: Any, session_bytes: int, server_bytes: int) -> None:
-        self.manager, self.session_bytes, self.server_bytes = manager, session_bytes, server_bytes
+    ``owner`` maps a session to the browser that holds it (:func:`session_owner`); by
+    default each session is its own owner. The browser cap is at most :data:`MAX_SHARE` of
+    the server's.
+    """
+
+    def __init__(
+        self,
+        manager: Any,
+        browser_bytes: int,
+        server_bytes: int,
+        owner: Callable[[str], str] | None = None,
+    ) -> None:
+        self.manager, self.server_bytes = manager, server_bytes
+        self.browser_bytes = min(browser_bytes, int(server_bytes * MAX_SHARE))
+        self.owner = owner or (lambda session_id: session_id)
         self._lock = threading.Lock()  # a check and its add are one step
         self._timers: dict[str, threading.Timer] = {}
 
@@ -68,14 +89,22 @@ class Bounds:
         """Raise :class:`UploadRefused` if ``size`` more bytes pass a cap (a file replaced
         under the same id counts once)."""
         held = self._held()
-        mine = sum(b for fid, b in held.get(session_id, {}).items() if fid != file_id) + size
+        owner = self.owner(session_id)
+        mine = size + sum(
+            b
+            for session, files in held.items()
+            if session == session_id or self.owner(session) == owner
+            for fid, b in files.items()
+            if not (session == session_id and fid == file_id)
+        )
         total = sum(sum(files.values()) for files in held.values())
         total += size - held.get(session_id, {}).get(file_id, 0)
-        if mine > self.session_bytes:
+        if mine > self.browser_bytes:
             raise UploadRefused(
-                f"Upload refused: this tab already holds {(mine - size) / MB:.0f} MB of "
-                f"uploaded files and may hold at most {self.session_bytes / MB:.0f} MB. "
-                "Remove a file (the × next to it) or reload the page."
+                f"Upload refused: this browser (all its tabs) already holds "
+                f"{(mine - size) / MB:.0f} MB of uploaded files and may hold at most "
+                f"{self.browser_bytes / MB:.0f} MB. Remove a file (the × next to it) or "
+                "close a tab that holds one."
             )
         if total > self.server_bytes:
             raise UploadRefused(
@@ -120,13 +149,29 @@ def _refuse(refusal: UploadRefused) -> Exception:
     return HTTPException(status_code=413, detail=refusal.message)
 
 
+def session_owner(runtime: Any) -> Callable[[str], str]:
+    """session id → the browser behind it: :func:`serving.jobs.browser_key` of the XSRF
+    cookie its websocket opened with (the heavy queue's key), else the session itself."""
+    from serving.jobs import browser_key
+
+    def owner(session_id: str) -> str:
+        client = runtime.get_client(session_id)
+        context = getattr(client, "client_context", None)
+        cookie = getattr(context, "cookies", {}).get("_streamlit_xsrf")
+        return browser_key(cookie) or session_id
+
+    return owner
+
+
 def bound(manager: Any, runtime: Any = None) -> Bounds:
     """Wrap ``manager`` (an uploaded-file manager) with the caps from the environment; with
-    ``runtime``, also free a session's files after its browser disconnects."""
+    ``runtime``, count a browser's tabs together and free a session's files after its
+    browser disconnects."""
     bounds = Bounds(
         manager,
-        _megabytes(SESSION_ENV, DEFAULT_SESSION_MB) * MB,
+        _megabytes(BROWSER_ENV, DEFAULT_BROWSER_MB) * MB,
         _megabytes(SERVER_ENV, DEFAULT_SERVER_MB) * MB,
+        owner=None if runtime is None else session_owner(runtime),
     )
     original_add = manager.add_file
 

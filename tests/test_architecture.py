@@ -136,13 +136,13 @@ def test_equal_specs_share_one_cache_entry(monkeypatch):
     from ui.specs import otd_spec
 
     calls = []
-    real = cluster.run
+    real = cluster.run_slotted
 
-    def counted(fn, *args, **kwargs):
+    def counted(slot, fn, *args, **kwargs):
         calls.append(fn.__name__)
-        return real(fn, *args, **kwargs)
+        return real(slot, fn, *args, **kwargs)
 
-    monkeypatch.setattr(cluster, "run", counted)
+    monkeypatch.setattr(cluster, "run_slotted", counted)
     chosen = replace(OTD_SETTINGS, dim=4, k=2, n_per_site=500, runs=1, seed=98_765)
     first = cached.otd_frame(otd_spec(chosen), chosen.seed)
     again = cached.otd_frame(otd_spec(replace(chosen)), chosen.seed)  # built anew, equal

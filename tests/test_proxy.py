@@ -1,5 +1,7 @@
 """The lecture-hall layout (issue #26): two app processes behind HAProxy with sticky sessions
-(deploy/class_server.py, deploy/haproxy.cfg.in, scripts/class_server.sh).
+(deploy/class_server.py, deploy/haproxy.cfg.in, scripts/class_server.sh), and what it does
+when an app process dies (issue #36): the process is started again, within a restart budget,
+and its students carry on.
 
 The browser test starts the layout, opens the app through the proxy in two browser contexts
 (two students), moves ε and switches page in each, and reads the proxy's log: every request of
@@ -13,13 +15,22 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
+import sys
 import time
+import urllib.request
+from pathlib import Path
 
 import browser_wait
 import pytest
 
+from deploy import class_server as cs
 from deploy.class_server import HAPROXY, haproxy_available, render_config
+
+# This helper's loopback ports on the shared machine (the proxy, then the app processes).
+PROXY_PORT = 8641
+APP_PORTS = range(8642, 8650)
 
 
 def _need_haproxy() -> None:
@@ -171,3 +182,133 @@ def test_a_client_that_keeps_the_cookie_reaches_its_process_websocket_included(l
             break
         time.sleep(0.5)
     assert streams == ["app2"]
+
+
+def _dying_service(tmp_path: Path, name: str, status: int) -> cs.Service:
+    command = [sys.executable, "-c", f"raise SystemExit({status})"]
+    return cs.Service.start(name, command, dict(os.environ), tmp_path / f"{name}.log")
+
+
+def _wait_exited(layout: cs.Layout) -> None:
+    deadline = time.monotonic() + 30
+    while any(p.poll() is None for p in layout.processes().values()):
+        assert time.monotonic() < deadline, "a one-line child did not exit within 30 s"
+        time.sleep(0.05)
+
+
+def test_a_dead_process_is_started_again_within_its_restart_budget(tmp_path):
+    # issue #36: the monitor stopped the whole layout when one app process died
+    layout = cs.Layout("http://127.0.0.1:1", tmp_path)
+    layout.services["app1"] = _dying_service(tmp_path, "app1", 3)  # dies at once, every time
+    lines: list[str] = []
+    first = layout.app_pids
+    for _ in range(3 * cs.MAX_RESTARTS):
+        _wait_exited(layout)
+        layout.check(lines.append)
+    assert layout.app_pids != first  # started again: a new process
+    # bounded: MAX_RESTARTS in the window, then left down, and the layout keeps serving
+    assert len(layout.services["app1"].restarts) == cs.MAX_RESTARTS
+    assert len(lines) == cs.MAX_RESTARTS and not layout.down.is_set()
+    assert all("app1 exited with status 3; started again" in line for line in lines)
+    assert "stays down" in lines[-1] and "stays down" not in lines[0]
+    # the window passes: one more restart is allowed
+    service = layout.services["app1"]
+    service.restarts = type(service.restarts)(t - cs.RESTART_WINDOW for t in service.restarts)
+    layout.check(lines.append)
+    assert len(lines) == cs.MAX_RESTARTS + 1
+    _wait_exited(layout)
+
+
+def test_only_the_proxy_dying_stops_the_layout(tmp_path):
+    layout = cs.Layout("http://127.0.0.1:1", tmp_path)
+    layout.services["haproxy"] = _dying_service(tmp_path, "haproxy", 7)
+    _wait_exited(layout)
+    layout.check(lambda line: None)
+    assert layout.down.is_set() and "haproxy exited with status 7" in layout.reason
+    assert not layout.services["haproxy"].restarts  # never started again
+
+
+def _health(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+            return answer.read() == b"ok"
+    except OSError:
+        return False
+
+
+def _arrive(browser, url: str, name: str, process: str | None = None):
+    """A student's browser opening ``url`` (pinned to ``process`` by its sticky cookie, as
+    if that process had served it before); returns (context, page) without waiting."""
+    context = browser.new_context(user_agent=name, viewport={"width": 1200, "height": 1400})
+    if process is not None:
+        context.add_cookies([{"name": "CAPE_PROCESS", "value": process, "url": url}])
+    page = context.new_page()
+    page.goto(url, wait_until="commit")
+    return context, page
+
+
+def _settled(page) -> None:
+    browser_wait.settle(page, 90, charts=1)
+    _no_errors(page)
+
+
+def _keeps_working(page) -> None:
+    """The student moves the Monte Carlo draws: the URL and the histograms follow."""
+    _settled(page)  # a tab whose process died reconnects first
+    before, url = _chart(page), page.url
+    draws = page.locator("[data-testid='stSlider']").filter(has_text="Monte Carlo draws")
+    draws.get_by_role("slider").first.focus()
+    page.keyboard.press("ArrowRight")
+    _settled(page)
+    assert page.url != url and "avg_draws=" in page.url, f"the draws did not move: {page.url}"
+    assert _chart(page) != before, "the chart did not change after moving the draws"
+
+
+def _process(context) -> str:
+    return next(c["value"] for c in context.cookies() if c["name"] == "CAPE_PROCESS")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_kill_9_of_an_app_process_under_the_class_server_loses_no_student(browser):
+    # issue #36, item 1: kill -9 (the OOM killer's way) of the process one of two attached
+    # students is on; before the fix the monitor then stopped HAProxy and the other process
+    _need_haproxy()
+    lines: list[str] = []
+    with cs.class_server(
+        2, port=PROXY_PORT, ports=APP_PORTS, timeout=90, report=lines.append
+    ) as layout:
+        url = f"{layout.url}/averaging?avg_draws=1000"
+        contexts = []
+        try:
+            students = [
+                _arrive(browser, url, f"cape-student-{n}", f"app{i}")
+                for i, n in enumerate("ab", start=1)
+            ]
+            contexts += [context for context, _ in students]
+            for _, page in students:
+                _settled(page)
+            assert [_process(context) for context in contexts] == ["app1", "app2"]
+            victim = layout.services["app1"]
+            old_pid = victim.proc.pid
+            os.kill(old_pid, signal.SIGKILL)
+            newcomer = _arrive(browser, url, "cape-student-c")  # arrives meanwhile
+            contexts.append(newcomer[0])
+            # started again on its port within a few supervisor looks, and healthy
+            deadline = time.monotonic() + 60
+            while victim.proc.pid == old_pid or not _health(layout.app_urls[0]):
+                assert time.monotonic() < deadline, f"app1 not back within 60 s: {lines}"
+                time.sleep(0.5)
+            assert not layout.down.is_set() and layout.proxy.poll() is None
+            assert len(lines) == 1 and "app1 exited with status -9; started again" in lines[0]
+            # both students carry on (the killed one's tab reconnects; its settings are in
+            # its URL), and the new student gets in
+            for _, page in students:
+                _keeps_working(page)
+            _settled(newcomer[1])
+            assert all(p.poll() is None for p in layout.processes().values())
+        finally:
+            for context in contexts:
+                context.close()
+    # everything it started is gone
+    assert all(p.poll() is not None for p in layout.processes().values())

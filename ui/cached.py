@@ -136,31 +136,35 @@ def _on_source(spec: PcaSpec, source: tuple) -> PcaSpec:
     return spec if source[0] == "synthetic" else spec.replace(data=load_dataset(*source))
 
 
+# The sweeps below run here under a compute slot, or on CAPE_DASK_SCHEDULER's cluster
+# holding no slot while they wait (cluster.run_slotted: a stalled scheduler must not take
+# the slots every other page computes in, issue #36).
+
+
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
-@compute_slot
 def pca_frame(spec: PcaSpec, seed: int, source: tuple = ("synthetic",)) -> pd.DataFrame:
     """:func:`dpcore.run_pca_sweep` of a page's spec, its Generator seeded with ``seed``.
 
     ``source`` is ``("synthetic",)`` or the arguments of :func:`load_dataset`.
     """
     rng = np.random.default_rng(seed)
-    # here, or CAPE_DASK_SCHEDULER's cluster
-    return cluster.run(dpcore.run_pca_sweep, _on_source(spec, source), rng)
+    spec = _on_source(spec, source)
+    return cluster.run_slotted(compute_slot, dpcore.run_pca_sweep, spec, rng)
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
-@compute_slot
 def otd_frame(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """:func:`dpcore.run_otd_sweep` of a page's spec as its tidy frame."""
-    run = cluster.run(dpcore.run_otd_sweep, spec, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    run = cluster.run_slotted(compute_slot, dpcore.run_otd_sweep, spec, rng)
     return dpcore.otd_frame(spec, run)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, hash_funcs=SPEC_HASH)
-@compute_slot
 def otd_example(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """True vs recovered weights of one run (``spec`` at one grid point, one run)."""
-    return cluster.run(dpcore.otd_example_of, spec, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    return cluster.run_slotted(compute_slot, dpcore.otd_example_of, spec, rng)
 
 
 def pca_job(spec: PcaSpec, seed: int, source: tuple = ("synthetic",), *, gate: str) -> pd.DataFrame:
@@ -375,17 +379,17 @@ def agn_budget(epsilon: float, delta: float) -> dict[str, float]:
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-@compute_slot
 def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = "") -> pd.DataFrame:
-    """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), cached."""
+    """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), cached; here under
+    a compute slot, or on the cluster holding none."""
     from dpcore import paper
 
     panel = paper.panel_by_key(key)  # a paper panel or a bundled stand-in ("2b~digits")
     data = None
     if panel.task == "pca" and panel.data != "synthetic":
         data = load_dataset(panel.data, path)
-    return cluster.run(
-        paper.run_panel, key, runs=runs, seed=seed, calibration=calibration, data=data
+    return cluster.run_slotted(
+        compute_slot, paper.run_panel, key, runs=runs, seed=seed, calibration=calibration, data=data
     )
 
 
