@@ -112,8 +112,14 @@ def initial_basis(dim: int, k: int, *, rng: np.random.Generator) -> NDArray[np.f
 
 
 def orthonormalise(y: NDArray[np.float64]) -> NDArray[np.float64]:
-    """X with orthonormal columns spanning those of Y: the Q of a reduced QR (HP, Figure 1)."""
-    return np.linalg.qr(y)[0]
+    """X with orthonormal columns spanning those of Y: the Q of Y = QR with diag(R) ≥ 0.
+
+    The sign convention makes the factorisation unique (Gram–Schmidt's): the next round adds
+    its noise to A X, so which orthonormal basis of the span is passed on matters for the
+    realisation (not for the distribution). Hardt & Price, Figure 1, step 2(b).
+    """
+    q, r = np.linalg.qr(y)
+    return q * np.where(np.diag(r) < 0, -1.0, 1.0)
 
 
 def central_round(
@@ -198,6 +204,40 @@ def _check_sites(
     return tau, check_weights(weights, tau.size)
 
 
+def pooled_round_std(
+    tau_site: ArrayLike, *, weights: ArrayLike | None = None, rounds: int
+) -> float:
+    """A curator's per-round std: sqrt(T)·max_s μ_s τ_s.
+
+    A sample of site s moves Σ μ_s A_s X by at most μ_s Δ_s, so one pooled release needs
+    max_s μ_s τ_s (the pooled requirement of :func:`dpcore.cape_design`), and T rounds need
+    sqrt(T) times that (:func:`per_round_std`).
+    """
+    tau = check_positive_array(tau_site, "tau_site", allow_zero=True)
+    mu = check_weights(weights, tau.size)
+    return float(per_round_std(float(np.max(mu * tau)), rounds=rounds))
+
+
+def cape_round_design(
+    tau_site: ArrayLike, *, weights: ArrayLike | None = None, rounds: int, design: str = "cape"
+) -> CapeDesign:
+    """The CAPE design every round uses: ``design`` for the per-round stds sqrt(T)·τ_s.
+
+    Parameters
+    ----------
+    tau_site : array_like, shape (S,)
+        τ_s, each site's one-release std at its total (ε_s, δ_s); S ≥ 2.
+    weights : array_like, shape (S,), optional
+        μ_s (default 1/S).
+    rounds : int
+        T in [1, 1000].
+    design : {"cape", "joint"}
+        The paper's design or the joint-view-safe one (:func:`dpcore.joint_safe.design_for`).
+    """
+    kind = check_choice(design, "design", DESIGN_KINDS)
+    return design_for(kind, per_round_std(tau_site, rounds=rounds), weights=weights)
+
+
 def noisy_power_method(
     moment: ArrayLike, k: int, *, std: float, rounds: int = DEFAULT_ROUNDS, rng: object = None
 ) -> NDArray[np.float64]:
@@ -267,8 +307,7 @@ def npm_pca(
 
     Notes
     -----
-    A sample of site s moves Σ μ_s A_s X by at most μ_s Δ_s, so one pooled release needs
-    τ_pool = max_s μ_s τ_s (as :func:`dpcore.cape_design`), and each round sqrt(T)·τ_pool.
+    Every round's noise std is :func:`pooled_round_std`, sqrt(T)·max_s μ_s τ_s.
 
     References
     ----------
@@ -277,7 +316,7 @@ def npm_pca(
     """
     arr, k = _check_moments(moments, k, min_sites=1)
     tau, mu = _check_sites(arr, tau_site, weights)
-    std = float(per_round_std(float(np.max(mu * tau)), rounds=rounds))
+    std = pooled_round_std(tau, weights=mu, rounds=rounds)
     return noisy_power_method(np.tensordot(mu, arr, axes=1), k, std=std, rounds=rounds, rng=rng)
 
 
@@ -369,8 +408,7 @@ def cape_npm_pca(
     arr, k = _check_moments(moments, k, min_sites=2)
     tau, mu = _check_sites(arr, tau_site, weights)
     rounds = check_rounds(rounds)
-    kind = check_choice(design, "design", DESIGN_KINDS)
-    made = design_for(kind, per_round_std(tau, rounds=rounds), weights=mu)
+    made = cape_round_design(tau, weights=mu, rounds=rounds, design=design)
     if check_bool(faithful, "faithful"):
 
         def step(x: NDArray[np.float64], r: np.random.Generator) -> NDArray[np.float64]:
