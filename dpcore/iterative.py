@@ -45,7 +45,8 @@ from dpcore._validation import (
 from dpcore.cape import AveragingRun, CapeDesign, cape_average, conventional_average
 from dpcore.joint_safe import DESIGN_KINDS, design_for
 
-DEFAULT_ROUNDS = 11  # Hardt & Price's L = C σ_K/(σ_K − σ_{K+1}) ln D at the synthetic setting
+# Hardt & Price's L = C σ_K/(σ_K − σ_{K+1}) ln D with C = 1 at the synthetic spectrum: ⌈2 ln 200⌉
+DEFAULT_ROUNDS = 11  # (docs/deviations.md)
 MAX_ROUNDS = 1000
 
 
