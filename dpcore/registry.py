@@ -21,6 +21,7 @@ of the existing ones do not change.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -28,6 +29,13 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcore.iterative import (
+    DEFAULT_ROUNDS,
+    cape_npm_pca,
+    check_rounds,
+    distributed_npm_pca,
+    npm_pca,
+)
 from dpcore.metrics import top_k_eigvecs
 from dpcore.models import MixtureModel
 from dpcore.moments import SiteMoments
@@ -220,6 +228,12 @@ class PcaMethod:
     draws : callable
         ``draws(S, D) -> int``: samples per run beyond symmetric Gaussian matrices (the work
         estimate; secure aggregation's rounding and discrete noise).
+    rounds : int
+        Gaussian releases per run, each charged against the one total (ε, δ) (1 for the
+        one-shot algorithms; T for the iterative ones, :mod:`dpcore.iterative`).
+    with_rounds : callable, optional
+        ``with_rounds(T) -> PcaMethod``: the same algorithm with T rounds (iterative
+        algorithms only; the rounds axis, :func:`dpcore.sweeps.rounds.rounds_sweep`).
     """
 
     run: Callable[[PcaInputs, np.random.Generator], NDArray[np.float64]]
@@ -227,9 +241,14 @@ class PcaMethod:
     eighs: Callable[[int], int]
     noiseless: bool = False
     draws: Callable[[int, int], int] = _no_draws
+    rounds: int = 1
+    with_rounds: Callable[[int], PcaMethod] | None = None
 
     def __post_init__(self) -> None:
         _check_callables(self, ("run", "cost", "eighs", "draws"))
+        check_rounds(self.rounds)
+        if self.with_rounds is not None and not callable(self.with_rounds):
+            raise TypeError(f"with_rounds must be callable or None; got {self.with_rounds!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -507,6 +526,84 @@ def _no_eigh(_: int) -> int:
     return 0
 
 
+# --- the iterative algorithms (dpcore.iterative): T releases against the one (ε, δ) --------------
+
+
+def _npm(x: PcaInputs, rng: np.random.Generator, *, rounds: int) -> NDArray[np.float64]:
+    return npm_pca(x.moments, x.k, tau_site=x.tau, weights=x.weights, rounds=rounds, rng=rng)
+
+
+def _distributed_npm(
+    x: PcaInputs, rng: np.random.Generator, *, rounds: int
+) -> NDArray[np.float64]:
+    return distributed_npm_pca(
+        x.moments,
+        x.k,
+        tau_site=x.tau,
+        weights=x.weights,
+        rounds=rounds,
+        faithful=x.faithful,
+        rng=rng,
+    )
+
+
+def _cape_npm(
+    x: PcaInputs, rng: np.random.Generator, *, rounds: int, design: str = "cape"
+) -> NDArray[np.float64]:
+    return cape_npm_pca(
+        x.moments,
+        x.k,
+        tau_site=x.tau,
+        weights=x.weights,
+        rounds=rounds,
+        design=design,
+        faithful=x.faithful,
+        rng=rng,
+    )
+
+
+# Communication per run, T rounds of D×K matrices (the final X_T is not sent).
+def _npm_cost(c: CostShape, *, rounds: int) -> PartyCost:
+    # the sites hand A_s to the trusted curator once; it publishes the T releases Y_t
+    return PartyCost(aggregator=rounds * c.dim * c.k, sites=c.sites * c.dim**2)
+
+
+def _distributed_npm_cost(c: CostShape, *, rounds: int) -> PartyCost:
+    each = rounds * c.sites * c.dim * c.k  # X_{t−1} to every site, Y_{s,t} back
+    return PartyCost(aggregator=each, sites=each)
+
+
+def _cape_npm_cost(c: CostShape, *, rounds: int) -> PartyCost:
+    each = rounds * c.sites * c.dim * c.k  # E_s; F_s and X_{t−1}; Y_{s,t}
+    return PartyCost(noise_generator=each, aggregator=2 * each, sites=each)
+
+
+def _rounds_work(sites: int, *, rounds: int) -> int:
+    """Work of T rounds in D×D eigendecomposition equivalents (the work estimate).
+
+    A round multiplies every A_s by a D×K matrix, 2D²K flops each; an eigendecomposition
+    costs about 9D³ (tridiagonalisation and vectors), so a round is at most 2K/(9D) < 1/4
+    of one per site.
+    """
+    return max(1, math.ceil(rounds * sites / 4))
+
+
+def _iterative(
+    run: Callable[..., NDArray[np.float64]],
+    cost: Callable[..., PartyCost],
+    rounds: int,
+) -> PcaMethod:
+    """The PcaMethod of an iterative algorithm with T = ``rounds``."""
+    rounds = check_rounds(rounds)
+    return PcaMethod(
+        run=partial(run, rounds=rounds),
+        cost=partial(cost, rounds=rounds),
+        eighs=partial(_rounds_work, rounds=rounds),
+        rounds=rounds,
+        with_rounds=partial(_iterative, run, cost),
+    )
+
+
 def _secagg_pca_draws(sites: int, dim: int) -> int:
     return sites * symmetric_coordinates(dim, 2)  # one rounding and one share per integer
 
@@ -615,6 +712,46 @@ BUILTIN = (
         dash="dot",
         opt_in=True,
     ),
+    # The iterative baselines (issue #38, docs/baselines.md): opt-in, so no default frame moves.
+    Algorithm(
+        name="npm",
+        label="Noisy power method (central)",
+        color="#882255",
+        description="a trusted curator runs T rounds of the private power method on the pooled "
+        "data (Hardt & Price 2014), every round charged against the one (ε, δ)",
+        pca=_iterative(_npm, _npm_cost, DEFAULT_ROUNDS),
+        dash="dash",
+        opt_in=True,
+    ),
+    Algorithm(
+        name="npm_distributed",
+        label="Distributed noisy power method",
+        color="#44AA99",
+        description="every site adds its own noise to A_s X in each of T rounds; the "
+        "aggregator sums (Balcan et al. 2016)",
+        pca=_iterative(_distributed_npm, _distributed_npm_cost, DEFAULT_ROUNDS),
+        dash="dot",
+        opt_in=True,
+    ),
+    Algorithm(
+        name="npm_cape",
+        label="CAPE in every round (power method)",
+        color="#AA4499",
+        description="the distributed power method with CAPE's zero-sum noise in each of T "
+        "rounds: every round's aggregate carries only the pooled noise",
+        pca=_iterative(_cape_npm, _cape_npm_cost, DEFAULT_ROUNDS),
+        opt_in=True,
+    ),
+    Algorithm(
+        name="npm_cape_joint",
+        label="CAPE in every round, joint-view-safe",
+        color="#117733",
+        description="as CAPE in every round, with the design whose aggregator's joint view of "
+        "every round also meets each site's budget (docs/privacy.md)",
+        pca=_iterative(partial(_cape_npm, design="joint"), _cape_npm_cost, DEFAULT_ROUNDS),
+        dash="dash",
+        opt_in=True,
+    ),
 )
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -634,8 +771,9 @@ def names(family: str | None = None) -> tuple[str, ...]:
 
     Examples
     --------
-    >>> names("pca")
-    ('nonprivate', 'cape', 'conv', 'local', 'dpdis', 'cape_joint', 'secagg')
+    >>> names("pca")  # doctest: +NORMALIZE_WHITESPACE
+    ('nonprivate', 'cape', 'conv', 'local', 'dpdis', 'cape_joint', 'secagg', 'npm',
+     'npm_distributed', 'npm_cape', 'npm_cape_joint')
     """
     family = _check_family(family)
     return tuple(

@@ -63,6 +63,10 @@ def test_builtin_names_and_order():
         "dpdis",
         "cape_joint",
         "secagg",
+        "npm",
+        "npm_distributed",
+        "npm_cape",
+        "npm_cape_joint",
     )
     assert registry.names("otd")[:7] == (
         "nonprivate",
