@@ -107,8 +107,8 @@ def reset(prefix: str, values: Mapping[str, Any] = ()) -> None:
 def link_params(values: Mapping[str, Any], defaults: Mapping[str, Any] = ()) -> dict[str, str]:
     """Query parameters for a link that opens a page in a preset: ``defaults`` (the page's
     other keys) overridden by ``values``, written as the widgets write them (``True`` as
-    ``true``). Link values win over a page's remembered settings, so the same link gives the
-    same screen whatever the visitor did before."""
+    ``true``). A link naming the page's settings replaces what the page remembered
+    (:func:`enter`), so the same link gives the same screen whatever the visitor did before."""
     out = {}
     for key, value in {**dict(defaults), **dict(values)}.items():
         out[key] = str(value).lower() if isinstance(value, bool) else f"{value}"
