@@ -21,6 +21,8 @@ import pytest
 from test_browser import _chart_data
 from test_lecturer import no_errors, settle
 
+from learning.lessons import LESSONS
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # The issue's sequence: an averaging preset, a PCA preset twice, then the averaging preset
@@ -114,3 +116,27 @@ def test_each_preset_after_any_other_gives_a_fresh_browsers_numbers(server, tabs
         # The address holds the link's settings, less those the app drops as defaults: no
         # remembered value of an earlier visit (the bug wrote avg_S=4 back into it).
         assert set(parse_qsl(urlsplit(page.url).query)) <= carried[name], (clicked, page.url)
+
+
+def test_a_lessons_link_after_a_preset_gives_a_fresh_browsers_numbers(server, tabs):
+    """The same rule for a link that names only some settings: the first lesson's first step
+    opens CAPE averaging with S = 5 (the default) and its own sites; after a preset of four
+    sites, the page showed four (Streamlit dropped S = 5 and the remembered 4 came back)."""
+    label = LESSONS[0].steps[0].explore.label
+    page = tabs()
+    page.goto(server)
+    settle(page)
+    page.get_by_role("link", name=ISSUE[0]).first.click()  # four sites
+    settle(page)
+    page.locator("[data-testid='stSidebarNav'] a", has_text="Lessons").first.click()
+    link = page.get_by_role("link", name=label).first
+    url = urljoin(page.url, link.get_attribute("href"))
+    assert ("avg_S", "5") in parse_qsl(urlsplit(url).query), url
+    link.click()
+    settle(page)
+    no_errors(page)
+    clicked = shown(page)
+    page = tabs()
+    page.goto(url)
+    settle(page)
+    assert clicked == shown(page)
