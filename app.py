@@ -46,5 +46,6 @@ if dropped:
         icon=":material/link_off:",
     )
 state.install_history()  # Back/Forward step through settings (docs/state.md)
+state.enter(nav.url_path, st.query_params)  # a link's settings replace a page's remembered ones
 with profiling.rerun(nav):  # CAPE_PROFILE_DIR: a cProfile file per run
     nav.run()

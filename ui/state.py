@@ -6,13 +6,16 @@
   reproduces the screen; their values survive page changes (``persist_state="session"``).
 * Back/Forward move through states: :data:`HISTORY_JS` turns each URL change into a history
   entry, and Streamlit re-seeds bound widgets from the URL on Back/Forward.
-* A preset replaces the whole state it names: :func:`apply` sets every key of the page, the
+* A preset replaces the whole state it names: :func:`reset` sets every key of the page, the
   ones the preset does not mention to their defaults.
+* A link replaces what a page remembers: :func:`enter` (app.py, before the page runs) forgets
+  a page's remembered settings when the page is opened from a link that names any of them,
+  so the page shows what a fresh browser shows at that link.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,41 @@ def install_history() -> None:
     st.sidebar.html(f"<script>{HISTORY_JS}</script>", unsafe_allow_javascript=True)
 
 
+# The page the session's last run drew (session only, never in the URL).
+_PAGE = "_state_page"
+
+
+def prefix_of(key: str) -> str:
+    """The page tag of a setting's key (``avg_S`` → ``avg_``); ``""`` for a key no page owns
+    (``present``, shared by every page)."""
+    head, sep, _ = key.partition("_")
+    return f"{head}_" if head and sep else ""
+
+
+def enter(page: str, query: Iterable[str]) -> list[str]:
+    """Before ``page`` runs: if the session arrives at it from another page (or a fresh
+    session opens it) with an address ``query`` that names any of its settings, forget
+    everything the page remembered, so the address alone decides, as in a fresh browser.
+
+    A setting kept across pages (``persist_state``) beats an address value equal to the
+    widget's default: Streamlit drops such a value from the address and the remembered one
+    comes back. So a link that carries every setting (an Overview preset) showed the earlier
+    visit's numbers wherever the two differed in a default (issue #34, item 6). Arriving with
+    no setting in the address (the sidebar, a plain link) keeps what the page remembered.
+
+    Returns the keys forgotten.
+    """
+    state = st.session_state
+    if state.get(_PAGE) == page:
+        return []  # a rerun of the same page: its widgets and the URL agree already
+    state[_PAGE] = page
+    carried = {prefix_of(key) for key in query} - {""}
+    forgotten = [key for key in list(state.keys()) if prefix_of(key) in carried]
+    for key in forgotten:
+        del state[key]
+    return forgotten
+
+
 def reset(prefix: str, values: Mapping[str, Any] = ()) -> None:
     """Set every key of the page (``prefix``) to its default, then ``values``.
 
@@ -72,8 +110,8 @@ def reset(prefix: str, values: Mapping[str, Any] = ()) -> None:
 def link_params(values: Mapping[str, Any], defaults: Mapping[str, Any] = ()) -> dict[str, str]:
     """Query parameters for a link that opens a page in a preset: ``defaults`` (the page's
     other keys) overridden by ``values``, written as the widgets write them (``True`` as
-    ``true``). Link values win over a page's remembered settings, so the same link gives the
-    same screen whatever the visitor did before."""
+    ``true``). A link naming the page's settings replaces what the page remembered
+    (:func:`enter`), so the same link gives the same screen whatever the visitor did before."""
     out = {}
     for key, value in {**dict(defaults), **dict(values)}.items():
         out[key] = str(value).lower() if isinstance(value, bool) else f"{value}"
