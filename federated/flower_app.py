@@ -108,15 +108,25 @@ def _exchange(
     return {r.metadata.src_node_id: r for r in grid.send_and_receive(msgs, timeout=timeout)}
 
 
-def _answer(reply: Message | None, party: str, step: str, timeout: float) -> dict[str, Any]:
+def _answer(
+    reply: Message | None, party: str, step: str, timeout: float
+) -> tuple[dict[str, Any] | None, str]:
+    """The reply's fields, or None and why not (no answer, an error, a refusal)."""
     if reply is None:
-        raise Refusal(party, f"did not answer the {step} request within {timeout:g} s")
+        return None, f"did not answer the {step} request within {timeout:g} s"
     if reply.has_error():
-        raise Refusal(party, f"failed in the {step} step: {reply.error.reason}")
+        return None, f"failed in the {step} step: {reply.error.reason}"
     fields = _fields(reply)
     if "refused" in fields:
-        raise Refusal(party, f"refused in the {step} step: {fields['refused']}")
-    return fields
+        return None, f"refused in the {step} step: {fields['refused']}"
+    return fields, ""
+
+
+def _name(node: int, reply: Message | None) -> str:
+    fields = _fields(reply) if reply is not None and not reply.has_error() else {}
+    if fields.get("role") == "noise":
+        return NOISE
+    return f"site {fields['site']}" if "site" in fields else f"node {node}"
 
 
 def _wait_for_nodes(grid: Grid, count: int, timeout: float) -> list[int]:
@@ -138,18 +148,20 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
     replies = _exchange(grid, log, sends, "hello:protocol version", cfg.timeout)
     info: dict[int, dict[str, Any]] = {}
     name: dict[int, str] = {}
+    problems: list[tuple[str, str]] = []  # every party's, so that the refusal names them all
     for node in nodes:
-        fields = _answer(replies.get(node), f"node {node}", "hello", cfg.timeout)
-        name[node] = NOISE if fields.get("role") == "noise" else f"site {fields.get('site')}"
-        log.message("hello", name[node], AGG, "public key, N_s, D, (ε_s, δ_s)", fields)
-        if fields.get("version") != PROTOCOL_VERSION:
-            raise Refusal(
-                name[node],
-                f"speaks protocol {fields.get('version')!r}; the aggregator {PROTOCOL_VERSION!r}",
-            )
-        if "refused" in fields:
-            raise Refusal(name[node], fields["refused"])
-        info[node] = fields
+        name[node] = _name(node, replies.get(node))
+        got, why = _answer(replies.get(node), name[node], "hello", cfg.timeout)
+        if got is None:
+            problems.append((name[node], why))
+            continue
+        log.message("hello", name[node], AGG, "public key, N_s, D, (ε_s, δ_s)", got)
+        if got.get("version") != PROTOCOL_VERSION:
+            why = f"speaks protocol {got.get('version')!r}; the aggregator {PROTOCOL_VERSION!r}"
+            problems.append((name[node], why))
+        info[node] = got
+    if problems:
+        raise Refusal.of(problems)
     noise_nodes = [n for n in nodes if name[n] == NOISE]
     site_nodes = sorted((n for n in nodes if name[n] != NOISE), key=lambda n: info[n]["site"])
     if len(noise_nodes) != 1 or [info[n]["site"] for n in site_nodes] != list(
@@ -182,14 +194,11 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
     # Round 2: the noise generator draws every E_s and seals each to its site.
     (ng,) = noise_nodes
     ask = {**public, "keys": [info[n]["key"] for n in site_nodes]}
-    fields = _answer(
-        _exchange(
-            grid, log, {ng: (NOISE, ask)}, "noise:τ_s, N_s, site public keys", cfg.timeout
-        ).get(ng),
-        NOISE,
-        "noise",
-        cfg.timeout,
-    )
+    what = "noise:τ_s, N_s, site public keys"
+    reply = _exchange(grid, log, {ng: (NOISE, ask)}, what, cfg.timeout).get(ng)
+    fields, why = _answer(reply, NOISE, "noise", cfg.timeout)
+    if fields is None:
+        raise Refusal(NOISE, why)
     log.message("noise", NOISE, AGG, "sealed E_s for every site", fields, shape)
     sealed = list(fields["sealed"])
     if len(sealed) != cfg.sites:
@@ -205,14 +214,22 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
     replies = _exchange(grid, log, sends, what, cfg.timeout, shape)
     released = np.empty((cfg.sites, *shape))
     for s, node in enumerate(site_nodes):
-        got = _answer(replies.get(node), name[node], "release", cfg.timeout)
+        got, why = _answer(replies.get(node), name[node], "release", cfg.timeout)
+        if got is None:
+            problems.append((name[node], why))
+            continue
         log.message("release", name[node], AGG, "Â_s = a_s + E_s + F_s + G_s", got, shape)
         try:
             value = from_bytes(got["released"], got["shape"])
+            check_release(name[node], value, shape, symmetric)
         except (KeyError, ValueError) as err:
-            raise Refusal(name[node], f"sent a malformed release: {err}") from err
-        check_release(name[node], value, shape, symmetric)
-        released[s] = value
+            problems.append((name[node], f"sent a malformed release: {err}"))
+        except Refusal as err:
+            problems.append((err.party, err.reason))
+        else:
+            released[s] = value
+    if problems:  # a missing or bad Â_s would leave its E_s uncancelled: release nothing
+        raise Refusal.of(problems)
     return finish(
         cfg.kind,
         cfg.design,
@@ -247,14 +264,18 @@ def main(grid: Grid, context: Context) -> None:
 
 
 def _fault(msg: Message, context: Context) -> str:
-    """A fault to act out, for the tests only: the node must allow it in its node config."""
+    """A fault to act out, for the tests only: the node must allow it in its node config.
+
+    The run config's ``test-fault`` lists ``site<s>:<fault>`` items, comma-separated.
+    """
     if not context.node_config.get("allow-test-faults", False):
         return ""
     wanted = str(msg.content["cape"].get("test-fault", "")) if "cape" in msg.content else ""
-    who, _, what = wanted.partition(":")
     site = context.node_config.get("site")
-    if who == f"site{site}" and what in TEST_FAULTS:
-        return what
+    for item in wanted.split(","):
+        who, _, what = item.strip().partition(":")
+        if who == f"site{site}" and what in TEST_FAULTS:
+            return what
     return ""
 
 

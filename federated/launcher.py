@@ -82,6 +82,7 @@ class Federation:
     workdir: Path | None = None
     allow_test_faults: bool = False
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+    killed: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         n = len(self.data)
@@ -165,11 +166,13 @@ class Federation:
 
     def _check_alive(self) -> None:
         for name, proc in self.procs.items():
-            if proc.poll() is not None and name != "flwr run":
+            expected = name.startswith("flwr run") or name in self.killed
+            if proc.poll() is not None and not expected:
                 raise RuntimeError(f"{name} exited with code {proc.returncode} (see its log)")
 
     def kill(self, name: str) -> None:
         """Kill one party's process group at once (SIGKILL): a crash, for the fault tests."""
+        self.killed.add(name)
         for pid in descendants(self.procs[name].pid):
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -236,16 +239,16 @@ class Federation:
             "test-fault": fault,
         }
         run = [flower_bin("flwr"), "run", str(APP_DIR), "cape", "--run-config", key_values(config)]
-        self._start("flwr run", run)
+        self._start(f"flwr run {tag}", run)
         return output, log
 
-    def wait(self, output: Path, deadline: float) -> dict:
+    def wait(self, output: Path, deadline: float, tag: str = "run") -> dict:
         """The run's outcome once the ServerApp has written it."""
         while not output.exists():
             self._check_alive()
-            run = self.procs.get("flwr run")
+            run = self.procs.get(f"flwr run {tag}")
             if run is not None and run.poll() not in (None, 0):
-                raise RuntimeError(f"flwr run failed (see {self.workdir}/flwr-run.log)")
+                raise RuntimeError(f"flwr run failed (see {self.workdir}/flwr-run-{tag}.log)")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no result within the time limit (logs in {self.workdir})")
             time.sleep(0.3)

@@ -39,6 +39,14 @@ class Refusal(RuntimeError):
         self.party = party
         self.reason = reason
 
+    @classmethod
+    def of(cls, problems: Sequence[tuple[str, str]]) -> Refusal:
+        """One refusal naming every party with a problem (a single one as is)."""
+        if len(problems) == 1:
+            return cls(*problems[0])
+        parties = ", ".join(p for p, _ in problems)
+        return cls(parties, "; ".join(f"{p}: {r}" for p, r in problems))
+
 
 # --- a site's data -----------------------------------------------------------------------------
 
