@@ -291,6 +291,8 @@ def hello(msg: Message, context: Context) -> Message:
     cfg = context.node_config
     version = PROTOCOL_VERSION if _fault(msg, context) != "version" else "cape-flower/0"
     out: dict[str, Any] = {"role": str(cfg["role"]), "version": version, "key": public}
+    who = "noise generator" if cfg["role"] == "noise" else f"site {cfg.get('site')}"
+    print(f"{who}: X25519 key {sealing.fingerprint(public)} (compare out of band)", flush=True)
     if cfg["role"] == "site":
         out["site"] = int(cfg["site"])
         try:
@@ -318,6 +320,10 @@ def noise(msg: Message, context: Context) -> Message:
     rng = _stream(int(context.node_config.get("seed", -1)), NOISE)
     e = noise_generator_step(design, shape, symmetric=fields["kind"] == "pca", rng=rng)
     private, public = sealing.keypair()
+    prints = ", ".join(
+        f"site {s + 1} {sealing.fingerprint(k)}" for s, k in enumerate(fields["keys"])
+    )
+    print(f"noise generator: key {sealing.fingerprint(public)}; sealing to {prints}", flush=True)
     sealed = [
         sealing.seal(private, key, to_bytes(e[s]), sealing.context_for(fields["run"], s + 1, shape))
         for s, key in enumerate(fields["keys"])

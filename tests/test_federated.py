@@ -15,6 +15,7 @@ pytest.importorskip("cryptography")
 
 from cryptography.exceptions import InvalidTag
 
+from dpcore.costs import communication_cost
 from federated import sealing
 from federated.launcher import Federation, demo_data
 from federated.protocol import (
@@ -140,9 +141,14 @@ def test_run_log_has_every_message_with_its_size(federation):
     times = [e["time"] for e in entries]
     assert times == sorted(times)
     back = [e for e in messages if e["round"] == "release" and e["receiver"] == "aggregator"]
-    # Â_s: D×D float64 plus its shape (two numbers)
-    assert {e["bytes"] for e in back} == {8 * DIM * DIM + 16}
+    # dpcore's cost model (Sec. 4): the sites send S D×D matrices in all, 8 bytes a real;
+    # each Â_s message adds its shape (two numbers) to its D² reals
+    reals = communication_cost("cape", problem="pca", dim=DIM, k=2, sites=3)
+    assert sum(e["bytes"] - 16 for e in back) == 8 * reals["sites"]
     assert {e["sender"] for e in back} == {"site 1", "site 2", "site 3"}
+    # the noise generator's sealed E_s: D² reals each + 12-byte nonce + 16-byte tag, + its key
+    (sealed,) = [e for e in messages if e["round"] == "noise" and e["sender"] != "aggregator"]
+    assert sealed["bytes"] == 8 * reals["noise generator"] + 3 * (12 + 16) + 32
 
 
 def _refused(result, parties):
