@@ -43,6 +43,7 @@ from dpcore._validation import (
     RngLike,
     as_float_array,
     check_bool,
+    check_choice,
     check_design_sites,
     check_int,
     check_positive_array,
@@ -488,12 +489,51 @@ def aggregate_step(
     return np.tensordot(weights, released - f, axes=1)
 
 
+PARTY_STREAMS = ("noise generator", "aggregator", "site")  # the order site_releases spawns
+
+
+def party_rng(seed: int, party: str, site: int = 0) -> np.random.Generator:
+    """One party's noise stream of ``cape_average(..., rng=seed)``, made by that party alone.
+
+    :func:`site_releases` spawns a fresh ``default_rng(seed)`` into the streams of the noise
+    generator, the aggregator and sites 1, …, S, in that order; child k is
+    ``default_rng(SeedSequence(seed, spawn_key=(k,)))``. Each party can therefore make its
+    own stream from (seed, party, site) without the others', and a run whose parties are
+    separate processes draws exactly the numbers of the in-process run.
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed, ≥ 0 (the ``rng`` given to :func:`cape_average` as an int).
+    party : {"noise generator", "aggregator", "site"}
+    site : int
+        For ``party="site"``: the site's 0-based index s, in [0, 10⁴); ignored otherwise.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Examples
+    --------
+    >>> gen, agg, s0, s1 = np.random.default_rng(7).spawn(4)
+    >>> bool(party_rng(7, "site", 1).random() == s1.random())
+    True
+    """
+    seed = check_int(seed, "seed", low=0, high=2**128 - 1)
+    party = check_choice(party, "party", PARTY_STREAMS)
+    index = PARTY_STREAMS.index(party)
+    if party == "site":
+        index += check_int(site, "site", low=0, high=MAX_SITES - 1)
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+
+
 def site_releases(
     values: NDArray[np.float64], design: CapeDesign, *, symmetric: bool, rng: np.random.Generator
 ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     """Protocol up to the sites' releases: E_s, F_s, G_s and â_s = a_s + E_s + F_s + G_s.
 
-    ``rng`` is spawned into streams for the noise generator, the aggregator and each site.
+    ``rng`` is spawned into streams for the noise generator, the aggregator and each site
+    (for a fresh ``default_rng(seed)`` these are :func:`party_rng`'s).
     """
     gen_rng, agg_rng, *site_rngs = rng.spawn(design.n_sites + 2)
     shape = values.shape[1:]

@@ -51,7 +51,7 @@ def test_every_subpackage_of_dpcore_is_packaged():
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
     found = {
         ".".join(p.parent.relative_to(ROOT).parts)
-        for top in ("dpcore", "paper", "figures", "learning")
+        for top in ("dpcore", "paper", "figures", "learning", "federated")
         for p in (ROOT / top).rglob("__init__.py")
         if "__pycache__" not in p.parts
     }

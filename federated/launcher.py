@@ -1,0 +1,319 @@
+"""Start a SuperLink, a noise generator and S site SuperNodes on 127.0.0.1; run; stop them.
+
+Every process is started in its own session so that stopping it also stops the ServerApp
+and ClientApp processes it spawned; :class:`Federation` stops everything it started on
+exit, error or Ctrl-C. Addresses are explicit: the SuperLink on ``port`` (its Fleet,
+Control and runtime HTTP APIs share it in Flower 1.42), the noise generator's runtime API
+on ``port + 10`` and site s's on ``port + 10 + s``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HOST = "127.0.0.1"
+APP_DIR = Path(__file__).resolve().parent / "app"
+ROOT = Path(__file__).resolve().parent.parent
+PORT_RANGE = (9091, 9199)  # the ports this project may use for Flower
+
+
+def flower_bin(name: str) -> str:
+    """The Flower executable next to this Python, else on PATH."""
+    here = Path(sys.executable).parent / name
+    found = str(here) if here.exists() else shutil.which(name)
+    if not found:
+        raise FileNotFoundError(f"{name} not found: pip install .[federated]")
+    return found
+
+
+def demo_data(directory: Path, sites: int, *, dim: int = 4, seed: int = 0) -> list[Path]:
+    """Unequal demo sites: N_s = 150 + 100 s rows of norm ≤ 1, one CSV per site.
+
+    Rows are x = Lz with a fixed low-rank-ish L (so PCA has something to find), divided by the
+    largest row norm of the whole pool (the preprocessing of Sec. 6.1).
+    """
+    rng = np.random.default_rng(seed)
+    mix = rng.standard_normal((dim, dim)) * np.linspace(1.0, 0.2, dim)
+    parts = [rng.standard_normal((150 + 100 * (s + 1), dim)) @ mix.T for s in range(sites)]
+    scale = max(float(np.linalg.norm(p, axis=1).max()) for p in parts)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for s, part in enumerate(parts):
+        path = directory / f"site{s + 1}.csv"
+        np.savetxt(path, part / scale, delimiter=",", fmt="%.17g")
+        paths.append(path)
+    return paths
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("'", "") + "'"
+
+
+def key_values(items: dict[str, object]) -> str:
+    """Flower's ``--node-config`` / ``--run-config`` syntax: k=v pairs with TOML values."""
+    return " ".join(f"{k}={_toml_value(v)}" for k, v in items.items())
+
+
+@dataclass
+class Federation:
+    """A loopback federation: SuperLink, noise generator and one SuperNode per CSV."""
+
+    data: Sequence[Path]
+    epsilon: Sequence[float]
+    delta: Sequence[float]
+    seed: int = -1
+    port: int = 9091
+    workdir: Path | None = None
+    allow_test_faults: bool = False
+    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+    killed: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        n = len(self.data)
+        if n < 2:
+            raise ValueError(f"data must name at least 2 site CSVs; got {n}")
+        if len(self.epsilon) != n or len(self.delta) != n:
+            raise ValueError(f"epsilon and delta need one entry per site ({n})")
+        if not (PORT_RANGE[0] <= self.port and self.port + 10 + n <= PORT_RANGE[1]):
+            raise ValueError(
+                f"port must leave port + 10 + sites within {PORT_RANGE}; got port {self.port}"
+            )
+        self.workdir = Path(self.workdir or tempfile.mkdtemp(prefix="cape-flower-"))
+        self.home = self.workdir / "flwr-home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "config.toml").write_text(
+            '[superlink]\ndefault = "cape"\n\n[superlink.cape]\n'
+            f'address = "{HOST}:{self.port}"\ninsecure = true\n'
+        )
+        path = os.pathsep.join(
+            [str(Path(flower_bin("flower-superlink")).parent), os.environ["PATH"]]
+        )
+        self.env = {
+            **os.environ,
+            "PATH": path,  # the SuperLink and SuperNodes start flower-superexec from PATH
+            "FLWR_HOME": str(self.home),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "PYTHONUNBUFFERED": "1",
+        }
+
+    # -- processes --------------------------------------------------------------------------
+
+    def _start(self, name: str, args: list[str]) -> None:
+        log = (self.workdir / f"{name.replace(' ', '-')}.log").open("w")
+        self.procs[name] = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+        )
+
+    def _node(self, name: str, port: int, config: dict[str, object]) -> None:
+        self._start(
+            name,
+            [
+                flower_bin("flower-supernode"),
+                "--insecure",
+                "--superlink",
+                f"{HOST}:{self.port}",
+                "--host",
+                HOST,
+                "--port",
+                str(port),
+                "--node-config",
+                key_values(config),
+            ],
+        )
+
+    def start(self, deadline: float) -> None:
+        """Start every process and wait (until ``deadline``) for the SuperLink to listen."""
+        self._start(
+            "superlink",
+            [
+                flower_bin("flower-superlink"),
+                "--insecure",
+                "--host",
+                HOST,
+                "--port",
+                str(self.port),
+                "--disable-runtime-dependency-installation",
+            ],
+        )
+        common = {"seed": self.seed, "allow-test-faults": self.allow_test_faults}
+        self._node("noise generator", self.port + 10, {"role": "noise", **common})
+        for s, path in enumerate(self.data):
+            config = {"role": "site", "site": s + 1, "data": str(Path(path).resolve())}
+            config.update(epsilon=float(self.epsilon[s]), delta=float(self.delta[s]), **common)
+            self._node(f"site {s + 1}", self.port + 11 + s, config)
+        log = self.workdir / "superlink.log"
+        while "Uvicorn running" not in log.read_text(errors="replace"):
+            self._check_alive()
+            if time.monotonic() > deadline:
+                raise TimeoutError("the SuperLink did not start in time")
+            time.sleep(0.3)
+
+    def _check_alive(self) -> None:
+        for name, proc in self.procs.items():
+            expected = name.startswith("flwr run") or name in self.killed
+            if proc.poll() is not None and not expected:
+                raise RuntimeError(f"{name} exited with code {proc.returncode} (see its log)")
+
+    def kill(self, name: str) -> None:
+        """Kill one party's process group at once (SIGKILL): a crash, for the fault tests."""
+        self.killed.add(name)
+        for pid in descendants(self.procs[name].pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        _signal_group(self.procs[name].pid, signal.SIGKILL)
+
+    def stop(self) -> None:
+        """Stop every process this federation started and their descendants.
+
+        SIGTERM to each process group (the SuperLink then stops its SuperExec), then SIGKILL
+        after 5 s to the groups and to every descendant seen before (Flower starts some
+        detached, in sessions of their own).
+        """
+        family = {d for proc in self.procs.values() for d in descendants(proc.pid)}
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                _signal_group(proc.pid, signal.SIGTERM)
+        end = time.monotonic() + 5.0
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.1, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            _signal_group(proc.pid, signal.SIGKILL)  # also any child still in the group
+            proc.wait()
+        for pid in family:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def __enter__(self) -> Federation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- one run ----------------------------------------------------------------------------
+
+    def submit(
+        self,
+        *,
+        kind: str,
+        design: str,
+        k: int = 2,
+        timeout: float = 120.0,
+        fault: str = "",
+        tag: str = "run",
+    ) -> tuple[Path, Path]:
+        """Submit one run (``flwr run``) in the background; its (output, log) paths."""
+        output = self.workdir / f"{tag}-result.json"
+        log = self.workdir / f"{tag}-log.jsonl"
+        output.unlink(missing_ok=True)
+        config = {
+            "kind": kind,
+            "design": design,
+            "sites": len(self.data),
+            "seed": self.seed,
+            "k": k,
+            "timeout": float(timeout),
+            "log": str(log),
+            "output": str(output),
+            "test-fault": fault,
+        }
+        run = [flower_bin("flwr"), "run", str(APP_DIR), "cape", "--run-config", key_values(config)]
+        self._start(f"flwr run {tag}", run)
+        return output, log
+
+    def wait(self, output: Path, deadline: float, tag: str = "run") -> dict:
+        """The run's outcome once the ServerApp has written it."""
+        while not output.exists():
+            self._check_alive()
+            run = self.procs.get(f"flwr run {tag}")
+            if run is not None and run.poll() not in (None, 0):
+                raise RuntimeError(f"flwr run failed (see {self.workdir}/flwr-run-{tag}.log)")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no result within the time limit (logs in {self.workdir})")
+            time.sleep(0.3)
+        return json.loads(output.read_text())
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (Linux /proc; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+def _sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run_once(
+    data: Sequence[Path],
+    *,
+    kind: str,
+    design: str,
+    epsilon: Sequence[float],
+    delta: Sequence[float],
+    seed: int,
+    k: int = 2,
+    port: int = 9091,
+    limit: float = 300.0,
+    fault: str = "",
+    workdir: Path | None = None,
+) -> tuple[dict, Path]:
+    """Start a federation, run once, stop everything; the outcome and the run log's path.
+
+    ``limit`` bounds the whole (start, run, stop) in seconds; TimeoutError past it.
+    """
+    deadline = time.monotonic() + limit
+    previous = signal.signal(signal.SIGTERM, _sigterm)
+    fed = Federation(
+        data, epsilon, delta, seed=seed, port=port, workdir=workdir, allow_test_faults=bool(fault)
+    )
+    try:
+        with fed:
+            fed.start(deadline)
+            output, log = fed.submit(
+                kind=kind, design=design, k=k, timeout=min(120.0, limit / 2), fault=fault
+            )
+            return fed.wait(output, deadline), log
+    finally:
+        signal.signal(signal.SIGTERM, previous)

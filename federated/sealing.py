@@ -1,0 +1,63 @@
+"""End-to-end encryption of the noise generator's E_s to site s (#37).
+
+X25519 key agreement (RFC 7748), HKDF-SHA256 (RFC 5869) and ChaCha20-Poly1305 (RFC 8439)
+from ``cryptography``. The aggregator relays the public keys and the ciphertexts; without a
+private key it cannot read an E_s, and the AEAD tag makes any change to a ciphertext, or
+sending it to another site or run (the associated data), fail to open.
+
+Trust: the aggregator is honest but curious. It could substitute its own public keys for
+the sites' (a man in the middle); :func:`fingerprint` lets parties compare keys out of band.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+INFO = b"cape-lab federated E_s, X25519-HKDF-SHA256-ChaCha20Poly1305"
+NONCE = 12
+RAW = serialization.Encoding.Raw
+
+
+def keypair() -> tuple[bytes, bytes]:
+    """A fresh X25519 (private, public) key pair, 32 raw bytes each."""
+    private = X25519PrivateKey.generate()
+    raw_private = private.private_bytes(
+        RAW, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+    )
+    return raw_private, private.public_key().public_bytes(RAW, serialization.PublicFormat.Raw)
+
+
+def fingerprint(public: bytes) -> str:
+    """The first 16 hex digits of SHA-256 of a public key, to compare out of band."""
+    return hashlib.sha256(public).hexdigest()[:16]
+
+
+def _key(private: bytes, peer_public: bytes) -> bytes:
+    shared = X25519PrivateKey.from_private_bytes(private).exchange(
+        X25519PublicKey.from_public_bytes(peer_public)
+    )
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=INFO).derive(shared)
+
+
+def seal(private: bytes, peer_public: bytes, plaintext: bytes, context: bytes) -> bytes:
+    """Nonce ‖ ChaCha20-Poly1305(plaintext), bound to ``context`` (associated data)."""
+    nonce = os.urandom(NONCE)
+    return nonce + ChaCha20Poly1305(_key(private, peer_public)).encrypt(nonce, plaintext, context)
+
+
+def open_sealed(private: bytes, peer_public: bytes, sealed: bytes, context: bytes) -> bytes:
+    """The plaintext of :func:`seal`; ``cryptography``'s InvalidTag if anything was changed."""
+    return ChaCha20Poly1305(_key(private, peer_public)).decrypt(
+        sealed[:NONCE], sealed[NONCE:], context
+    )
+
+
+def context_for(run_id: int, site: int, shape: tuple[int, ...]) -> bytes:
+    """The associated data of site ``site``'s E_s in run ``run_id``."""
+    return f"run {run_id} | site {site} | E shape {shape}".encode()

@@ -1,0 +1,201 @@
+"""CAPE on Flower (#37): real SuperLink/SuperNode processes on 127.0.0.1.
+
+Skipped without flwr (the `federated` extra). The federation (SuperLink, noise generator,
+3 unequal sites) is started once per module; runs are submitted to it with ``flwr run``.
+Ports 9091 (SuperLink), 9101 (noise generator), 9102-9104 (sites).
+"""
+
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flwr")
+pytest.importorskip("cryptography")
+
+from cryptography.exceptions import InvalidTag
+
+from dpcore.costs import communication_cost
+from federated import sealing
+from federated.launcher import Federation, demo_data
+from federated.protocol import (
+    Refusal,
+    check_release,
+    from_bytes,
+    read_site_csv,
+    simulate,
+    to_bytes,
+)
+from federated.runlog import payload_bytes, read_log
+
+SEED = 20240537
+EPS = [0.5, 1.0, 2.0]  # unequal sites: N_s = 250, 350, 450 and three ε's
+DELTA = [1e-5, 1e-5, 1e-6]
+DIM = 4
+START_LIMIT = 240.0  # this machine has 2 cores shared with other sessions
+RUN_LIMIT = 240.0
+
+
+# --- without a network ---------------------------------------------------------------------
+
+
+def test_sealed_e_opens_only_at_its_site_and_unchanged():
+    """The aggregator (any other key) cannot open E_s; a changed byte or context fails."""
+    ng_private, ng_public = sealing.keypair()
+    site_private, site_public = sealing.keypair()
+    agg_private, _ = sealing.keypair()
+    e = to_bytes(np.array([0.25, -1.5, 3.0]))
+    ctx = sealing.context_for(7, 2, (3,))
+    sealed = sealing.seal(ng_private, site_public, e, ctx)
+    assert sealing.open_sealed(site_private, ng_public, sealed, ctx) == e
+    assert e not in sealed
+    with pytest.raises(InvalidTag):
+        sealing.open_sealed(agg_private, ng_public, sealed, ctx)
+    with pytest.raises(InvalidTag):
+        sealing.open_sealed(site_private, ng_public, sealed, sealing.context_for(7, 3, (3,)))
+    tampered = sealed[:-1] + bytes([sealed[-1] ^ 1])
+    with pytest.raises(InvalidTag):
+        sealing.open_sealed(site_private, ng_public, tampered, ctx)
+
+
+def test_bad_releases_are_refused_by_name():
+    good = np.eye(2)
+    check_release("site 1", good, (2, 2), True)
+    cases = [
+        (np.eye(3), "shape"),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), "NaN"),
+        (np.array([[1.0, 2.0], [0.0, 1.0]]), "symmetric"),
+    ]
+    for value, match in cases:
+        with pytest.raises(Refusal, match=f"site 2: .*{match}"):
+            check_release("site 2", value, (2, 2), True)
+    with pytest.raises(ValueError, match="shape"):
+        from_bytes(b"\0" * 24, (2, 2))
+
+
+def test_csv_row_of_norm_above_one_is_refused(tmp_path):
+    path = tmp_path / "site.csv"
+    path.write_text("0.1,0.2\n0.9,0.9\n")
+    with pytest.raises(ValueError, match=r"site.csv: row 2 has norm 1.27"):
+        read_site_csv(path)
+
+
+def test_payload_bytes_counts_arrays_keys_and_numbers():
+    assert payload_bytes({"a": b"x" * 32, "b": [1.0, 2.0], "c": "ab", "d": [b"yy", b"z"]}) == 53
+
+
+# --- a real federation ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def federation(tmp_path_factory):
+    work = tmp_path_factory.mktemp("flower")
+    data = demo_data(work / "data", 3, dim=DIM, seed=1)
+    fed = Federation(data, EPS, DELTA, seed=SEED, port=9091, workdir=work, allow_test_faults=True)
+    with fed:
+        fed.start(time.monotonic() + START_LIMIT)
+        yield fed
+
+
+CONFIGS = [("mean", "joint"), ("mean", "cape"), ("pca", "joint"), ("pca", "cape")]
+RESULTS = {}  # (kind, design) -> (outcome, log entries): the log test reads a run made here
+
+
+def _run(federation, *, kind="mean", design="joint", fault="", timeout=120.0):
+    tag = f"{kind}-{design}-{fault.replace(':', '-').replace(',', '_')}"
+    output, log = federation.submit(kind=kind, design=design, fault=fault, timeout=timeout, tag=tag)
+    result = federation.wait(output, time.monotonic() + RUN_LIMIT, tag=tag)
+    return result, read_log(log)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("kind", "design"), CONFIGS)
+def test_distributed_release_equals_in_process_run(federation, kind, design):
+    """Same seed, files and (ε_s, δ_s): the release of dpcore.cape_average to 1e-12."""
+    RESULTS[kind, design] = _run(federation, kind=kind, design=design)
+    result = RESULTS[kind, design][0]
+    assert result["ok"], result
+    got = result["release"]
+    ref = simulate(federation.data, kind=kind, design=design, epsilon=EPS, delta=DELTA, seed=SEED)
+    est = np.array(got["estimate"])
+    scale = np.max(np.abs(ref.estimate))
+    assert np.max(np.abs(est - ref.estimate)) <= 1e-12 * scale
+    # and it is a noisy release, not the pooled value: the noise std is τ_agg > 0
+    assert ref.tau_agg > 0 and got["tau_agg"] == ref.tau_agg
+    if kind == "pca":
+        sub = np.array(got["subspace"])
+        np.testing.assert_allclose(sub @ sub.T, ref.subspace @ ref.subspace.T, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_run_log_has_every_message_with_its_size(federation):
+    """3 rounds: hello to 4 nodes and back, 2 noise messages, 3 releases out and back."""
+    if ("pca", "joint") not in RESULTS:
+        RESULTS["pca", "joint"] = _run(federation, kind="pca", design="joint")
+    _, entries = RESULTS["pca", "joint"]
+    messages = [e for e in entries if e["round"] != "end"]
+    rounds = [e["round"] for e in messages]
+    assert rounds.count("hello") == 8 and rounds.count("noise") == 2
+    assert rounds.count("release") == 6
+    assert entries[-1]["kind"] == "release"
+    times = [e["time"] for e in entries]
+    assert times == sorted(times)
+    back = [e for e in messages if e["round"] == "release" and e["receiver"] == "aggregator"]
+    # dpcore's cost model (Sec. 4): the sites send S D×D matrices in all, 8 bytes a real;
+    # each Â_s message adds its shape (two numbers) to its D² reals
+    reals = communication_cost("cape", problem="pca", dim=DIM, k=2, sites=3)
+    assert sum(e["bytes"] - 16 for e in back) == 8 * reals["sites"]
+    assert {e["sender"] for e in back} == {"site 1", "site 2", "site 3"}
+    # the noise generator's sealed E_s: D² reals each + 12-byte nonce + 16-byte tag, + its key
+    (sealed,) = [e for e in messages if e["round"] == "noise" and e["sender"] != "aggregator"]
+    assert sealed["bytes"] == 8 * reals["noise generator"] + 3 * (12 + 16) + 32
+
+
+def _refused(result, parties):
+    assert not result["ok"] and "release" not in result, result
+    assert result["party"] == ", ".join(parties), result
+
+
+@pytest.mark.slow
+def test_bad_and_crashed_releases_are_refused_naming_every_site(federation):
+    """Site 1 sends NaN, site 2 a wrong shape, site 3's ClientApp dies: nothing released."""
+    result, entries = _run(federation, fault="site1:nan,site2:shape,site3:crash", timeout=40.0)
+    _refused(result, ["site 1", "site 2", "site 3"])
+    assert "site 1: sent a value with NaN" in result["reason"]
+    assert "site 2: sent a value of shape (3,)" in result["reason"]
+    assert entries[-1]["kind"] == "refusal"
+
+
+@pytest.mark.slow
+def test_row_of_norm_above_one_and_other_version_are_refused(federation):
+    """Site 1's CSV gains a row of norm 1.136; site 3 speaks another protocol version."""
+    path = federation.data[0]
+    saved = path.read_text()
+    try:
+        path.write_text(saved + "0.8,0.8,0.1,0.0\n")
+        result, _ = _run(federation, fault="site3:version")
+    finally:
+        path.write_text(saved)
+    _refused(result, ["site 1", "site 3"])
+    assert "row 251 has norm 1.13578" in result["reason"]
+    assert "site 3: speaks protocol 'cape-flower/0'" in result["reason"]
+
+
+@pytest.mark.slow
+def test_silent_site_and_killed_site_are_refused(federation):
+    """Site 2 never answers (timeout); site 3's SuperNode is killed mid-round (run last)."""
+    started = time.monotonic()
+    output, log = federation.submit(
+        kind="mean", design="joint", fault="site2:hang", timeout=40.0, tag="kill"
+    )
+    while not any(e["round"] == "release" for e in _entries(log)):
+        assert time.monotonic() < started + RUN_LIMIT
+        time.sleep(0.2)
+    federation.kill("site 3")  # the release requests are out: site 3 dies mid-round
+    result = federation.wait(output, started + RUN_LIMIT, tag="kill")
+    _refused(result, ["site 2", "site 3"])
+    assert "site 2: did not answer the release request within 40 s" in result["reason"]
+
+
+def _entries(path):
+    return read_log(path) if path.exists() else []
