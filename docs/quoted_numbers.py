@@ -613,6 +613,89 @@ def _precision_prose() -> dict[str, Any]:
     }
 
 
+# --- docs/learn.md ------------------------------------------------------------------------------
+
+
+@quote(
+    "learn.md",
+    "ε = 10 the classic calibration is *not* enough noise (its real δ is {real:.2f} > {delta}), "
+    "at\nε = 0.5 it {verdict}.",
+    "— {low} at ε = 0.5, {high} at ε = 5",
+)
+def _lesson_calibration() -> dict[str, Any]:
+    from dpcore.promise import likelihood_factor
+    from learning.settings import LESSON_DELTA
+
+    def sigma(epsilon: float, method: str) -> float:  # Δ = 1, as lesson 1's classic_check
+        return _quiet(
+            dpcore.gaussian_sigma, 1.0, epsilon=epsilon, delta=LESSON_DELTA, method=method
+        )
+
+    real = dpcore.gaussian_delta(sigma(10.0, "classic"), sensitivity=1.0, epsilon=10.0)
+    enough = sigma(0.5, "classic") >= sigma(0.5, "analytic")
+    return {
+        "real": real,
+        "delta": f"{LESSON_DELTA:g}",
+        "verdict": "is" if enough else "is not",
+        "low": f"{likelihood_factor(0.5):.3g}×",
+        "high": f"{likelihood_factor(5.0):.3g}×",
+    }
+
+
+@cache
+def _lesson5() -> dict[str, Any]:
+    """Lesson 5's reveals, from the scenes the lesson draws (ui/lesson_scenes.py), and the
+    3-run tensor sweep it used before (issue #22, seed 0) through the same helpers."""
+    import logging
+    from dataclasses import replace
+
+    from streamlit.runtime.caching import cache_data_api
+
+    # the cached wrappers run without an app: Streamlit would say so for each of them
+    logging.getLogger(cache_data_api.__name__).setLevel(logging.ERROR)
+    from learning.settings import OTD_SETTINGS
+    from ui import lesson_scenes as lessons
+    from ui.cached import otd_frame
+    from ui.specs import otd_spec
+
+    pca = lessons.pca_scene(0.5).numbers
+    split = lessons.pca_sites_scene(0.5).numbers
+    otd = lessons.tensor_scene(0.5).numbers
+    three = replace(OTD_SETTINGS, epsilon=0.5, runs=3, seed=0)  # the seed the pages had then
+    old = lessons._duel(
+        lessons._stats(otd_frame(otd_spec(three), three.seed), "component_error", 0.5),
+        higher_is_better=False,
+        winner="capeAGN",
+    )
+    return {
+        "pca_z": pca["z"],
+        "pca_cape": 100 * pca["cape"],
+        "pca_conv": 100 * pca["conv"],
+        "split_z": split["z"],
+        "otd": otd,
+        "old": old,
+        "low_z": lessons.tensor_scene(0.01).numbers["z"],
+        "pca_runs": pca["runs"],
+        "otd_runs": otd["runs"],
+    }
+
+
+@quote(
+    "learn.md",
+    "capePCA against conventional at ε = 0.5 (S = 10, N_s = 1000, {pca_runs} runs) by {pca_z:.1f}"
+    "\nstandard errors; the gap after splitting the data over 50 sites instead of 2 grows by "
+    "{split_z:.1f}.",
+    "CAPE's {old[cape]:.3f} against conventional's {old[conv]:.3f} was {old[z]:.1f}\nstandard "
+    "errors",
+    "it now uses {otd_runs} runs ({otd[cape]:.3f} ± {otd[cape_se]:.3f}\nagainst {otd[conv]:.3f} "
+    "± {otd[conv_se]:.3f}: {otd[z]:.1f} standard errors)",
+    '"about the same" ({low_z:.1f} standard errors)',
+    "the lesson's {pca_cape:.1f} % / {pca_conv:.1f} %",
+)
+def _lesson5_quotes() -> dict[str, Any]:
+    return _lesson5()
+
+
 # --- measured: Monte Carlo over seeds (run with --measured) ------------------------------------
 
 SWEEP = {"dim": 20, "k": 3, "sites": 5, "n_per_site": 400, "pool_size": 5000, "epsilon": 3.0}
