@@ -696,6 +696,37 @@ def _lesson5_quotes() -> dict[str, Any]:
     return _lesson5()
 
 
+# --- README.md ----------------------------------------------------------------------------------
+
+
+@quote(
+    "README.md",
+    "the joint-view-safe design's price ({price:.0f}% aggregate std)",
+    "(ε and δ panels: N_s = {n} = {pool:,}/S instead of {paper:,}; the N_s panel: the paper's "
+    "grid\n× {pool:,}/{largest:,}, {lo}…{hi})",
+    '"within {se:g} s.e." (tie)',
+)
+def _readme() -> dict[str, Any]:
+    from dpcore import paper
+    from dpcore.joint_safe import DEFAULT_PRICE
+
+    panels = {p.axis: p for p in paper._pca_panels() if p.data == "mnist"}
+    subset = {axis: paper.standin(p, "mnist_5k") for axis, p in panels.items()}
+    grid = subset["n_per_site"].params["n_per_site"]
+    return {
+        "price": 100 * (DEFAULT_PRICE - 1),
+        "n": " / ".join(
+            sorted({f"{subset[a].params['n_per_site']:,}" for a in ("epsilon", "delta")})
+        ),
+        "pool": paper.BUNDLED_POOL["mnist_5k"],
+        "paper": panels["epsilon"].params["n_per_site"],
+        "largest": max(paper.PCA_N_TOTAL),
+        "lo": grid[0],
+        "hi": grid[-1],
+        "se": paper.NOISE_SE,
+    }
+
+
 # --- measured: Monte Carlo over seeds (run with --measured) ------------------------------------
 
 SWEEP = {"dim": 20, "k": 3, "sites": 5, "n_per_site": 400, "pool_size": 5000, "epsilon": 3.0}
