@@ -727,6 +727,102 @@ def _readme() -> dict[str, Any]:
     }
 
 
+# --- docs/reliability.md, docs/scale-out.md: limits quoted from their constants ------------------
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:g} GiB"
+
+
+@quote(
+    "reliability.md",
+    "| estimated wall time of one sweep | {minutes:g} minutes | `dpcore/limits.py` "
+    "(`MAX_SECONDS`) |",
+    "| estimated memory of one sweep | {memory} | `dpcore/limits.py` (`MAX_MEMORY`) |",
+    "| grid points × runs | {tasks:,} | `dpcore/limits.py` (`MAX_TASKS`) |",
+    "| tensor dimension D | {tensor} (D³ doubles per site and message) | `otd_sweep` |",
+    "| {sites:,} (each S×S matrix at most {matrix:g} MiB, a {share}th of `MAX_MEMORY`) |",
+    "| at least {min_delta:g} (δ/{beta:g} bounds the rounding's failure",
+    "| real data: columns D | {dim:,} | `dpcore/realdata.py` (`MAX_DIM`) |",
+    "| real data: rows | at least {rows_lo:,}, at most {rows_hi:,} | `dpcore/realdata.py` |",
+    "| local file read (MNIST, Covertype) | {file_mib:g} MiB,",
+    "| CSV upload | {upload:g} MB | `.streamlit/config.toml` (`server.maxUploadSize`) |",
+    "longest line {line:g} KiB, ≤ {dim:,} columns in the first lines, rows × columns ≤ {cells:,} "
+    "cells",
+    "| {job_mem} of address space, {job_min:g} minutes (loads: {load_min:g} minutes), nice {nice},",
+    "| {browser_mb} MB per browser, all its tabs together",
+    "{server_mb} MB per server (`CAPE_UPLOAD_SERVER_MB`), and no browser more than {half} the "
+    "server's bound",
+    "a closed tab's files freed {free:g} s after it disconnects",
+    "bounded by {connect:g} s (`CONNECT_SECONDS`)",
+    "each remote call waited for {factor:g}× its work estimate, at least {floor:g} s "
+    "(`remote_seconds`)",
+    "the failure remembered {memory_s:g} s",
+    "(an estimated {heavy_s:g} s or more of work, or a real data set;",
+    "an eigendecomposition costs ≈ {eigh:g} ms·(D/200)³, the third-moment sums\n≈ N·D³/10{flops} s",
+    "the heaviest, MNIST against N_s, is estimated at about {heaviest:.0f} minutes.",
+    "at most {restarts} restarts per process in {window:g} s (`MAX_RESTARTS`, `RESTART_WINDOW`)",
+)
+def _reliability() -> dict[str, Any]:
+    import tomllib
+
+    from deploy import class_server
+    from dpcore import cluster, paper, realdata, resources, secagg
+    from dpcore.limits import HEAVY_SECONDS, estimate_pca
+    from serving import jobs, uploads
+
+    config = tomllib.loads((ROOT / ".streamlit/config.toml").read_text())
+    heavy, loads = jobs.HEAVY.limits, jobs.LOADS.limits
+    mnist = paper.PANELS["2e"]  # MNIST against N_s (tests/test_limits.py: the heaviest)
+    grid = mnist.params["n_per_site"]
+    estimate = estimate_pca(
+        dim=784,
+        sites=mnist.params["sites"],
+        n_max=max(grid),
+        pool=60_000,
+        points=len(grid),
+        runs=10,
+        algorithms=list(mnist.algorithms),
+    )
+    flops = math.log10(resources.FLOPS)
+    return {
+        "minutes": resources.MAX_SECONDS / 60,
+        "memory": _gib(resources.MAX_MEMORY),
+        "tasks": resources.MAX_TASKS,
+        "tensor": resources.MAX_DIM_TENSOR,
+        "sites": resources.MAX_DESIGN_SITES,
+        "matrix": resources.MAX_DESIGN_SITES**2 * 8 / 2**20,
+        "share": resources.MAX_MEMORY // (resources.MAX_DESIGN_SITES**2 * 8),
+        "min_delta": secagg.MIN_DELTA,
+        "beta": 1 / secagg.BETA_FRACTION,
+        "dim": realdata.MAX_DIM,
+        "rows_lo": realdata.MIN_ROWS,
+        "rows_hi": realdata.MAX_ROWS,
+        "file_mib": realdata.MAX_FILE_BYTES / 2**20,
+        "upload": config["server"]["maxUploadSize"],
+        "line": realdata.MAX_LINE_BYTES / 1024,
+        "cells": realdata.MAX_UPLOAD_CELLS,
+        "job_mem": _gib(heavy.memory_bytes),
+        "job_min": heavy.seconds / 60,
+        "load_min": loads.seconds / 60,
+        "nice": heavy.nice,
+        "browser_mb": uploads.DEFAULT_BROWSER_MB,
+        "server_mb": uploads.DEFAULT_SERVER_MB,
+        "half": {0.5: "half"}.get(uploads.MAX_SHARE, f"{uploads.MAX_SHARE:g}"),
+        "free": uploads.FREE_AFTER_SECONDS,
+        "connect": cluster.CONNECT_SECONDS,
+        "factor": cluster.REMOTE_FACTOR,
+        "floor": cluster.REMOTE_FLOOR_SECONDS,
+        "memory_s": cluster.FAILURE_MEMORY_SECONDS,
+        "heavy_s": HEAVY_SECONDS,
+        "eigh": 1000 * resources.EIGH_200,
+        "flops": _superscript(round(flops)) if flops == round(flops) else f"^{flops}",
+        "heaviest": estimate.seconds / 60,
+        "restarts": class_server.MAX_RESTARTS,
+        "window": class_server.RESTART_WINDOW,
+    }
+
+
 # --- measured: Monte Carlo over seeds (run with --measured) ------------------------------------
 
 SWEEP = {"dim": 20, "k": 3, "sites": 5, "n_per_site": 400, "pool_size": 5000, "epsilon": 3.0}
