@@ -823,6 +823,33 @@ def _reliability() -> dict[str, Any]:
     }
 
 
+@quote(
+    "scale-out.md",
+    "If the scheduler cannot be reached (after\n{cli:g} s)",
+    "each server keeps its last {kept} results alive on the cluster",
+    "bounded by `CONNECT_SECONDS` ({connect:g} s) plus one",
+    "waited for `remote_seconds`: {factor:g}× the work estimate of its sweep\n  spec "
+    "(`dpcore.limits`), at least {floor:g} s; a call with nothing to estimate (a paper panel by\n"
+    "  key) {factor:g} × {unknown:g} s, {ceiling} on one request.",
+    "computing here for the next {memory_s:g} s`; the failure is\n  remembered for {memory_s:g} s "
+    "(`FAILURE_MEMORY_SECONDS`",
+)
+def _scale_out() -> dict[str, Any]:
+    from dpcore import cli, cluster, resources
+
+    same = cluster.UNKNOWN_WORK_SECONDS == resources.MAX_SECONDS
+    return {
+        "ceiling": "the core's ceiling" if same else f"not MAX_SECONDS ({resources.MAX_SECONDS:g})",
+        "cli": cli.CONNECT_SECONDS,
+        "kept": cluster.KEPT_RESULTS,
+        "connect": cluster.CONNECT_SECONDS,
+        "factor": cluster.REMOTE_FACTOR,
+        "floor": cluster.REMOTE_FLOOR_SECONDS,
+        "unknown": cluster.UNKNOWN_WORK_SECONDS,
+        "memory_s": cluster.FAILURE_MEMORY_SECONDS,
+    }
+
+
 # --- measured: Monte Carlo over seeds (run with --measured) ------------------------------------
 
 SWEEP = {"dim": 20, "k": 3, "sites": 5, "n_per_site": 400, "pool_size": 5000, "epsilon": 3.0}
