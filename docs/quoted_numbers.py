@@ -762,12 +762,15 @@ def _gib(n: float) -> str:
     "an eigendecomposition costs ≈ {eigh:g} ms·(D/200)³, the third-moment sums\n≈ N·D³/10{flops} s",
     "the heaviest, MNIST against N_s, is estimated at about {heaviest:.0f} minutes.",
     "at most {restarts} restarts per process in {window:g} s (`MAX_RESTARTS`, `RESTART_WINDOW`)",
+    "`split_sizes` S ≤ {split_sites:,} and N_s ≤ 10{split_n}, `synthetic_dataset` D ≤ {synth:,}",
+    "`collusion_curve` S ≤ {collusion} (exhaustive up to S = {exact},",
+    "anyone else has used the app in the last {active} minutes",
 )
 def _reliability() -> dict[str, Any]:
     import tomllib
 
     from deploy import class_server
-    from dpcore import cluster, paper, realdata, resources, secagg
+    from dpcore import cluster, datasets, paper, privacy, realdata, resources, secagg
     from dpcore.limits import HEAVY_SECONDS, estimate_pca
     from serving import jobs, uploads
 
@@ -818,6 +821,14 @@ def _reliability() -> dict[str, Any]:
         "eigh": 1000 * resources.EIGH_200,
         "flops": _superscript(round(flops)) if flops == round(flops) else f"^{flops}",
         "heaviest": estimate.seconds / 60,
+        "split_sites": datasets.MAX_SITES,
+        "split_n": _superscript(round(math.log10(datasets.MAX_SAMPLES_PER_SITE))),
+        "synth": datasets.MAX_SYNTHETIC_DIM,
+        "collusion": privacy.MAX_COLLUSION_SITES,
+        "exact": max(
+            s for s in range(2, 100) if math.comb(s, s // 2) <= privacy.MAX_EXACT_COALITIONS
+        ),
+        "active": {120.0: "two"}.get(jobs.ACTIVE_SECONDS, f"{jobs.ACTIVE_SECONDS / 60:g}"),
         "restarts": class_server.MAX_RESTARTS,
         "window": class_server.RESTART_WINDOW,
     }
