@@ -546,11 +546,12 @@ def _secagg_calibrations() -> dict[str, Any]:
 
 
 def _sci(x: float, digits: int = 1, *, power: bool = False) -> str:
-    """A number as the docs' tables write it: ``6·10⁻¹⁶`` or ``1·10⁻⁸`` below 0.01 (``digits``
-    significant figures; ``power``: an exact power of ten as ``10⁻⁶``), else ``0.1``, ``5.6``."""
+    """A number as the docs' tables write it: ``6·10⁻¹⁶``, ``1·10⁻⁸`` or ``8·10⁴`` below 0.01 and
+    from 1000 (``digits`` significant figures; ``power``: an exact power of ten as ``10⁻⁶``),
+    else ``0.1``, ``5.6``."""
     if x == 0:
         return "0"
-    if abs(x) >= 0.01:
+    if 0.01 <= abs(x) < 1000:
         return f"{x:.{digits}g}"
     exponent = math.floor(math.log10(abs(x)))
     mantissa = round(x / 10.0**exponent, digits - 1)
@@ -602,14 +603,20 @@ for _row_key in PRECISION_ROWS:
     "falls below about {threshold} times the data's magnitude** (1% of the noise)",
     "(ulp(1) ≈ {ulp} per site)",
     "at S = 100 {s100:.1f} times larger",
+    "the E's still cancel to within {zero} of the noise",
+    "that is N ≳ {samples} samples at ε = 10, δ = 10⁻³ (analytic\ncalibration)",
 )
 def _precision_prose() -> dict[str, Any]:
     table = _precision()
+    threshold = table.loc[("float32", 10, 1e-6)].estimate_error / 0.01  # τ_agg: error = 1 %
+    z = dpcore.gaussian_sigma(1.0, epsilon=10.0, delta=1e-3, method="analytic")  # τ_agg·N
     return {
         "f64": _sci(table.loc["float64"].estimate_ratio.max()),
-        "threshold": _sci(table.loc[("float32", 10, 1e-6)].estimate_error / 0.01),
+        "threshold": _sci(threshold),
         "ulp": _sci(float(np.finfo(np.float32).eps), 2),
         "s100": table.loc[("float32", 100, 1e-6)].estimate_ratio,
+        "zero": _sci(table.loc["float32"].zero_sum_ratio.max()),
+        "samples": _sci(z / threshold, power=True),
     }
 
 
