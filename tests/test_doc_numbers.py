@@ -54,3 +54,30 @@ def test_a_wrong_or_stale_number_is_caught():
 
 def test_quotes_ignore_where_the_doc_wraps():
     assert NUMBERS._flat("a\n  b  c\n") == "a b c"
+
+
+def test_table_numbers_are_written_as_the_docs_write_them():
+    sci = NUMBERS._sci
+    assert [sci(6.06e-16), sci(1.34e-8), sci(9.6e-15), sci(7.96e4)] == [
+        "6·10⁻¹⁶",
+        "1·10⁻⁸",
+        "1·10⁻¹⁴",  # 9.6 rounds up into the next power
+        "8·10⁴",
+    ]
+    assert [sci(1e-6, power=True), sci(0.1, power=True), sci(1.0, power=True)] == [
+        "10⁻⁶",
+        "0.1",
+        "1",
+    ]
+    assert [sci(0.5133, 2), sci(5.632, 2), sci(1.19e-7, 2)] == ["0.51", "5.6", "1.2·10⁻⁷"]
+
+
+def test_a_changed_constant_fails_its_quote(monkeypatch):
+    # reliability.md's limits are read from the constants: a new value no longer matches
+    from dpcore import resources
+
+    row = next(q for q in CHEAP if "grid points × runs" in q.text)
+    assert row.holds()
+    monkeypatch.setattr(resources, "MAX_TASKS", 6_000)
+    fresh = NUMBERS.Quote(row.doc, row.text, row.compute.__wrapped__)
+    assert "6,000" in fresh.rendered() and not fresh.holds()
