@@ -649,6 +649,38 @@ def _lesson_calibration() -> dict[str, Any]:
     }
 
 
+@quote("learn.md", "(a mean of N_s = {n} values", "into the {steps} steps of Algorithm 1")
+def _stepper() -> dict[str, Any]:
+    import inspect
+
+    from dpcore.protocol_demo import VALUE_KINDS, protocol_demo
+    from learning.protocol_steps import protocol_steps
+
+    def steps(sites: int, kind: str) -> int:
+        return len(protocol_steps(protocol_demo(sites=sites, kind=kind, epsilon=1.0, seed=0)))
+
+    # a + b·S for every S the stepper offers and both kinds, else the counts themselves
+    counts = {(s, k): steps(s, k) for s in (3, 4, 5) for k in VALUE_KINDS}
+    per_site = counts[4, VALUE_KINDS[0]] - counts[3, VALUE_KINDS[0]]
+    fixed = counts[3, VALUE_KINDS[0]] - 3 * per_site
+    linear = all(c == fixed + per_site * s for (s, _), c in counts.items())
+    return {
+        "n": inspect.signature(protocol_demo).parameters["n_per_site"].default,
+        "steps": f"{per_site}S + {fixed}" if linear else str(counts),
+    }
+
+
+@quote("learn.md", "splits N = {total} samples over\n  S = {first} … {last} sites")
+def _split() -> dict[str, Any]:
+    from learning.settings import SITE_GRID, SPLIT_TOTAL
+
+    return {
+        "total": f"{SPLIT_TOTAL:,}".replace(",", " "),
+        "first": SITE_GRID[0],
+        "last": SITE_GRID[-1],
+    }
+
+
 @cache
 def _lesson5() -> dict[str, Any]:
     """Lesson 5's reveals, from the scenes the lesson draws (ui/lesson_scenes.py), and the
