@@ -516,3 +516,11 @@ def test_lesson5_text_says_what_the_numbers_say_at_every_epsilon(key):
         assert f"{numbers['z']:.1f} standard errors" in text, value
     if key == "tensor":  # the issue's case: at ε = 0.01 the honest answer is a tie
         assert "about the same" in seen and step.question.claim in seen
+
+
+def test_the_collusion_step_opens_with_colluders_beyond_the_bound():
+    # Issue #40 item 8: the step about colluding sites opened with none colluding.
+    import dpcore
+
+    step = next(t[2] for t in STEPS if t[2].key == "collusion")
+    assert step.control.default > dpcore.collusion_bound(5)  # S = 5 equal sites

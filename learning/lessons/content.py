@@ -43,7 +43,7 @@ COLLUDING = Control(
     "k",
     "Sites colluding with the aggregator",
     (0, 1, 2, 3, 4),
-    0,
+    2,  # a lesson on colluders opens with some (issue #40): one beyond the bound ⌈S/3⌉ − 1
     "They hand the aggregator their E_j and G_j (S = 5 equal sites).",
 )
 WHO = Control(
