@@ -238,3 +238,18 @@ def test_contrast_ratio_rejects_what_is_not_a_colour():
 
     with pytest.raises(ValueError, match="#RRGGBB"):
         contrast_ratio("red", "#FFFFFF")
+
+
+@pytest.mark.parametrize("sites", [3, 4, 5])
+@pytest.mark.parametrize("seed", range(8))
+def test_protocol_waterfall_shows_every_bar_whole(sites, seed):
+    # Issue #40 item 8: protocol step 17's chart cut off the E bars — the y-range ran from
+    # the lowest running sum to max(start, estimate), missing E's that climb above both.
+    from dpcore.protocol_demo import protocol_demo
+    from figures.protocol import cancel_figure
+
+    fig = cancel_figure(protocol_demo(sites=sites, seed=seed))
+    trace = fig.data[0]
+    running = np.cumsum([y for y, m in zip(trace.y, trace.measure, strict=True) if m != "total"])
+    lo, hi = fig.layout.yaxis.range
+    assert lo <= running.min() and running.max() <= hi
