@@ -111,9 +111,13 @@ def split(ratio: tuple[float, float] = (1, 3)):
     """(controls, main) containers: sidebar and page normally, side by side when presenting.
 
     Put the one or two controls the demo turns in ``controls``; everything else stays in
-    ``st.sidebar`` (collapsed, one click away, while presenting).
+    ``st.sidebar`` (collapsed, one click away, while presenting). On a phone
+    (:func:`is_phone`) ``controls`` is a box on the page above the chart: the sidebar there
+    is a sheet whose key control sat three screens deep (issue #40).
     """
     if not is_on():
+        if is_phone():  # the sidebar is a sheet over the page there: the key controls go on it
+            return st.container(border=True), st.container()
         return st.sidebar, st.container()
     left, right = st.columns(list(ratio), gap="medium")
     return left.container(border=True), right
