@@ -16,6 +16,7 @@ from figures.composition import (
     profiles_text,
 )
 from figures.memo import built
+from learning.explanations import ACCOUNTANTS_IN_WORDS
 from ui import presenter
 from ui.cached import (
     DESIGNS,
@@ -232,9 +233,10 @@ accountant = bound(
     "Accountant",
     f"{P}acct",
     options=list(ACCOUNTANTS),
+    format_func=lambda a: ACCOUNTANT_STYLES[a][2],
     horizontal=True,
-    help="How the ledger adds up releases (equations below): exact = Gaussian DP, exact; "
-    "rdp = Rényi DP; zcdp = zero-concentrated DP; advanced and basic composition.",
+    help="How the ledger adds up releases (equations under *How it works*). "
+    + " ".join(ACCOUNTANTS_IN_WORDS.values()),
 )
 budget_multiple = bound(
     right.slider,
@@ -259,7 +261,7 @@ def _ledger_view(z_all, budget, delta, accountant: str, made: int):
     after = ledger.spent_after(list(z_all))
     exceed = ledger.would_exceed(list(z_all))
     shown = summary.assign(
-        used=summary.fraction.clip(0.0, 1.0),
+        used=summary.fraction,  # the true share: the column caps the bar, not its label
         after=after,
         status=["over budget" if x else "within" for x in summary.exceeded],
     )
@@ -292,8 +294,25 @@ st.dataframe(
         "status": st.column_config.TextColumn("status"),
     },
 )
-if exceed.any():
-    over = [f"site {i + 1} (ε {after[i]:.3g} > {budget[i]:.3g})" for i in range(sites) if exceed[i]]
+already = summary["exceeded"].to_numpy()
+if already.any():
+    over = [
+        f"site {i + 1} (ε {summary.spent[i]:.3g} > {budget[i]:.3g}, "
+        f"{summary.fraction[i]:.0%} of it)"
+        for i in range(sites)
+        if already[i]
+    ]
+    st.warning(
+        "**Already over budget:** " + ", ".join(over) + ". Any further release on this data "
+        "spends privacy these sites no longer have.",
+        icon=":material/warning:",
+    )
+if (exceed & ~already).any():
+    over = [
+        f"site {i + 1} (ε {after[i]:.3g} > {budget[i]:.3g})"
+        for i in range(sites)
+        if exceed[i] and not already[i]
+    ]
     st.warning(
         "**The next release would exceed the budget of** " + ", ".join(over) + ".",
         icon=":material/warning:",
@@ -339,7 +358,8 @@ with st.expander("How it works — the equations"):
         "z_t = σ_t/Δ (σ: the std left in the counted view). With μ² = Σ_t z_t⁻² and ρ = μ²/2:"
     )
     st.markdown(
-        "**Exact** (Gaussian DP, Dong, Roth & Su 2022, Cor. 3.3; Balle & Wang 2018, Thm. 8):"
+        "**Exact** (Gaussian DP, Dong, Roth & Su 2022, Cor. 3.3; Balle & Wang 2018, Thm. 8). "
+        + ACCOUNTANTS_IN_WORDS["exact"]
     )
     st.latex(
         r"\delta = \Phi\!\left(\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right) - "
@@ -347,22 +367,25 @@ with st.expander("How it works — the equations"):
     )
     st.markdown(
         "**Rényi DP** (Mironov 2017, Prop. 7; conversion Canonne, Kamath & Steinke 2020, "
-        "Prop. 12; orders α of Google's dp_accounting):"
+        "Prop. 12; orders α of Google's dp_accounting). " + ACCOUNTANTS_IN_WORDS["rdp"]
     )
     st.latex(
         r"\varepsilon = \min_\alpha \left[\alpha\rho + \log\!\left(1 - \tfrac{1}{\alpha}\right)"
         r" - \frac{\log(\delta\alpha)}{\alpha - 1}\right]"
     )
-    st.markdown("**zCDP** (Bun & Steinke 2016, Prop. 1.3):")
+    st.markdown("**zCDP** (Bun & Steinke 2016, Prop. 1.3). " + ACCOUNTANTS_IN_WORDS["zcdp"])
     st.latex(r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}")
     st.markdown(
         "**Advanced composition** (Kairouz, Oh & Viswanath 2017, Thm. 3.5; each release "
-        "(ε_t, δ/(2T))-DP, slack δ/2):"
+        "(ε_t, δ/(2T))-DP, slack δ/2). " + ACCOUNTANTS_IN_WORDS["advanced"]
     )
     st.latex(
         r"\varepsilon = \sum_t \varepsilon_t \tanh(\varepsilon_t/2) + "
         r"\sqrt{2 \log(2/\delta) \textstyle\sum_t \varepsilon_t^2}"
     )
-    st.markdown("**Basic composition** (Dwork & Roth 2014, Thm. 3.16; each release (ε_t, δ/T)-DP):")
+    st.markdown(
+        "**Basic composition** (Dwork & Roth 2014, Thm. 3.16; each release (ε_t, δ/T)-DP). "
+        + ACCOUNTANTS_IN_WORDS["basic"]
+    )
     st.latex(r"\varepsilon = \sum_t \varepsilon_t")
     st.markdown("More in docs/composition.md.")

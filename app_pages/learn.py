@@ -8,7 +8,13 @@ content is data (learning/lessons/content.py).
 import streamlit as st
 
 from learning.lessons import LESSONS
-from learning.lessons.progress import lesson_marks, mark_done, step_marks
+from learning.lessons.progress import (
+    decode_done,
+    encode_done,
+    lesson_marks,
+    mark_done,
+    step_marks,
+)
 from ui import presenter
 from ui.cached import call_core
 from ui.controls import fmt
@@ -19,7 +25,9 @@ from ui.stepper import clamp, step_buttons
 
 PREFIX = "learn_"  # this page's URL keys (docs/state.md); a step's control adds its own name
 LESSON, STEP = f"{PREFIX}lesson", f"{PREFIX}step"
-PROGRESS = "learn_progress"  # finished steps, this session only (learning/lessons/progress.py)
+PROGRESS = "learn_progress"  # finished steps of this session (learning/lessons/progress.py)
+COOKIE = "cape_learn_done"  # the same, in the browser: a reload keeps it, a link does not
+FINISHED = "learn_finished"  # Next was pressed on the last lesson's last step
 
 BY_NAME = {lesson.name: lesson for lesson in LESSONS}
 
@@ -30,15 +38,41 @@ def restart() -> None:
     st.session_state[STEP] = 1
 
 
+def after_last(following: str | None) -> None:
+    """Next on a lesson's last step: the next lesson's first step, or the end of the course."""
+    if following is None:
+        st.session_state[FINISHED] = True
+        return
+    st.session_state[LESSON] = following
+    st.session_state[STEP] = 1
+
+
 pick, back, picker, forward = st.columns([3, 1, 4, 1], vertical_alignment="bottom")
 name = bound(pick.selectbox, "Lesson", LESSON, options=list(BY_NAME), on_change=restart)
 lesson = BY_NAME[name]
 count = len(lesson.steps)
+names = list(BY_NAME)
+following = names[names.index(name) + 1] if names.index(name) + 1 < len(names) else None
 clamp(STEP, count)
-step_buttons(back, forward, state_key=STEP, total=count, key="lesson")
+step_buttons(
+    back,
+    forward,
+    state_key=STEP,
+    total=count,
+    key="lesson",
+    after_last=lambda: after_last(following),
+)
 number = bound(picker.select_slider, f"Step of {count}", STEP, options=list(range(1, count + 1)))
+if st.session_state.pop(FINISHED, False):
+    st.success(
+        f"**You have finished every lesson of the course** ({len(LESSONS)} lessons). Pick any "
+        "lesson above to go over it again, or explore the pages in the sidebar.",
+        icon=":material/school:",
+    )
 progress_slot = st.empty()  # the picker's done marks, drawn once this run's answer is known
-done: set[str] = st.session_state.setdefault(PROGRESS, set())
+if PROGRESS not in st.session_state:  # a new session (a reload): the browser's marks
+    st.session_state[PROGRESS] = decode_done(st.context.cookies.get(COOKIE), LESSONS)
+done: set[str] = st.session_state[PROGRESS]
 head.title(lesson.title)
 head.caption(
     f"{lesson.summary} Read, move the control, **predict** before the app reveals the "
@@ -99,12 +133,25 @@ with right:
     explain(step.explain.format(**numbers))
     st.page_link(
         step.explore.page,
-        label=step.explore.label,
+        label=step.explore.label.format(**numbers),
         icon=":material/explore:",
         query_params=step.explore.query(numbers),
     )
+    if int(number) == count:
+        st.caption(
+            f"Last step of this lesson: **Next** opens lesson {names.index(following) + 1}, "
+            f"*{following}*."
+            if following is not None
+            else "Last step of the last lesson: **Next** ends the course."
+        )
 if not presenter.is_on():  # a learner's marks; the lecturer's screen keeps its room
     progress_slot.caption(
-        f"**Your progress** (kept while this tab is open): {lesson_marks(LESSONS, done)}  \n"
+        f"**Your progress** (kept in this browser until it closes, never in a link): "
+        f"{lesson_marks(LESSONS, done)}  \n"
         f"Steps of this lesson: {step_marks(lesson, done)}"
+    )
+if done:  # a session cookie: the browser keeps it over a reload and forgets it on closing
+    st.sidebar.html(
+        f"<script>document.cookie = '{COOKIE}={encode_done(done)}; path=/; SameSite=Lax';</script>",
+        unsafe_allow_javascript=True,
     )

@@ -406,8 +406,8 @@ else:
 st.header("Calibration: classic or analytic")
 grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
 eps_sites = args[1]
-curve = call_core(calibration_curve, float(args[2][0]), grid)
-calib_fig = built(calibration_figure, curve, current=eps_sites, key=(eps_sites, args[2][0]))
+calib_curve = call_core(calibration_curve, float(args[2][0]), grid)
+calib_fig = built(calibration_figure, calib_curve, current=eps_sites, key=(eps_sites, args[2][0]))
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )
@@ -417,7 +417,7 @@ explain(explanations.calibration(eps_sites, ratio, delta=float(args[2][0])))
 export_controls(
     st,
     calib_fig,
-    lambda: curve,
+    lambda: calib_curve,
     FigureExport(
         stem="calibration",
         title="Privacy explorer: classic vs analytic Gaussian calibration (σ/Δ over ε)",

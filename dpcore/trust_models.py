@@ -628,8 +628,13 @@ def trust_pca(
         ``captured_energy_ratio`` (tr(V̂ᵀAV̂) over the optimum, A the pool's second moment,
         Imtiaz & Sarwate Sec. 6.1), and for ``secagg`` rows ``wraparounds`` (coordinates
         whose sum left [−2^{b−1}, 2^{b−1})), ``coordinates`` (d), ``quantisation_rms``
-        (RMS over coordinates of γ Σ_s r_s − Σ μ_s a_s, data units) and
-        ``quantisation_bound`` (γ sqrt(S/4), the largest rounding std); 0 elsewhere.
+        (RMS over coordinates of γ Σ_s r_s − Σ μ_s a_s, data units),
+        ``quantisation_bound`` (γ sqrt(S/4), the largest rounding std), ``error_ratio``
+        (RMS over coordinates of the decoded estimate − Σ μ_s a_s, over central's noise std
+        τ_pool: what noise, rounding and wrap-around do together; the designed
+        ``std_ratio`` of :func:`trust_table` until the sum wraps) and ``range_used``
+        (max(max Σ_s(r_s + Z_s) + 1, −min Σ_s(r_s + Z_s)) / 2^{b−1} over coordinates: above
+        1 exactly when a coordinate wraps); 0 elsewhere.
     """
     n, eps, dlt, mu = _sites(n_per_site, epsilon, delta, weights)
     d = check_int(dim, "dim", low=1, high=MAX_TRUST_DIM)
@@ -662,7 +667,15 @@ def trust_pca(
         return captured_energy(basis, reference) / best
 
     rows: list[dict[str, object]] = []
-    zero = {"wraparounds": 0, "coordinates": 0, "quantisation_rms": 0.0, "quantisation_bound": 0.0}
+    zero = {
+        "wraparounds": 0,
+        "coordinates": 0,
+        "quantisation_rms": 0.0,
+        "quantisation_bound": 0.0,
+        "error_ratio": 0.0,
+        "range_used": 0.0,
+    }
+    half = 2.0 ** (design.bits - 1)
     for run, run_rng in enumerate(noise_rng.spawn(reps)):
         streams = dict(zip(SCHEMES, run_rng.spawn(len(SCHEMES)), strict=True))
         bases = {
@@ -697,6 +710,9 @@ def trust_pca(
                     "coordinates": design.coordinates,
                     "quantisation_rms": float(np.sqrt(np.mean(rounding**2))),
                     "quantisation_bound": design.rounding_std,
+                    "error_ratio": float(np.sqrt(np.mean((sa.estimate - exact) ** 2)))
+                    / paper.tau_pool,
+                    "range_used": max(float(sa.total.max()) + 1.0, -float(sa.total.min())) / half,
                 }
             rows.append(
                 {"scheme": scheme, "run": run, "captured_energy_ratio": ratio(bases[scheme])}

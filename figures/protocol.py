@@ -147,8 +147,9 @@ def cancel_figure(demo: ProtocolDemo) -> go.Figure:
             hovertemplate="%{x}: %{y:+.5f}<extra></extra>",
         )
     )
-    lo = min(np.cumsum([v if k != "total" else 0 for v, k in zip(values, kinds, strict=True)]))
-    hi = max(values[0], float(run.estimate[first]))
+    # every bar's ends: the running sum after each step (E's may climb above start and end)
+    running = np.cumsum([v for v, k in zip(values, kinds, strict=True) if k != "total"])
+    lo, hi = float(running.min()), float(running.max())
     span = max(abs(hi - lo), 1e-9)
     for x0, color, text in (
         (0.5, PARTY_COLORS[NG], "E's cancel"),

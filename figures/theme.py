@@ -12,7 +12,18 @@ from dataclasses import dataclass
 from dpcore import registry
 from learning.settings import AXIS_LABELS, LOG_AXES
 
-__all__ = ["AXIS_LABELS", "CSS", "LOG_AXES", "Style", "description", "label", "style"]
+__all__ = [
+    "AXIS_LABELS",
+    "BACKGROUND",
+    "CHART_TEXT",
+    "CSS",
+    "LOG_AXES",
+    "Style",
+    "contrast_ratio",
+    "description",
+    "label",
+    "style",
+]
 
 
 @dataclass(frozen=True)
@@ -35,11 +46,41 @@ def description(algorithm: str) -> str:
     return registry.get(algorithm).description
 
 
-
-
 def label(algorithm: str) -> str:
     """Display name of a registered algorithm (ValueError if unknown)."""
     return registry.get(algorithm).label
+
+
+# Chart lettering (tick labels, axis titles, legends, hover-free text) per theme, and the page
+# background it is drawn on (the chart's own background is transparent). Streamlit's Plotly
+# theme prints tick labels in #808495: 3.72:1 on white, below WCAG AA's 4.5:1 (issue #40).
+# ui.presenter.style sets these on every chart; tests/test_figures.py checks the ratios.
+BACKGROUND = {"light": "#FFFFFF", "dark": "#171614"}
+CHART_TEXT = {"light": "#4A4E5A", "dark": "#E6EAF1"}
+AA_CONTRAST = 4.5  # WCAG 2.1 AA, normal-size text
+
+
+def _luminance(color: str) -> float:
+    """WCAG 2.1 relative luminance of a ``#RRGGBB`` colour."""
+    text = color.lstrip("#")
+    if len(text) != 6 or any(c not in "0123456789abcdefABCDEF" for c in text):
+        raise ValueError(f"color must be '#RRGGBB'; got {color!r}")
+    channels = [int(text[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(foreground: str, background: str) -> float:
+    """WCAG 2.1 contrast ratio (L1 + 0.05) / (L2 + 0.05) of two ``#RRGGBB`` colours, in
+    [1, 21], L1 the lighter one's relative luminance.
+
+    >>> round(contrast_ratio("#000000", "#FFFFFF"), 6)
+    21.0
+    >>> round(contrast_ratio("#808495", "#FFFFFF"), 2)  # Streamlit's Plotly tick labels
+    3.72
+    """
+    a, b = sorted((_luminance(foreground), _luminance(background)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
 
 
 # Text contrast >= 4.5:1 in light and dark theme (tests/test_a11y.py). Streamlit prints a

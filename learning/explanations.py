@@ -40,6 +40,26 @@ NOISE_HISTOGRAM = (
 )
 
 
+# What each accountant of the Repeated-releases page does, in plain words (issue #40, item 7):
+# shown next to its equation and in the ledger's help, where the method is cited.
+ACCOUNTANTS_IN_WORDS = {
+    "exact": "Gaussian DP measures privacy by how hard it is to tell, from what is released, "
+    "whether one person's record was used — as hard as telling apart two bell curves μ apart. "
+    "Gaussian noise composes exactly in it: releases with μ₁, μ₂, … are together one "
+    "release with μ = √(μ₁² + μ₂² + …), so nothing is wasted.",
+    "rdp": "Rényi DP compares what is released with and without one person's record through a "
+    "family of divergences, one per order α. These simply add up over releases; turning the "
+    "total back into an (ε, δ) at the end loses a little.",
+    "zcdp": "Zero-concentrated DP keeps one number ρ per release (ρ = 1/(2z²) for Gaussian "
+    "noise with multiplier z); the ρ's add up, and one formula turns the total into (ε, δ) — "
+    "simpler than Rényi DP and a little looser.",
+    "advanced": "Advanced composition knows only each release's (ε, δ), not its noise: T "
+    "releases of ε each cost about ε·√(2T·log(1/δ)) instead of T·ε, paid for with a little "
+    "extra δ.",
+    "basic": "Basic composition adds up the ε's (and the δ's): always true, and the loosest.",
+}
+
+
 def gain_curves(
     labels: dict[str, str],
     current: dict[str, float],

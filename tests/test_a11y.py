@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from test_browser import CHARTS, PAGES, SHOTS, _assert_no_errors, _settle
 
+from figures.theme import AA_CONTRAST, contrast_ratio
+
 ROOT = Path(__file__).resolve().parents[1]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 NAV = "[data-testid='stSidebarNav']"
@@ -75,6 +77,26 @@ def violations(page, axe_source: str) -> list[dict]:
     return [v for v in blocking if not is_streamlit_nav(v)]
 
 
+# The lettering the theme sets on every chart (ui.presenter._lettering): axe cannot see into a
+# chart's SVG, so its colours are read here, with the page's background (issue #40, item 5).
+CHART_LETTERING = """() => {
+  const hex = c => '#' + c.match(/\\d+/g).slice(0, 3)
+    .map(v => Number(v).toString(16).padStart(2, '0')).join('');
+  const app = document.querySelector("[data-testid='stApp']");
+  const sel = ['.xtick text', '.ytick text', '.g-xtitle text', '.g-ytitle text', '.legendtext']
+    .map(s => "[data-testid='stPlotlyChart'] " + s).join(', ');
+  const texts = [...document.querySelectorAll(sel)];
+  const fills = new Set(texts.map(t => hex(getComputedStyle(t).fill)));
+  return {background: hex(getComputedStyle(app).backgroundColor), fills: [...fills]};
+}"""
+
+
+def lettering_contrast(page) -> dict[str, float]:
+    """Each colour of the charts' lettering and its contrast ratio on the page's background."""
+    seen = page.evaluate(CHART_LETTERING)
+    return {c: contrast_ratio(c, seen["background"]) for c in seen["fills"]}
+
+
 def nav_paths(page) -> list[str]:
     """The pages the open page's navigation lists (``/``, ``/learn``, …), long lists unfolded."""
     page.locator(f"{NAV} a").first.wait_for(timeout=120_000)
@@ -108,4 +130,9 @@ def test_page_renders_without_errors_and_passes_axe(server, tabs, axe_source, na
         for v in violations(page, axe_source)
     ]
     assert not found, f"{name} ({scheme}):\n" + "\n".join(found)
+    ratios = lettering_contrast(page)
+    # the protocol's network is drawn without axes or legend (its labels sit on the nodes)
+    assert ratios or not CHARTS[name] or name == "protocol", f"{name}: no chart lettering"
+    low = {c: round(r, 2) for c, r in ratios.items() if r < AA_CONTRAST}
+    assert not low, f"{name} ({scheme}): chart lettering below {AA_CONTRAST}:1: {low}"
     assert sorted(nav_paths(page)) == sorted(f"/{path}" for path in PAGES.values())

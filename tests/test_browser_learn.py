@@ -71,3 +71,28 @@ def test_presenter_mode(server, tabs, url):
     page = tabs(width=1280, height=720)
     page.goto(f"{server}/{url}&present=true")
     _check_and_shoot(page, "present-" + url.split("?")[0])
+
+
+def test_progress_survives_a_reload_and_next_leaves_a_finished_lesson(server, tabs):
+    """Issue #40 item 3: the marks were lost on reload, and Next on a lesson's last step did
+    nothing. One tab: answer the last step of lesson 1, reload, press Next."""
+    first, second = LESSONS[0], LESSONS[1]
+    last = len(first.steps)
+    page = tabs(width=1400, height=1000)
+    page.goto(f"{server}/learn?learn_lesson={first.name.replace(' ', '+')}&learn_step={last}")
+    _settle(page)
+    progress = page.locator("[data-testid='stCaptionContainer']").filter(has_text="Your progress")
+    assert f"✓ {last}" not in progress.inner_text()
+    page.locator("[data-testid='stRadio'] [role='radiogroup'] label").first.click()  # answered
+    _settle(page)
+    assert f"✓ {last}" in progress.inner_text()
+    page.reload()
+    _settle(page)
+    assert f"✓ {last}" in progress.inner_text()  # the browser kept the marks
+    page.get_by_role("button", name="Next").click()
+    page.get_by_role("heading", name=second.steps[0].title, exact=True).wait_for(timeout=90_000)
+    page.wait_for_url(f"**learn_lesson={second.name.replace(' ', '+')}*", timeout=30_000)
+    _settle(page)
+    _assert_no_errors(page)
+    assert f"✓ {first.name}" not in progress.inner_text()  # one of three steps answered
+    assert f"{first.name} 1/{last}" in progress.inner_text()

@@ -143,6 +143,12 @@ def test_styled_dict_equals_plotlys_own_restyling(monkeypatch, dark, presenting)
             shape.line.color = presenter.ON_DARK.get(shape.line.color.upper(), shape.line.color)
         for note in expected.layout.annotations:
             note.font.color = presenter.ON_DARK.get(note.font.color.upper(), note.font.color)
+    lettering = presenter.theme.CHART_TEXT["dark" if dark else "light"]  # issue #40, item 5
+    expected.update_layout(
+        font_color=lettering, legend_font_color=lettering, legend_title_font_color=lettering
+    )
+    expected.update_xaxes(tickfont_color=lettering, title_font_color=lettering)
+    expected.update_yaxes(tickfont_color=lettering, title_font_color=lettering)
     if presenting:
         size = presenter.FONT_SIZE
         expected.update_layout(

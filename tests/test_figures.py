@@ -202,3 +202,54 @@ def test_current_label_avoids_curves_at_the_foot_and_the_top():
     lo, hi = 0.02 - 0.054, 1.1 + 0.054  # the data range padded 5 %
     for value in (0.02, 1.1, 0.4):  # the three curves where they cross ε = 0.5
         assert abs((value - lo) / (hi - lo) - label.y) > 0.1, value
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_chart_lettering_reaches_wcag_aa_in_both_themes(scheme):
+    # Issue #40 item 5: Streamlit's Plotly theme letters charts in #808495, 3.72:1 on white
+    # (axe cannot see inside a chart's SVG). The theme's chart text against the page, by the
+    # WCAG 2.1 formula; and every axis, legend and note of a figure gets it unless the figure
+    # chose a colour itself.
+    from plotly.subplots import make_subplots
+
+    from figures.theme import AA_CONTRAST, BACKGROUND, CHART_TEXT, contrast_ratio
+    from ui.presenter import _lettering
+
+    color = CHART_TEXT[scheme]
+    assert contrast_ratio(color, BACKGROUND[scheme]) >= AA_CONTRAST
+    assert contrast_ratio("#808495", BACKGROUND["light"]) < AA_CONTRAST  # what it was
+    fig = make_subplots(rows=1, cols=2)
+    fig.add_scatter(x=[1, 2], y=[1, 2], row=1, col=1)
+    fig.add_scatter(x=[1, 2], y=[2, 1], row=1, col=2)
+    fig.add_annotation(text="note", x=1, y=1)
+    fig.add_annotation(text="own colour", x=2, y=2, font={"color": "#123456"})
+    spec = _lettering(fig.to_dict(), scheme == "dark")
+    layout = spec["layout"]
+    axes = [v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]
+    assert len(axes) == 4
+    for axis in axes:
+        assert axis["tickfont"]["color"] == axis["title"]["font"]["color"] == color
+    assert layout["font"]["color"] == layout["legend"]["font"]["color"] == color
+    assert [a["font"]["color"] for a in layout["annotations"]] == [color, "#123456"]
+
+
+def test_contrast_ratio_rejects_what_is_not_a_colour():
+    from figures.theme import contrast_ratio
+
+    with pytest.raises(ValueError, match="#RRGGBB"):
+        contrast_ratio("red", "#FFFFFF")
+
+
+@pytest.mark.parametrize("sites", [3, 4, 5])
+@pytest.mark.parametrize("seed", range(8))
+def test_protocol_waterfall_shows_every_bar_whole(sites, seed):
+    # Issue #40 item 8: protocol step 17's chart cut off the E bars — the y-range ran from
+    # the lowest running sum to max(start, estimate), missing E's that climb above both.
+    from dpcore.protocol_demo import protocol_demo
+    from figures.protocol import cancel_figure
+
+    fig = cancel_figure(protocol_demo(sites=sites, seed=seed))
+    trace = fig.data[0]
+    running = np.cumsum([y for y, m in zip(trace.y, trace.measure, strict=True) if m != "total"])
+    lo, hi = fig.layout.yaxis.range
+    assert lo <= running.min() and running.max() <= hi

@@ -328,6 +328,26 @@ def test_a_presenter_link_opened_on_a_phone_keeps_a_readable_chart(server, brows
     context.close()
 
 
+def test_on_a_phone_epsilon_is_on_the_first_screen_of_pca_and_tensor(server, browser):
+    # Issue #40 item 8: on a phone ε sat three screens deep in the sidebar's sheet. The
+    # page's key controls (S, N_s, ε, δ) now open on the page itself, above the chart.
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+        user_agent=PHONE_AGENT,
+    )  # fmt: skip
+    page = context.new_page()
+    for path in ("pca", "tensor"):
+        page.goto(f"{server}/{path}")
+        page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=120_000)
+        settle(page)
+        no_errors(page)
+        eps = page.locator("[data-testid='stSlider']").filter(has_text="Privacy ε").first
+        box = eps.bounding_box()
+        assert eps.is_visible() and box, path
+        assert box["y"] + box["height"] <= 844, (path, box)
+    context.close()
+
+
 def download(page, name: str) -> bytes:
     with page.expect_download(timeout=120_000) as info:
         page.get_by_role("button", name=name).first.click()

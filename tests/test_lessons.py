@@ -452,3 +452,75 @@ def test_epsilon_is_said_in_words_for_one_person_in_lesson_one_and_on_the_overvi
     home.select_slider(key="ov_eps").set_value(0.1).run()
     words = next(m.value for m in home.markdown if "promises one person" in m.value)
     assert f"e^ε = **{math.exp(0.1):.3g}×**" in words
+
+
+@pytest.mark.app
+def test_next_on_a_last_step_opens_the_next_lesson_and_the_course_ends():
+    # Issue #40 item 3: Next on a lesson's last step did nothing (a class met it 4 times).
+    first, second = LESSONS[0], LESSONS[1]
+    at = open_step(first, len(first.steps))
+    at.button(key="lesson_next").click().run()
+    assert at.selectbox(key="learn_lesson").value == second.name
+    assert at.select_slider(key="learn_step").value == 1
+    assert any(second.steps[0].title in m.value for m in at.markdown)
+    last = LESSONS[-1]
+    at = open_step(last, len(last.steps))
+    at.button(key="lesson_next").click().run()
+    assert at.selectbox(key="learn_lesson").value == last.name  # nowhere further to go
+    assert any("finished every lesson" in s.value for s in at.success)
+    assert not at.exception and not at.error
+
+
+@pytest.mark.app
+def test_explore_link_labels_are_filled_with_the_steps_numbers():
+    # Issue #40 item 3: lesson 2 step 2's link read "({protocol_sites} sites)".
+    from ui.lesson_scenes import SCENES
+
+    lesson, number, step = next(t for t in STEPS if "{" in t[2].explore.label)
+    at = open_step(lesson, number)
+    label = at.get("page_link")[0].proto.label
+    numbers = SCENES[step.scene](step.control.default).numbers
+    assert "{" not in label and label == step.explore.label.format(**numbers)
+
+
+def test_progress_survives_as_a_cookie_of_known_steps_only():
+    # Issue #40 item 3: progress was lost on reload. It is kept in a browser cookie (the
+    # learner's, never a link's): the text round-trips, and anything unknown is dropped.
+    from learning.lessons.progress import decode_done, encode_done, mark_done
+
+    done: set[str] = set()
+    for lesson in LESSONS[:2]:
+        for step in lesson.steps[:2]:
+            mark_done(done, lesson, step)
+    text = encode_done(done)
+    assert decode_done(text, LESSONS) == done
+    assert decode_done(text + ".nosuch:step.noise:<script>", LESSONS) == done
+    assert decode_done(None, LESSONS) == set() == decode_done("", LESSONS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["pca", "tensor"])
+def test_lesson5_text_says_what_the_numbers_say_at_every_epsilon(key):
+    # Issue #40 item 3: lesson 5 step 3 at ε = 0.01 said "lower error" where the answer was
+    # "about the same". The step's sentence is the verdict of the same two-standard-error rule.
+    from ui.lesson_scenes import SCENES
+
+    step = next(t[2] for t in STEPS if t[2].key == key)
+    seen = set()
+    for value in step.control.options:
+        numbers = SCENES[step.scene](value).numbers
+        text = step.text.format(**numbers)
+        seen.add(numbers["answer"])
+        assert ("about the same" in text) == (numbers["answer"] == "about the same"), value
+        assert ("CAPE's is the" in text) == (numbers["answer"] == step.question.claim), value
+        assert f"{numbers['z']:.1f} standard errors" in text, value
+    if key == "tensor":  # the issue's case: at ε = 0.01 the honest answer is a tie
+        assert "about the same" in seen and step.question.claim in seen
+
+
+def test_the_collusion_step_opens_with_colluders_beyond_the_bound():
+    # Issue #40 item 8: the step about colluding sites opened with none colluding.
+    import dpcore
+
+    step = next(t[2] for t in STEPS if t[2].key == "collusion")
+    assert step.control.default > dpcore.collusion_bound(5)  # S = 5 equal sites

@@ -139,3 +139,20 @@ def test_papers_g_is_the_equal_weights_gain_when_its_conditions_hold():
     assert "not your sites' gain" not in note and "it is your sites' equal-weights gain" in note
     text = explanation(at, "Each line is one way")
     assert "the paper's G(n), 31.8× here" in text
+
+
+def test_each_export_downloads_the_numbers_of_its_own_chart(monkeypatch):
+    # Issue #40 item 6: the collusion chart's "Numbers (CSV)" gave the calibration curve, as
+    # the page rebound `curve` after the lambda had captured the name. The CSV is built on
+    # click, so record each export's callable and call it after the whole script has run.
+    import ui.export
+
+    exports: dict = {}
+    monkeypatch.setattr(
+        ui.export, "export_controls", lambda _c, _f, data, spec: exports.update({spec.stem: data})
+    )
+    page("privacy.py")
+    collusion = exports["cape_collusion"]()
+    calibration = exports["calibration"]()
+    assert "colluding" in collusion.columns, list(collusion.columns)
+    assert "colluding" not in calibration.columns

@@ -306,3 +306,29 @@ def test_overview_is_the_table_the_round_and_the_shuffle_threshold(seed):
     assert view.accounted_epsilon == float(round_.epsilons().max())
     eps0, delta0 = np.atleast_1d(sites["epsilon"])[0], np.atleast_1d(sites["delta"])[0]
     assert view.shuffle_parties == shuffle_min_parties(float(eps0), delta=float(delta0))
+
+
+def test_secagg_error_ratio_is_the_designed_noise_until_the_sum_wraps():
+    # Issue #40 item 1: the headline must show what wrap-around and rounding do. error_ratio
+    # is the RMS over the d coordinates of (decoded estimate − Σ μ_s a_s) over central's τ_pool.
+    kw = {**EQUAL, "dim": 10, "calibration": "analytic", "secagg_calibration": "analytic"}
+    table = trust_table(**kw)
+    designed = _row(table, "secagg").std_ratio  # noise only, no rounding
+    d = 55
+    for bits in (32, 20, 12):
+        pca = trust_pca(**kw, k=3, runs=6, rng=3, bits=bits)
+        sa = pca[pca["scheme"] == "secagg"]
+        # the sum wraps exactly when its largest integer leaves [−2^(b−1), 2^(b−1))
+        assert ((sa["range_used"] > 1) == (sa["wraparounds"] > 0)).all(), bits
+        if (sa["wraparounds"] == 0).all():
+            # noise and rounding only, independent: mean square = noise² + rounding². The RMS
+            # over d = 55 coordinates × 6 runs has relative spread ≈ 1/√(2·330) ≈ 0.039: 4 of it
+            rounding = sa["quantisation_rms"] / _row(table, "central").noise_std
+            expect = math.sqrt(designed**2 + float(np.mean(rounding**2)))
+            got = math.sqrt(float(np.mean(sa["error_ratio"] ** 2)))
+            assert got == pytest.approx(expect, rel=4 / math.sqrt(2 * d * 6)), bits
+        else:
+            # a wrapped coordinate is off by 2^b integer steps, far above the noise
+            assert (sa.loc[sa["wraparounds"] > 0, "error_ratio"] > 10 * designed).all()
+    others = pca[pca["scheme"] != "secagg"]
+    assert (others[["error_ratio", "range_used"]] == 0).all().all()

@@ -646,7 +646,8 @@ def separation(diff: float, se: float) -> float:
 
 def _duel(stats: dict, higher_is_better: bool, winner: str) -> dict:
     """CAPE against conventional: means, standard errors, their difference in standard
-    errors, and the honest answer — a tie only within :data:`TIE_SE` standard errors."""
+    errors, the honest answer — a tie only within :data:`TIE_SE` standard errors — and the
+    step's sentence saying the same (``finding``)."""
     (cm, cs), (vm, vs) = stats["cape"], stats["conv"]
     se = math.hypot(cs, vs)
     z = separation(cm - vm, se)
@@ -657,6 +658,13 @@ def _duel(stats: dict, higher_is_better: bool, winner: str) -> dict:
         if (cm > vm) == higher_is_better
         else "conventional"
     )
+    better = "higher" if higher_is_better else "lower"
+    finding = (
+        f"about the same: {z:.1f} standard errors apart, within the {TIE_SE:g} of a tie"
+        if answer == "about the same"
+        else f"{'CAPE' if answer == winner else 'conventional'}'s is the {better} one, by "
+        f"{z:.1f} standard errors"
+    )
     return {
         "cape": cm,
         "conv": vm,
@@ -665,6 +673,7 @@ def _duel(stats: dict, higher_is_better: bool, winner: str) -> dict:
         "diff_se": se,
         "z": z,
         "answer": answer,
+        "finding": finding,
     }
 
 

@@ -111,9 +111,13 @@ def split(ratio: tuple[float, float] = (1, 3)):
     """(controls, main) containers: sidebar and page normally, side by side when presenting.
 
     Put the one or two controls the demo turns in ``controls``; everything else stays in
-    ``st.sidebar`` (collapsed, one click away, while presenting).
+    ``st.sidebar`` (collapsed, one click away, while presenting). On a phone
+    (:func:`is_phone`) ``controls`` is a box on the page above the chart: the sidebar there
+    is a sheet whose key control sat three screens deep (issue #40).
     """
     if not is_on():
+        if is_phone():  # the sidebar is a sheet over the page there: the key controls go on it
+            return st.container(border=True), st.container()
         return st.sidebar, st.container()
     left, right = st.columns(list(ratio), gap="medium")
     return left.container(border=True), right
@@ -177,6 +181,27 @@ def for_dark(spec: dict) -> dict:
     return spec
 
 
+def _lettering(spec: dict, dark: bool) -> dict:
+    """A figure's dict with its lettering in the theme's chart text colour
+    (:data:`figures.theme.CHART_TEXT`: ≥ 4.5:1 on the page), in place. Colours a figure
+    sets itself are kept."""
+    color = theme.CHART_TEXT["dark" if dark else "light"]
+    layout = spec.setdefault("layout", {})
+    layout.setdefault("font", {}).setdefault("color", color)
+    legend = layout.setdefault("legend", {})
+    legend.setdefault("font", {}).setdefault("color", color)
+    legend.setdefault("title", {}).setdefault("font", {}).setdefault("color", color)
+    for name in ("xaxis", "yaxis"):
+        layout.setdefault(name, {})
+    for name, axis in layout.items():
+        if isinstance(axis, dict) and (name.startswith("xaxis") or name.startswith("yaxis")):
+            axis.setdefault("tickfont", {}).setdefault("color", color)
+            axis.setdefault("title", {}).setdefault("font", {}).setdefault("color", color)
+    for note in layout.get("annotations", []):
+        note.setdefault("font", {}).setdefault("color", color)
+    return spec
+
+
 def _for_room(spec: dict, height: int | None) -> dict:
     """A figure's dict with the room's lettering and a height that fits 720 px, in place."""
     layout = spec.setdefault("layout", {})
@@ -208,7 +233,8 @@ class _Spec(go.Figure):
 
 
 def style(fig: go.Figure, *, height: int | None = None, room: bool = True) -> go.Figure:
-    """Fit a figure to the screen: lighter greys on the dark theme (:func:`for_dark`) and,
+    """Fit a figure to the screen: lettering the theme's chart text colour (:func:`_lettering`),
+    lighter greys on the dark theme (:func:`for_dark`) and,
     in presenter mode (not on a phone: :func:`is_phone`), large lettering at a height that
     fits 720 px. The result is for ``st.plotly_chart`` only.
 
@@ -227,6 +253,7 @@ def style(fig: go.Figure, *, height: int | None = None, room: bool = True) -> go
         spec = fig.to_dict()
         if dark:
             for_dark(spec)
+        _lettering(spec, dark)
         if large:
             _for_room(spec, height)
         styled[key] = spec

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 
-def _move(state_key: str, delta: int, total: int) -> None:
-    st.session_state[state_key] = min(
-        max(int(st.session_state.get(state_key, 1)) + delta, 1), total
-    )
+def _move(
+    state_key: str, delta: int, total: int, after_last: Callable[[], None] | None = None
+) -> None:
+    current = int(st.session_state.get(state_key, 1))
+    if after_last is not None and delta > 0 and current >= total:
+        after_last()  # Next on the last step: what comes after (the next lesson)
+        return
+    st.session_state[state_key] = min(max(current + delta, 1), total)
 
 
 def clamp(state_key: str, total: int) -> None:
@@ -17,9 +23,18 @@ def clamp(state_key: str, total: int) -> None:
         st.session_state[state_key] = total
 
 
-def step_buttons(back, forward, *, state_key: str, total: int, key: str) -> None:
+def step_buttons(
+    back,
+    forward,
+    *,
+    state_key: str,
+    total: int,
+    key: str,
+    after_last: Callable[[], None] | None = None,
+) -> None:
     """Back in ``back`` and Next in ``forward``; each moves ``state_key`` by one, within
-    1 … ``total``. Draw them before the widget bound to ``state_key``."""
+    1 … ``total``; Next on step ``total`` calls ``after_last`` instead, if given (a callback:
+    it may set widget state). Draw them before the widget bound to ``state_key``."""
     back.button(
         "Back",
         icon=":material/arrow_back:",
@@ -33,7 +48,7 @@ def step_buttons(back, forward, *, state_key: str, total: int, key: str) -> None
         icon=":material/arrow_forward:",
         key=f"{key}_next",
         on_click=_move,
-        args=(state_key, 1, total),
+        args=(state_key, 1, total, after_last),
         width="stretch",
         type="primary",
     )

@@ -43,7 +43,7 @@ COLLUDING = Control(
     "k",
     "Sites colluding with the aggregator",
     (0, 1, 2, 3, 4),
-    0,
+    2,  # a lesson on colluders opens with some (issue #40): one beyond the bound ⌈S/3⌉ − 1
     "They hand the aggregator their E_j and G_j (S = 5 equal sites).",
 )
 WHO = Control(
@@ -571,7 +571,7 @@ PCA = Lesson(
             "X_s X_sᵀ/N_s, then takes the top-K eigenvectors of the sum. Less noise in Â "
             "means directions closer to the true ones. The measure: **captured energy** "
             "tr(V̂ᵀAV̂) as a fraction of the best possible. At ε = {epsilon:g}: CAPE "
-            "{cape:.1%}, conventional {conv:.1%}.",
+            "{cape:.1%}, conventional {conv:.1%} — {finding}.",
             "pca_scene",
             EPS,
             f"Captured energy over the optimum (y) against ε (log x) for S = {PCA_SITES} "
@@ -631,9 +631,9 @@ PCA = Lesson(
             "Tensors: the same trick, twice",
             "capeAGN (Algorithm 2) learns a mixture of Gaussians from the moments M2 (a "
             "matrix) and M3 (a D×D×D tensor): CAPE on M2 for the whitening, then on the "
-            "projected M3 (Theorem 2 splits (ε, δ) between them). The same S-fold noise "
-            "saving shows up as a lower component error; at ε = {epsilon:g}: CAPE "
-            "{cape:.3f}, conventional {conv:.3f}.",
+            "projected M3 (Theorem 2 splits (ε, δ) between them). Where the noise matters, "
+            "the same S-fold noise saving shows up as a lower component error. At ε = "
+            "{epsilon:g}: CAPE {cape:.3f}, conventional {conv:.3f} — {finding}.",
             "tensor_scene",
             EPS,
             "Component error q_comp (y, lower is better) against ε (log x) for a mixture of "

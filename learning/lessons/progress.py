@@ -1,8 +1,9 @@
 """Lesson progress: which steps a learner has finished, and the marks the picker shows.
 
 A step is done once its question has been answered (the reveal was read). Progress belongs
-to the learner, not to the screen, so it lives in the session only: a link reproduces a
-screen (docs/state.md) and must not hand one learner's marks to another.
+to the learner, not to the screen: a link reproduces a screen (docs/state.md) and must not
+hand one learner's marks to another. So it lives in the session and in a browser cookie
+(:func:`encode_done`, :func:`decode_done`), which a reload of the page keeps.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Iterable, MutableSet
 from learning.lessons.model import Lesson, Step
 
 DONE = "✓"
+# A cookie value holds only letters, digits and a few marks: "lesson:step" ids joined by ".".
+_IN_COOKIE, _BETWEEN = ":", "."
 
 
 def step_id(lesson: Lesson, step: Step) -> str:
@@ -47,3 +50,15 @@ def step_marks(lesson: Lesson, done: Iterable[str]) -> str:
         f"{DONE} {i}" if step_id(lesson, s) in finished else f"{i}"
         for i, s in enumerate(lesson.steps, 1)
     )
+
+
+def encode_done(done: Iterable[str]) -> str:
+    """The finished steps as a cookie value ("noise:neighbours.sites:conventional")."""
+    return _BETWEEN.join(sorted(d.replace("/", _IN_COOKIE) for d in done))
+
+
+def decode_done(text: str | None, lessons: Iterable[Lesson]) -> set[str]:
+    """The finished steps a cookie value names; anything that is not a step is dropped."""
+    known = {step_id(lesson, s) for lesson in lessons for s in lesson.steps}
+    named = {part.replace(_IN_COOKIE, "/") for part in (text or "").split(_BETWEEN)}
+    return named & known
