@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 
 from dpcore.csv_text import as_utf8, decimal_mark, delimiter
 
-TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200)
+# No NUL: a text file never holds one, and NUL bytes are how UTF-16 without a mark is found
+# (UTF-8 "\x00a\x00b" *is* UTF-16-BE "ab" byte for byte: no rule can tell them apart).
+TEXT = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\x00"),
+    max_size=200,
+)
 
 
 @given(TEXT, st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-32"]))
