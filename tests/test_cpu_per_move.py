@@ -6,7 +6,9 @@ slider) one step, back, and again, so both settings are computed; then time the 
 process's CPU (user + system, /proc/PID/stat) over batches of cached moves.
 
 The goal is 30 ms per move (docs/performance.md measures 8–40 ms after the change, 115–365 ms
-before). The test fails only above GOAL_MS × MARGIN = 90 ms for a page's median batch:
+before). The test fails only above GOAL_MS × MARGIN = 90 ms for a page's median batch, in ms
+of the reference machine (benchmarks/calibration.py: this machine's ms scaled by a fixed CPU
+calibration loop timed in the same run, so that a slower machine is not read as a slower app):
 * CPU time, not wall time: a busy CI machine makes the server wait, not burn more CPU, so
   load moves this number by a few ms (cache misses, context switches), never by 3×;
 * the clock ticks in 10 ms steps, so a batch of MOVES moves is one reading (±10 ms / MOVES
@@ -28,6 +30,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from benchmarks import calibration
 from benchmarks.capacity import Session
 from benchmarks.server import cpu_seconds, streamlit_server
 
@@ -61,14 +64,14 @@ async def _page_cpu_ms(base: str, pid: int, page: str) -> tuple[str, list[float]
         await session.close()
 
 
-async def _every_page(base: str, pid: int) -> dict[str, tuple[str, list[float], list[str]]]:
+async def _pages(base: str) -> list[str]:
     probe = Session(base, timeout=120)
     await probe.connect()
     await probe.rerun(page="pca", query="")
     pages = list(probe.pages)
     await probe.close()
     assert len(pages) >= 10, f"expected every page of the app, got {pages}"
-    return {page or "overview": await _page_cpu_ms(base, pid, page) for page in pages}
+    return pages
 
 
 @pytest.mark.slow
@@ -78,16 +81,40 @@ def test_cached_move_costs_little_server_cpu_on_every_page(monkeypatch):
     monkeypatch.setenv("STREAMLIT_SERVER_FILE_WATCHER_TYPE", "none")
     monkeypatch.delenv("STREAMLIT_RUNNER_POST_SCRIPT_GC", raising=False)
     assert os.path.exists("/proc/self/stat"), "needs Linux /proc for the server's CPU time"
+    # In milliseconds of the reference machine (benchmarks/calibration.py): this machine's ms
+    # times REFERENCE_MS / the calibration loop's ms, the loop timed (median of 7 passes)
+    # right after each page's batches, in the same minute as them: a pass runs at either of
+    # two speeds on this kind of machine, and the pages with it. A page above the bound is
+    # measured once more, with its own calibration, and its lower reading kept: over the
+    # bound means over it twice.
+
+    def measure(base: str, pid: int, pages: list[str] | None = None) -> dict:
+        async def run() -> dict:
+            names = pages if pages is not None else await _pages(base)
+            out = {}
+            for page in names:
+                label, ms, errors = await _page_cpu_ms(base, pid, page)
+                factor = calibration.REFERENCE_MS / calibration.loop_ms()
+                out[page or "overview"] = (label, round(factor * statistics.median(ms), 1), errors)
+            return out
+
+        return asyncio.run(run())
+
     with streamlit_server(timeout=120) as (base, proc):
-        results = asyncio.run(_every_page(base, proc.pid))
-    report = {
-        page: (label, round(statistics.median(ms), 1), errors)
-        for page, (label, ms, errors) in results.items()
-    }
+        report = measure(base, proc.pid)
+        again = [p for p, r in report.items() if r[1] > GOAL_MS * MARGIN]
+        if again:
+            second = measure(base, proc.pid, ["" if p == "overview" else p for p in again])
+            for page, row in second.items():
+                if row[1] < report[page][1]:
+                    report[page] = row
     errors = {page: errs for page, (_, _, errs) in report.items() if errs}
     assert not errors, f"errors on the page while moving: {errors}"
     over = {p: r for p, r in report.items() if r[1] > GOAL_MS * MARGIN}
-    assert not over, f"server CPU per cached move above {GOAL_MS * MARGIN:.0f} ms: {over}"
+    assert not over, (
+        f"server CPU per cached move above {GOAL_MS * MARGIN:.0f} ms of the reference machine "
+        f"(benchmarks/calibration.py), twice: {over}"
+    )
 
 
 # --- what makes a cached move cheap, checked without a server ---------------------------------
