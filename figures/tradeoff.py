@@ -34,6 +34,22 @@ def _beta_label(power: float) -> str:
     return f"{1 - power:.{max(1, round(-np.log10(power)))}f}" if power < 1 else "0"
 
 
+def _box(x0: float, x1: float, y0: float, y1: float, color: str, name: str, group: str):
+    """The attack's 95 % confidence box [x0, x1] × [y0, y1], filled pale."""
+    return go.Scatter(
+        x=[x0, x1, x1, x0, x0],
+        y=[y0, y0, y1, y1, y0],
+        fill="toself",
+        fillcolor=_pale(color),
+        mode="lines",
+        line={"color": color, "width": 1},
+        name=f"{name}: attack, 95 % box",
+        legendgroup=group,
+        showlegend=False,
+        hoverinfo="skip",
+    )
+
+
 def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
     """Trade-off curves, the promise and the attack, one panel per design.
 
@@ -109,20 +125,7 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
             )
             x0, x1 = max(r.fpr_low, FLOOR), max(r.fpr_high, FLOOR)
             fig.add_trace(
-                go.Scatter(
-                    x=[x0, x1, x1, x0, x0],
-                    y=[r.under_low, r.under_low, r.under_high, r.under_high, r.under_low],
-                    fill="toself",
-                    fillcolor=_pale(color),
-                    mode="lines",
-                    line={"color": color, "width": 1},
-                    name=f"{name}: attack, 95 % box",
-                    legendgroup=r.view,
-                    showlegend=False,
-                    hoverinfo="skip",
-                ),
-                row=2,
-                col=col,
+                _box(x0, x1, r.under_low, r.under_high, color, name, r.view), row=2, col=col
             )
             fig.add_trace(
                 go.Scatter(
@@ -146,22 +149,7 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
                 col=col,
             )
             y0, y1 = max(1 - r.fnr_high, FLOOR), max(1 - r.fnr_low, FLOOR)
-            fig.add_trace(
-                go.Scatter(
-                    x=[x0, x1, x1, x0, x0],
-                    y=[y0, y0, y1, y1, y0],
-                    fill="toself",
-                    fillcolor=_pale(color),
-                    mode="lines",
-                    line={"color": color, "width": 1},
-                    name=f"{name}: attack, 95 % box",
-                    legendgroup=r.view,
-                    showlegend=False,
-                    hoverinfo="skip",
-                ),
-                row=1,
-                col=col,
-            )
+            fig.add_trace(_box(x0, x1, y0, y1, color, name, r.view), row=1, col=col)
             fig.add_trace(
                 go.Scatter(
                     x=[max(r.fpr, FLOOR)],
