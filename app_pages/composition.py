@@ -4,7 +4,7 @@ privacy ledger with a generated statement."""
 import streamlit as st
 
 import dpcore
-from dpcore.accounting import ACCOUNTANTS
+from dpcore.analysis.accounting import ACCOUNTANTS
 from figures.composition import (
     ACCOUNTANT_STYLES,
     accountants_figure,

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from dpcore.limits import is_heavy
-from dpcore.registry import references
+from dpcore.experiments.limits import is_heavy
+from dpcore.factorization.registry import references
 from figures.theme import AXIS_LABELS, label
 from learning import explanations, snippets
 from learning.settings import OtdControls

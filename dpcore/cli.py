@@ -42,11 +42,11 @@ import numpy as np
 import pandas as pd
 import scipy
 
-from dpcore import registry
-from dpcore.calibration import ClassicGaussianWarning
-from dpcore.realdata import BUNDLED
-from dpcore.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_sweep
-from dpcore.sweeps.spec import SWEEP_AXES
+from dpcore.experiments.realdata import BUNDLED
+from dpcore.experiments.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_sweep
+from dpcore.experiments.sweeps.spec import SWEEP_AXES
+from dpcore.factorization import registry
+from dpcore.mechanisms.calibration import ClassicGaussianWarning
 from dpcore.version import __version__, source_commit
 
 SWEEPS: dict[str, Callable[..., pd.DataFrame]] = {"pca": pca_sweep, "otd": otd_sweep}
@@ -125,7 +125,7 @@ def run(task: str, params: dict[str, Any], executor: Executor | None = None, wor
     """The sweep's frame for recorded parameters (a bundled data set by its name)."""
     call = dict(params)
     if task == "pca" and call.get("data") != "synthetic":
-        from dpcore.realdata import load_bundled
+        from dpcore.experiments.realdata import load_bundled
 
         call["data"] = load_bundled(call["data"])
         call.pop("dim", None)

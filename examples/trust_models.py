@@ -16,7 +16,7 @@ import argparse
 import warnings
 
 import dpcore
-from dpcore import registry
+from dpcore.factorization import registry
 
 TRUSTED = {
     "nonprivate": "a curator with all the data (no privacy)",

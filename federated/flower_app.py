@@ -30,7 +30,7 @@ from flwr.app import ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
-from dpcore.cape import aggregator_step, noise_generator_step, party_rng, site_step
+from dpcore.protocol.cape import aggregator_step, noise_generator_step, party_rng, site_step
 from federated import sealing
 from federated.protocol import (
     KINDS,

@@ -2,7 +2,7 @@
 
 The Flower app (:mod:`federated.flower_app`) only moves the bytes these functions produce.
 Every noise draw goes through :mod:`dpcore`'s protocol steps with the stream
-:func:`dpcore.cape.party_rng` gives for (seed, party, site), so a distributed run with the
+:func:`dpcore.protocol.cape.party_rng` gives for (seed, party, site), so a distributed run with the
 same seed and data releases exactly what :func:`simulate` (``dpcore.cape_average`` in one
 process) releases (Imtiaz & Sarwate, Algorithm 1 steps 1–8; Alg. 5).
 """
@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore.accounting import view_noise_multipliers
-from dpcore.calibration import gaussian_sigmas, mean_sensitivity
-from dpcore.cape import CapeDesign, aggregate_step, cape_average
-from dpcore.joint_safe import design_for
-from dpcore.ledger import PrivacyLedger, privacy_statement
-from dpcore.metrics import top_k_eigh
+from dpcore.analysis.accounting import view_noise_multipliers
+from dpcore.analysis.ledger import PrivacyLedger, privacy_statement
+from dpcore.factorization.metrics import top_k_eigh
+from dpcore.mechanisms.calibration import gaussian_sigmas, mean_sensitivity
+from dpcore.protocol.cape import CapeDesign, aggregate_step, cape_average
+from dpcore.protocol.joint_safe import design_for
 
 PROTOCOL_VERSION = "cape-flower/1"
 KINDS = ("mean", "pca")  # CAPE mean of the rows / capePCA of the second moment (Alg. 1)

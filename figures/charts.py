@@ -176,7 +176,8 @@ def sweep_figure(
 
 
 def add_pool_band(fig: go.Figure, spread: pd.DataFrame, *, axis: str, metric: str) -> None:
-    """Shade the range of one algorithm's mean curve over data pools (:func:`dpcore.paper.
+    """Shade the range of one algorithm's mean curve over data pools
+    (:func:`dpcore.experiments.paper.
     pool_spread`), so a single pool's luck is visible beside the drawn curve."""
     band = spread.groupby(axis)[metric].agg(["min", "max"]).reset_index()
     color = _rgba(style("cape").color, 0.18)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.accounting import CompositionGrowth
+from dpcore.analysis.accounting import CompositionGrowth
 from figures.charts import FONT, LEGEND_BELOW
 
 # Okabe–Ito colours (colour-blind safe); each accountant also has its own dash.

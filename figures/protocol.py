@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from dpcore.protocol_demo import ProtocolDemo
+from dpcore.protocol.protocol_demo import ProtocolDemo
 from figures.charts import FONT
 from figures.theme import style
 from learning.protocol_steps import AGG, NG, ProtocolStep, fmt, site_name

@@ -1,7 +1,7 @@
 """The Trust models page's chart, its table's display form and its computed explanation.
 
-Every number comes from :func:`dpcore.trust_models.trust_table` and
-:func:`dpcore.trust_models.trust_pca`; this module only shapes and words them.
+Every number comes from :func:`dpcore.analysis.trust_models.trust_table` and
+:func:`dpcore.analysis.trust_models.trust_pca`; this module only shapes and words them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.trust_models import SCHEMES
+from dpcore.analysis.trust_models import SCHEMES
 from figures import theme
 
 LABELS = {
@@ -155,9 +155,9 @@ def trust_figure(table: pd.DataFrame, pca: pd.DataFrame) -> go.Figure:
     Parameters
     ----------
     table : DataFrame
-        :func:`dpcore.trust_models.trust_table` output.
+        :func:`dpcore.analysis.trust_models.trust_table` output.
     pca : DataFrame
-        :func:`dpcore.trust_models.trust_pca` output (``nonprivate`` drawn as a line).
+        :func:`dpcore.analysis.trust_models.trust_pca` output (``nonprivate`` drawn as a line).
     """
     energy = pca_summary(pca)
     order = [s for s in SCHEMES if s in set(table["scheme"])][::-1]  # central on top

@@ -88,7 +88,7 @@ def averaging(n_per_site, epsilon, delta, weights, calibration, *, draws: int, s
 def collusion(n_per_site, epsilon, delta, weights, calibration, *, ng: bool, design: str) -> str:
     """Effective ε of the most exposed site against the number of colluders."""
     return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
-        "from dpcore.joint_safe import design_for\n\n"
+        "from dpcore.protocol.joint_safe import design_for\n\n"
         f"made = design_for({design!r}, tau, weights=weights)\n"
         "curve = dpcore.collusion_curve(\n"
         "    made, sensitivity=1.0 / np.asarray(n_per_site, float), delta=delta, epsilon=epsilon, "
@@ -107,7 +107,7 @@ def audit_tradeoff(
     )
     return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
         "from dpcore import tradeoff\n"
-        "from dpcore.joint_safe import design_for\n\n"
+        "from dpcore.protocol.joint_safe import design_for\n\n"
         f"site, trials, views = {site}, {trials}, {views!r}\n"
         f"streams = iter(np.random.default_rng({seed}).spawn(2 * len(views)))\n"
         "rows, curves = [], []\n"

@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore import ClassicGaussianWarning, paper, realdata
+from dpcore import ClassicGaussianWarning
 from dpcore.cli import CliError, scheduler_executor, sha256
+from dpcore.experiments import paper, realdata
 from dpcore.version import __version__, source_commit
 
 

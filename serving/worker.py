@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 _CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload(["dpcore", "dpcore.realdata", "pandas", "numpy"])
+_CONTEXT.set_forkserver_preload(["dpcore", "dpcore.experiments.realdata", "pandas", "numpy"])
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def load_source(kind: str, arg: Any, data_dir: str | None):
     """A real data set by source (see :func:`ui.cached.load_dataset`), in the child."""
     import numpy as np
 
-    from dpcore import realdata
+    from dpcore.experiments import realdata
 
     if kind in realdata.BUNDLED:
         return realdata.load_bundled(kind)
@@ -204,8 +204,10 @@ def otd_example(spec, seed: int):
 
 
 def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str, data_dir: str):
-    """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), in the child."""
-    from dpcore import cluster, paper
+    """One panel of the paper's figures (:func:`dpcore.experiments.paper.run_panel`), in the
+    child."""
+    from dpcore import cluster
+    from dpcore.experiments import paper
 
     panel = paper.panel_by_key(key)  # a paper panel or MNIST's subset ("2b~mnist_5k")
     data = None

@@ -126,7 +126,7 @@ def test_tradeoff_chart_and_posteriors_agree_with_the_audits_views():
     """Every view of the audit table is on the trade-off chart (theory curve, attack point,
     its box), beside the promise; its μ = Δ_s/σ agrees with its ε through the exact
     conversion to 1e-9; the posterior table is the core's bound at that ε."""
-    from dpcore.tradeoff import gdp_mu, posterior_bound
+    from dpcore.analysis.tradeoff import gdp_mu, posterior_bound
 
     at = page()
     at.multiselect(key="au_colluders").set_value([2]).run()

@@ -39,8 +39,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpcore
-from dpcore import registry
-from dpcore.realdata import load_csv
+from dpcore.experiments.realdata import load_csv
+from dpcore.factorization import registry
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
@@ -147,7 +147,7 @@ def _valid() -> dict[str, object]:
         "shares": None,
         "site_shares": None,
         "budget_split": 0.5,
-        "noise_multiplier": 2.0,  # the audit (dpcore.audit)
+        "noise_multiplier": 2.0,  # the audit (dpcore.analysis.audit)
         "trials": 1000,
         "successes": 3,
         "false_positives": 3,
@@ -159,13 +159,13 @@ def _valid() -> dict[str, object]:
         "confidence": 0.95,
         "site": 1,
         "view": "coalition",
-        "coordinates": 10,  # secure aggregation (dpcore.secagg)
+        "coordinates": 10,  # secure aggregation (dpcore.protocol.secagg)
         "bits": 16,
         "expected_dropouts": 0,
         "threshold": 2,
         "tau": (1e-3, 1.0),
         "value": 1.0,
-        "releases": 3,  # composition and the ledger (dpcore.accounting, dpcore.ledger)
+        "releases": 3,  # composition, the ledger (dpcore.analysis.accounting, .ledger)
         "max_releases": 5,
         "accountant": "exact",
         "accountants": ("exact", "rdp"),
@@ -174,7 +174,7 @@ def _valid() -> dict[str, object]:
         "n_colluding": 0,
         "count": 1,
         "label": "release",
-        "epsilon0": 1.0,  # the trust models (dpcore.trust_models)
+        "epsilon0": 1.0,  # the trust models (dpcore.analysis.trust_models)
         "parties": 5,
         "secagg_calibration": "ddg",
     }

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dpcore import paper, registry
+from dpcore.experiments import paper
+from dpcore.factorization import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_PATH = {"PYTHONPATH": str(ROOT)}  # as after `pip install .`

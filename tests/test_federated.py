@@ -15,7 +15,7 @@ pytest.importorskip("cryptography")
 
 from cryptography.exceptions import InvalidTag
 
-from dpcore.costs import communication_cost
+from dpcore.factorization.costs import communication_cost
 from federated import sealing
 from federated.launcher import Federation, demo_data
 from federated.protocol import (

@@ -1,4 +1,4 @@
-"""dpcore.iterative: the noisy power method (central, distributed, CAPE per round).
+"""dpcore.factorization.iterative: the noisy power method (central, distributed, CAPE per round).
 
 References checked: an independent implementation of Hardt & Price's Figure 1 written here
 (Gram–Schmidt instead of QR, the noise drawn from the documented streams), the plain power
@@ -16,11 +16,10 @@ import pytest
 from dp_accounting import pld
 
 import dpcore
-from dpcore import registry
-from dpcore.accounting import view_noise_multipliers
-from dpcore.calibration import gaussian_sigma, second_moment_sensitivity, site_noise_std
-from dpcore.costs import communication_cost
-from dpcore.iterative import (
+from dpcore.analysis.accounting import view_noise_multipliers
+from dpcore.factorization import registry
+from dpcore.factorization.costs import communication_cost
+from dpcore.factorization.iterative import (
     DEFAULT_ROUNDS,
     cape_npm_pca,
     cape_round,
@@ -32,7 +31,8 @@ from dpcore.iterative import (
     per_round_std,
     pooled_round_std,
 )
-from dpcore.metrics import subspace_distance, top_k_eigvecs
+from dpcore.factorization.metrics import subspace_distance, top_k_eigvecs
+from dpcore.mechanisms.calibration import gaussian_sigma, second_moment_sensitivity, site_noise_std
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 

@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpcore
-from dpcore.protocol_demo import protocol_demo
+from dpcore.protocol.protocol_demo import protocol_demo
 from figures.theme import AXIS_LABELS, label
 from learning.lessons import LESSONS
 from learning.settings import DEFAULT_SEED  # the pages' seed, which the lessons use

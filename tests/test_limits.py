@@ -5,17 +5,9 @@ import time
 
 import pytest
 
-from dpcore import (
-    OtdSpec,
-    PcaSpec,
-    dropout_pca,
-    limits,
-    otd_sweep,
-    paper,
-    pca_sweep,
-    synthetic_dataset,
-)
-from dpcore.limits import MAX_SECONDS, estimate_otd, estimate_pca, is_heavy, work
+from dpcore import OtdSpec, PcaSpec, dropout_pca, otd_sweep, pca_sweep, synthetic_dataset
+from dpcore.experiments import limits, paper
+from dpcore.experiments.limits import MAX_SECONDS, estimate_otd, estimate_pca, is_heavy, work
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpcore
-from dpcore import registry
-from dpcore.limits import estimate_otd, estimate_pca
-from dpcore.registry import Algorithm, CostShape, PartyCost, PcaInputs, PcaMethod
+from dpcore.experiments.limits import estimate_otd, estimate_pca
+from dpcore.factorization import registry
+from dpcore.factorization.registry import Algorithm, CostShape, PartyCost, PcaInputs, PcaMethod
 from figures.theme import description, label, style
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")

@@ -1,4 +1,5 @@
-"""dpcore.sweeps.rounds: the rounds axis at a fixed total ε, and the best T per algorithm."""
+"""dpcore.experiments.sweeps.rounds: the rounds axis at a fixed total ε, and the best T per
+algorithm."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.sweeps.rounds import best_rounds, rounds_sweep
+from dpcore.experiments.sweeps.rounds import best_rounds, rounds_sweep
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 SMALL = {"dim": 10, "k": 2, "sites": 3, "n_per_site": 150, "runs": 3, "pool_size": 800}

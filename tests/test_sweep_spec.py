@@ -12,8 +12,8 @@ import pytest
 
 import dpcore
 from dpcore import OtdSpec, PcaSpec, fit_to_pool
-from dpcore.sweeps import OTD_METRICS, PCA_METRICS, SweepGrid, otd_spec
-from dpcore.sweeps.otd import _noise_scales, otd_sweep
+from dpcore.experiments.sweeps import OTD_METRICS, PCA_METRICS, SweepGrid, otd_spec
+from dpcore.experiments.sweeps.otd import _noise_scales, otd_sweep
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 SMALL = {"dim": 8, "k": 2, "sites": 3, "n_per_site": 40, "runs": 2, "pool_size": 600}
@@ -167,7 +167,7 @@ def test_fields_are_resolved_and_a_stale_change_is_refused():
     spec = PcaSpec.build(epsilon=1.0, dim=10, k=3)
     assert (spec.rank, spec.algorithms, spec.metrics) == (
         6,
-        dpcore.registry.defaults("pca"),
+        dpcore.factorization.registry.defaults("pca"),
         tuple(PCA_METRICS),
     )
     # dataclasses.replace bypasses build: the records no longer match the names

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.trust_models import SCHEMES, trust_table
+from dpcore.analysis.trust_models import SCHEMES, trust_table
 from figures.trust import LABELS
 
 ROOT = Path(__file__).resolve().parents[1]

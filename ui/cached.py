@@ -19,18 +19,12 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import (
-    CapeDesign,
-    ClassicGaussianWarning,
-    OtdSpec,
-    PcaSpec,
-    cluster,
-    realdata,
-    tradeoff,
-)
-from dpcore.joint_safe import design_for
-from dpcore.privacy import EPS_TOL
-from dpcore.trust_models import TrustOverview
+from dpcore import CapeDesign, ClassicGaussianWarning, OtdSpec, PcaSpec, cluster
+from dpcore.analysis import tradeoff
+from dpcore.analysis.trust_models import TrustOverview
+from dpcore.analysis.views import EPS_TOL
+from dpcore.experiments import realdata
+from dpcore.protocol.joint_safe import design_for
 from serving import worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot, flight
@@ -275,7 +269,7 @@ GAINS = {
 
 
 # The CAPE designs a page can choose: the paper's (each release on its own carries τ_s) and
-# the joint-view-safe one (all releases together do), :mod:`dpcore.joint_safe`.
+# the joint-view-safe one (all releases together do), :mod:`dpcore.protocol.joint_safe`.
 DESIGNS = {
     "cape": "paper's design (each release on its own)",
     "joint": "joint-view-safe design (all releases together)",
@@ -380,9 +374,9 @@ def agn_budget(epsilon: float, delta: float) -> dict[str, float]:
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = "") -> pd.DataFrame:
-    """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), cached; here under
-    a compute slot, or on the cluster holding none."""
-    from dpcore import paper
+    """One panel of the paper's figures (:func:`dpcore.experiments.paper.run_panel`), cached; here
+    under a compute slot, or on the cluster holding none."""
+    from dpcore.experiments import paper
 
     panel = paper.panel_by_key(key)  # a paper panel or a bundled stand-in ("2b~digits")
     data = None
@@ -396,18 +390,20 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
 @st.cache_data(show_spinner=False, max_entries=16)
 @compute_slot
 def paper_pool_spread(key: str, calibration: str) -> pd.DataFrame:
-    """capePCA's curve over several synthetic data pools (:func:`dpcore.paper.pool_spread`)."""
-    from dpcore import paper
+    """capePCA's curve over several synthetic data pools
+    (:func:`dpcore.experiments.paper.pool_spread`)."""
+    from dpcore.experiments import paper
 
     return paper.pool_spread(key, calibration=calibration)
 
 
 def paper_claims(key: str, df: pd.DataFrame) -> list:
-    """The verdicts of a panel's claims on its numbers (:func:`dpcore.paper.check_claims`):
+    """The verdicts of a panel's claims on its numbers
+    (:func:`dpcore.experiments.paper.check_claims`):
     deciding them reads the frame point by point, ~40 ms a panel, so a page keeps them with
     ``figures.memo.built(paper_claims, key, df, key=<the panel's settings>)`` instead of
     hashing the frame on every rerun."""
-    from dpcore import paper
+    from dpcore.experiments import paper
 
     return paper.check_claims(paper.panel_by_key(key), df)
 
@@ -514,7 +510,7 @@ def audit_tradeoff(
     trials: int,
     seed: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The audit in an attacker's words (:mod:`dpcore.tradeoff`), for :func:`audit_table`'s
+    """The audit in an attacker's words (:mod:`dpcore.analysis.tradeoff`), for :func:`audit_table`'s
     designs and views: one row per view (μ = Δ_s/σ, its ε at δ_s, the dip under the promise,
     the largest posterior at each prior, the attack's (FPR, FNR) and its Clopper–Pearson box),
     and the curves (each view's and the promise's)."""
@@ -683,8 +679,9 @@ def trust_models_pca(
     runs: int,
     seed: int,
 ) -> pd.DataFrame:
-    """:func:`dpcore.trust_models.trust_pca` (K = 5) on a synthetic pool of Σ N_s samples."""
-    from dpcore import trust_models
+    """:func:`dpcore.analysis.trust_models.trust_pca` (K = 5) on a synthetic pool of Σ N_s
+    samples."""
+    from dpcore.analysis import trust_models
 
     return trust_models.trust_pca(
         n_per_site,

@@ -16,10 +16,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import dpcore
-from dpcore import tradeoff
-from dpcore.cape import conventional_std
-from dpcore.privacy import EPS_TOL
-from dpcore.promise import likelihood_factor
+from dpcore.analysis import tradeoff
+from dpcore.analysis.views import EPS_TOL
+from dpcore.mechanisms.promise import likelihood_factor
+from dpcore.protocol.cape import conventional_std
 from figures.charts import FONT, calibration_figure, collusion_figure, gain_figure, sweep_figure
 from figures.theme import style
 from figures.tradeoff import theory_figure
@@ -86,8 +86,8 @@ def times(factor: float) -> str:
 
 
 def promise(epsilon: float) -> dict[str, str]:
-    """What ε promises one person (:func:`dpcore.promise.likelihood_factor`, e^ε): at this ε,
-    and at the two ε's a class compares, 0.5 and 5."""
+    """What ε promises one person (:func:`dpcore.mechanisms.promise.likelihood_factor`, e^ε): at
+    this ε, and at the two ε's a class compares, 0.5 and 5."""
     return {
         "odds": times(likelihood_factor(epsilon)),
         "odds_low": times(likelihood_factor(0.5)),
@@ -594,7 +594,7 @@ ATTACK_PRIOR = tradeoff.PRIORS[1]  # the prior the lesson reads the posterior at
 
 def attacker_scene(view: str) -> Scene:
     """Site 1's two views as trade-off curves against the promise's, and what they allow an
-    attacker (:mod:`dpcore.tradeoff`): S = 5 equal sites, N_s = 1000, ε = 0.5, δ = 0.01."""
+    attacker (:mod:`dpcore.analysis.tradeoff`): S = 5 equal sites, N_s = 1000, ε = 0.5, δ = 0.01."""
     table = party_table(*_view_args())
     row = table[(table["party"] == "aggregator") & (table["site"] == 1)].iloc[0]
     sens = 1.0 / 1000  # a site's mean of 1000 values in [0, 1]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from dpcore.questions import sweep_crossings
+from dpcore.experiments.questions import sweep_crossings
 from figures.theme import AXIS_LABELS, LOG_AXES, label
 from ui.state import bound
 
@@ -27,7 +27,8 @@ class Target:
 def crossing_table(
     df: pd.DataFrame, axis: str, metric: str, target: float, higher_is_better: bool
 ) -> pd.DataFrame:
-    """:func:`dpcore.questions.sweep_crossings`, cached (log interpolation on log axes)."""
+    """:func:`dpcore.experiments.questions.sweep_crossings`, cached (log interpolation on log
+    axes)."""
     return sweep_crossings(
         df,
         axis=axis,
@@ -83,8 +84,8 @@ def show_crossings(
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def sites_needed(target: float) -> dict[str, int]:
-    """:func:`dpcore.questions.sites_for_advantage` for both measures, cached."""
-    from dpcore.questions import sites_for_advantage
+    """:func:`dpcore.experiments.questions.sites_for_advantage` for both measures, cached."""
+    from dpcore.experiments.questions import sites_for_advantage
 
     return {m: sites_for_advantage(target, measure=m) for m in ("variance", "std")}
 

@@ -8,7 +8,7 @@ Matrix and Tensor Factorization" (Sec. 2–4, Algorithm 1, eq. (2), Proposition 
 
 from __future__ import annotations
 
-from dpcore import registry
+from dpcore.factorization import registry
 from learning.lessons.model import Control, Explore, Lesson, Question, Step
 from learning.settings import (
     AXIS_LABELS,

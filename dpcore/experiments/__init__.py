@@ -1,0 +1,10 @@
+"""Floor 5, experiments: sweeps and studies built from the floors below.
+
+The sweeps behind the PCA, tensor and dropout pages (:mod:`.sweeps`), their work limits
+(:mod:`.limits`), the paper's figures (:mod:`.paper`), the quiz questions (:mod:`.questions`)
+and real data (:mod:`.realdata`, :mod:`.csv_text`). Only ``cli`` and ``cluster`` sit above.
+"""
+
+from dpcore.experiments import csv_text, limits, paper, questions, realdata, sweeps
+
+__all__ = ["csv_text", "limits", "paper", "questions", "realdata", "sweeps"]

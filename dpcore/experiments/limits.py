@@ -1,0 +1,321 @@
+"""Resource guard: estimate a request's work and memory before running it, refuse past limits.
+
+The estimates are deliberately simple cost models, calibrated on the benchmark machine
+(2 cores, ``benchmarks/``): a symmetric D×D eigendecomposition takes about 2.7 ms·(D/200)³,
+the third-moment accumulation about N·D³/10¹⁰ s, and runs are spread over the workers of
+:func:`dpcore.parallel.default_workers`. They
+only need to be right within a small factor: their job is to stop a request that would take
+the server down (a classroom of thirty shares two cores), not to predict to the second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from dpcore.factorization.registry import Algorithm, OtdMethod, PcaMethod, otd_method, pca_method
+from dpcore.parallel import default_workers
+from dpcore.resources import (
+    DRAW_SECONDS,
+    EIGH_200,
+    FLOPS,
+    MAX_DESIGN_SITES,
+    MAX_DIM_TENSOR,
+    MAX_MEMORY,
+    MAX_SECONDS,
+    MAX_TASKS,
+)
+
+__all__ = [
+    "DRAW_SECONDS",
+    "EIGH_200",
+    "FLOPS",
+    "HEAVY_SECONDS",
+    "MAX_DESIGN_SITES",
+    "MAX_DIM_TENSOR",
+    "MAX_MEMORY",
+    "MAX_SECONDS",
+    "MAX_TASKS",
+    "WorkEstimate",
+    "check_budget",
+    "estimate_otd",
+    "estimate_pca",
+    "is_heavy",
+    "work",
+]
+
+# Estimated seconds from which the app runs a request as a queued job in a child process
+# (serving.jobs) instead of in the page's own thread. Read when :func:`is_heavy` is called,
+# so a test may set it small. Calibrated against the pages' former rules (see is_heavy).
+HEAVY_SECONDS = 1.0
+
+
+# What drives a cost: the settings of its largest term, by the sweep's parameter names and
+# with their values, the one to reduce first ("grid" is the number of grid points).
+Drivers = tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class WorkEstimate:
+    """Estimated cost of one request.
+
+    ``seconds_by``, ``memory_by`` and ``tasks_by`` name the settings of the largest term of
+    each cost (the parameter to reduce first leads), so that a refusal can say which
+    parameter drove it; they take no part in comparisons.
+    """
+
+    seconds: float
+    memory_bytes: float
+    tasks: int
+    seconds_by: Drivers = field(default=(), compare=False, repr=False)
+    memory_by: Drivers = field(default=(), compare=False, repr=False)
+    tasks_by: Drivers = field(default=(), compare=False, repr=False)
+
+
+def _largest(
+    terms: Sequence[tuple[float, tuple[str, ...]]], values: Mapping[str, int]
+) -> Drivers:
+    """The settings of the largest of a cost's terms, as (parameter, value) pairs."""
+    _, names = max(terms, key=lambda term: term[0])
+    return tuple((name, values[name]) for name in names)
+
+
+class Estimable(Protocol):
+    """What :func:`work` reads: a sweep spec (:class:`dpcore.PcaSpec`, :class:`dpcore.OtdSpec`)."""
+
+    def estimate(self) -> WorkEstimate:
+        """The request's estimated cost."""
+        ...
+
+
+def work(spec: Estimable) -> WorkEstimate:
+    """The one work estimate of a sweep spec (its records' costs, its grid and runs).
+
+    Examples
+    --------
+    >>> from dpcore import PcaSpec
+    >>> work(PcaSpec.build(epsilon=1.0, runs=3)).tasks
+    3
+    """
+    return spec.estimate()
+
+
+def is_heavy(spec: Estimable) -> bool:
+    """Whether the app should run ``spec`` as a queued job (in a bounded child process).
+
+    Heavy: estimated seconds ≥ :data:`HEAVY_SECONDS` (read at call time), or a real data set.
+
+    This one rule replaces two page rules: the PCA page's "D ≥ 200, or runs × grid > 100,
+    or real data" and the tensor page's "runs × grid × (D/10)³ × max(S·N_s/10⁵, 1) > 60".
+    Measured on the 2-core benchmark machine (estimate / measured seconds, 8-point ε grid):
+    the PCA page's default (D = 50, 5 runs: 0.09 / 0.2) and lesson 5 stay light; D = 200
+    with 5 runs (1.5 / 0.6) and D = 100 with 20 runs (1.5 / 0.6) stay heavy; D = 150 with 5
+    runs (0.85 / 0.5) stays light. What changed: the tensor page's rule queued sweeps
+    that take a fraction of a second (D = 20 with 2 runs: 0.3 / 0.2; the default with 10
+    runs: 0.4 / 0.2) — they now run at once; and PCA at D = 200 with one or two runs is
+    light (its estimate is under a second). The estimate also counts what the old rules
+    ignored: secure aggregation's draws and the power method's iterations.
+    """
+    if not isinstance(getattr(spec, "data", "synthetic"), str):
+        return True  # a real data set: loading and holding it belongs in a bounded child
+    return work(spec).seconds >= HEAVY_SECONDS
+
+
+def _eigh_seconds(dim: int) -> float:
+    return max(1e-4, EIGH_200 * (dim / 200) ** 3)
+
+
+def _pca(algorithm: str | Algorithm) -> PcaMethod:
+    if isinstance(algorithm, Algorithm) and algorithm.pca is not None:
+        return algorithm.pca
+    return pca_method(algorithm, param="algorithms")
+
+
+def _otd(algorithm: str | Algorithm) -> OtdMethod:
+    if isinstance(algorithm, Algorithm) and algorithm.otd is not None:
+        return algorithm.otd
+    return otd_method(algorithm, param="algorithms")
+
+
+def estimate_pca(
+    *,
+    dim: int,
+    sites: int,
+    n_max: int,
+    pool: int,
+    points: int,
+    runs: int,
+    algorithms: Sequence[str | Algorithm],
+) -> WorkEstimate:
+    """Cost of :func:`dpcore.pca_sweep`: eigendecompositions per run, data draws, the pool.
+
+    Each algorithm's eigendecompositions and extra random draws per run come from its
+    registry record (``algorithms``: names or the records themselves).
+    """
+    workers = default_workers()
+    methods = [_pca(a) for a in algorithms]
+    per_run = sum(m.eighs(sites) for m in methods)
+    draws = sum(m.draws(sites, dim) for m in methods)
+    tasks = points * runs
+    values = {"dim": dim, "sites": sites, "n_per_site": n_max, "pool_size": pool}
+    values |= {"grid": points, "runs": runs}
+    time_terms = [  # the terms of ``seconds`` below
+        (tasks * per_run * _eigh_seconds(dim) / workers, ("dim", "runs", "grid")),
+        (tasks * draws * DRAW_SECONDS / workers, ("sites", "dim", "runs", "grid")),
+        (tasks * sites * n_max * dim**2 / FLOPS, ("n_per_site", "sites", "dim", "runs", "grid")),
+    ]
+    memory_terms = [
+        (8.0 * pool * dim, ("pool_size", "dim")),
+        (8.0 * workers * (sites + 4) * dim**2, ("dim", "sites")),
+        (8.0 * 3 * sites * n_max * dim, ("n_per_site", "sites", "dim")),
+    ]
+    seconds = tasks * (per_run * _eigh_seconds(dim) + draws * DRAW_SECONDS) / workers
+    seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled
+    return WorkEstimate(
+        seconds,
+        8.0 * (pool * dim + workers * (sites + 4) * dim**2 + 3 * sites * n_max * dim),
+        tasks,
+        _largest(time_terms, values),
+        _largest(memory_terms, values),
+        (("runs", runs), ("grid", points)),
+    )
+
+
+def estimate_otd(
+    *,
+    dim: int,
+    k: int,
+    sites: int,
+    n_total: int,
+    draws: int,
+    points: int,
+    runs: int,
+    faithful: bool,
+    algorithms: Sequence[str | Algorithm] | None = None,
+    restarts: int = 10,
+    max_iter: int = 100,
+) -> WorkEstimate:
+    """Cost of :func:`dpcore.otd_sweep`: moments, noisy tensors, power method per run.
+
+    The power method is counted at its iteration bound (batched over every tensor: ~20 µs
+    a step). Each algorithm whose registry record decomposes a tensor costs one noisy tensor and
+    one power method per run; without ``algorithms``, the paper's six.
+    """
+    workers = default_workers()
+    tasks = points * runs
+    methods = [] if algorithms is None else [_otd(a) for a in algorithms]
+    per_run = 6 if algorithms is None else sum(m.decomposes for m in methods)
+    extra = sum(m.draws(sites, dim) for m in methods)  # secure aggregation's integers
+    seconds = draws * n_total * dim**3 / FLOPS / workers
+    seconds += tasks * extra * DRAW_SECONDS / workers
+    seconds += tasks * per_run * (dim**3 * (sites if faithful else 1) * 3e-8 + 2e-4 * k)
+    seconds += k * restarts * max_iter * (2e-5 + tasks * per_run * k**3 / FLOPS)
+    tensors = sites * dim**3 * (4 if faithful else 2)
+    memory = 8.0 * (workers * tensors + 4096 * dim**2 * 3 + tasks * per_run * k**3)
+    values = {"dim": dim, "k": k, "sites": sites, "n_per_site": n_total // max(sites, 1)}
+    values |= {"grid": points, "runs": runs, "restarts": restarts, "max_iter": max_iter}
+    moments = ("n_per_site", "sites", "dim") + (("runs", "grid") if draws > 1 else ())
+    whitening = ("dim", "sites", "runs", "grid") if faithful else ("dim", "runs", "grid")
+    time_terms = [  # the terms of ``seconds`` above, in its order
+        (draws * n_total * dim**3 / FLOPS / workers, moments),
+        (tasks * extra * DRAW_SECONDS / workers, ("sites", "dim", "runs", "grid")),
+        (tasks * per_run * dim**3 * (sites if faithful else 1) * 3e-8, whitening),
+        (tasks * per_run * 2e-4 * k, ("runs", "grid", "k")),
+        (k * restarts * max_iter * 2e-5, ("max_iter", "restarts", "k")),
+        (k * restarts * max_iter * tasks * per_run * k**3 / FLOPS,
+         ("k", "max_iter", "restarts", "runs", "grid")),
+    ]
+    memory_terms = [
+        (8.0 * workers * tensors, ("dim", "sites")),
+        (8.0 * 4096 * dim**2 * 3, ("dim",)),
+        (8.0 * tasks * per_run * k**3, ("k", "runs", "grid")),
+    ]
+    return WorkEstimate(
+        seconds,
+        memory,
+        tasks,
+        _largest(time_terms, values),
+        _largest(memory_terms, values),
+        (("runs", runs), ("grid", points)),
+    )
+
+
+# how to reduce each driver, for the advice at the end of a refusal
+_ADVICE = {
+    "dim": "a smaller dim",
+    "k": "a smaller k",
+    "sites": "fewer sites",
+    "n_per_site": "a smaller n_per_site",
+    "pool_size": "a smaller pool_size",
+    "grid": "a shorter grid",
+    "runs": "fewer runs",
+    "restarts": "fewer restarts",
+    "max_iter": "a smaller max_iter",
+}
+
+
+def _setting(name: str, value: object) -> str:
+    if name == "grid":
+        return f"{value:,} grid point" + ("" if value == 1 else "s")
+    return f"{name} = {value:,}"
+
+
+def _refusal(drivers: Drivers, what: str, cost: str, limit: str) -> str:
+    """"dim = 5,000 (with sites = 3): this sweep needs about …; the limit is …. Use …"."""
+    # a single grid point is no driver worth naming (it cannot be made shorter)
+    drivers = tuple((n, v) for n, v in drivers if not (n == "grid" and v == 1))
+    if not drivers:  # an estimate made without its drivers
+        return f"{what} {cost}; the limit is {limit}."
+    lead, *rest = (_setting(n, v) for n, v in drivers)
+    with_ = f" (with {', '.join(rest)})" if rest else ""
+    advice = [_ADVICE[n] for n, _ in drivers]
+    advice_text = advice[0] if len(advice) == 1 else f"{', '.join(advice[:-1])} or {advice[-1]}"
+    return f"{lead}{with_}: {what} {cost}; the limit is {limit}. Use {advice_text}."
+
+
+def _gib(memory_bytes: float) -> str:
+    gib = memory_bytes / 2**30
+    return f"{gib:.1f}" if gib < 1e4 else f"{gib:.3g}"
+
+
+def check_budget(estimate: WorkEstimate, *, what: str) -> WorkEstimate:
+    """Raise ValueError if the estimate passes a limit, naming the parameters that drive it.
+
+    Examples
+    --------
+    >>> est = estimate_pca(dim=5, sites=3, n_max=300, pool=10**8, points=1, runs=4,
+    ...                    algorithms=["cape"])
+    >>> check_budget(est, what="this sweep")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: pool_size = 100,000,000 (with dim = 5): this sweep needs about 3.7 GiB ...
+    """
+    if estimate.tasks > MAX_TASKS:
+        raise ValueError(
+            _refusal(
+                estimate.tasks_by,
+                what,
+                f"asks for {estimate.tasks:,} grid points × runs",
+                f"{MAX_TASKS:,}",
+            )
+        )
+    if estimate.memory_bytes > MAX_MEMORY:
+        raise ValueError(
+            _refusal(
+                estimate.memory_by,
+                what,
+                f"needs about {_gib(estimate.memory_bytes)} GiB of memory",
+                f"{MAX_MEMORY / 2**30:.0f} GiB",
+            )
+        )
+    if estimate.seconds > MAX_SECONDS:
+        raise ValueError(
+            _refusal(
+                estimate.seconds_by,
+                what,
+                f"would take about {estimate.seconds / 60:,.0f} minutes",
+                f"{MAX_SECONDS / 60:.0f} minutes",
+            )
+        )
+    return estimate
