@@ -182,6 +182,20 @@ def pca_frame(spec, seed: int, source: tuple, data_dir: str | None):
     return cluster.run(dpcore.run_pca_sweep, spec, np.random.default_rng(seed))
 
 
+def rounds_table(spec, seed: int, source: tuple, data_dir: str | None):
+    """The rounds axis of a page's :class:`dpcore.sweeps.rounds.RoundsSpec` on its data
+    source, as :func:`dpcore.sweeps.rounds.rounds_summary`, in the child."""
+    import dataclasses
+
+    from dpcore import cluster
+    from dpcore.sweeps.rounds import rounds_summary, run_rounds_sweep
+
+    if source[0] != "synthetic":
+        data = load_source(*source, data_dir)
+        spec = dataclasses.replace(spec, sweep=spec.sweep.replace(data=data))
+    return rounds_summary(cluster.run(run_rounds_sweep, spec, seed))
+
+
 def otd_frame(spec, seed: int):
     """:func:`dpcore.run_otd_sweep` of a page's spec as its tidy frame, in the child."""
     import numpy as np

@@ -10,6 +10,7 @@ the same arguments give the same numbers in every session and process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,6 +31,7 @@ from dpcore import (
 )
 from dpcore.joint_safe import design_for
 from dpcore.privacy import EPS_TOL
+from dpcore.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
 from dpcore.trust_models import TrustOverview
 from serving import worker
 from serving.datafiles import data_dir
@@ -127,7 +129,7 @@ def load_dataset(kind: str, arg: Any = None) -> dpcore.Dataset:
 # every session and process. Hashing the dataclass field by field would reach the registry
 # records it carries (functions: unhashable) and cost more. The page's spec names its data
 # ("synthetic"; a real data set joins only where the sweep runs), so its repr stays short.
-SPEC_HASH = {PcaSpec: repr, OtdSpec: repr}
+SPEC_HASH = {PcaSpec: repr, OtdSpec: repr, RoundsSpec: repr}
 
 
 def _on_source(spec: PcaSpec, source: tuple) -> PcaSpec:
@@ -171,6 +173,22 @@ def pca_job(spec: PcaSpec, seed: int, source: tuple = ("synthetic",), *, gate: s
     """:func:`pca_frame` as this session's heavy job (:func:`ui.jobs.run_heavy`); ``gate``
     is the key of the page's :func:`ui.controls.run_gate`."""
     return jobs.run_heavy(worker.pca_frame, spec, seed, source, data_dir(), gate=gate)
+
+
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs=SPEC_HASH)
+def rounds_table(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",)) -> pd.DataFrame:
+    """Mean ± standard error per (algorithm, ε, T) of a page's rounds axis
+    (:func:`dpcore.sweeps.rounds.rounds_summary` of :func:`~dpcore.sweeps.rounds.
+    run_rounds_sweep`, seeded with ``seed``): the numbers ``spec.command(seed)`` prints."""
+    if source[0] != "synthetic":
+        spec = dataclasses.replace(spec, sweep=_on_source(spec.sweep, source))
+    frame = cluster.run_slotted(compute_slot, run_rounds_sweep, spec, seed)
+    return rounds_summary(frame)
+
+
+def rounds_job(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",), *, gate: str):
+    """:func:`rounds_table` as this session's heavy job (:func:`ui.jobs.run_heavy`)."""
+    return jobs.run_heavy(worker.rounds_table, spec, seed, source, data_dir(), gate=gate)
 
 
 def otd_job(spec: OtdSpec, seed: int, *, gate: str, example: bool = False) -> pd.DataFrame:

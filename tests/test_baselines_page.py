@@ -1,0 +1,74 @@
+"""The PCA page's Baselines section (issue #38): its numbers are the command's numbers.
+
+The page shows the rounds axis of every registered iterative algorithm beside the chosen
+one-shot ones, and the command that reproduces it; running that command here must give the
+same table to the last bit (same spec, same seed), and the chart must draw those numbers.
+"""
+
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.sweeps.rounds import PROG, iterative_algorithms, main
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.app, pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")]
+
+
+@pytest.fixture(scope="module")
+def shown():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("app_pages/pca.py")
+    at.query_params.update(
+        {"pca_dim": "20", "pca_k": "3", "pca_runs": "3", "pca_algs": ["CAPE"], "pca_rounds": "true"}
+    )
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "rounds" in d.value.columns)
+    command = next(c.value for c in at.code if c.value.startswith(PROG))
+    return table, command
+
+
+def test_the_page_shows_every_iterative_method_at_every_t_beside_one_shot_cape(shown):
+    table, _ = shown
+    assert set(table[table.algorithm == "cape"].rounds) == {1}
+    for name in iterative_algorithms():  # from the registry, not from a list in the page
+        assert len(table[table.algorithm == name]) > 1, name
+    assert (table.se > 0).all() and (table.runs == 3).all()
+
+
+def test_the_pages_numbers_are_the_commands_numbers(shown, capsys):
+    table, command = shown
+    words = shlex.split(command)
+    assert words[: len(PROG.split())] == PROG.split()
+    ours = main(words[len(PROG.split()) :])
+    pd.testing.assert_frame_equal(
+        table.reset_index(drop=True), ours.reset_index(drop=True), check_exact=True
+    )
+    assert "npm_cape" in capsys.readouterr().out  # the command prints the table
+
+
+def test_the_chart_draws_the_tables_means_and_standard_error_bands(shown):
+    from figures.rounds import rounds_figure
+    from figures.theme import label
+
+    table, _ = shown
+    fig = rounds_figure(table, y_title="ratio")
+    lines = {t.name: t for t in fig.data if t.showlegend is not False}
+    bands = [t for t in fig.data if t.showlegend is False]
+    for name in iterative_algorithms():
+        part = table[table.algorithm == name].sort_values("rounds")
+        line = lines[label(name)]
+        np.testing.assert_array_equal(line.x, part.rounds.to_numpy(float))
+        np.testing.assert_array_equal(line.y, part["mean"].to_numpy())
+        band = next(b for b in bands if b.legendgroup == name)
+        upper = np.asarray(band.y)[: len(part)]
+        np.testing.assert_allclose(upper, (part["mean"] + part.se).to_numpy(), rtol=1e-15)
+    # one-shot CAPE: one release, a flat line over the whole T range
+    cape = lines[f"{label('cape')} (one release)"]
+    assert list(cape.x) == [table.rounds.min(), table.rounds.max()]
+    assert len(set(cape.y)) == 1
