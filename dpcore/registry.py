@@ -29,6 +29,7 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcore.fedpca import DEFAULT_LOCAL_ITERATIONS, fedpower_pca, synchronisations
 from dpcore.iterative import (
     DEFAULT_ROUNDS,
     cape_npm_pca,
@@ -578,6 +579,27 @@ def _cape_npm_cost(c: CostShape, *, rounds: int) -> PartyCost:
     return PartyCost(noise_generator=each, aggregator=2 * each, sites=each)
 
 
+def _fedpower(
+    x: PcaInputs, rng: np.random.Generator, *, rounds: int, local_iterations: int
+) -> NDArray[np.float64]:
+    return fedpower_pca(
+        x.moments,
+        x.k,
+        tau_site=x.tau,
+        weights=x.weights,
+        rounds=rounds,
+        local_iterations=min(local_iterations, rounds),  # T < p: one aggregation, at T
+        rng=rng,
+    )
+
+
+def _fedpower_cost(c: CostShape, *, rounds: int, local_iterations: int) -> PartyCost:
+    # at each synchronisation every site sends Y_t^(s); the server broadcast Z₀ and every
+    # aggregate but the last (the output)
+    each = len(synchronisations(rounds, min(local_iterations, rounds))) * c.sites * c.dim * c.k
+    return PartyCost(aggregator=each, sites=each)
+
+
 def _rounds_work(sites: int, *, rounds: int) -> int:
     """Work of T rounds in D×D eigendecomposition equivalents (the work estimate).
 
@@ -752,6 +774,21 @@ BUILTIN = (
         dash="dash",
         opt_in=True,
     ),
+    Algorithm(
+        name="fedpower",
+        label="FedPower (local power iterations)",
+        color="#332288",
+        description="every site runs T noisy power iterations on its own data; every "
+        f"p = {DEFAULT_LOCAL_ITERATIONS} rounds the server aligns the sites' iterates "
+        "(orthogonal Procrustes) and averages them (Guo et al. 2024)",
+        pca=_iterative(
+            partial(_fedpower, local_iterations=DEFAULT_LOCAL_ITERATIONS),
+            partial(_fedpower_cost, local_iterations=DEFAULT_LOCAL_ITERATIONS),
+            DEFAULT_ROUNDS,
+        ),
+        dash="dot",
+        opt_in=True,
+    ),
 )
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -773,7 +810,7 @@ def names(family: str | None = None) -> tuple[str, ...]:
     --------
     >>> names("pca")  # doctest: +NORMALIZE_WHITESPACE
     ('nonprivate', 'cape', 'conv', 'local', 'dpdis', 'cape_joint', 'secagg', 'npm',
-     'npm_distributed', 'npm_cape', 'npm_cape_joint')
+     'npm_distributed', 'npm_cape', 'npm_cape_joint', 'fedpower')
     """
     family = _check_family(family)
     return tuple(

@@ -67,6 +67,7 @@ def test_builtin_names_and_order():
         "npm_distributed",
         "npm_cape",
         "npm_cape_joint",
+        "fedpower",
     )
     assert registry.names("otd")[:7] == (
         "nonprivate",
