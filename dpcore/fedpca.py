@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpcore._validation import check_int, check_rng
+from dpcore.cape import add_symmetric_noise
 from dpcore.iterative import (
     DEFAULT_ROUNDS,
     _check_moments,
@@ -44,6 +45,7 @@ from dpcore.iterative import (
     orthonormalise,
     per_round_std,
 )
+from dpcore.metrics import top_k_eigh
 
 # Local power iterations between two synchronisations (p). Our choice, not the paper's
 # (docs/baselines.md): with T = 11 rounds, p = 2 synchronises at t = 2, 4, …, 10 and 11.
@@ -150,3 +152,90 @@ def fedpower_pca(
         else:
             bases = [orthonormalise(y) for y in ys]
     return bases[0]
+
+
+# --- one-shot federated PCA (Grammenos et al. 2020) -------------------------------------------
+
+
+def local_subspace(
+    moment: NDArray[np.float64], k: int, *, tau: float, weight: float, rng: np.random.Generator
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """A site's private rank-K summary (U_s, Σ_s): the top-K eigenpairs of Â_s = A_s + G_s.
+
+    G_s ~ symmetric N(0, τ_s²) (input perturbation, as MOD-SuLQ; our calibration τ_s) and
+    Σ_s = sqrt(μ_s · max(λ, 0)): U_s Σ_s² U_sᵀ is μ_s times Â_s's rank-K part, so the merge
+    of all sites estimates Σ μ_s A_s. Ranked by signed eigenvalue
+    (:func:`dpcore.metrics.top_k_eigh`).
+    """
+    vals, vecs = top_k_eigh(add_symmetric_noise(moment, tau, rng=rng), k)
+    return vecs, np.sqrt(weight * np.clip(vals, 0.0, None))
+
+
+def merge_subspaces(
+    first: tuple[NDArray[np.float64], NDArray[np.float64]],
+    second: tuple[NDArray[np.float64], NDArray[np.float64]],
+    k: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Grammenos et al.'s Merge: the top-K left singular pairs of [U₁Σ₁, U₂Σ₂].
+
+    Their Algorithm 2 with forgetting factors λ₁ = λ₂ = 1 (their code's SVD-based merge,
+    ``fpca_subspace_merge.m`` type 1): (U, Σ) with U Σ² Uᵀ the best rank-K approximation of
+    U₁Σ₁²U₁ᵀ + U₂Σ₂²U₂ᵀ.
+    """
+    (u1, s1), (u2, s2) = first, second
+    u, s, _ = np.linalg.svd(np.hstack([u1 * s1, u2 * s2]), full_matrices=False)
+    return u[:, :k], s[:k]
+
+
+def federated_pca(
+    moments: ArrayLike,
+    k: int,
+    *,
+    tau_site: ArrayLike,
+    weights: ArrayLike | None = None,
+    rng: object = None,
+) -> NDArray[np.float64]:
+    """One-shot federated PCA: private local subspaces merged up a binary tree.
+
+    Parameters
+    ----------
+    moments : array_like, shape (S, D, D)
+        The sites' A_s, S ≥ 2.
+    k : int
+        K, 1 ≤ K ≤ D (the rank every site keeps and every merge truncates to).
+    tau_site : array_like, shape (S,)
+        τ_s, each site's one-release std at its (ε_s, δ_s): the site's one Gaussian release.
+    weights : array_like, shape (S,), optional
+        μ_s (default 1/S).
+    rng : int, Generator or None
+        Spawned into one stream per site.
+
+    Returns
+    -------
+    ndarray, shape (D, K)
+        The root's U, orthonormal.
+
+    Notes
+    -----
+    Leaves are the sites' :func:`local_subspace`; each level merges neighbours (1, 2),
+    (3, 4), … with :func:`merge_subspaces` and an odd one out moves up unmerged, until one
+    remains. Each site releases Â_s once; everything after is post-processing, so the site
+    spends its (ε_s, δ_s) once, like the one-shot algorithms. The truncation to rank K at
+    every merge is what separates it from DPdisPCA with R = K (one merge of all sites).
+
+    References
+    ----------
+    Grammenos, Mendoza-Smith, Crowcroft & Mascolo, NeurIPS 2020, Algorithms 2 (Merge) and
+    the federated tree of Section 4, one block per site (docs/baselines.md).
+    """
+    arr, k = _check_moments(moments, k, min_sites=2)
+    tau, mu = _check_sites(arr, tau_site, weights)
+    site_rngs = check_rng(rng).spawn(arr.shape[0])
+    level = [
+        local_subspace(a, k, tau=float(t), weight=float(m), rng=r)
+        for a, t, m, r in zip(arr, tau, mu, site_rngs, strict=True)
+    ]
+    while len(level) > 1:
+        merged = [merge_subspaces(a, b, k) for a, b in zip(level[::2], level[1::2], strict=False)]
+        level = merged + level[len(merged) * 2 :]
+    return level[0][0]

@@ -29,7 +29,12 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore.fedpca import DEFAULT_LOCAL_ITERATIONS, fedpower_pca, synchronisations
+from dpcore.fedpca import (
+    DEFAULT_LOCAL_ITERATIONS,
+    federated_pca,
+    fedpower_pca,
+    synchronisations,
+)
 from dpcore.iterative import (
     DEFAULT_ROUNDS,
     cape_npm_pca,
@@ -600,6 +605,18 @@ def _fedpower_cost(c: CostShape, *, rounds: int, local_iterations: int) -> Party
     return PartyCost(aggregator=each, sites=each)
 
 
+def _federated_pca(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
+    return federated_pca(x.moments, x.k, tau_site=x.tau, weights=x.weights, rng=rng)
+
+
+def _federated_pca_cost(c: CostShape) -> PartyCost:
+    return PartyCost(sites=c.sites * (c.dim * c.k + c.k))  # U_s and Σ_s, once
+
+
+def _federated_pca_eighs(sites: int) -> int:
+    return sites  # one per site; the S − 1 merges are SVDs of D×2K (small)
+
+
 def _rounds_work(sites: int, *, rounds: int) -> int:
     """Work of T rounds in D×D eigendecomposition equivalents (the work estimate).
 
@@ -789,6 +806,16 @@ BUILTIN = (
         dash="dot",
         opt_in=True,
     ),
+    Algorithm(
+        name="fedpca",
+        label="Federated PCA (subspace merge)",
+        color="#CC6677",
+        description="every site releases a noisy A_s once and keeps its rank-K subspace; the "
+        "server merges the subspaces pairwise up a tree (Grammenos et al. 2020)",
+        pca=PcaMethod(run=_federated_pca, cost=_federated_pca_cost, eighs=_federated_pca_eighs),
+        dash="dash",
+        opt_in=True,
+    ),
 )
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -810,7 +837,7 @@ def names(family: str | None = None) -> tuple[str, ...]:
     --------
     >>> names("pca")  # doctest: +NORMALIZE_WHITESPACE
     ('nonprivate', 'cape', 'conv', 'local', 'dpdis', 'cape_joint', 'secagg', 'npm',
-     'npm_distributed', 'npm_cape', 'npm_cape_joint', 'fedpower')
+     'npm_distributed', 'npm_cape', 'npm_cape_joint', 'fedpower', 'fedpca')
     """
     family = _check_family(family)
     return tuple(

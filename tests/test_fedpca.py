@@ -19,7 +19,9 @@ from dpcore import registry
 from dpcore.calibration import second_moment_sensitivity, site_noise_std
 from dpcore.costs import communication_cost
 from dpcore.fedpca import (
+    federated_pca,
     fedpower_pca,
+    merge_subspaces,
     procrustes_rotation,
     synchronisations,
 )
@@ -261,3 +263,117 @@ def test_fedpower_record_rounds_communication_and_sweep():
     frame = dpcore.pca_sweep(**small, epsilon=[1e6], algorithms=["nonprivate", "fedpower"], rng=1)
     ratio = frame.groupby("algorithm").captured_energy_ratio.mean()
     assert ratio["fedpower"] > 0.97 * ratio["nonprivate"]
+
+
+# --- one-shot federated PCA (Grammenos et al. 2020) -------------------------------------------
+
+
+def _merge_incremental(u1, s1, u2, s2, k):
+    """Grammenos et al.'s QR-based merge (their code's type 3): z = U₁ᵀU₂, QR of U₂ − U₁z,
+    SVD of the small block [[Σ₁, zΣ₂], [0, RΣ₂]] — another route to the same top-K pairs."""
+    z = u1.T @ u2
+    q, r = np.linalg.qr(u2 - u1 @ z)
+    block = np.block([[np.diag(s1), z * s2], [np.zeros((len(s2), len(s1))), r * s2]])
+    ur, sr, _ = np.linalg.svd(block)
+    return np.hstack([u1, q]) @ ur[:, :k], sr[:k]
+
+
+def _federated_as_printed(moments, k, tau, mu, rng):
+    """Each site: Â_s = A_s + symmetric N(0, τ_s²) from its own stream (rng.spawn(S)),
+    eigenpairs by numpy's eigh sorted by value, U_s and sqrt(μ_s λ); then the tree of merges,
+    neighbours first, the odd one out carried up."""
+    streams = rng.spawn(len(moments))
+    level = []
+    for a, t, m, r in zip(moments, tau, mu, streams, strict=True):
+        noisy = a + dpcore.symmetric_noise(a.shape[0], order=2, scale=t, rng=r)
+        vals, vecs = np.linalg.eigh(noisy)
+        top = np.argsort(vals)[::-1][:k]
+        level.append((vecs[:, top], np.sqrt(m * np.clip(vals[top], 0, None))))
+    while len(level) > 1:
+        nxt = [_merge_incremental(*level[i], *level[i + 1], k) for i in range(0, len(level) - 1, 2)]
+        level = nxt + ([level[-1]] if len(level) % 2 else [])
+    return level[0][0]
+
+
+@pytest.mark.parametrize("sites", [2, 3, 5])
+def test_federated_pca_matches_an_independent_implementation(sites):
+    sizes = np.arange(1, sites + 1) * 200
+    moments, _ = _moments(sizes, DIM, K, np.random.default_rng(sites))
+    mu = sizes / sizes.sum()
+    tau = site_noise_std(sizes, epsilon=1.0, delta=1e-5, method="analytic")
+    ours = federated_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(4))
+    theirs = _federated_as_printed(moments, K, tau, mu, np.random.default_rng(4))
+    np.testing.assert_allclose(ours @ ours.T, theirs @ theirs.T, atol=1e-9)  # same subspace
+
+
+def test_the_merge_is_the_best_rank_k_approximation_of_the_sum():
+    rng = np.random.default_rng(1)
+    u1, u2 = (np.linalg.qr(rng.standard_normal((9, 3)))[0] for _ in range(2))
+    s1, s2 = np.array([3.0, 2.0, 1.0]), np.array([2.5, 0.5, 0.2])
+    u, s = merge_subspaces((u1, s1), (u2, s2), 3)
+    total = u1 @ np.diag(s1**2) @ u1.T + u2 @ np.diag(s2**2) @ u2.T
+    vals, vecs = np.linalg.eigh(total)
+    np.testing.assert_allclose(s**2, vals[::-1][:3], rtol=1e-10)
+    assert subspace_distance(u, vecs[:, ::-1][:, :3]) < 1e-8
+
+
+def test_federated_pca_recovers_a_planted_subspace_at_large_epsilon():
+    sizes = np.array([2000, 2000, 2000, 2000, 2000])
+    moments, planted = _moments(sizes, 20, 3, np.random.default_rng(11))
+    mu = sizes / sizes.sum()
+    tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, method="analytic")
+    truth = top_k_eigvecs(np.tensordot(mu, moments, axes=1), 3)
+    x = federated_pca(moments, 3, tau_site=tau, weights=mu, rng=0)
+    # each site's top-3 is the planted one up to its own sampling error; the merges keep it
+    assert subspace_distance(x, truth) < 0.05
+    assert subspace_distance(x, planted) < 0.1
+
+
+def test_federated_pca_at_infinite_epsilon_on_rank_k_sites_is_the_non_private_subspace():
+    rng = np.random.default_rng(8)
+    u = np.linalg.qr(rng.standard_normal((15, 3)))[0]
+    moments = np.stack([u @ np.diag(rng.uniform(0.2, 1.0, 3)) @ u.T for _ in range(5)])
+    truth = nonprivate_pca(moments, 3, weights=np.full(5, 0.2))
+    x = federated_pca(moments, 3, tau_site=np.zeros(5), rng=1)
+    assert subspace_distance(x, truth) < 1e-10
+
+
+def test_federated_pca_same_seed_same_basis_and_another_seed_differs(data):
+    moments, _, mu, tau = data
+    first = federated_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(9))
+    again = federated_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(9))
+    other = federated_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(10))
+    np.testing.assert_array_equal(first, again)
+    assert not np.allclose(first @ first.T, other @ other.T)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda m, t: federated_pca(m, 0, tau_site=t), "k"),
+        (lambda m, t: federated_pca(m, 13, tau_site=t), "k"),
+        (lambda m, t: federated_pca(m, 3, tau_site=-t), "tau_site"),
+        (lambda m, t: federated_pca(m, 3, tau_site=t[:2]), "tau_site"),
+        (lambda m, t: federated_pca(m, 3, tau_site=t, weights=[0.2, 0.2, 0.2]), "weights"),
+        (lambda m, t: federated_pca(m[:1], 3, tau_site=t[:1]), "moments"),
+        (lambda m, t: federated_pca(m[:, :, :5], 3, tau_site=t), "moments"),
+        (lambda m, t: federated_pca(m * np.nan, 3, tau_site=t), "moments"),
+    ],
+)
+def test_federated_pca_bad_inputs_are_refused_by_name(data, call, name):
+    moments, _, _, tau = data
+    with pytest.raises(ValueError, match=name):
+        call(moments, tau)
+
+
+def test_federated_pca_record_is_one_release_and_joins_the_sweep():
+    method = registry.pca_method("fedpca")
+    assert method.rounds == 1 and method.with_rounds is None  # one-shot: one release per site
+    d, k, s = 30, 4, 6
+    cost = communication_cost("fedpca", problem="pca", dim=d, k=k, sites=s)
+    assert cost["sites"] == s * (d * k + k) and cost["aggregator"] == 0
+    assert "fedpca" not in registry.defaults("pca")
+    small = {"dim": 8, "k": 2, "sites": 3, "n_per_site": 100, "runs": 2, "pool_size": 600}
+    frame = dpcore.pca_sweep(**small, epsilon=[1e6], algorithms=["nonprivate", "fedpca"], rng=1)
+    ratio = frame.groupby("algorithm").captured_energy_ratio.mean()
+    assert ratio["fedpca"] > 0.97 * ratio["nonprivate"]

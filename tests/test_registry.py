@@ -68,6 +68,7 @@ def test_builtin_names_and_order():
         "npm_cape",
         "npm_cape_joint",
         "fedpower",
+        "fedpca",
     )
     assert registry.names("otd")[:7] == (
         "nonprivate",
