@@ -285,6 +285,45 @@ def best_rounds(frame: pd.DataFrame, *, metric: str = "captured_energy_ratio") -
     return best.sort_values(["algorithm", "epsilon"]).reset_index(drop=True)
 
 
+def versus(
+    frame: pd.DataFrame, reference: str, *, metric: str = "captured_energy_ratio"
+) -> pd.DataFrame:
+    """Each algorithm at its best T against ``reference`` (a one-shot algorithm), per ε.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A :func:`run_rounds_sweep` frame holding ``reference``.
+    reference : str
+        The algorithm compared against (e.g. ``"cape"``, one-shot capePCA).
+    metric : str
+        A metric column (larger is better).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`best_rounds`'s columns without ``reference``'s rows, plus ``difference``
+        (mean − the reference's mean at the same ε), ``se_difference`` and ``z``
+        (difference / se_difference). Every algorithm has its own noise stream, so the two
+        means are independent given the data draw: se_difference = sqrt(se² + se_ref²).
+
+    Notes
+    -----
+    The best T is chosen on the same runs, so ``difference`` is optimistic for the
+    iterative algorithm (a maximum over T of noisy means): a negative ``z`` is the stronger
+    statement.
+    """
+    best = best_rounds(frame, metric=metric)
+    if reference not in set(best["algorithm"]):
+        raise ValueError(f"reference must be an algorithm of frame; got {reference!r}")
+    ref = best[best["algorithm"] == reference].set_index("epsilon")
+    out = best[best["algorithm"] != reference].copy()
+    out["difference"] = out["mean"].to_numpy() - ref.loc[out["epsilon"], "mean"].to_numpy()
+    out["se_difference"] = np.hypot(out["se"].to_numpy(), ref.loc[out["epsilon"], "se"].to_numpy())
+    out["z"] = out["difference"] / out["se_difference"]
+    return out.reset_index(drop=True)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     parser.add_argument("--epsilon", type=float, nargs="+", default=[0.1, 1.0, 10.0])
@@ -296,7 +335,10 @@ def _parser() -> argparse.ArgumentParser:
         nargs="+",
         default=["cape", "cape_joint", "conv", *iterative_algorithms()],
     )
-    parser.add_argument("--table", choices=["best", "all"], default="best")
+    parser.add_argument("--table", choices=["best", "all", "versus"], default="best")
+    parser.add_argument(
+        "--reference", default="cape", help="the one-shot algorithm of --table versus"
+    )
     for name in ("dim", "k", "sites", "n_per_site", "pool_size"):
         parser.add_argument(_OPTIONS[name], type=int, dest=name)
     parser.add_argument("--delta", type=float)
@@ -312,15 +354,22 @@ def main(argv: Sequence[str] | None = None) -> pd.DataFrame:
 
     ``--table best`` (default): the best T per algorithm and ε (docs/baselines.md);
     ``--table all``: every (algorithm, ε, T) mean ± se, the PCA page's Baselines numbers
-    (:meth:`RoundsSpec.command`).
+    (:meth:`RoundsSpec.command`); ``--table versus``: :func:`versus` against
+    ``--reference`` (default ``cape``).
     """
     args = vars(_parser().parse_args(argv))
     table, seed, rounds = args.pop("table"), args.pop("seed"), args.pop("rounds")
+    reference = args.pop("reference")
     keywords = {n: v for n, v in args.items() if v is not None}
     if len(keywords["epsilon"]) == 1:  # one ε is a point, not a one-point grid
         keywords["epsilon"] = keywords["epsilon"][0]
     frame = run_rounds_sweep(RoundsSpec.build(rounds=rounds, **keywords), seed)
-    out = best_rounds(frame) if table == "best" else rounds_summary(frame)
+    tables = {
+        "best": lambda: best_rounds(frame),
+        "all": lambda: rounds_summary(frame),
+        "versus": lambda: versus(frame, reference),
+    }
+    out = tables[table]()
     with pd.option_context("display.width", 120, "display.max_rows", 500):
         print(out.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return out
