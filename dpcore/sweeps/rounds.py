@@ -302,9 +302,9 @@ def versus(
     Returns
     -------
     pandas.DataFrame
-        :func:`best_rounds`'s columns without ``reference``'s rows, plus ``difference``
-        (mean − the reference's mean at the same ε), ``se_difference`` and ``z``
-        (difference / se_difference). Every algorithm has its own noise stream, so the two
+        :func:`best_rounds`'s rows and columns plus ``difference`` (mean − the reference's
+        mean at the same ε), ``se_difference`` and ``z`` (difference / se_difference), NaN
+        on the reference's own rows. Every algorithm has its own noise stream, so the two
         means are independent given the data draw: se_difference = sqrt(se² + se_ref²).
 
     Notes
@@ -317,9 +317,13 @@ def versus(
     if reference not in set(best["algorithm"]):
         raise ValueError(f"reference must be an algorithm of frame; got {reference!r}")
     ref = best[best["algorithm"] == reference].set_index("epsilon")
-    out = best[best["algorithm"] != reference].copy()
-    out["difference"] = out["mean"].to_numpy() - ref.loc[out["epsilon"], "mean"].to_numpy()
-    out["se_difference"] = np.hypot(out["se"].to_numpy(), ref.loc[out["epsilon"], "se"].to_numpy())
+    out = best.copy()
+    others = (out["algorithm"] != reference).to_numpy()
+    against = ref.loc[out["epsilon"]]
+    difference = out["mean"].to_numpy() - against["mean"].to_numpy()
+    se = np.hypot(out["se"].to_numpy(), against["se"].to_numpy())
+    out["difference"] = np.where(others, difference, np.nan)
+    out["se_difference"] = np.where(others, se, np.nan)
     out["z"] = out["difference"] / out["se_difference"]
     return out.reset_index(drop=True)
 
