@@ -30,11 +30,12 @@ def shown():
     assert not at.exception, [e.value for e in at.exception]
     table = next(d.value for d in at.dataframe if "rounds" in d.value.columns)
     command = next(c.value for c in at.code if c.value.startswith(PROG))
-    return table, command
+    best = next(d.value for d in at.dataframe if "best T" in d.value.columns)
+    return table, command, best
 
 
 def test_the_page_shows_every_iterative_method_at_every_t_beside_one_shot_cape(shown):
-    table, _ = shown
+    table, _, _ = shown
     assert set(table[table.algorithm == "cape"].rounds) == {1}
     for name in iterative_algorithms():  # from the registry, not from a list in the page
         assert len(table[table.algorithm == name]) > 1, name
@@ -42,7 +43,7 @@ def test_the_page_shows_every_iterative_method_at_every_t_beside_one_shot_cape(s
 
 
 def test_the_pages_numbers_are_the_commands_numbers(shown, capsys):
-    table, command = shown
+    table, command, _ = shown
     words = shlex.split(command)
     assert words[: len(PROG.split())] == PROG.split()
     ours = main(words[len(PROG.split()) :])
@@ -56,7 +57,7 @@ def test_the_chart_draws_the_tables_means_and_standard_error_bands(shown):
     from figures.rounds import rounds_figure
     from figures.theme import label
 
-    table, _ = shown
+    table, _, _ = shown
     fig = rounds_figure(table, y_title="ratio")
     lines = {t.name: t for t in fig.data if t.showlegend is not False}
     bands = [t for t in fig.data if t.showlegend is False]
@@ -72,3 +73,19 @@ def test_the_chart_draws_the_tables_means_and_standard_error_bands(shown):
     cape = lines[f"{label('cape')} (one release)"]
     assert list(cape.x) == [table.rounds.min(), table.rounds.max()]
     assert len(set(cape.y)) == 1
+
+
+def test_the_pages_answer_is_each_methods_best_t_against_one_shot_cape(shown):
+    # the page's "does it beat one-shot CAPE" column, read back against versus_of
+    from dpcore.sweeps.rounds import versus_of
+    from figures.theme import label
+
+    table, _, best = shown
+    expected = versus_of(table, "cape").set_index("algorithm")
+    page = best.set_index("algorithm")
+    column = next(c for c in page.columns if "CAPE" in c)
+    for name in iterative_algorithms():
+        row, want = page.loc[label(name)], expected.loc[name]
+        assert row["best T"] == want["rounds"]
+        assert row[column] == f"{want['difference']:+.4f} ± {want['se_difference']:.4f}"
+    assert page.loc[label("cape"), column] == ""  # the reference itself

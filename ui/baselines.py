@@ -9,11 +9,12 @@ headless. Adding an iterative method is its registry record: nothing here names 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpcore.limits import is_heavy
-from dpcore.sweeps.rounds import RoundsSpec
+from dpcore.sweeps.rounds import RoundsSpec, best_of, versus_of
 from figures.memo import built
 from figures.rounds import rounds_figure
 from figures.theme import label
@@ -27,21 +28,29 @@ from ui.state import bound
 Y_TITLE = "captured energy / optimum"
 
 
-def _best(summary: pd.DataFrame) -> pd.DataFrame:
-    """Each algorithm's best T with its mean and standard error (ties: the smallest T)."""
-    ordered = summary.sort_values(["algorithm", "rounds"], kind="stable")
-    best = ordered.loc[ordered.groupby("algorithm", sort=False)["mean"].idxmax()]
-    order = list(dict.fromkeys(summary["algorithm"]))
-    best = best.set_index("algorithm").loc[order].reset_index()
-    return pd.DataFrame(
+def _best(summary: pd.DataFrame, order: tuple[str, ...]) -> pd.DataFrame:
+    """Each algorithm's best T with its mean and standard error, and, where one-shot capePCA
+    is shown, the difference from it with that difference's standard error
+    (:func:`dpcore.sweeps.rounds.versus_of`)."""
+    compared = "cape" in set(summary["algorithm"])
+    best = versus_of(summary, "cape") if compared else best_of(summary)
+    present = set(best["algorithm"])
+    best = best.set_index("algorithm").loc[[a for a in order if a in present]]
+    table = pd.DataFrame(
         {
-            "algorithm": [label(a) for a in best["algorithm"]],
-            "best T": best["rounds"],
-            "mean": best["mean"].map(lambda v: f"{v:.4f}"),
-            "standard error": best["se"].map(lambda v: f"{v:.4f}"),
-            "runs": best["runs"],
+            "algorithm": [label(a) for a in best.index],
+            "best T": best["rounds"].to_numpy(),
+            "mean": [f"{v:.4f}" for v in best["mean"]],
+            "standard error": [f"{v:.4f}" for v in best["se"]],
+            "runs": best["runs"].to_numpy(),
         }
     )
+    if compared:
+        table["difference from CAPE (one release) ± s.e."] = [
+            "" if np.isnan(d) else f"{d:+.4f} ± {e:.4f}"
+            for d, e in zip(best["difference"], best["se_difference"], strict=True)
+        ]
+    return table
 
 
 def show_baselines(chosen: PcaControls, source: tuple, *, prefix: str) -> None:
@@ -75,7 +84,14 @@ def show_baselines(chosen: PcaControls, source: tuple, *, prefix: str) -> None:
         f"δ = {chosen.delta:g}, the same total for every T; a one-shot algorithm spends it in "
         "one release (a flat line). Every T runs from the same seed (common random numbers)."
     )
-    st.dataframe(_best(summary), hide_index=True, key=f"{prefix}rounds_best")
+    st.dataframe(
+        _best(summary, spec.sweep.algorithms), hide_index=True, key=f"{prefix}rounds_best"
+    )
+    st.caption(
+        "Best T: the largest mean over the T swept (chosen on the same runs, so it flatters "
+        "the iterative methods). Difference ± its standard error, sqrt(se² + se_CAPE²): every "
+        "algorithm has its own noise stream."
+    )
     with st.expander("Every number, and the command that reproduces them"):
         st.dataframe(summary, hide_index=True, key=f"{prefix}rounds_all")
         if source[0] == "synthetic":

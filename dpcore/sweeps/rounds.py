@@ -280,7 +280,15 @@ def best_rounds(frame: pd.DataFrame, *, metric: str = "captured_energy_ratio") -
         (standard error of the mean over runs, s/sqrt(runs)) and ``runs``, sorted by
         algorithm and ε.
     """
-    stats = rounds_summary(frame, metric=metric).sort_values(["algorithm", "epsilon", "rounds"])
+    return best_of(rounds_summary(frame, metric=metric))
+
+
+def best_of(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`best_rounds` of a :func:`rounds_summary` frame (the page holds only that).
+
+    Ties go to the smallest T; rows sorted by algorithm and ε.
+    """
+    stats = summary.sort_values(["algorithm", "epsilon", "rounds"], kind="stable")
     best = stats.loc[stats.groupby(["algorithm", "epsilon"])["mean"].idxmax()]
     return best.sort_values(["algorithm", "epsilon"]).reset_index(drop=True)
 
@@ -313,7 +321,12 @@ def versus(
     iterative algorithm (a maximum over T of noisy means): a negative ``z`` is the stronger
     statement.
     """
-    best = best_rounds(frame, metric=metric)
+    return versus_of(rounds_summary(frame, metric=metric), reference)
+
+
+def versus_of(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """:func:`versus` of a :func:`rounds_summary` frame (the page holds only that)."""
+    best = best_of(summary)
     if reference not in set(best["algorithm"]):
         raise ValueError(f"reference must be an algorithm of frame; got {reference!r}")
     ref = best[best["algorithm"] == reference].set_index("epsilon")
