@@ -133,3 +133,16 @@ def test_versus_is_the_difference_of_independent_means(frame):
     assert len(own) == 2 and own.difference.isna().all()  # the reference, uncompared
     with pytest.raises(ValueError, match="reference"):
         versus(frame, "conv")
+
+
+def test_the_pool_drawn_once_gives_each_parts_own_numbers():
+    # run_rounds_sweep draws the synthetic pool once from run_pca_sweep's data stream; every
+    # part's rows must be those of that part run on its own (which draws the pool itself)
+    spec = RoundsSpec.build(rounds=[2, 5], epsilon=0.8, algorithms=["cape", "fedpower"], **SMALL)
+    ours = run_rounds_sweep(spec, 4)
+    for t, part in spec.parts():
+        alone = dpcore.run_pca_sweep(part, np.random.default_rng(4))
+        rows = ours[(ours.rounds == t) & ours.algorithm.isin(part.algorithms)]
+        pd.testing.assert_frame_equal(
+            rows.drop(columns="rounds").reset_index(drop=True), alone, check_exact=True
+        )

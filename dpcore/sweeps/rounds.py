@@ -33,6 +33,7 @@ import pandas as pd
 
 from dpcore import registry
 from dpcore._validation import check_int
+from dpcore.datasets import synthetic_dataset
 from dpcore.iterative import MAX_ROUNDS, check_rounds
 from dpcore.limits import WorkEstimate
 from dpcore.registry import Algorithm
@@ -209,8 +210,14 @@ def run_rounds_sweep(spec: RoundsSpec, rng: int = 0, *, workers: int | None = No
     if not isinstance(spec, RoundsSpec):
         raise TypeError(f"spec must be a RoundsSpec; got {type(spec).__name__}")
     seed = check_int(rng, "rng", low=0)
+    sweep = spec.sweep
+    data = sweep.data
+    if isinstance(data, str):  # the synthetic pool every part would draw from its first child
+        first = np.random.default_rng(seed).spawn(3)[0]  # run_pca_sweep's data stream
+        data = synthetic_dataset(dim=sweep.dim, k=sweep.k, n_samples=sweep.pool_size, rng=first)
     frames = []
     for t, part in spec.parts():
+        part = dataclasses.replace(part, data=data)  # drawn once, not once per T
         frames.append(run_pca_sweep(part, np.random.default_rng(seed), workers=workers))
         frames[-1].insert(1, "rounds", t)
     return pd.concat(frames, ignore_index=True)
