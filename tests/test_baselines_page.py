@@ -89,3 +89,26 @@ def test_the_pages_answer_is_each_methods_best_t_against_one_shot_cape(shown):
         assert row["best T"] == want["rounds"]
         assert row[column] == f"{want['difference']:+.4f} ± {want['se_difference']:.4f}"
     assert page.loc[label("cape"), column] == ""  # the reference itself
+
+
+def test_the_heavy_job_gives_the_pages_numbers_on_a_bundled_data_set():
+    # the child's path (serving.worker): a bundled set is named ("wine",), with no argument;
+    # pca_frame failed on it with a TypeError before (load_source(*source, data_dir))
+    import dataclasses
+
+    from dpcore import realdata
+    from dpcore.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
+    from serving import worker
+
+    wine = realdata.load_bundled("wine")
+    spec = RoundsSpec.build(
+        rounds=[1, 2], dim=wine.dim, k=2, sites=2, n_per_site=50, epsilon=1.0, runs=2,
+        algorithms=["cape", "npm_cape"], pool_size=wine.n_samples,
+    )  # fmt: skip
+    job = worker.rounds_table(spec, 3, ("wine",), None)
+    direct = rounds_summary(
+        run_rounds_sweep(dataclasses.replace(spec, sweep=spec.sweep.replace(data=wine)), 3)
+    )
+    pd.testing.assert_frame_equal(job, direct, check_exact=True)
+    frame = worker.pca_frame(spec.sweep, 3, ("wine",), None)
+    assert set(frame.algorithm) == {"cape", "npm_cape"}
