@@ -9,6 +9,7 @@ from learning import explanations, snippets
 from learning.settings import PcaControls
 from serving.datafiles import file_picker
 from ui import presenter
+from ui.baselines import show_baselines
 from ui.cached import (
     DATA_SOURCES,
     FILE_SOURCES,
@@ -219,6 +220,7 @@ with main:
             algorithms=[a for a in algorithms if a != upper],
         )
         communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=current.sites)
+    show_baselines(chosen, source, prefix=P)
 
 with st.expander("How it works — the equations"):
     st.markdown(

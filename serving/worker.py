@@ -169,6 +169,12 @@ def load_source(kind: str, arg: Any, data_dir: str | None):
     raise ValueError(f"data must be one of {[*realdata.BUNDLED, 'mnist', 'covtype', 'upload']}")
 
 
+def source_data(source: tuple, data_dir: str | None):
+    """The data set a page's ``source`` names: ``(kind,)`` for a bundled set, ``(kind, arg)``
+    for a file or an upload (:func:`load_source`)."""
+    return load_source(source[0], source[1] if len(source) > 1 else None, data_dir)
+
+
 def pca_frame(spec, seed: int, source: tuple, data_dir: str | None):
     """:func:`dpcore.run_pca_sweep` of a page's spec on its data source, loaded here in the
     child (the spec travels small: ``data`` joins it here)."""
@@ -178,8 +184,22 @@ def pca_frame(spec, seed: int, source: tuple, data_dir: str | None):
     from dpcore import cluster
 
     if source[0] != "synthetic":
-        spec = spec.replace(data=load_source(*source, data_dir))
+        spec = spec.replace(data=source_data(source, data_dir))
     return cluster.run(dpcore.run_pca_sweep, spec, np.random.default_rng(seed))
+
+
+def rounds_table(spec, seed: int, source: tuple, data_dir: str | None):
+    """The rounds axis of a page's :class:`dpcore.experiments.sweeps.rounds.RoundsSpec` on its data
+    source, as :func:`dpcore.experiments.sweeps.rounds.rounds_summary`, in the child."""
+    import dataclasses
+
+    from dpcore import cluster
+    from dpcore.experiments.sweeps.rounds import rounds_summary, run_rounds_sweep
+
+    if source[0] != "synthetic":
+        data = source_data(source, data_dir)
+        spec = dataclasses.replace(spec, sweep=spec.sweep.replace(data=data))
+    return rounds_summary(cluster.run(run_rounds_sweep, spec, seed))
 
 
 def otd_frame(spec, seed: int):

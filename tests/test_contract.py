@@ -254,7 +254,7 @@ OVERRIDES: dict[str, dict[str, object]] = {
     "SecAggDesign.noise_std": {"shares": 3},
     "SecAggDesign.epsilons": {"shares": 3},
     "SecAggDesign.meets": {"shares": 3},
-    # the specs and their runners (dpcore/sweeps)
+    # the specs and their runners (dpcore/experiments/sweeps)
     "PcaSpec": _fields(PCA_SPEC) if dataclasses.is_dataclass(PCA_SPEC) else {},
     "OtdSpec": _fields(OTD_SPEC) if dataclasses.is_dataclass(OTD_SPEC) else {},
     "run_pca_sweep": {"spec": PCA_SPEC, "rng": np.random.default_rng(0)},

@@ -10,6 +10,7 @@ the same arguments give the same numbers in every session and process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -19,11 +20,18 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import CapeDesign, ClassicGaussianWarning, OtdSpec, PcaSpec, cluster
+from dpcore import (
+    CapeDesign,
+    ClassicGaussianWarning,
+    OtdSpec,
+    PcaSpec,
+    cluster,
+)
 from dpcore.analysis import tradeoff
 from dpcore.analysis.trust_models import TrustOverview
 from dpcore.analysis.views import EPS_TOL
 from dpcore.experiments import realdata
+from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
 from dpcore.protocol.joint_safe import design_for
 from serving import worker
 from serving.datafiles import data_dir
@@ -121,7 +129,7 @@ def load_dataset(kind: str, arg: Any = None) -> dpcore.Dataset:
 # every session and process. Hashing the dataclass field by field would reach the registry
 # records it carries (functions: unhashable) and cost more. The page's spec names its data
 # ("synthetic"; a real data set joins only where the sweep runs), so its repr stays short.
-SPEC_HASH = {PcaSpec: repr, OtdSpec: repr}
+SPEC_HASH = {PcaSpec: repr, OtdSpec: repr, RoundsSpec: repr}
 
 
 def _on_source(spec: PcaSpec, source: tuple) -> PcaSpec:
@@ -165,6 +173,23 @@ def pca_job(spec: PcaSpec, seed: int, source: tuple = ("synthetic",), *, gate: s
     """:func:`pca_frame` as this session's heavy job (:func:`ui.jobs.run_heavy`); ``gate``
     is the key of the page's :func:`ui.controls.run_gate`."""
     return jobs.run_heavy(worker.pca_frame, spec, seed, source, data_dir(), gate=gate)
+
+
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs=SPEC_HASH)
+def rounds_table(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",)) -> pd.DataFrame:
+    """Mean ± standard error per (algorithm, ε, T) of a page's rounds axis
+    (:func:`dpcore.experiments.sweeps.rounds.rounds_summary` of
+    :func:`~dpcore.experiments.sweeps.rounds.run_rounds_sweep`, seeded with ``seed``):
+    the numbers ``spec.command(seed)`` prints."""
+    if source[0] != "synthetic":
+        spec = dataclasses.replace(spec, sweep=_on_source(spec.sweep, source))
+    frame = cluster.run_slotted(compute_slot, run_rounds_sweep, spec, seed)
+    return rounds_summary(frame)
+
+
+def rounds_job(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",), *, gate: str):
+    """:func:`rounds_table` as this session's heavy job (:func:`ui.jobs.run_heavy`)."""
+    return jobs.run_heavy(worker.rounds_table, spec, seed, source, data_dir(), gate=gate)
 
 
 def otd_job(spec: OtdSpec, seed: int, *, gate: str, example: bool = False) -> pd.DataFrame:
@@ -375,7 +400,8 @@ def agn_budget(epsilon: float, delta: float) -> dict[str, float]:
 @st.cache_data(show_spinner=False, max_entries=128)
 def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = "") -> pd.DataFrame:
     """One panel of the paper's figures (:func:`dpcore.experiments.paper.run_panel`), cached; here
-    under a compute slot, or on the cluster holding none."""
+    under
+    a compute slot, or on the cluster holding none."""
     from dpcore.experiments import paper
 
     panel = paper.panel_by_key(key)  # a paper panel or a bundled stand-in ("2b~digits")

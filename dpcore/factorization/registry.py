@@ -4,9 +4,9 @@ The sweeps run an algorithm through its record, :func:`dpcore.communication_cost
 resource guard read its cost and work, and the app takes its label, colour, description and
 role from it. Adding a baseline is one :class:`Algorithm` record (here, or :func:`register` at
 runtime), its function (in :mod:`dpcore.factorization.pca` or :mod:`dpcore.factorization.otd`) and
-its tests. Records are strict: keyword-only, with the cost and the work stated (no silent
-zero), not featured in the app's pickers unless chosen, and a colour no other algorithm of the
-same sweep uses.
+its tests. Records
+are strict: keyword-only, with the cost and the work stated (no silent zero), not featured
+in the app's pickers unless chosen, and a colour no other algorithm of the same sweep uses.
 An unknown name is a ``ValueError`` at lookup (:func:`get`), never a silent fall-through.
 
 Roles: the pages compare the private algorithms against two references, found by role
@@ -30,6 +30,12 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcore.factorization.fedpca import (
+    DEFAULT_LOCAL_ITERATIONS,
+    federated_pca,
+    fedpower_pca,
+    synchronisations,
+)
 from dpcore.factorization.iterative import (
     DEFAULT_ROUNDS,
     cape_npm_pca,
@@ -261,7 +267,8 @@ class OtdMethod:
     run : callable
         ``run(inputs: OtdInputs, rng)``. With ``decomposes`` it returns the
         :class:`~dpcore.factorization.otd.WhitenedTensor` the batched power method decomposes
-        (``rng`` is the algorithm's noise stream); otherwise it returns a
+        (``rng`` is
+        the algorithm's noise stream); otherwise it returns a
         :class:`~dpcore.factorization.tensor.Recovery` directly (``rng`` is the algorithm's own
         stream).
     cost : callable
@@ -580,6 +587,39 @@ def _cape_npm_cost(c: CostShape, *, rounds: int) -> PartyCost:
     return PartyCost(noise_generator=each, aggregator=2 * each, sites=each)
 
 
+def _fedpower(
+    x: PcaInputs, rng: np.random.Generator, *, rounds: int, local_iterations: int
+) -> NDArray[np.float64]:
+    return fedpower_pca(
+        x.moments,
+        x.k,
+        tau_site=x.tau,
+        weights=x.weights,
+        rounds=rounds,
+        local_iterations=min(local_iterations, rounds),  # T < p: one aggregation, at T
+        rng=rng,
+    )
+
+
+def _fedpower_cost(c: CostShape, *, rounds: int, local_iterations: int) -> PartyCost:
+    # at each synchronisation every site sends Y_t^(s); the server broadcast Z₀ and every
+    # aggregate but the last (the output)
+    each = len(synchronisations(rounds, min(local_iterations, rounds))) * c.sites * c.dim * c.k
+    return PartyCost(aggregator=each, sites=each)
+
+
+def _federated_pca(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
+    return federated_pca(x.moments, x.k, tau_site=x.tau, weights=x.weights, rng=rng)
+
+
+def _federated_pca_cost(c: CostShape) -> PartyCost:
+    return PartyCost(sites=c.sites * (c.dim * c.k + c.k))  # U_s and Σ_s, once
+
+
+def _federated_pca_eighs(sites: int) -> int:
+    return sites  # one per site; the S − 1 merges are SVDs of D×2K (small)
+
+
 def _rounds_work(sites: int, *, rounds: int) -> int:
     """Work of T rounds in D×D eigendecomposition equivalents (the work estimate).
 
@@ -754,6 +794,31 @@ BUILTIN = (
         dash="dash",
         opt_in=True,
     ),
+    Algorithm(
+        name="fedpower",
+        label="FedPower (local power iterations)",
+        color="#332288",
+        description="every site runs T noisy power iterations on its own data; every "
+        f"p = {DEFAULT_LOCAL_ITERATIONS} rounds the server aligns the sites' iterates "
+        "(orthogonal Procrustes) and averages them (Guo et al. 2024)",
+        pca=_iterative(
+            partial(_fedpower, local_iterations=DEFAULT_LOCAL_ITERATIONS),
+            partial(_fedpower_cost, local_iterations=DEFAULT_LOCAL_ITERATIONS),
+            DEFAULT_ROUNDS,
+        ),
+        dash="dot",
+        opt_in=True,
+    ),
+    Algorithm(
+        name="fedpca",
+        label="Federated PCA (subspace merge)",
+        color="#CC6677",
+        description="every site releases a noisy A_s once and keeps its rank-K subspace; the "
+        "server merges the subspaces pairwise up a tree (Grammenos et al. 2020)",
+        pca=PcaMethod(run=_federated_pca, cost=_federated_pca_cost, eighs=_federated_pca_eighs),
+        dash="dash",
+        opt_in=True,
+    ),
 )
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -775,7 +840,7 @@ def names(family: str | None = None) -> tuple[str, ...]:
     --------
     >>> names("pca")  # doctest: +NORMALIZE_WHITESPACE
     ('nonprivate', 'cape', 'conv', 'local', 'dpdis', 'cape_joint', 'secagg', 'npm',
-     'npm_distributed', 'npm_cape', 'npm_cape_joint')
+     'npm_distributed', 'npm_cape', 'npm_cape_joint', 'fedpower', 'fedpca')
     """
     family = _check_family(family)
     return tuple(
