@@ -12,23 +12,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from figures.charts import FONT, LEGEND_BELOW, _rgba
+from figures.charts import FONT, LEGEND_BELOW, band_trace
 from figures.theme import label, style
-
-
-def _band(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, color: str, group: str) -> go.Scatter:
-    """The shaded mean ± standard error region (no legend entry, no hover)."""
-    return go.Scatter(
-        x=np.concatenate([x, x[::-1]]),
-        y=np.concatenate([hi, lo[::-1]]),
-        mode="lines",
-        fill="toself",
-        fillcolor=_rgba(color, 0.2),
-        line={"width": 0},
-        hoverinfo="skip",
-        showlegend=False,
-        legendgroup=group,
-    )
 
 
 def rounds_figure(
@@ -66,7 +51,7 @@ def rounds_figure(
         mean = np.resize(part["mean"].to_numpy(), x.size)
         se = np.resize(part["se"].to_numpy(), x.size)
         runs = np.resize(part["runs"].to_numpy(), x.size)
-        fig.add_trace(_band(x, mean - se, mean + se, line.color, alg))
+        fig.add_trace(band_trace(x, mean - se, mean + se, color=line.color, group=alg))
         name = f"{label(alg)} (one release)" if one_shot else label(alg)
         fig.add_trace(
             go.Scatter(

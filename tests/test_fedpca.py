@@ -13,6 +13,7 @@ import dp_accounting as dpa
 import numpy as np
 import pytest
 from dp_accounting import pld
+from planted import DIM, K, gram_schmidt, planted_moments, planted_sites
 
 import dpcore
 from dpcore.factorization import registry
@@ -32,16 +33,6 @@ from dpcore.mechanisms.calibration import second_moment_sensitivity, site_noise_
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
 
-def _gram_schmidt(y: np.ndarray) -> np.ndarray:
-    """Orthonormal columns spanning those of y, by modified Gram–Schmidt (not numpy's QR)."""
-    q = np.array(y, dtype=float)
-    for j in range(q.shape[1]):
-        for i in range(j):
-            q[:, j] -= (q[:, i] @ q[:, j]) * q[:, i]
-        q[:, j] /= np.linalg.norm(q[:, j])
-    return q
-
-
 def _polar_rotation(y: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """argmin_D ‖y D − ref‖_F over orthogonal D: the polar factor M (MᵀM)^{-1/2}, M = yᵀref."""
     m = y.T @ reference
@@ -49,27 +40,9 @@ def _polar_rotation(y: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return m @ (vecs / np.sqrt(vals)) @ vecs.T
 
 
-def _moments(sizes, dim, k, rng, *, spike=6.0, floor=0.3):
-    """Per-site second moments of data with a planted K-dimensional subspace (‖x‖ ≤ 1)."""
-    u = np.linalg.qr(rng.standard_normal((dim, k)))[0]
-    n = int(np.sum(sizes))
-    x = rng.standard_normal((n, k)) * np.linspace(spike, spike / 2, k) @ u.T
-    x += floor * rng.standard_normal((n, dim))
-    x /= np.max(np.linalg.norm(x, axis=1))
-    blocks = np.split(x, np.cumsum(sizes)[:-1])
-    return np.stack([b.T @ b / b.shape[0] for b in blocks]), u
-
-
-SIZES = np.array([300, 500, 700])
-DIM, K = 12, 3
-
-
 @pytest.fixture(scope="module")
 def data():
-    moments, planted = _moments(SIZES, DIM, K, np.random.default_rng(7))
-    weights = SIZES / SIZES.sum()
-    tau = site_noise_std(SIZES, epsilon=2.0, delta=1e-5, method="analytic")
-    return moments, planted, weights, tau
+    return planted_sites()
 
 
 # --- FedPower against its pseudocode ---------------------------------------------------------
@@ -80,7 +53,7 @@ def _fedpower_as_printed(moments, k, tau, mu, rounds, p, rng):
     (t = p, 2p, …, and T) the server sums μ_s Y^(s) D_s, D_s aligning Y^(s) to Y^(1), and
     every site continues from orth of the sum. Streams: spawn(T + 1), child t spawned per site."""
     streams = rng.spawn(rounds + 1)
-    z0 = _gram_schmidt(streams[0].standard_normal((moments.shape[1], k)))
+    z0 = gram_schmidt(streams[0].standard_normal((moments.shape[1], k)))
     zs = [z0 for _ in moments]
     std = np.sqrt(rounds) * tau  # T rounds at the site's one total budget
     for t in range(1, rounds + 1):
@@ -91,9 +64,9 @@ def _fedpower_as_printed(moments, k, tau, mu, rounds, p, rng):
         ]
         if t % p == 0 or t == rounds:
             y = sum(m * y_s @ _polar_rotation(y_s, ys[0]) for m, y_s in zip(mu, ys, strict=True))
-            zs = [_gram_schmidt(y) for _ in moments]
+            zs = [gram_schmidt(y) for _ in moments]
         else:
-            zs = [_gram_schmidt(y_s) for y_s in ys]
+            zs = [gram_schmidt(y_s) for y_s in ys]
     return zs[0]
 
 
@@ -136,7 +109,7 @@ def test_synchronisations_are_every_pth_round_and_the_last():
 
 def test_fedpower_recovers_a_planted_subspace_at_large_epsilon():
     sizes = np.array([2000, 2000, 2000, 2000])
-    moments, planted = _moments(sizes, 20, 3, np.random.default_rng(11))
+    moments, planted = planted_moments(sizes, 20, 3, np.random.default_rng(11))
     mu = sizes / sizes.sum()
     tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, method="analytic")
     truth = top_k_eigvecs(np.tensordot(mu, moments, axes=1), 3)
@@ -152,7 +125,7 @@ def test_fedpower_recovers_a_planted_subspace_at_large_epsilon():
 def test_fedpower_at_infinite_epsilon_is_the_non_private_power_method():
     # identical sites: every Y^(s) is the same, D_s = I, and the average is A Z; with τ = 0
     # FedPower is the plain power method from the same Z₀ (same stream child 0)
-    moments, _ = _moments([400], 10, 2, np.random.default_rng(5))
+    moments, _ = planted_moments([400], 10, 2, np.random.default_rng(5))
     same = np.repeat(moments, 3, axis=0)
     ours = fedpower_pca(same, 2, tau_site=np.zeros(3), rounds=9, local_iterations=3, rng=4)
     plain = noisy_power_method(same[0], 2, std=0.0, rounds=9, rng=4)
@@ -170,13 +143,15 @@ def test_fedpower_at_infinite_epsilon_on_rank_k_sites_is_the_non_private_subspac
     assert subspace_distance(x, truth) < 1e-10
 
 
-def test_same_seed_same_basis_and_another_seed_differs(data):
+@pytest.mark.parametrize("run", [fedpower_pca, federated_pca])
+def test_same_seed_same_basis_and_another_seed_differs(data, run):
     moments, _, mu, tau = data
-    first = fedpower_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(9))
-    again = fedpower_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(9))
-    other = fedpower_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(10))
+    first, again, other = (
+        run(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(seed))
+        for seed in (9, 9, 10)
+    )
     np.testing.assert_array_equal(first, again)
-    assert not np.allclose(first, other)
+    assert not np.allclose(first @ first.T, other @ other.T)  # another subspace, not a sign
 
 
 @pytest.mark.parametrize(
@@ -298,7 +273,7 @@ def _federated_as_printed(moments, k, tau, mu, rng):
 @pytest.mark.parametrize("sites", [2, 3, 5])
 def test_federated_pca_matches_an_independent_implementation(sites):
     sizes = np.arange(1, sites + 1) * 200
-    moments, _ = _moments(sizes, DIM, K, np.random.default_rng(sites))
+    moments, _ = planted_moments(sizes, DIM, K, np.random.default_rng(sites))
     mu = sizes / sizes.sum()
     tau = site_noise_std(sizes, epsilon=1.0, delta=1e-5, method="analytic")
     ours = federated_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(4))
@@ -319,7 +294,7 @@ def test_the_merge_is_the_best_rank_k_approximation_of_the_sum():
 
 def test_federated_pca_recovers_a_planted_subspace_at_large_epsilon():
     sizes = np.array([2000, 2000, 2000, 2000, 2000])
-    moments, planted = _moments(sizes, 20, 3, np.random.default_rng(11))
+    moments, planted = planted_moments(sizes, 20, 3, np.random.default_rng(11))
     mu = sizes / sizes.sum()
     tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, method="analytic")
     truth = top_k_eigvecs(np.tensordot(mu, moments, axes=1), 3)
@@ -336,15 +311,6 @@ def test_federated_pca_at_infinite_epsilon_on_rank_k_sites_is_the_non_private_su
     truth = nonprivate_pca(moments, 3, weights=np.full(5, 0.2))
     x = federated_pca(moments, 3, tau_site=np.zeros(5), rng=1)
     assert subspace_distance(x, truth) < 1e-10
-
-
-def test_federated_pca_same_seed_same_basis_and_another_seed_differs(data):
-    moments, _, mu, tau = data
-    first = federated_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(9))
-    again = federated_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(9))
-    other = federated_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(10))
-    np.testing.assert_array_equal(first, again)
-    assert not np.allclose(first @ first.T, other @ other.T)
 
 
 @pytest.mark.parametrize(

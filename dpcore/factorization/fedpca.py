@@ -200,14 +200,9 @@ def federated_pca(
 
     Parameters
     ----------
-    moments : array_like, shape (S, D, D)
-        The sites' A_s, S ≥ 2.
-    k : int
-        K, 1 ≤ K ≤ D (the rank every site keeps and every merge truncates to).
-    tau_site : array_like, shape (S,)
-        τ_s, each site's one-release std at its (ε_s, δ_s): the site's one Gaussian release.
-    weights : array_like, shape (S,), optional
-        μ_s (default 1/S).
+    moments, k, tau_site, weights
+        As in :func:`fedpower_pca`; K is also the rank every site keeps and every merge
+        truncates to, and τ_s is the std of the site's one release.
     rng : int, Generator or None
         Spawned into one stream per site.
 
