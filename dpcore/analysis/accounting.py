@@ -38,10 +38,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import check_choice, check_delta, check_int
-from dpcore.analysis.views import _check_design, _per_site, check_sites, coalition_view
-from dpcore.mechanisms.calibration import _delta_profile, gaussian_epsilon
-from dpcore.protocol.cape import CapeDesign
+from dpcore._validation import check_choice, check_delta, check_int, check_per_site
+from dpcore.analysis.views import check_sites, coalition_view
+from dpcore.mechanisms.calibration import delta_profile, gaussian_epsilon
+from dpcore.protocol.cape import CapeDesign, check_design
 from dpcore.protocol.joint_safe import DESIGN_KINDS, design_for
 
 ACCOUNTANTS = ("exact", "rdp", "zcdp", "advanced", "basic")
@@ -59,7 +59,7 @@ MAX_MU = 1e4
 VIEWS = ("own release", "aggregator's joint view", "coalition")
 
 
-def _check_multipliers(noise_multiplier: object) -> NDArray[np.float64]:
+def check_multipliers(noise_multiplier: object) -> NDArray[np.float64]:
     """Check z = σ/Δ: a number or a 1-D sequence, each in (0, ∞] (∞: reveals nothing)."""
     if isinstance(noise_multiplier, (str, bytes, dict, set)) or noise_multiplier is None:
         raise TypeError(
@@ -120,7 +120,7 @@ def composed_mu(noise_multiplier: float | ArrayLike, *, releases: int = 1) -> fl
     >>> round(composed_mu([1.0, 2.0]), 6)
     1.118034
     """
-    z = _check_multipliers(noise_multiplier)
+    z = check_multipliers(noise_multiplier)
     releases = check_int(releases, "releases", low=1, high=MAX_RELEASES)
     with np.errstate(over="ignore", divide="ignore"):
         mu = math.sqrt(releases * float(np.sum(1.0 / z**2)))
@@ -212,7 +212,7 @@ def composed_epsilon(
     >>> exact < composed_epsilon(4.0, releases=16, delta=1e-5, accountant="basic")
     True
     """
-    z = _check_multipliers(noise_multiplier)
+    z = check_multipliers(noise_multiplier)
     releases = check_int(releases, "releases", low=1, high=MAX_RELEASES)
     delta = check_delta(delta)
     if delta < MIN_DELTA:  # advanced/basic split δ over up to 10⁶ releases: keep it a normal float
@@ -344,7 +344,7 @@ def composition_growth(
     >>> g.ratio > 50**0.5
     True
     """
-    z = _check_multipliers(noise_multiplier)
+    z = check_multipliers(noise_multiplier)
     releases = check_int(releases, "releases", low=1, high=MAX_RELEASES)
     delta = check_delta(delta)
     mu_one = composed_mu(z, releases=1)
@@ -388,7 +388,7 @@ def gaussian_profile(
     mu = composed_mu(noise_multiplier, releases=releases)
     if mu == 0.0:
         return np.zeros(eps.shape)
-    out = np.array([_delta_profile(1.0 / mu, float(e)) for e in eps.ravel()]).reshape(eps.shape)
+    out = np.array([delta_profile(1.0 / mu, float(e)) for e in eps.ravel()]).reshape(eps.shape)
     return np.clip(out, 0.0, 1.0)
 
 
@@ -432,10 +432,10 @@ def view_noise_multipliers(
         z_s per site; ∞ for a colluding site (a member of the coalition is not protected
         against it and is not counted).
     """
-    design = _check_design(design)
+    design = check_design(design)
     view = check_choice(view, "view", VIEWS)
     colluding = check_sites(colluding, design.n_sites, "colluding") if view == "coalition" else ()
-    sens = _per_site(sensitivity, design, "sensitivity")
+    sens = check_per_site(sensitivity, design.n_sites, "sensitivity")
     if np.any(np.isinf(sens)):
         raise ValueError(f"every sensitivity must be finite; got {sensitivity!r}")
     seen = coalition_view(design, colluding)
@@ -500,7 +500,7 @@ def view_profiles(
         sites = check_sites(colluding, design.n_sites, "colluding")
         if site in sites:
             raise ValueError(f"colluding must not contain the site drawn ({site}); got {sites}")
-        sens = _per_site(sensitivity, design, "sensitivity")
+        sens = check_per_site(sensitivity, design.n_sites, "sensitivity")
         views = {"calibration τ_s": design.tau_site[site] / sens[site]}
         try:
             for view in VIEWS[:2]:

@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import check_choice, check_int
+from dpcore._validation import check_choice, check_int, check_per_site
 from dpcore.analysis.accounting import (
     ACCOUNTANTS,
     MAX_SEQUENCE,
     VIEWS,
-    _check_multipliers,
+    check_multipliers,
     composed_epsilon,
 )
 from dpcore.analysis.views import collusion_bound
@@ -31,26 +31,6 @@ from dpcore.mechanisms.calibration import CALIBRATIONS, NEIGHBOURING
 from dpcore.protocol.joint_safe import DESIGN_KINDS
 
 MAX_ENTRIES = 10**4
-
-
-def _per_site_array(value: object, name: str, n_sites: int | None, *, high: float) -> NDArray:
-    if isinstance(value, (str, bytes, dict, set, bool, np.bool_)) or value is None:
-        raise TypeError(f"{name} must be one number per site; got {type(value).__name__}")
-    try:
-        arr = np.atleast_1d(np.asarray(value, dtype=float))
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be one number per site; got {value!r}") from err
-    if arr.ndim != 1 or arr.size == 0 or arr.size > MAX_SEQUENCE:
-        raise ValueError(f"{name} must be a 1-D sequence of one number per site; got {value!r}")
-    if n_sites is not None and arr.size != n_sites:
-        raise ValueError(
-            f"{name} must have one entry per site of budget ({n_sites}); got {arr.size}"
-        )
-    bad = ~np.isfinite(arr) | (arr <= 0) | (arr >= high)
-    if bad.any():
-        raise ValueError(f"every entry of {name} must be in (0, {high:g}); got {value!r}")
-    arr.setflags(write=False)
-    return arr
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,7 +54,7 @@ class LedgerEntry:
     def __post_init__(self) -> None:
         if not isinstance(self.label, str):
             raise TypeError(f"label must be a str; got {type(self.label).__name__}")
-        z = _check_multipliers(self.noise_multiplier)
+        z = check_multipliers(self.noise_multiplier)
         z.setflags(write=False)
         object.__setattr__(self, "noise_multiplier", z)
         object.__setattr__(self, "count", check_int(self.count, "count", low=1, high=10**6))
@@ -114,11 +94,13 @@ class PrivacyLedger:
     entries: tuple[LedgerEntry, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        budget = _per_site_array(self.budget, "budget", None, high=1e4)
-        object.__setattr__(self, "budget", budget)
-        object.__setattr__(
-            self, "delta", _per_site_array(self.delta, "delta", budget.size, high=1.0)
-        )
+        budget = check_per_site(self.budget, None, "budget", high=1e4)
+        if budget.size > MAX_SEQUENCE:
+            raise ValueError(f"budget must list at most {MAX_SEQUENCE} sites; got {budget.size}")
+        delta = check_per_site(self.delta, budget.size, "delta", high=1.0, sites_of="budget")
+        for arr, name in ((budget, "budget"), (delta, "delta")):
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
         object.__setattr__(
             self, "accountant", check_choice(self.accountant, "accountant", ACCOUNTANTS)
         )
@@ -144,7 +126,7 @@ class PrivacyLedger:
         self, noise_multiplier: float | ArrayLike, *, label: str = "release", count: int = 1
     ) -> PrivacyLedger:
         """A new ledger with ``count`` more releases of noise multipliers z_s (one per site)."""
-        z = _check_multipliers(noise_multiplier)
+        z = check_multipliers(noise_multiplier)
         if z.size not in (1, self.n_sites):
             raise ValueError(
                 f"noise_multiplier must be one number or one per site ({self.n_sites}); "
