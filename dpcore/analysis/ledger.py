@@ -20,11 +20,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpcore._validation import check_choice, check_int, check_per_site
 from dpcore.analysis.accounting import (
-    ACCOUNTANTS,
     MAX_SEQUENCE,
     VIEWS,
     check_multipliers,
     composed_epsilon,
+    get_accountant,
 )
 from dpcore.analysis.views import collusion_bound
 from dpcore.mechanisms.calibration import CALIBRATIONS, NEIGHBOURING
@@ -71,7 +71,7 @@ class PrivacyLedger:
     delta : array_like, shape (S,)
         Each site's total δ_s, each in (0, 1): ε is accounted at it.
     accountant : str
-        One of :data:`dpcore.analysis.accounting.ACCOUNTANTS` (default ``"exact"``).
+        One of :func:`dpcore.analysis.accounting.accountant_names` (default ``"exact"``).
     entries : tuple of LedgerEntry
         The releases so far (default none); use :meth:`add`.
 
@@ -101,9 +101,7 @@ class PrivacyLedger:
         for arr, name in ((budget, "budget"), (delta, "delta")):
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
-        object.__setattr__(
-            self, "accountant", check_choice(self.accountant, "accountant", ACCOUNTANTS)
-        )
+        object.__setattr__(self, "accountant", get_accountant(self.accountant).name)
         entries = self.entries
         if not isinstance(entries, tuple) or not all(isinstance(e, LedgerEntry) for e in entries):
             raise TypeError("entries must be a tuple of LedgerEntry")
@@ -188,17 +186,6 @@ class PrivacyLedger:
         )
 
 
-ACCOUNTANT_TEXT = {
-    "exact": "exact composition in Gaussian differential privacy (Dong, Roth & Su, JRSS-B 2022, "
-    "Cor. 3.3) with the analytic Gaussian profile (Balle & Wang, ICML 2018, Thm. 8)",
-    "rdp": "Rényi DP (Mironov, CSF 2017, Prop. 7) with the conversion of Canonne, Kamath & "
-    "Steinke (NeurIPS 2020, Prop. 12) over dp_accounting's order grid",
-    "zcdp": "zero-concentrated DP (Bun & Steinke, TCC 2016, Prop. 1.6, Lemma 2.3; conversion "
-    "Prop. 1.3)",
-    "advanced": "advanced composition (Kairouz, Oh & Viswanath, IEEE Trans. IT 2017, Thm. 3.5; "
-    "δ/2 slack, δ/(2T) per release)",
-    "basic": "basic composition (Dwork & Roth 2014, Thm. 3.16; δ/T per release)",
-}
 CALIBRATION_TEXT = {
     "classic": "classic Gaussian calibration σ = Δ·sqrt(2 ln(1.25/δ))/ε (Dwork & Roth 2014, "
     "Thm. A.1; a proof only for ε < 1)",
@@ -290,7 +277,7 @@ def privacy_statement(
         f"Colluders: this accounting covers {colluding} colluding site(s); the follow-up CAPE "
         f"analysis (Imtiaz, Mohammadi & Sarwate, arXiv:1904.10059) tolerates up to "
         f"⌈S/3⌉ − 1 = {bound} of S = {n} sites per release.",
-        f"Accountant: {ACCOUNTANT_TEXT[ledger.accountant]}.",
+        f"Accountant: {get_accountant(ledger.accountant).citation}.",
         f"Releases on the same data: {ledger.n_releases}.",
         "",
         "Per site (ε spent at the site's δ_s, against its budget):",
