@@ -4,9 +4,9 @@ privacy ledger with a generated statement."""
 import streamlit as st
 
 import dpcore
-from dpcore.analysis.accounting import ACCOUNTANTS
+from dpcore.analysis.accounting import accountants
 from figures.composition import (
-    ACCOUNTANT_STYLES,
+    accountant_styles,
     accountants_figure,
     accountants_notice,
     accountants_text,
@@ -32,6 +32,7 @@ from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.state import bound
 
 P = "rr_"  # this page's keys (docs/state.md)
+LABELS = {name: label for name, (_, _, label) in accountant_styles().items()}
 VIEWS = {
     "aggregator's joint view": "aggregator's joint view (all releases together)",
     "own release": "own release (the paper's argument)",
@@ -155,7 +156,7 @@ with main:
         f"the total ε of site {site} at its δ_s = {delta_s:g}, in the "
         f"{VIEWS[view]} of the {DESIGNS[design_kind]}, where one release has noise "
         f"multiplier σ/Δ = {z:.4g}. One line per accountant: "
-        + ", ".join(label for _, _, label in ACCOUNTANT_STYLES.values())
+        + ", ".join(LABELS.values())
         + ". Every line but the exact one is an upper bound; the vertical gap between a line "
         "and the exact one is privacy the accountant wastes. "
         + (
@@ -232,8 +233,8 @@ accountant = bound(
     left.radio,
     "Accountant",
     f"{P}acct",
-    options=list(ACCOUNTANTS),
-    format_func=lambda a: ACCOUNTANT_STYLES[a][2],
+    options=list(LABELS),
+    format_func=lambda a: LABELS[a],
     horizontal=True,
     help="How the ledger adds up releases (equations under *How it works*). "
     + " ".join(ACCOUNTANTS_IN_WORDS.values()),
@@ -329,7 +330,7 @@ buttons[0].button(
 buttons[1].button(
     "Start over", key=f"{P}reset", on_click=_start_over, width="stretch", help="An empty ledger."
 )
-st.markdown(_md(ledger_text(summary, releases=made, accountant=ACCOUNTANT_STYLES[accountant][2])))
+st.markdown(_md(ledger_text(summary, releases=made, accountant=LABELS[accountant])))
 
 statement = call_core(
     built,
@@ -352,40 +353,25 @@ with st.expander("Privacy statement", expanded=True):
         icon=":material/download:",
     )
 
+EQUATIONS = {  # each accountant's ε, with μ² = Σ_t z_t⁻² and ρ = μ²/2
+    "exact": r"\delta = \Phi\!\left(\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right) - "
+    r"e^{\varepsilon}\,\Phi\!\left(-\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right)",
+    "rdp": r"\varepsilon = \min_\alpha \left[\alpha\rho + \log\!\left(1 - \tfrac{1}{\alpha}\right)"
+    r" - \frac{\log(\delta\alpha)}{\alpha - 1}\right]",
+    "zcdp": r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}",
+    "advanced": r"\varepsilon = \sum_t \varepsilon_t \tanh(\varepsilon_t/2) + "
+    r"\sqrt{2 \log(2/\delta) \textstyle\sum_t \varepsilon_t^2}",
+    "basic": r"\varepsilon = \sum_t \varepsilon_t",
+}
 with st.expander("How it works — the equations"):
     st.markdown(
         "Release t protects a site like a Gaussian mechanism with noise multiplier "
         "z_t = σ_t/Δ (σ: the std left in the counted view). With μ² = Σ_t z_t⁻² and ρ = μ²/2:"
     )
-    st.markdown(
-        "**Exact** (Gaussian DP, Dong, Roth & Su 2022, Cor. 3.3; Balle & Wang 2018, Thm. 8). "
-        + ACCOUNTANTS_IN_WORDS["exact"]
-    )
-    st.latex(
-        r"\delta = \Phi\!\left(\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right) - "
-        r"e^{\varepsilon}\,\Phi\!\left(-\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right)"
-    )
-    st.markdown(
-        "**Rényi DP** (Mironov 2017, Prop. 7; conversion Canonne, Kamath & Steinke 2020, "
-        "Prop. 12; orders α of Google's dp_accounting). " + ACCOUNTANTS_IN_WORDS["rdp"]
-    )
-    st.latex(
-        r"\varepsilon = \min_\alpha \left[\alpha\rho + \log\!\left(1 - \tfrac{1}{\alpha}\right)"
-        r" - \frac{\log(\delta\alpha)}{\alpha - 1}\right]"
-    )
-    st.markdown("**zCDP** (Bun & Steinke 2016, Prop. 1.3). " + ACCOUNTANTS_IN_WORDS["zcdp"])
-    st.latex(r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}")
-    st.markdown(
-        "**Advanced composition** (Kairouz, Oh & Viswanath 2017, Thm. 3.5; each release "
-        "(ε_t, δ/(2T))-DP, slack δ/2). " + ACCOUNTANTS_IN_WORDS["advanced"]
-    )
-    st.latex(
-        r"\varepsilon = \sum_t \varepsilon_t \tanh(\varepsilon_t/2) + "
-        r"\sqrt{2 \log(2/\delta) \textstyle\sum_t \varepsilon_t^2}"
-    )
-    st.markdown(
-        "**Basic composition** (Dwork & Roth 2014, Thm. 3.16; each release (ε_t, δ/T)-DP). "
-        + ACCOUNTANTS_IN_WORDS["basic"]
-    )
-    st.latex(r"\varepsilon = \sum_t \varepsilon_t")
+    for record in accountants():  # each accountant's record: its label and citation
+        st.markdown(
+            f"**{record.label}** ({record.citation}). " + ACCOUNTANTS_IN_WORDS.get(record.name, "")
+        )
+        if record.name in EQUATIONS:
+            st.latex(EQUATIONS[record.name])
     st.markdown("More in docs/composition.md.")

@@ -9,17 +9,36 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.analysis.accounting import CompositionGrowth
+from dpcore.analysis.accounting import CompositionGrowth, accountants
 from figures.charts import FONT, LEGEND_BELOW
 
-# Okabe–Ito colours (colour-blind safe); each accountant also has its own dash.
-ACCOUNTANT_STYLES = {
-    "exact": ("#0072B2", "solid", "exact (Gaussian DP)"),
-    "rdp": ("#009E73", "dash", "Rényi DP"),
-    "zcdp": ("#E69F00", "dot", "zCDP"),
-    "advanced": ("#D55E00", "dashdot", "advanced composition"),
-    "basic": ("#CC79A7", "longdash", "basic composition"),
-}
+# Okabe–Ito colours (colour-blind safe), and a dash each, given to the accountants in their
+# order (dpcore.analysis.accounting.accountants): a registered accountant gets the next pair.
+ACCOUNTANT_COLOURS = (
+    "#0072B2",
+    "#009E73",
+    "#E69F00",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
+ACCOUNTANT_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def accountant_styles() -> dict[str, tuple[str, str, str]]:
+    """Accountant name → (colour, dash, label) for every accountant record, in order."""
+    return {
+        a.name: (
+            ACCOUNTANT_COLOURS[i % len(ACCOUNTANT_COLOURS)],
+            ACCOUNTANT_DASHES[i % len(ACCOUNTANT_DASHES)],
+            a.label,
+        )
+        for i, a in enumerate(accountants())
+    }
+
+
 VIEW_STYLES = {
     "calibration τ_s": ("#AAAAAA", "the site's calibration τ_s (its promise; wide grey)"),
     "own release": ("#0072B2", "own release"),
@@ -35,7 +54,7 @@ def accountants_figure(curve: pd.DataFrame, *, current: int | None = None) -> go
     ``curve`` is :func:`dpcore.epsilon_curve`'s output; ``current`` marks the releases made.
     """
     fig = go.Figure()
-    for name, (color, dash, label) in ACCOUNTANT_STYLES.items():
+    for name, (color, dash, label) in accountant_styles().items():
         part = curve[curve["accountant"] == name]
         if part.empty:
             continue
@@ -181,9 +200,8 @@ def accountants_text(
     ]
     if exact > 0:
         gaps = []
-        for name in ("rdp", "zcdp", "advanced", "basic"):
-            if name in end:
-                label = ACCOUNTANT_STYLES[name][2]
+        for name, (_, _, label) in accountant_styles().items():
+            if name != "exact" and name in end:
                 ratio = end[name] / exact
                 gaps.append(
                     f"{label} {end[name]:.3g} (+{ratio - 1:.0%})"

@@ -258,3 +258,16 @@ def test_a_registered_baseline_runs_in_another_process_from_its_spec(toy):
     there = _run_in_fresh_process(spec)
     assert set(there.algorithm) == {"cape", "toy"}
     np.testing.assert_array_equal(there.captured_energy, here.captured_energy)
+
+
+def test_an_algorithms_inputs_are_keyword_only():
+    # issue #35: seven same-looking arrays and ints cannot be swapped by position
+    from dpcore.factorization.registry import OtdInputs
+
+    arr = np.ones(3)
+    with pytest.raises(TypeError, match="positional"):
+        PcaInputs(np.ones((3, 2, 2)), 1, arr, arr, 2, False)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional"):
+        OtdInputs(None, 1, arr, None, False, None)  # type: ignore[misc]
+    x = PcaInputs(moments=np.ones((3, 2, 2)), k=1, tau=arr, weights=arr, rank=2, faithful=False)
+    assert x.privacy is None and x.rank == 2

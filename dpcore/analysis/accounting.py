@@ -3,7 +3,8 @@
 Every release of a CAPE run protects a site like a Gaussian mechanism with some noise
 multiplier z = σ/Δ (:mod:`dpcore.analysis.views`: σ is the std left in the view, Δ the site's
 sensitivity). Releasing again on the same data — a new noise draw, a re-run, another ε
-queried on a page — composes. Five accountants bound the total, from exact to loose:
+queried on a page — composes. The accountants (records, :func:`accountants`) bound the
+total; the built-in ones, from exact to loose:
 
 * ``"exact"`` — T Gaussian releases are exactly one Gaussian release with
   μ = sqrt(Σ_t (Δ/σ_t)²) (Gaussian differential privacy: Dong, Roth & Su, "Gaussian
@@ -31,19 +32,21 @@ queried on a page — composes. Five accountants bound the total, from exact to 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import check_choice, check_delta, check_int
-from dpcore.analysis.views import _check_design, _per_site, check_sites, coalition_view
-from dpcore.mechanisms.calibration import _delta_profile, gaussian_epsilon
-from dpcore.protocol.cape import CapeDesign
+from dpcore._validation import check_choice, check_delta, check_int, check_per_site
+from dpcore.analysis.views import check_sites, coalition_view
+from dpcore.mechanisms.calibration import delta_profile, gaussian_epsilon
+from dpcore.protocol.cape import CapeDesign, check_design
 from dpcore.protocol.joint_safe import DESIGN_KINDS, design_for
 
+# The built-in accountants' names (the records below; :func:`accountant_names` adds any
+# registered one).
 ACCOUNTANTS = ("exact", "rdp", "zcdp", "advanced", "basic")
 # dp_accounting's DEFAULT_RDP_ORDERS (rdp_privacy_accountant.py), so that "rdp" is its answer.
 RDP_ORDERS = np.array(
@@ -59,7 +62,7 @@ MAX_MU = 1e4
 VIEWS = ("own release", "aggregator's joint view", "coalition")
 
 
-def _check_multipliers(noise_multiplier: object) -> NDArray[np.float64]:
+def check_multipliers(noise_multiplier: object) -> NDArray[np.float64]:
     """Check z = σ/Δ: a number or a 1-D sequence, each in (0, ∞] (∞: reveals nothing)."""
     if isinstance(noise_multiplier, (str, bytes, dict, set)) or noise_multiplier is None:
         raise TypeError(
@@ -120,7 +123,7 @@ def composed_mu(noise_multiplier: float | ArrayLike, *, releases: int = 1) -> fl
     >>> round(composed_mu([1.0, 2.0]), 6)
     1.118034
     """
-    z = _check_multipliers(noise_multiplier)
+    z = check_multipliers(noise_multiplier)
     releases = check_int(releases, "releases", low=1, high=MAX_RELEASES)
     with np.errstate(over="ignore", divide="ignore"):
         mu = math.sqrt(releases * float(np.sum(1.0 / z**2)))
@@ -150,6 +153,156 @@ def _per_release_epsilons(z: NDArray[np.float64], releases: int, delta: float) -
     return np.repeat(eps, counts * releases)
 
 
+@dataclass(frozen=True)
+class Composition:
+    """What an accountant adds up: the releases of one site, already validated.
+
+    Attributes
+    ----------
+    mu : float
+        μ = sqrt(Σ_t z_t⁻²) over all releases (> 0: an accountant is not asked when μ = 0).
+    noise_multipliers : ndarray of float
+        z_t of one round (∞: that release reveals nothing).
+    releases : int
+        How many times the round is made.
+    delta : float
+        The total δ, in [MIN_DELTA, 1).
+    """
+
+    mu: float
+    noise_multipliers: NDArray[np.float64]
+    releases: int
+    delta: float
+
+    @property
+    def rho(self) -> float:
+        """ρ = μ²/2, the zCDP parameter of the composition."""
+        return self.mu**2 / 2.0
+
+    @property
+    def count(self) -> int:
+        """T: the releases with a finite z."""
+        return int(np.isfinite(self.noise_multipliers).sum()) * self.releases
+
+
+@dataclass(frozen=True)
+class Accountant:
+    """One accountant, as one record: what the ledger, its statement and the charts read.
+
+    Attributes
+    ----------
+    name : str
+        The key a caller passes (``accountant="rdp"``).
+    label : str
+        How charts, legends and buttons name it.
+    citation : str
+        The method and where it is proven, for the privacy statement.
+    epsilon : callable
+        ``epsilon(Composition) -> float``: the total ε at the composition's δ, an upper bound
+        on the exact one (or the exact one).
+    """
+
+    name: str
+    label: str
+    citation: str
+    epsilon: Callable[[Composition], float]
+
+    def __post_init__(self) -> None:
+        for field in ("name", "label", "citation"):
+            value = getattr(self, field)
+            if not isinstance(value, str) or not value.strip():
+                raise TypeError(f"Accountant {field} must be a non-empty str; got {value!r}")
+        if not callable(self.epsilon):
+            raise TypeError(f"Accountant epsilon must be callable; got {self.epsilon!r}")
+
+
+def _advanced(c: Composition) -> float:
+    eps = _per_release_epsilons(c.noise_multipliers, c.releases, c.delta / (2.0 * c.count))
+    drift = float(np.sum(eps * np.tanh(eps / 2.0)))  # (e^ε − 1)/(e^ε + 1) = tanh(ε/2)
+    return drift + math.sqrt(2.0 * math.log(2.0 / c.delta) * float(np.sum(eps**2)))
+
+
+# The accountants, exact first (module docstring). A new one is one record here (or
+# :func:`register_accountant`): the ledger, the statement, the curves and the legend read it.
+_ACCOUNTANTS: dict[str, Accountant] = {
+    a.name: a
+    for a in (
+        Accountant(
+            name="exact",
+            label="exact (Gaussian DP)",
+            citation="exact composition in Gaussian differential privacy (Dong, Roth & Su, "
+            "JRSS-B 2022, Cor. 3.3) with the analytic Gaussian profile (Balle & Wang, ICML 2018, "
+            "Thm. 8)",
+            epsilon=lambda c: gaussian_epsilon(1.0 / c.mu, sensitivity=1.0, delta=c.delta),
+        ),
+        Accountant(
+            name="rdp",
+            label="Rényi DP",
+            citation="Rényi DP (Mironov, CSF 2017, Prop. 7) with the conversion of Canonne, "
+            "Kamath & Steinke (NeurIPS 2020, Prop. 12) over dp_accounting's order grid",
+            epsilon=lambda c: _rdp_epsilon(c.rho, c.delta),
+        ),
+        Accountant(
+            name="zcdp",
+            label="zCDP",
+            citation="zero-concentrated DP (Bun & Steinke, TCC 2016, Prop. 1.6, Lemma 2.3; "
+            "conversion Prop. 1.3)",
+            epsilon=lambda c: c.rho + 2.0 * math.sqrt(c.rho * math.log(1.0 / c.delta)),
+        ),
+        Accountant(
+            name="advanced",
+            label="advanced composition",
+            citation="advanced composition (Kairouz, Oh & Viswanath, IEEE Trans. IT 2017, "
+            "Thm. 3.5; δ/2 slack, δ/(2T) per release)",
+            epsilon=_advanced,
+        ),
+        Accountant(
+            name="basic",
+            label="basic composition",
+            citation="basic composition (Dwork & Roth 2014, Thm. 3.16; δ/T per release)",
+            epsilon=lambda c: float(
+                _per_release_epsilons(c.noise_multipliers, c.releases, c.delta / c.count).sum()
+            ),
+        ),
+    )
+}
+
+
+def accountants() -> tuple[Accountant, ...]:
+    """Every accountant's record, in order (the built-in ones of :data:`ACCOUNTANTS` first)."""
+    return tuple(_ACCOUNTANTS.values())
+
+
+def accountant_names() -> tuple[str, ...]:
+    """The names of :func:`accountants`, read live (a registered one included)."""
+    return tuple(_ACCOUNTANTS)
+
+
+def get_accountant(name: object, param: str = "accountant") -> Accountant:
+    """The record of accountant ``name``; ValueError naming ``param`` for an unknown one."""
+    return _ACCOUNTANTS[check_choice(name, param, accountant_names())]
+
+
+def register_accountant(record: Accountant) -> Accountant:
+    """Add an accountant: every reader of the records (ledger, statement, curves) has it.
+
+    Raises ValueError if the name is taken, TypeError for anything but an :class:`Accountant`.
+    """
+    if not isinstance(record, Accountant):
+        raise TypeError(f"record must be an Accountant; got {type(record).__name__}")
+    if record.name in _ACCOUNTANTS:
+        raise ValueError(f"accountant {record.name!r} is already registered")
+    _ACCOUNTANTS[record.name] = record
+    return record
+
+
+def unregister_accountant(name: str) -> None:
+    """Remove a registered accountant (the built-in ones stay: ValueError)."""
+    if name in ACCOUNTANTS or name not in _ACCOUNTANTS:
+        raise ValueError(f"name must be a registered, not built-in, accountant; got {name!r}")
+    del _ACCOUNTANTS[name]
+
+
 def composed_epsilon(
     noise_multiplier: float | ArrayLike,
     *,
@@ -171,9 +324,9 @@ def composed_epsilon(
         T·m releases.
     delta : float
         The total δ of the composition, in (0, 1).
-    accountant : {"exact", "rdp", "zcdp", "advanced", "basic"}
-        How the releases are added up (module docstring). Every accountant but ``"exact"`` is
-        an upper bound on the exact ε.
+    accountant : str
+        How the releases are added up: one of :func:`accountant_names` (module docstring).
+        Every accountant but ``"exact"`` is an upper bound on the exact ε.
 
     Returns
     -------
@@ -212,28 +365,16 @@ def composed_epsilon(
     >>> exact < composed_epsilon(4.0, releases=16, delta=1e-5, accountant="basic")
     True
     """
-    z = _check_multipliers(noise_multiplier)
+    z = check_multipliers(noise_multiplier)
     releases = check_int(releases, "releases", low=1, high=MAX_RELEASES)
     delta = check_delta(delta)
     if delta < MIN_DELTA:  # advanced/basic split δ over up to 10⁶ releases: keep it a normal float
         raise ValueError(f"delta must be in [{MIN_DELTA:g}, 1) for composition; got {delta!r}")
-    accountant = check_choice(accountant, "accountant", ACCOUNTANTS)
+    record = get_accountant(accountant)
     mu = composed_mu(z, releases=releases)
     if mu == 0.0:
         return 0.0
-    if accountant == "exact":
-        return gaussian_epsilon(1.0 / mu, sensitivity=1.0, delta=delta)
-    rho = mu**2 / 2.0
-    if accountant == "rdp":
-        return _rdp_epsilon(rho, delta)
-    if accountant == "zcdp":
-        return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-    count = int(np.isfinite(z).sum()) * releases
-    if accountant == "basic":
-        return float(_per_release_epsilons(z, releases, delta / count).sum())
-    eps = _per_release_epsilons(z, releases, delta / (2.0 * count))
-    drift = float(np.sum(eps * np.tanh(eps / 2.0)))  # (e^ε − 1)/(e^ε + 1) = tanh(ε/2)
-    return drift + math.sqrt(2.0 * math.log(2.0 / delta) * float(np.sum(eps**2)))
+    return float(record.epsilon(Composition(mu, z, releases, delta)))
 
 
 def epsilon_curve(
@@ -241,7 +382,7 @@ def epsilon_curve(
     *,
     max_releases: int,
     delta: float,
-    accountants: Sequence[str] = ACCOUNTANTS,
+    accountants: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Total ε against the number of releases T = 1 … ``max_releases``, per accountant.
 
@@ -254,7 +395,7 @@ def epsilon_curve(
     delta : float
         Total δ in (0, 1).
     accountants : sequence of str
-        Which accountants (default all of :data:`ACCOUNTANTS`).
+        Which accountants (default: every one of :func:`accountant_names`).
 
     Returns
     -------
@@ -262,9 +403,11 @@ def epsilon_curve(
         Columns ``releases`` (T), ``accountant`` and ``epsilon`` (ε at the total δ).
     """
     max_releases = check_int(max_releases, "max_releases", low=1, high=1000)
+    if accountants is None:
+        accountants = accountant_names()
     if isinstance(accountants, str) or not isinstance(accountants, Sequence) or not accountants:
         raise TypeError(f"accountants must be a non-empty sequence of names; got {accountants!r}")
-    names = [check_choice(a, "accountants", ACCOUNTANTS) for a in accountants]
+    names = [get_accountant(a, "accountants").name for a in accountants]
     composed_mu(noise_multiplier, releases=max_releases)  # validates once, before any work
     rows = []
     for t in range(1, max_releases + 1):
@@ -344,7 +487,7 @@ def composition_growth(
     >>> g.ratio > 50**0.5
     True
     """
-    z = _check_multipliers(noise_multiplier)
+    z = check_multipliers(noise_multiplier)
     releases = check_int(releases, "releases", low=1, high=MAX_RELEASES)
     delta = check_delta(delta)
     mu_one = composed_mu(z, releases=1)
@@ -388,7 +531,7 @@ def gaussian_profile(
     mu = composed_mu(noise_multiplier, releases=releases)
     if mu == 0.0:
         return np.zeros(eps.shape)
-    out = np.array([_delta_profile(1.0 / mu, float(e)) for e in eps.ravel()]).reshape(eps.shape)
+    out = np.array([delta_profile(1.0 / mu, float(e)) for e in eps.ravel()]).reshape(eps.shape)
     return np.clip(out, 0.0, 1.0)
 
 
@@ -432,10 +575,10 @@ def view_noise_multipliers(
         z_s per site; ∞ for a colluding site (a member of the coalition is not protected
         against it and is not counted).
     """
-    design = _check_design(design)
+    design = check_design(design)
     view = check_choice(view, "view", VIEWS)
     colluding = check_sites(colluding, design.n_sites, "colluding") if view == "coalition" else ()
-    sens = _per_site(sensitivity, design, "sensitivity")
+    sens = check_per_site(sensitivity, design.n_sites, "sensitivity")
     if np.any(np.isinf(sens)):
         raise ValueError(f"every sensitivity must be finite; got {sensitivity!r}")
     seen = coalition_view(design, colluding)
@@ -500,7 +643,7 @@ def view_profiles(
         sites = check_sites(colluding, design.n_sites, "colluding")
         if site in sites:
             raise ValueError(f"colluding must not contain the site drawn ({site}); got {sites}")
-        sens = _per_site(sensitivity, design, "sensitivity")
+        sens = check_per_site(sensitivity, design.n_sites, "sensitivity")
         views = {"calibration τ_s": design.tau_site[site] / sens[site]}
         try:
             for view in VIEWS[:2]:

@@ -18,39 +18,19 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import check_choice, check_int
+from dpcore._validation import check_choice, check_int, check_per_site
 from dpcore.analysis.accounting import (
-    ACCOUNTANTS,
     MAX_SEQUENCE,
     VIEWS,
-    _check_multipliers,
+    check_multipliers,
     composed_epsilon,
+    get_accountant,
 )
 from dpcore.analysis.views import collusion_bound
 from dpcore.mechanisms.calibration import CALIBRATIONS, NEIGHBOURING
 from dpcore.protocol.joint_safe import DESIGN_KINDS
 
 MAX_ENTRIES = 10**4
-
-
-def _per_site_array(value: object, name: str, n_sites: int | None, *, high: float) -> NDArray:
-    if isinstance(value, (str, bytes, dict, set, bool, np.bool_)) or value is None:
-        raise TypeError(f"{name} must be one number per site; got {type(value).__name__}")
-    try:
-        arr = np.atleast_1d(np.asarray(value, dtype=float))
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be one number per site; got {value!r}") from err
-    if arr.ndim != 1 or arr.size == 0 or arr.size > MAX_SEQUENCE:
-        raise ValueError(f"{name} must be a 1-D sequence of one number per site; got {value!r}")
-    if n_sites is not None and arr.size != n_sites:
-        raise ValueError(
-            f"{name} must have one entry per site of budget ({n_sites}); got {arr.size}"
-        )
-    bad = ~np.isfinite(arr) | (arr <= 0) | (arr >= high)
-    if bad.any():
-        raise ValueError(f"every entry of {name} must be in (0, {high:g}); got {value!r}")
-    arr.setflags(write=False)
-    return arr
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,7 +54,7 @@ class LedgerEntry:
     def __post_init__(self) -> None:
         if not isinstance(self.label, str):
             raise TypeError(f"label must be a str; got {type(self.label).__name__}")
-        z = _check_multipliers(self.noise_multiplier)
+        z = check_multipliers(self.noise_multiplier)
         z.setflags(write=False)
         object.__setattr__(self, "noise_multiplier", z)
         object.__setattr__(self, "count", check_int(self.count, "count", low=1, high=10**6))
@@ -91,7 +71,7 @@ class PrivacyLedger:
     delta : array_like, shape (S,)
         Each site's total δ_s, each in (0, 1): ε is accounted at it.
     accountant : str
-        One of :data:`dpcore.analysis.accounting.ACCOUNTANTS` (default ``"exact"``).
+        One of :func:`dpcore.analysis.accounting.accountant_names` (default ``"exact"``).
     entries : tuple of LedgerEntry
         The releases so far (default none); use :meth:`add`.
 
@@ -114,14 +94,14 @@ class PrivacyLedger:
     entries: tuple[LedgerEntry, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        budget = _per_site_array(self.budget, "budget", None, high=1e4)
-        object.__setattr__(self, "budget", budget)
-        object.__setattr__(
-            self, "delta", _per_site_array(self.delta, "delta", budget.size, high=1.0)
-        )
-        object.__setattr__(
-            self, "accountant", check_choice(self.accountant, "accountant", ACCOUNTANTS)
-        )
+        budget = check_per_site(self.budget, None, "budget", high=1e4)
+        if budget.size > MAX_SEQUENCE:
+            raise ValueError(f"budget must list at most {MAX_SEQUENCE} sites; got {budget.size}")
+        delta = check_per_site(self.delta, budget.size, "delta", high=1.0, sites_of="budget")
+        for arr, name in ((budget, "budget"), (delta, "delta")):
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "accountant", get_accountant(self.accountant).name)
         entries = self.entries
         if not isinstance(entries, tuple) or not all(isinstance(e, LedgerEntry) for e in entries):
             raise TypeError("entries must be a tuple of LedgerEntry")
@@ -144,7 +124,7 @@ class PrivacyLedger:
         self, noise_multiplier: float | ArrayLike, *, label: str = "release", count: int = 1
     ) -> PrivacyLedger:
         """A new ledger with ``count`` more releases of noise multipliers z_s (one per site)."""
-        z = _check_multipliers(noise_multiplier)
+        z = check_multipliers(noise_multiplier)
         if z.size not in (1, self.n_sites):
             raise ValueError(
                 f"noise_multiplier must be one number or one per site ({self.n_sites}); "
@@ -206,17 +186,6 @@ class PrivacyLedger:
         )
 
 
-ACCOUNTANT_TEXT = {
-    "exact": "exact composition in Gaussian differential privacy (Dong, Roth & Su, JRSS-B 2022, "
-    "Cor. 3.3) with the analytic Gaussian profile (Balle & Wang, ICML 2018, Thm. 8)",
-    "rdp": "Rényi DP (Mironov, CSF 2017, Prop. 7) with the conversion of Canonne, Kamath & "
-    "Steinke (NeurIPS 2020, Prop. 12) over dp_accounting's order grid",
-    "zcdp": "zero-concentrated DP (Bun & Steinke, TCC 2016, Prop. 1.6, Lemma 2.3; conversion "
-    "Prop. 1.3)",
-    "advanced": "advanced composition (Kairouz, Oh & Viswanath, IEEE Trans. IT 2017, Thm. 3.5; "
-    "δ/2 slack, δ/(2T) per release)",
-    "basic": "basic composition (Dwork & Roth 2014, Thm. 3.16; δ/T per release)",
-}
 CALIBRATION_TEXT = {
     "classic": "classic Gaussian calibration σ = Δ·sqrt(2 ln(1.25/δ))/ε (Dwork & Roth 2014, "
     "Thm. A.1; a proof only for ε < 1)",
@@ -308,7 +277,7 @@ def privacy_statement(
         f"Colluders: this accounting covers {colluding} colluding site(s); the follow-up CAPE "
         f"analysis (Imtiaz, Mohammadi & Sarwate, arXiv:1904.10059) tolerates up to "
         f"⌈S/3⌉ − 1 = {bound} of S = {n} sites per release.",
-        f"Accountant: {ACCOUNTANT_TEXT[ledger.accountant]}.",
+        f"Accountant: {get_accountant(ledger.accountant).citation}.",
         f"Releases on the same data: {ledger.n_releases}.",
         "",
         "Per site (ε spent at the site's δ_s, against its budget):",

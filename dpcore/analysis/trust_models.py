@@ -36,6 +36,7 @@ from dpcore._validation import (
     check_choice,
     check_delta,
     check_int,
+    check_per_site,
     check_real,
     check_rng,
     check_weights,
@@ -149,20 +150,6 @@ def shuffle_min_parties(epsilon0: float, *, delta: float) -> int:
 # --- the sites -------------------------------------------------------------------------------
 
 
-def _per_site(value: object, n: int, name: str, *, delta: bool = False) -> NDArray[np.float64]:
-    try:
-        arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
-    except (TypeError, ValueError) as err:
-        raise TypeError(
-            f"{name} must be a number or one number per site ({n}); got {value!r}"
-        ) from err
-    if delta:
-        return np.array([check_delta(float(d)) for d in arr])
-    return np.array(
-        [check_real(float(e), name, low=0.0, high=1e6, low_open=True) for e in arr], dtype=float
-    )
-
-
 def _sites(n_per_site: ArrayLike, epsilon, delta, weights):
     """Validated N_s, ε_s, δ_s and μ_s (default 1/S)."""
     try:
@@ -173,8 +160,8 @@ def _sites(n_per_site: ArrayLike, epsilon, delta, weights):
         raise TypeError(f"n_per_site must be a sequence of integers; got {n_per_site!r}") from err
     s = check_int(sizes.size, "n_per_site (number of sites)", low=2, high=MAX_SITES)
     n = np.array([check_int(v, "n_per_site", low=1, high=10**9) for v in sizes.tolist()])
-    eps = _per_site(epsilon, s, "epsilon")
-    dlt = _per_site(delta, s, "delta", delta=True)
+    eps = check_per_site(epsilon, s, "epsilon", high=1e6)
+    dlt = check_per_site(delta, s, "delta", high=1.0)
     mu = check_weights(weights, s)
     return n, eps, dlt, mu
 

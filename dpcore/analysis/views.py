@@ -35,20 +35,19 @@ from dpcore._validation import (
     check_choice,
     check_delta,
     check_int,
+    check_per_site,
     check_rng,
-    show,
 )
 from dpcore.mechanisms.calibration import gaussian_epsilon
-from dpcore.protocol.cape import CapeDesign, _check_values, site_releases, standard_noise
+from dpcore.protocol.cape import (
+    CapeDesign,
+    check_design,
+    check_values,
+    site_releases,
+    standard_noise,
+)
 
 REMEDIES = ("none", "naive", "cape")
-
-
-def _check_design(design: CapeDesign) -> CapeDesign:
-    if not isinstance(design, CapeDesign):
-        raise TypeError(f"design must be a CapeDesign; got {type(design).__name__}")
-    design.tau_g  # noqa: B018 - raises ValueError if the design is infeasible
-    return design
 
 
 def check_sites(sites: Sequence[int], n_sites: int, name: str) -> tuple[int, ...]:
@@ -183,7 +182,7 @@ def coalition_view(
     Imtiaz & Sarwate, Sec. 3 (threat model); H. Imtiaz, J. Mohammadi, A. D. Sarwate,
     arXiv:1904.10059 (collusion bound S_C ≤ ⌈S/3⌉ − 1).
     """
-    design = _check_design(design)
+    design = check_design(design)
     colluding = check_sites(colluding, design.n_sites, "colluding")
     if not isinstance(noise_generator, (bool, np.bool_)):
         raise TypeError(f"noise_generator must be a bool; got {type(noise_generator).__name__}")
@@ -250,25 +249,6 @@ EPS_TOL = 1e-7
 STD_TOL = 1e-9
 
 
-def _per_site(value, design: CapeDesign, name: str = "epsilon") -> NDArray[np.float64]:
-    """A promised ε (one number, or one per site) as S values in (0, ∞]."""
-    if value is None or isinstance(value, (str, bytes)):
-        raise TypeError(
-            f"{name} must be a number or one number per site ({design.n_sites}); "
-            f"got {type(value).__name__} {show(value)}"
-        )
-    try:
-        arr = np.broadcast_to(np.asarray(value, float), (design.n_sites,)).copy()
-    except (TypeError, ValueError) as err:
-        raise TypeError(
-            f"{name} must be a number or one number per site ({design.n_sites}); "
-            f"got {show(value)}"
-        ) from err
-    if np.any(np.isnan(arr) | (arr <= 0)):
-        raise ValueError(f"every entry of {name} must be in (0, inf]; got {show(value)}")
-    return arr
-
-
 def coalition_report(
     design: CapeDesign,
     colluding: Sequence[int] = (),
@@ -310,9 +290,11 @@ def coalition_report(
         design gives less noise than the site's own calibration asked for).
     """
     view = coalition_view(design, colluding, noise_generator=noise_generator)
-    sens = _per_site(sensitivity, design, "sensitivity")[view.honest]
-    dlt = np.array([check_delta(d) for d in _per_site(delta, design, "delta")])[view.honest]
-    promised = _per_site(epsilon, design)[view.honest]
+    sens = check_per_site(sensitivity, design.n_sites, "sensitivity")[view.honest]
+    dlt = np.array([check_delta(d) for d in check_per_site(delta, design.n_sites, "delta")])[
+        view.honest
+    ]
+    promised = check_per_site(epsilon, design.n_sites, "epsilon")[view.honest]
     eps_release = effective_epsilons(view.release_std, sens, delta=dlt)
     eps_joint = effective_epsilons(view.joint_std, sens, delta=dlt)
     report = pd.DataFrame(
@@ -414,7 +396,7 @@ def collusion_curve(
     >>> bool(curve.exact.all()), int(curve.searched.sum())  # 2 views × (2⁴ − 1) coalitions
     (True, 30)
     """
-    design = _check_design(design)
+    design = check_design(design)
     n_sites = design.n_sites
     if n_sites > MAX_COLLUSION_SITES:
         raise ValueError(
@@ -424,9 +406,9 @@ def collusion_curve(
     if not isinstance(noise_generator, (bool, np.bool_)):
         raise TypeError(f"noise_generator must be a bool; got {type(noise_generator).__name__}")
     ng = bool(noise_generator)
-    sens = _per_site(sensitivity, design, "sensitivity")
-    dlt = np.array([check_delta(d) for d in _per_site(delta, design, "delta")])
-    promised = _per_site(epsilon, design)
+    sens = check_per_site(sensitivity, design.n_sites, "sensitivity")
+    dlt = np.array([check_delta(d) for d in check_per_site(delta, design.n_sites, "delta")])
+    promised = check_per_site(epsilon, design.n_sites, "epsilon")
     rows = []
     worst_for: dict[str, NDArray[np.intp]] = {}  # per view: site s → its worst coalition
     for n in range(n_sites):
@@ -541,12 +523,12 @@ def party_views(design: CapeDesign, *, sensitivity, delta, epsilon) -> pd.DataFr
     no other site's release. Anyone: the final estimate Σ μ_s a_s + Σ μ_s G_s, whose
     noise is τ_agg/μ_s relative to site s's contribution.
     """
-    design = _check_design(design)
+    design = check_design(design)
     tau = design.tau_site
     n = design.n_sites
-    sens = _per_site(sensitivity, design, "sensitivity")
-    dlt = np.array([check_delta(d) for d in _per_site(delta, design, "delta")])
-    promised = _per_site(epsilon, design)
+    sens = check_per_site(sensitivity, design.n_sites, "sensitivity")
+    dlt = np.array([check_delta(d) for d in check_per_site(delta, design.n_sites, "delta")])
+    promised = check_per_site(epsilon, design.n_sites, "epsilon")
     rows = []
 
     def eps(std, site):
@@ -706,7 +688,7 @@ def dropout_analysis(design: CapeDesign, dropped: Sequence[int]) -> DropoutAnaly
     ValueError
         If no site with positive weight remains.
     """
-    design = _check_design(design)
+    design = check_design(design)
     dropped, remaining, total = _remaining(design, dropped)
     mu = design.weights
     mu_d = np.zeros(design.n_sites)
@@ -771,8 +753,8 @@ def dropout_run(
     """
     remedy = check_choice(remedy, "remedy", REMEDIES)
     symmetric = check_bool(symmetric, "symmetric")
-    dropped, keep, total = _remaining(_check_design(design), dropped)
-    values = _check_values(values, design.n_sites, symmetric)  # finite, one per site
+    dropped, keep, total = _remaining(check_design(design), dropped)
+    values = check_values(values, design.n_sites, symmetric)  # finite, one per site
     protocol_rng, h_rng = check_rng(rng).spawn(2)
     e, f, _, released = site_releases(values, design, symmetric=symmetric, rng=protocol_rng)
     mu = design.weights

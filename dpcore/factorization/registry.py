@@ -66,9 +66,9 @@ ROLES = ("private", "upper", "lower")  # a private algorithm, or a reference bou
 # --- what an algorithm sees in one run -------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class PcaInputs:
-    """Everything a distributed PCA algorithm gets in one (grid point, run).
+    """Everything a distributed PCA algorithm gets in one (grid point, run); keyword-only.
 
     Attributes
     ----------
@@ -148,9 +148,9 @@ class NoiseScales:
     privacy3: SitePrivacy | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class OtdInputs:
-    """Everything a distributed tensor algorithm gets in one (grid point, run).
+    """Everything a distributed tensor algorithm gets in one (grid point, run); keyword-only.
 
     Attributes
     ----------

@@ -72,10 +72,10 @@ def gaussian_delta(sigma: float, *, sensitivity: float, epsilon: float) -> float
     sigma = check_real(sigma, "sigma", low=0.0, low_open=True, high_open=True)
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True, high_open=True)
     epsilon = check_real(epsilon, "epsilon", low=0.0, low_open=True, high_open=True)
-    return _delta_profile(sigma / sensitivity, epsilon)
+    return delta_profile(sigma / sensitivity, epsilon)
 
 
-def _delta_profile(s: float, epsilon: float) -> float:
+def delta_profile(s: float, epsilon: float) -> float:
     """δ(ε) of N(0, s²) noise on a sensitivity-1 query, in log space for stability."""
     a = 0.5 / s - epsilon * s
     b = -0.5 / s - epsilon * s
@@ -114,26 +114,26 @@ def gaussian_epsilon(sigma: float, *, sensitivity: float, delta: float) -> float
     if sigma == 0.0:
         return math.inf
     s = sigma / sensitivity
-    if math.isinf(s) or _delta_profile(s, 0.0) <= delta:  # σ/Δ overflowed: no information
+    if math.isinf(s) or delta_profile(s, 0.0) <= delta:  # σ/Δ overflowed: no information
         return 0.0
     hi = 1.0
-    while _delta_profile(s, hi) > delta:
+    while delta_profile(s, hi) > delta:
         hi *= 2.0
         if hi > 1e12:  # pragma: no cover - only for σ/Δ below ~1e-12
             return math.inf
-    return float(brentq(lambda e: _delta_profile(s, e) - delta, 0.0, hi, xtol=1e-13, rtol=1e-13))
+    return float(brentq(lambda e: delta_profile(s, e) - delta, 0.0, hi, xtol=1e-13, rtol=1e-13))
 
 
 @lru_cache(maxsize=4096)
 def _analytic_unit_sigma(epsilon: float, delta: float) -> float:
     """σ/Δ of the analytic Gaussian mechanism: the root of δ(σ/Δ) = δ (δ(·) is decreasing)."""
     lo, hi = 1e-12, 1.0
-    while _delta_profile(hi, epsilon) > delta:
+    while delta_profile(hi, epsilon) > delta:
         hi *= 2.0
-    while _delta_profile(lo, epsilon) < delta:  # pragma: no cover - lo is always tiny enough
+    while delta_profile(lo, epsilon) < delta:  # pragma: no cover - lo is always tiny enough
         lo /= 2.0
     log_s = brentq(
-        lambda t: _delta_profile(math.exp(t), epsilon) - delta,
+        lambda t: delta_profile(math.exp(t), epsilon) - delta,
         math.log(lo),
         math.log(hi),
         xtol=1e-14,

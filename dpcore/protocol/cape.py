@@ -184,7 +184,18 @@ class CapeDesign:
         return self.e_mixing @ self.e_mixing.T
 
 
-def _check_tau_site(tau_site: ArrayLike, *, design: bool = True) -> NDArray[np.float64]:
+def check_design(design: CapeDesign) -> CapeDesign:
+    """``design`` after checking it is a :class:`CapeDesign` whose τ_g is feasible.
+
+    Raises TypeError for anything else, ValueError for an infeasible design.
+    """
+    if not isinstance(design, CapeDesign):
+        raise TypeError(f"design must be a CapeDesign; got {type(design).__name__}")
+    design.tau_g  # noqa: B018 - raises ValueError if the design is infeasible
+    return design
+
+
+def check_tau_site(tau_site: ArrayLike, *, design: bool = True) -> NDArray[np.float64]:
     """τ_s ≥ 0 per site, S ≥ 2; at most MAX_DESIGN_SITES when a design (S×S) is built."""
     tau = check_positive_array(tau_site, "tau_site", allow_zero=True)
     if design:
@@ -234,7 +245,7 @@ def cape_design(tau_site: ArrayLike, *, weights: ArrayLike | None = None) -> Cap
     >>> d.var_e.round(3).tolist(), d.var_g.round(3).tolist()
     ([0.75, 0.75, 0.75, 0.75], [0.25, 0.25, 0.25, 0.25])
     """
-    tau = _check_tau_site(tau_site)
+    tau = check_tau_site(tau_site)
     mu = check_weights(weights, tau.size)
     u = mu * tau
     u_max = float(u.max())
@@ -302,7 +313,7 @@ def paper_design(tau_site: ArrayLike, *, weights: ArrayLike, tau_pool: float) ->
     τ_c = τ_s/S gives τ_gS² = τ_s²(3 − S)/2, negative for every S > 3. See
     ``docs/cape-design.md``.
     """
-    tau = _check_tau_site(tau_site)
+    tau = check_tau_site(tau_site)
     mu = check_weights(weights, tau.size)
     tau_c = check_real(tau_pool, "tau_pool", low=0.0, high=MAX_MAGNITUDE)
     s = tau.size
@@ -337,7 +348,8 @@ def paper_design(tau_site: ArrayLike, *, weights: ArrayLike, tau_pool: float) ->
 # --- drawing noise for values of any shape --------------------------------------------------
 
 
-def _check_values(values: ArrayLike, n_sites: int | None, symmetric: bool) -> NDArray:
+def check_values(values: ArrayLike, n_sites: int | None, symmetric: bool) -> NDArray:
+    """Per-site values (S, ...): finite, one entry per site, square/cubic if ``symmetric``."""
     arr = as_float_array(values, "values")
     if arr.ndim < 1:
         raise ValueError("values must have a leading site axis, shape (S, ...)")
@@ -426,7 +438,7 @@ def best_conventional_std(tau_site: ArrayLike) -> float:
     ValueError
         If a τ_s is negative or not finite, or there are fewer than two sites.
     """
-    tau = _check_tau_site(tau_site, design=False)
+    tau = check_tau_site(tau_site, design=False)
     if np.any(tau == 0):
         return 0.0
     return float(1.0 / np.sqrt(np.sum(1.0 / tau**2)))
@@ -640,14 +652,14 @@ def cape_average(
     """
     rng = check_rng(rng)
     symmetric = check_bool(symmetric, "symmetric")
-    tau = _check_tau_site(tau_site)
+    tau = check_tau_site(tau_site)
     if design is None:
         design = cape_design(tau, weights=weights)
     elif not isinstance(design, CapeDesign):
         raise TypeError(f"design must be a CapeDesign or None; got {type(design).__name__}")
     elif design.n_sites != tau.size or not np.allclose(design.tau_site, tau):
         raise ValueError("design must have been made for the same tau_site")
-    arr = _check_values(values, design.n_sites, symmetric)
+    arr = check_values(values, design.n_sites, symmetric)
     e, f, g, released = site_releases(arr, design, symmetric=symmetric, rng=rng)
     estimate = aggregate_step(released, f, design.weights)
     return AveragingRun("cape", arr, design.weights, e, f, g, released, estimate, design)
@@ -672,9 +684,9 @@ def conventional_average(
     """
     rng = check_rng(rng)
     symmetric = check_bool(symmetric, "symmetric")
-    tau = _check_tau_site(tau_site, design=False)
+    tau = check_tau_site(tau_site, design=False)
     mu = check_weights(weights, tau.size)
-    arr = _check_values(values, tau.size, symmetric)
+    arr = check_values(values, tau.size, symmetric)
     site_rngs = rng.spawn(tau.size)
     g = np.stack(
         [
@@ -724,7 +736,7 @@ def cape_gain(n_per_site: ArrayLike) -> float:
     ----------
     Imtiaz & Sarwate, Proposition 1 (from Imtiaz et al., arXiv:1904.10059).
     """
-    n = _check_sizes(n_per_site)
+    n = check_sizes(n_per_site)
     total = n.sum()
     return float(total**2 / n.size**2 * np.sum(1.0 / n**2))
 
@@ -742,7 +754,7 @@ def best_conventional_gain(n_per_site: ArrayLike) -> float:
     >>> round(best_conventional_gain([100, 100, 100, 1000]), 4)
     1.6408
     """
-    n = _check_sizes(n_per_site)
+    n = check_sizes(n_per_site)
     return float(n.sum() ** 2 / np.sum(n**2))
 
 
@@ -787,7 +799,8 @@ def cape_gain_bounds(total: int, sites: int) -> tuple[float, float]:
     return float(s), float(n**2 / s**2 * (1.0 / (n - s + 1) ** 2 + s - 1))
 
 
-def _check_sizes(n_per_site: ArrayLike) -> NDArray[np.float64]:
+def check_sizes(n_per_site: ArrayLike) -> NDArray[np.float64]:
+    """N_s as floats: S ≥ 2 whole numbers in [1, MAX_MAGNITUDE]."""
     n = check_positive_array(n_per_site, "n_per_site")
     if n.size < 2 or np.any(n < 1) or np.any(n != np.round(n)) or np.any(n > MAX_MAGNITUDE):
         raise ValueError(

@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 
 from dpcore._validation import check_choice, check_real, check_weights
-from dpcore.protocol.cape import CapeDesign, _check_tau_site, cape_design
+from dpcore.protocol.cape import CapeDesign, cape_design, check_tau_site
 
 DEFAULT_PRICE = 1.05  # aggregate std over the pooled requirement: 5% more noise std
 DESIGN_KINDS = ("cape", "joint")  # the paper's design (eq. (2)) and the joint-view-safe one
@@ -114,7 +114,7 @@ def joint_safe_design(
     >>> round(d.tau_agg / d.tau_pool, 6), round(float(d.tau_g[0]) ** 2, 4)
     (1.05, 0.1103)
     """
-    tau = _check_tau_site(tau_site)
+    tau = check_tau_site(tau_site)
     mu = check_weights(weights, tau.size)
     price = check_real(price, "price", low=1.0, low_open=True, high=100.0)
     # The design is homogeneous in τ (stds scale with it, variances with its square): work

@@ -29,7 +29,7 @@ from dpcore._validation import (
     show,
 )
 from dpcore.mechanisms.calibration import CALIBRATIONS, mean_noise_std
-from dpcore.protocol.cape import CapeDesign, _check_sizes, cape_design, cape_gain, paper_design
+from dpcore.protocol.cape import CapeDesign, cape_design, cape_gain, check_sizes, paper_design
 from dpcore.protocol.joint_safe import joint_safe_design
 
 # The gains a page compares, in its order: the names of :attr:`MeanReleaseDesigns.gains`.
@@ -72,7 +72,7 @@ class MeanReleaseDesigns:
                 )
         per_site = {}
         for name, value in (
-            ("n_per_site", _check_sizes(self.n_per_site)),  # whole numbers, up to 1e100
+            ("n_per_site", check_sizes(self.n_per_site)),  # whole numbers, up to 1e100
             ("epsilon", self.epsilon),
             ("delta", self.delta),
         ):
@@ -189,7 +189,7 @@ def mean_release_designs(
     >>> round(d.gains["same_weights"], 6), d.paper_formula_differs
     (2.0, ())
     """
-    sizes = _check_sizes(n_per_site)
+    sizes = check_sizes(n_per_site)
     check_design_sites(sizes.size, "n_per_site")
     calibration = check_choice(calibration, "calibration", CALIBRATIONS)
     tau = mean_noise_std(sizes, epsilon=epsilon, delta=delta, method=calibration)

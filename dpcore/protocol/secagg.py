@@ -68,11 +68,11 @@ from dpcore._validation import (
     check_bool,
     check_choice,
     check_int,
+    check_per_site,
     check_positive_array,
     check_real,
     check_rng,
     check_weights,
-    show,
 )
 from dpcore.mechanisms.calibration import ClassicGaussianWarning, gaussian_sigma
 from dpcore.mechanisms.discrete import (
@@ -105,28 +105,6 @@ MAX_PAD_ENTRIES = 200_000_000  # S(S−1)/2·d pad integers to expand (seconds, 
 
 
 # --- parameters ----------------------------------------------------------------------------
-
-
-def _per_site(
-    value: object, n: int, name: str, *, high: float, low: float = 0.0
-) -> NDArray[np.float64]:
-    """One number or S numbers in (0, high), or in [low, high) for a ``low`` > 0.
-
-    (0, ∞] when ``high`` is ∞.
-    """
-    try:
-        arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
-    except (TypeError, ValueError) as err:
-        raise TypeError(
-            f"{name} must be a number or one number per site ({n}); got {value!r}"
-        ) from err
-    bad = np.isnan(arr) | (arr < low if low > 0 else arr <= 0)
-    bad |= arr >= high if math.isfinite(high) else arr > high
-    if bad.any():
-        lo = f"[{low:g}, " if low > 0 else "(0, "
-        hi = "inf]" if math.isinf(high) else f"{high:g})"
-        raise ValueError(f"every entry of {name} must be in {lo}{hi}; got {show(arr[bad][0])}")
-    return arr
 
 
 def default_threshold(sites: int) -> int:
@@ -398,8 +376,8 @@ def secagg_design(
         raise ValueError(
             f"every entry of sensitivity must be in (0, {MAX_MAGNITUDE:g}]; got {sens.max()!r}"
         )
-    eps = _per_site(epsilon, s, "epsilon", high=math.inf)
-    dlt = _per_site(delta, s, "delta", high=1.0, low=MIN_DELTA)  # δ/10 must stay a float
+    eps = check_per_site(epsilon, s, "epsilon", high=math.inf)
+    dlt = check_per_site(delta, s, "delta", high=1.0, low=MIN_DELTA)  # δ/10 must stay a float
     d = check_int(coordinates, "coordinates", low=1, high=MAX_COORDINATES)
     mu = check_weights(weights, s)
     b = check_int(bits, "bits", low=2, high=64)

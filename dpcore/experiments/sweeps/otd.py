@@ -160,7 +160,14 @@ def run_otd_sweep(
     def whiten(task: tuple[RunStreams, SiteMoments, NoiseScales]) -> list[_Pending]:
         r, mom, noise = task
         _, weights = spec.sites.layout(r.point)
-        inputs = OtdInputs(mom, spec.k, weights, noise, spec.faithful, planted)
+        inputs = OtdInputs(
+            moments=mom,
+            k=spec.k,
+            weights=weights,
+            noise=noise,
+            faithful=spec.faithful,
+            model=planted,
+        )
         alg_rngs = streams(family, r.noise)
         out = []
         for alg, method in methods.items():

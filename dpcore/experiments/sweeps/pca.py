@@ -122,7 +122,13 @@ def run_pca_sweep(
         first = grid.point(grid.values[0])
         _, weights = spec.sites.layout(first)
         inputs = PcaInputs(
-            fixed_moments, k, taus[grid.values[0]], weights, rank, faithful, privacy[grid.values[0]]
+            moments=fixed_moments,
+            k=k,
+            tau=taus[grid.values[0]],
+            weights=weights,
+            rank=rank,
+            faithful=faithful,
+            privacy=privacy[grid.values[0]],
         )
         for alg, method in methods.items():
             if method.noiseless:  # never draws from its stream
@@ -138,7 +144,15 @@ def run_pca_sweep(
             assert fixed_moments is not None  # one draw for ε and δ sweeps
             moments = fixed_moments
         value = r.point.value(axis)
-        inputs = PcaInputs(moments, k, taus[value], weights, rank, faithful, privacy[value])
+        inputs = PcaInputs(
+            moments=moments,
+            k=k,
+            tau=taus[value],
+            weights=weights,
+            rank=rank,
+            faithful=faithful,
+            privacy=privacy[value],
+        )
         alg_rngs = streams(family, r.noise)
         out = []
         for alg, method in methods.items():

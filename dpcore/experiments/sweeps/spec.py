@@ -405,7 +405,7 @@ def _check_names(value: object, name: str, known: Sequence[str]) -> None:
         check_choice(v, name, tuple(known))
 
 
-def _check_records(spec: PcaSpec | OtdSpec) -> None:
+def _check_records(spec: SweepSpec) -> None:
     """The records and stream order must be those of the named algorithms."""
     family = spec.family
     order = spec.stream_order
@@ -435,7 +435,7 @@ def _changed(spec: PcaSpec | OtdSpec, keywords: dict[str, Any]) -> dict[str, Any
     defaults = {
         **_parameters(type(spec).build),
         "algorithms": registry.defaults(spec.family),
-        "metrics": tuple(OTD_METRICS if spec.family == "otd" else PCA_METRICS),
+        "metrics": spec.known_metrics,
     }
     if spec.family == "pca":
         defaults["rank"] = min(2 * spec.k, spec.dim)
@@ -520,8 +520,70 @@ class OtdPrivacy:
         )
 
 
-@dataclass(frozen=True)
-class PcaSpec:
+@dataclass(frozen=True, kw_only=True)
+class SweepSpec:
+    """What a PCA and a tensor sweep spec share (:class:`PcaSpec`, :class:`OtdSpec`).
+
+    The grid, the site layout, the privacy settings (the family's own record), the runs,
+    D and K, ``faithful``, the algorithms and metrics by name, and the algorithms' registry
+    records with the family's stream order when the spec was built
+    (:func:`dpcore.factorization.registry.streams`). Keyword-only; a family's checks run
+    between the shared ones (:meth:`_check_family`).
+    """
+
+    family: ClassVar[str]
+    privacy_kind: ClassVar[type]
+    known_metrics: ClassVar[tuple[str, ...]]
+
+    grid: SweepGrid
+    sites: SiteLayout
+    privacy: PcaPrivacy | OtdPrivacy
+    runs: Runs
+    dim: int
+    k: int
+    faithful: bool
+    algorithms: tuple[str, ...]
+    metrics: tuple[str, ...]
+    stream_order: tuple[str, ...] = field(repr=False, compare=False)
+    records: tuple[Algorithm, ...] = field(repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, kind in (
+            ("grid", SweepGrid),
+            ("sites", SiteLayout),
+            ("privacy", self.privacy_kind),
+            ("runs", Runs),
+        ):
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(f"{name} must be a {kind.__name__}; got {getattr(self, name)!r}")
+        self.sites.check_against(self.grid)
+        self._check_family()
+        check_bool(self.faithful, "faithful")
+        _check_names(self.metrics, "metrics", self.known_metrics)
+        _check_records(self)
+
+    def _check_family(self) -> None:
+        """The family's own fields (D, K and the rest), checked after the layout."""
+        raise NotImplementedError
+
+    def _shared_keywords(self) -> dict[str, Any]:
+        """The :meth:`build` keywords both families have."""
+        return {
+            "dim": self.dim,
+            "k": self.k,
+            **self.grid.keywords(),
+            "runs": self.runs.count,
+            "algorithms": self.algorithms,
+            "metrics": self.metrics,
+            "calibration": self.privacy.calibration,
+            "site_shares": self.sites.shares,
+            "weighting": self.sites.weighting,
+            "faithful": self.faithful,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class PcaSpec(SweepSpec):
     """A validated distributed-PCA sweep, made by :meth:`build` (its keywords documented once).
 
     Every field holds its resolved value: ``dim`` and ``pool_size`` are the data set's own
@@ -541,32 +603,15 @@ class PcaSpec:
     """
 
     family: ClassVar[str] = "pca"
+    privacy_kind: ClassVar[type] = PcaPrivacy
+    known_metrics: ClassVar[tuple[str, ...]] = tuple(PCA_METRICS)
 
-    grid: SweepGrid
-    sites: SiteLayout
     privacy: PcaPrivacy
-    runs: Runs
     data: str | Dataset
-    dim: int
-    k: int
     rank: int
     pool_size: int
-    faithful: bool
-    algorithms: tuple[str, ...]
-    metrics: tuple[str, ...]
-    stream_order: tuple[str, ...] = field(repr=False, compare=False)
-    records: tuple[Algorithm, ...] = field(repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        for name, kind in (
-            ("grid", SweepGrid),
-            ("sites", SiteLayout),
-            ("privacy", PcaPrivacy),
-            ("runs", Runs),
-        ):
-            if not isinstance(getattr(self, name), kind):
-                raise TypeError(f"{name} must be a {kind.__name__}; got {getattr(self, name)!r}")
-        self.sites.check_against(self.grid)
+    def _check_family(self) -> None:
         if isinstance(self.data, Dataset):
             if self.dim != self.data.dim or self.pool_size != self.data.n_samples:
                 raise ValueError(
@@ -580,9 +625,6 @@ class PcaSpec:
             check_int(self.pool_size, "pool_size", low=2)
         check_int(self.k, "k", low=1, high=self.dim)
         check_int(self.rank, "rank", low=self.k, high=self.dim)
-        check_bool(self.faithful, "faithful")
-        _check_names(self.metrics, "metrics", tuple(PCA_METRICS))
-        _check_records(self)
 
     @classmethod
     def build(
@@ -718,19 +760,10 @@ class PcaSpec:
         short form for a code snippet. Either way ``PcaSpec.build(**kw) == self``.
         """
         out = {
+            **self._shared_keywords(),
             "data": self.data,
-            "dim": self.dim,
-            "k": self.k,
-            **self.grid.keywords(),
-            "runs": self.runs.count,
-            "algorithms": self.algorithms,
-            "metrics": self.metrics,
-            "calibration": self.privacy.calibration,
             "neighbouring": self.privacy.neighbouring,
-            "site_shares": self.sites.shares,
-            "weighting": self.sites.weighting,
             "rank": self.rank,
-            "faithful": self.faithful,
             "pool_size": self.pool_size,
         }
         out = {n: out[n] for n in _parameters(PcaSpec.build)}
@@ -761,8 +794,8 @@ class PcaSpec:
         )
 
 
-@dataclass(frozen=True)
-class OtdSpec:
+@dataclass(frozen=True, kw_only=True)
+class OtdSpec(SweepSpec):
     """A validated tensor-decomposition sweep, made by :meth:`build` (keywords documented once).
 
     Attributes beyond the groups: the planted ``model`` ("mog" or "stm") with ``dim`` ≤
@@ -781,35 +814,19 @@ class OtdSpec:
     """
 
     family: ClassVar[str] = "otd"
+    privacy_kind: ClassVar[type] = OtdPrivacy
+    known_metrics: ClassVar[tuple[str, ...]] = tuple(OTD_METRICS)
 
-    grid: SweepGrid
-    sites: SiteLayout
     privacy: OtdPrivacy
-    runs: Runs
     model: str
-    dim: int
-    k: int
     sigma2: float
     scaling: str
     sigma2_source: str
     power: PowerOptions
-    faithful: bool
-    algorithms: tuple[str, ...]
-    metrics: tuple[str, ...]
-    stream_order: tuple[str, ...] = field(repr=False, compare=False)
-    records: tuple[Algorithm, ...] = field(repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        for name, kind in (
-            ("grid", SweepGrid),
-            ("sites", SiteLayout),
-            ("privacy", OtdPrivacy),
-            ("runs", Runs),
-            ("power", PowerOptions),
-        ):
-            if not isinstance(getattr(self, name), kind):
-                raise TypeError(f"{name} must be a {kind.__name__}; got {getattr(self, name)!r}")
-        self.sites.check_against(self.grid)
+    def _check_family(self) -> None:
+        if not isinstance(self.power, PowerOptions):
+            raise TypeError(f"power must be a PowerOptions; got {self.power!r}")
         _check_power(self.power.restarts, self.power.max_iter, self.power.tol)
         check_choice(self.model, "model", MODELS)
         check_int(self.dim, "dim", low=1, high=MAX_DIM_TENSOR)
@@ -817,9 +834,6 @@ class OtdSpec:
         check_real(self.sigma2, "sigma2", low=0.0, high=MAX_MAGNITUDE)
         check_choice(self.scaling, "scaling", SCALINGS)
         check_choice(self.sigma2_source, "sigma2_source", SIGMA2_SOURCES)
-        check_bool(self.faithful, "faithful")
-        _check_names(self.metrics, "metrics", tuple(OTD_METRICS))
-        _check_records(self)
 
     @classmethod
     def build(
@@ -944,14 +958,8 @@ class OtdSpec:
         :meth:`PcaSpec.keywords`. Either way ``OtdSpec.build(**kw) == self``.
         """
         out = {
+            **self._shared_keywords(),
             "model": self.model,
-            "dim": self.dim,
-            "k": self.k,
-            **self.grid.keywords(),
-            "runs": self.runs.count,
-            "algorithms": self.algorithms,
-            "metrics": self.metrics,
-            "calibration": self.privacy.calibration,
             "sensitivity": self.privacy.sensitivity,
             "budget_split": self.privacy.budget_split,
             "sigma2": self.sigma2,
@@ -960,9 +968,6 @@ class OtdSpec:
             "restarts": self.power.restarts,
             "max_iter": self.power.max_iter,
             "tol": self.power.tol,
-            "site_shares": self.sites.shares,
-            "weighting": self.sites.weighting,
-            "faithful": self.faithful,
         }
         out = {n: out[n] for n in _parameters(OtdSpec.build)}
         return out if defaults else _changed(self, out)
