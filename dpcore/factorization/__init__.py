@@ -9,6 +9,7 @@ mechanisms floors and the base only.
 from dpcore.factorization import (
     costs,
     datasets,
+    fedpca,
     iterative,
     lapack,
     metrics,
@@ -23,6 +24,7 @@ from dpcore.factorization import (
 __all__ = [
     "costs",
     "datasets",
+    "fedpca",
     "iterative",
     "lapack",
     "metrics",

@@ -38,9 +38,9 @@ from numpy.typing import ArrayLike, NDArray
 from dpcore._validation import check_int, check_rng
 from dpcore.factorization.iterative import (
     DEFAULT_ROUNDS,
-    _check_moments,
-    _check_sites,
+    check_moments,
     check_rounds,
+    check_sites,
     initial_basis,
     orthonormalise,
     per_round_std,
@@ -130,8 +130,8 @@ def fedpower_pca(
     Guo, Li, Chang, Wang & Zhang, Machine Learning 2024 (arXiv:2103.00704), Algorithm 1
     (from our reading; docs/baselines.md says which parts are from memory).
     """
-    arr, k = _check_moments(moments, k, min_sites=2)
-    tau, mu = _check_sites(arr, tau_site, weights)
+    arr, k = check_moments(moments, k, min_sites=2)
+    tau, mu = check_sites(arr, tau_site, weights)
     rounds = check_rounds(rounds)
     sync = set(synchronisations(rounds, local_iterations))
     std = per_round_std(tau, rounds=rounds)
@@ -224,8 +224,8 @@ def federated_pca(
     Grammenos, Mendoza-Smith, Crowcroft & Mascolo, NeurIPS 2020, Algorithms 2 (Merge) and
     the federated tree of Section 4, one block per site (docs/baselines.md).
     """
-    arr, k = _check_moments(moments, k, min_sites=2)
-    tau, mu = _check_sites(arr, tau_site, weights)
+    arr, k = check_moments(moments, k, min_sites=2)
+    tau, mu = check_sites(arr, tau_site, weights)
     site_rngs = check_rng(rng).spawn(arr.shape[0])
     level = [
         local_subspace(a, k, tau=float(t), weight=float(m), rng=r)

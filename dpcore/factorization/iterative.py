@@ -181,7 +181,9 @@ def _iterate(
 # --- the algorithms -----------------------------------------------------------------------------
 
 
-def _check_moments(moments: ArrayLike, k: int, *, min_sites: int) -> tuple[NDArray, int]:
+def check_moments(moments: ArrayLike, k: int, *, min_sites: int) -> tuple[NDArray, int]:
+    """The per-site second moments as an (S, D, D) float array and K, validated (shared by the
+    iterative and federated baselines); ``ValueError`` names the bad argument."""
     arr = as_float_array(moments, "moments")
     if arr.ndim != 3 or arr.shape[1] != arr.shape[2] or arr.shape[0] < min_sites:
         raise ValueError(
@@ -192,9 +194,10 @@ def _check_moments(moments: ArrayLike, k: int, *, min_sites: int) -> tuple[NDArr
     return arr, check_int(k, "k", low=1, high=arr.shape[1])
 
 
-def _check_sites(
+def check_sites(
     moments: NDArray, tau_site: ArrayLike, weights: ArrayLike | None
 ) -> tuple[NDArray, NDArray]:
+    """(τ_s, μ_s): the sites' noise stds and weights checked against the moments' S."""
     tau = check_positive_array(tau_site, "tau_site", allow_zero=True)
     if tau.size != moments.shape[0]:
         raise ValueError(
@@ -316,8 +319,8 @@ def npm_pca(
     Hardt & Price, NeurIPS 2014, Figure 3 (PPM); our noise is calibrated to the Frobenius
     sensitivity of A X under the lab's neighbouring relation (docs/deviations.md).
     """
-    arr, k = _check_moments(moments, k, min_sites=1)
-    tau, mu = _check_sites(arr, tau_site, weights)
+    arr, k = check_moments(moments, k, min_sites=1)
+    tau, mu = check_sites(arr, tau_site, weights)
     std = pooled_round_std(tau, weights=mu, rounds=rounds)
     return noisy_power_method(np.tensordot(mu, arr, axes=1), k, std=std, rounds=rounds, rng=rng)
 
@@ -352,8 +355,8 @@ def distributed_npm_pca(
     Balcan, Du, Wang & Yu, COLT 2016 (distributed noisy power method); Hardt & Price,
     NeurIPS 2014, Figure 1.
     """
-    arr, k = _check_moments(moments, k, min_sites=2)
-    tau, mu = _check_sites(arr, tau_site, weights)
+    arr, k = check_moments(moments, k, min_sites=2)
+    tau, mu = check_sites(arr, tau_site, weights)
     rounds = check_rounds(rounds)
     std_site = per_round_std(tau, rounds=rounds)
     if check_bool(faithful, "faithful"):
@@ -407,8 +410,8 @@ def cape_npm_pca(
     ----------
     Imtiaz & Sarwate, Alg. 5 (CAPE) and eq. (2); Hardt & Price, NeurIPS 2014, Figure 1.
     """
-    arr, k = _check_moments(moments, k, min_sites=2)
-    tau, mu = _check_sites(arr, tau_site, weights)
+    arr, k = check_moments(moments, k, min_sites=2)
+    tau, mu = check_sites(arr, tau_site, weights)
     rounds = check_rounds(rounds)
     made = cape_round_design(tau, weights=mu, rounds=rounds, design=design)
     if check_bool(faithful, "faithful"):
