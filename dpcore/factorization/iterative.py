@@ -182,8 +182,10 @@ def _iterate(
 
 
 def check_moments(moments: ArrayLike, k: int, *, min_sites: int) -> tuple[NDArray, int]:
-    """The per-site second moments as an (S, D, D) float array and K, validated (shared by the
-    iterative and federated baselines); ``ValueError`` names the bad argument."""
+    """The per-site second moments as an (S, D, D) float array and K, validated.
+
+    Shared by the iterative and federated baselines; ``ValueError`` names the bad argument.
+    """
     arr = as_float_array(moments, "moments")
     if arr.ndim != 3 or arr.shape[1] != arr.shape[2] or arr.shape[0] < min_sites:
         raise ValueError(
