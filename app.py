@@ -3,7 +3,7 @@
 import streamlit as st
 
 from serving import jobs, profiling, uploads
-from ui import presenter, state
+from ui import presenter, sections, state
 from ui.guard import drop_unreadable_query_params, plain
 
 jobs.note_visit()  # who is here: a heavy job gets every core only while nobody else is
@@ -49,3 +49,4 @@ state.install_history()  # Back/Forward step through settings (docs/state.md)
 state.enter(nav.url_path, st.query_params)  # a link's settings replace a page's remembered ones
 with profiling.rerun(nav):  # CAPE_PROFILE_DIR: a cProfile file per run
     nav.run()
+sections.land()  # a link that names a section of the page lands on it (learning/sections.py)

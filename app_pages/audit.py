@@ -14,7 +14,7 @@ from figures.audit import (
 )
 from figures.memo import built
 from figures.tradeoff import VIEW_STYLES, tradeoff_figure
-from learning import snippets
+from learning import sections, snippets
 from ui import presenter
 from ui.cached import (
     AUDIT_VIEWS,
@@ -210,7 +210,7 @@ with chart_box:
         )
 
 with numbers_box:
-    st.header("The numbers")
+    st.header("The numbers", anchor=sections.AUDIT_NUMBERS)
     shown = pd.DataFrame(
         {
             "design": [DESIGN_STYLES[d][1] for d in audit.design],
@@ -261,7 +261,7 @@ with numbers_box:
     )
 
 with tradeoff_box:
-    st.header("ε in an attacker's words: the trade-off")
+    st.header("ε in an attacker's words: the trade-off", anchor=sections.AUDIT_TRADEOFF)
     audit_key = (*args, int(site) - 1, tuple(sorted(s - 1 for s in colluders)), trials, seed)
     views, curves = call_core(audit_tradeoff, *audit_key)
     trade_fig = built(tradeoff_figure, views, curves, key=audit_key)

@@ -16,6 +16,7 @@ from figures.composition import (
     profiles_text,
 )
 from figures.memo import built
+from learning import sections
 from learning.explanations import ACCOUNTANTS_IN_WORDS
 from ui import presenter
 from ui.cached import (
@@ -130,7 +131,7 @@ z = z_all[s0]
 
 # --- ε over T releases, five accountants --------------------------------------------------------
 with main:
-    st.header("ε after T releases: five accountants")
+    st.header("ε after T releases: five accountants", anchor=sections.COMPOSITION_ACCOUNTANTS)
     curve = call_core(accountant_curve, z, int(max_releases), delta_s)
     # the curve is a function of these settings: name the built results by them (figures/memo)
     acc_key = (args, design_kind, view, site, int(max_releases))
@@ -169,7 +170,7 @@ with main:
     )
 
 # --- privacy profiles ---------------------------------------------------------------------------
-st.header("Privacy profiles: every view of the site")
+st.header("Privacy profiles: every view of the site", anchor=sections.COMPOSITION_PROFILES)
 colluders = bound(
     st.multiselect,
     "Sites colluding with the aggregator (the coalition curve)",
@@ -226,7 +227,7 @@ _explain(
 )
 
 # --- the ledger ---------------------------------------------------------------------------------
-st.header("The ledger: releases on the same data add up")
+st.header("The ledger: releases on the same data add up", anchor=sections.COMPOSITION_LEDGER)
 left, right = st.columns(2)
 accountant = bound(
     left.radio,

@@ -9,7 +9,7 @@ import streamlit as st
 import dpcore
 from figures.charts import calibration_figure, collusion_figure
 from figures.memo import built
-from learning import explanations, snippets
+from learning import explanations, sections, snippets
 from ui import presenter
 from ui.cached import (
     DESIGNS,
@@ -152,7 +152,7 @@ st.caption(
 )
 
 # --- per-party views ------------------------------------------------------------------------
-st.header("Who sees what")
+st.header("Who sees what", anchor=sections.PRIVACY_VIEWS)
 
 
 def _views_table(parties: pd.DataFrame) -> pd.DataFrame:
@@ -213,7 +213,7 @@ else:
     )
 
 # --- collusion ----------------------------------------------------------------------------------
-st.header("Collusion")
+st.header("Collusion", anchor=sections.PRIVACY_COLLUSION)
 _valid(f"{P}colluders")
 if presenter.is_on():  # the demo's two controls beside its chart, the table under both
     with stage:
@@ -332,7 +332,7 @@ with chart_box:
     )
 
 # --- dropouts -----------------------------------------------------------------------------------
-st.header("Dropouts")
+st.header("Dropouts", anchor=sections.PRIVACY_DROPOUTS)
 st.caption("Shown for the paper's design, whichever design is chosen above.")
 _valid(f"{P}dropped")
 dropped = url_bound(
@@ -403,7 +403,7 @@ else:
     )
 
 # --- calibration ----------------------------------------------------------------------------------
-st.header("Calibration: classic or analytic")
+st.header("Calibration: classic or analytic", anchor=sections.PRIVACY_CALIBRATION)
 grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
 eps_sites = args[1]
 calib_curve = call_core(calibration_curve, float(args[2][0]), grid)

@@ -4,6 +4,7 @@ import streamlit as st
 
 from figures.memo import built
 from figures.trust import display_table, explanation, trust_figure
+from learning import sections
 from ui import presenter
 from ui.cached import call_core, classic_warning, trust_models_pca, trust_models_table
 from ui.controls import seed_controls
@@ -158,7 +159,7 @@ with chart_box:
         )
     )
 
-st.header("The schemes side by side")
+st.header("The schemes side by side", anchor=sections.TRUST_SCHEMES)
 shown = display_table(table, pca, sites=len(args[0]))
 # Two views of one table, each as wide as the page (issue #40: at 1400 px 61 % of the one wide
 # grid was off-screen): the numbers in a grid, the worded columns in a table that wraps.

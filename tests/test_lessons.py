@@ -18,6 +18,7 @@ import dpcore
 from dpcore.protocol_demo import protocol_demo
 from figures.theme import AXIS_LABELS, label
 from learning.lessons import LESSONS
+from learning.sections import PARAM as SECTION
 from learning.settings import DEFAULT_SEED  # the pages' seed, which the lessons use
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -321,6 +322,10 @@ def test_every_step_agrees_with_itself_and_its_link(lesson, number, step):
     numbers = SCENES[step.scene](value).numbers  # the scene the page above drew (same cache)
     assert params == _grouped(step.explore.query(numbers))  # the link carries every setting
     assert not target.exception  # (the Privacy explorer may show a verdict as an error box)
+    section = params.pop(SECTION, [None])[0]  # where the link lands, not a setting
+    assert section == step.explore.section
+    if section is not None:  # the page has a header with that anchor
+        assert section in [h.proto.anchor for h in target.header], section
     for key, texts in params.items():  # every setting arrived on the page
         assert key in target.session_state, key
         assert _arrived(target.session_state[key], texts), (key, target.session_state[key], texts)
@@ -353,6 +358,7 @@ def test_questions_whose_answer_turns_with_the_control(key):
 
             target, params = open_link(at, step)
             numbers, on_page = SCENES[step.scene](value).numbers, page_numbers(target)
+            params.pop(SECTION, None)
             for key_, texts in params.items():
                 assert _arrived(target.session_state[key_], texts), key_
             for name in step.explore.shows:

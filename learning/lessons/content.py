@@ -9,6 +9,7 @@ Matrix and Tensor Factorization" (Sec. 2–4, Algorithm 1, eq. (2), Proposition 
 from __future__ import annotations
 
 from dpcore import registry
+from learning import sections
 from learning.lessons.model import Control, Explore, Lesson, Question, Step
 from learning.settings import (
     AXIS_LABELS,
@@ -232,6 +233,7 @@ NOISE = Lesson(
                 "Calibrations on the Privacy explorer",
                 privacy_link("5", "analytic"),
                 shows=("ratio",),
+                section=sections.PRIVACY_CALIBRATION,
             ),
             Question(
                 "Predict: at ε = {epsilon:g}, is the classic σ enough noise for (ε, δ = 0.01)?",
@@ -333,6 +335,7 @@ SITES_LESSON = Lesson(
                 "Who sees what, on the Privacy explorer",
                 privacy_link("{sites}", "analytic"),
                 shows=("ratio",),  # its table's σ own / τ_s: 1 in std as in variance
+                section=sections.PRIVACY_VIEWS,
             ),
             Question(
                 "Predict: after subtracting F_1, how much noise variance is left on site 1's "
@@ -456,6 +459,7 @@ VIEWS = Lesson(
                 "Who sees what, on the Privacy explorer",
                 privacy_link("{sites}", "analytic"),
                 shows=("joint",),
+                section=sections.PRIVACY_VIEWS,
             ),
             Question(
                 "Predict: using all releases together, the aggregator's noise on site 1 is…",
@@ -484,6 +488,7 @@ VIEWS = Lesson(
                 "Collusion on the Privacy explorer",
                 privacy_link("5", "analytic", False, ("prv_colluders", "{colluders}")),
                 shows=("epsilon_joint", "epsilon_release", "epsilon_at_required"),
+                section=sections.PRIVACY_COLLUSION,
             ),
             Question(
                 "Predict: with {colluding} colluding sites, site 1's effective ε is…",
@@ -511,6 +516,7 @@ VIEWS = Lesson(
                 "Coalitions on the Privacy explorer",
                 privacy_link("5", "analytic", True),
                 shows=("both",),
+                section=sections.PRIVACY_COLLUSION,
             ),
             Question(
                 "Predict: if the noise generator joins the aggregator, site 1's ε becomes…",
@@ -540,9 +546,10 @@ VIEWS = Lesson(
             "dotted one, that view breaks the promise.",
             Explore(
                 AUDIT,
-                "The attack played, on the Attack audit",
+                "The trade-off and the posteriors, on the Attack audit",
                 sites_link("au_", "5", EQUAL, "analytic"),
                 shows=("epsilon_view", "posterior"),
+                section=sections.AUDIT_TRADEOFF,
             ),
             Question(
                 "Predict: in the view “{view}”, does site 1's curve dip under the promise's?",
