@@ -7,10 +7,13 @@ import dpcore
 from dpcore.accounting import ACCOUNTANTS
 from figures.composition import (
     ACCOUNTANT_STYLES,
+    DEFAULT_PROFILE_CURVES,
     accountants_figure,
     accountants_notice,
     accountants_text,
     ledger_text,
+    profile_curve_name,
+    profile_curves,
     profiles_figure,
     profiles_notice,
     profiles_text,
@@ -188,11 +191,25 @@ top = max(2.5 * top, 2.0 * epsilon_s, 0.5)
 grid = tuple(sorted({*(top * (i + 1) / 80 for i in range(80)), epsilon_s}))
 profiles = call_core(release_profiles, *args, s0, coalition, profile_releases, grid)
 prof_key = (args, s0, coalition, profile_releases)
+offered = profile_curves(profiles)  # name → (design, view); the promise is always drawn
+picked = bound(
+    st.pills,
+    "Curves beside the site's promise",
+    f"{P}curves",
+    options=list(offered),
+    selection_mode="multi",
+    default=[profile_curve_name(*c) for c in DEFAULT_PROFILE_CURVES],
+    help="Colour: what is seen — the site's own release, the aggregator's view of all "
+    "releases, or that view with the colluders' knowledge. Solid: the paper's design; "
+    "dashed: the joint-view-safe one. Add curves to compare; fewer read better.",
+)
+curves = tuple(offered[name] for name in picked or () if name in offered)
 pfig = built(
     profiles_figure,
     profiles,
     promise=(epsilon_s, delta_s) if profile_releases == 1 else None,
-    key=prof_key,
+    curves=curves,
+    key=(*prof_key, curves),
 )
 st.plotly_chart(
     presenter.style(pfig), key=f"{P}profiles", config=presenter.chart_config("privacy_profiles")
@@ -204,7 +221,8 @@ profile_words = built(
     epsilon=epsilon_s,
     delta=delta_s,
     releases=profile_releases,
-    key=prof_key,
+    curves=curves,
+    key=(*prof_key, curves),
 )
 st.markdown(_md(profile_words))
 _explain(
@@ -218,7 +236,8 @@ _explain(
         if coalition
         else "no coalition (none chosen)"
     )
-    + "; solid: the paper's design, dashed: the joint-view-safe one. A curve above another "
+    + "; solid: the paper's design, dashed: the joint-view-safe one (pick the curves above "
+    "the chart). A curve above another "
     "is less private at every ε. "
     + ("The star is the promise (ε_s, δ_s). " if profile_releases == 1 else "")
     + profile_words
