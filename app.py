@@ -25,6 +25,8 @@ pages = {
         ),
         st.Page("app_pages/averaging.py", title="CAPE averaging", icon=":material/functions:"),
         st.Page("app_pages/privacy.py", title="Privacy explorer", icon=":material/shield:"),
+        st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
+        st.Page("app_pages/classroom.py", title="For the lecturer", icon=":material/co_present:"),
     ],
     "Beyond the paper": [
         st.Page("app_pages/trust_models.py", title="Trust models", icon=":material/handshake:"),
@@ -38,7 +40,7 @@ pages = {
     ],
 }
 dropped = drop_unreadable_query_params()  # before any widget reads the URL
-nav = st.navigation(pages, position="top" if presenting else "sidebar")
+nav = st.navigation(pages, position="top" if presenting else "sidebar", expanded=True)
 presenter.toggle()  # the one setting shared by every page (URL key `present`)
 if dropped:
     st.warning(

@@ -15,6 +15,7 @@ from figures.audit import (
 from figures.memo import built
 from figures.tradeoff import VIEW_STYLES, tradeoff_figure
 from learning import sections, snippets
+from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import (
     AUDIT_VIEWS,
@@ -47,7 +48,8 @@ presenter.intro(
     "turns its error rates into a **lower bound on ε** (Jagielski et al. 2020; Nasr et al. "
     "2021). It is "
     f"{CONFIDENCE_WORDS}. If it exceeds the promised ε_s, the promise is broken at 95 % "
-    "confidence — shown from the messages, not just computed."
+    "confidence — shown from the messages, not just computed.",
+    terms=terms_line("audit"),
 )
 
 keys = Keys(P)

@@ -21,6 +21,7 @@ from figures.composition import (
 from figures.memo import built
 from learning import sections
 from learning.explanations import ACCOUNTANTS_IN_WORDS
+from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import (
     DESIGNS,
@@ -59,7 +60,8 @@ presenter.intro(
     "accountants — from exact to loose — and every party's view is drawn as a privacy profile "
     "δ(ε). The ledger below records releases, warns before one would exceed a site's budget, "
     "and writes the privacy statement. Each site releases its **mean** of values in [0, 1] "
-    "(sensitivity 1/N_s), as on the *CAPE averaging* page."
+    "(sensitivity 1/N_s), as on the *CAPE averaging* page.",
+    terms=terms_line("composition"),
 )
 
 side = st.sidebar

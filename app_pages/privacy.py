@@ -10,6 +10,7 @@ import dpcore
 from figures.charts import calibration_figure, collusion_figure
 from figures.memo import built
 from learning import explanations, sections, snippets
+from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import (
     DESIGNS,
@@ -38,7 +39,8 @@ presenter.intro(
     "you can see what that means for your sites: what each party receives, what is left "
     "to protect each site when parties pool their knowledge, and what happens when a site "
     "drops out. Each site releases its **mean** of values in [0, 1] (sensitivity 1/N_s), "
-    "as on the *CAPE averaging* page."
+    "as on the *CAPE averaging* page.",
+    terms=terms_line("privacy"),
 )
 stage = presenter.stage()  # presenting: the collusion demo here, on the first screen
 

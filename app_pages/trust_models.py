@@ -5,6 +5,7 @@ import streamlit as st
 from figures.memo import built
 from figures.trust import display_table, explanation, trust_figure
 from learning import sections
+from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import call_core, classic_warning, trust_models_pca, trust_models_table
 from ui.controls import seed_controls
@@ -22,7 +23,8 @@ presenter.intro(
     "be trusted, how many colluders and dropouts it survives, what it sends, and how well "
     "PCA works with it. Each site releases its D×D second-moment matrix (add-remove "
     "neighbours, Δ_s = 1/N_s). The simulation runs the protocol's algebra, not its "
-    "cryptography (docs/trust-models.md)."
+    "cryptography (docs/trust-models.md).",
+    terms=terms_line("trust_models"),
 )
 stage = presenter.stage()
 

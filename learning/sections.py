@@ -8,6 +8,8 @@ has drawn (issue #40 item 2: lesson 1's calibration link opened three screens ab
 
 from __future__ import annotations
 
+from learning.glossary import GLOSSARY
+
 PARAM = "section"
 
 # Privacy explorer (app_pages/privacy.py)
@@ -38,6 +40,7 @@ ANCHORS = frozenset(
         COMPOSITION_LEDGER,
         TRUST_SCHEMES,
     }
+    | {term.anchor for term in GLOSSARY}  # the glossary page: one anchor per term
 )
 
 
