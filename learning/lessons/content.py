@@ -787,9 +787,10 @@ BEYOND = Lesson(
                 "Predict: counted exactly, T = {releases} releases of the same mean cost how "
                 "much more ε than one?",
                 ("about 1× (the same)", "about √T×", "about T×"),
-                "ε = {total:.3g} against {one:.3g} for one release: **{ratio:.3g}×**, with √T "
-                "= {root:.3g}. The privacy loss of T Gaussian releases is Gaussian with √T "
-                "times the signal, so ε grows like √T at first; the linear term takes over "
+                "ε = {total:.3g} against {one:.3g} for one release: **{ratio:.3g}×** — more than "
+                "√T = {root:.3g}, less than T = {releases}. The privacy loss of T Gaussian "
+                "releases is Gaussian with √T times the signal, so ε grows like √T at first; "
+                "the linear term takes over "
                 "only beyond about {crossover:,.0f} releases here.",
                 claim="about √T×",
             ),
