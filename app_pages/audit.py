@@ -14,7 +14,8 @@ from figures.audit import (
 )
 from figures.memo import built
 from figures.tradeoff import VIEW_STYLES, tradeoff_figure
-from learning import snippets
+from learning import sections, snippets
+from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import (
     AUDIT_VIEWS,
@@ -47,7 +48,8 @@ presenter.intro(
     "turns its error rates into a **lower bound on ε** (Jagielski et al. 2020; Nasr et al. "
     "2021). It is "
     f"{CONFIDENCE_WORDS}. If it exceeds the promised ε_s, the promise is broken at 95 % "
-    "confidence — shown from the messages, not just computed."
+    "confidence — shown from the messages, not just computed.",
+    terms=terms_line("audit"),
 )
 
 keys = Keys(P)
@@ -210,7 +212,7 @@ with chart_box:
         )
 
 with numbers_box:
-    st.header("The numbers")
+    st.header("The numbers", anchor=sections.AUDIT_NUMBERS)
     shown = pd.DataFrame(
         {
             "design": [DESIGN_STYLES[d][1] for d in audit.design],
@@ -261,7 +263,7 @@ with numbers_box:
     )
 
 with tradeoff_box:
-    st.header("ε in an attacker's words: the trade-off")
+    st.header("ε in an attacker's words: the trade-off", anchor=sections.AUDIT_TRADEOFF)
     audit_key = (*args, int(site) - 1, tuple(sorted(s - 1 for s in colluders)), trials, seed)
     views, curves = call_core(audit_tradeoff, *audit_key)
     trade_fig = built(tradeoff_figure, views, curves, key=audit_key)

@@ -6,17 +6,22 @@ import streamlit as st
 import dpcore
 from dpcore.analysis.accounting import accountants
 from figures.composition import (
+    DEFAULT_PROFILE_CURVES,
     accountant_styles,
     accountants_figure,
     accountants_notice,
     accountants_text,
     ledger_text,
+    profile_curve_name,
+    profile_curves,
     profiles_figure,
     profiles_notice,
     profiles_text,
 )
 from figures.memo import built
+from learning import sections
 from learning.explanations import ACCOUNTANTS_IN_WORDS
+from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import (
     DESIGNS,
@@ -56,7 +61,8 @@ presenter.intro(
     "accountants — from exact to loose — and every party's view is drawn as a privacy profile "
     "δ(ε). The ledger below records releases, warns before one would exceed a site's budget, "
     "and writes the privacy statement. Each site releases its **mean** of values in [0, 1] "
-    "(sensitivity 1/N_s), as on the *CAPE averaging* page."
+    "(sensitivity 1/N_s), as on the *CAPE averaging* page.",
+    terms=terms_line("composition"),
 )
 
 side = st.sidebar
@@ -131,7 +137,7 @@ z = z_all[s0]
 
 # --- ε over T releases, five accountants --------------------------------------------------------
 with main:
-    st.header("ε after T releases: five accountants")
+    st.header("ε after T releases: five accountants", anchor=sections.COMPOSITION_ACCOUNTANTS)
     curve = call_core(accountant_curve, z, int(max_releases), delta_s)
     # the curve is a function of these settings: name the built results by them (figures/memo)
     acc_key = (args, design_kind, view, site, int(max_releases))
@@ -170,7 +176,7 @@ with main:
     )
 
 # --- privacy profiles ---------------------------------------------------------------------------
-st.header("Privacy profiles: every view of the site")
+st.header("Privacy profiles: every view of the site", anchor=sections.COMPOSITION_PROFILES)
 colluders = bound(
     st.multiselect,
     "Sites colluding with the aggregator (the coalition curve)",
@@ -188,11 +194,25 @@ top = max(2.5 * top, 2.0 * epsilon_s, 0.5)
 grid = tuple(sorted({*(top * (i + 1) / 80 for i in range(80)), epsilon_s}))
 profiles = call_core(release_profiles, *args, s0, coalition, profile_releases, grid)
 prof_key = (args, s0, coalition, profile_releases)
+offered = profile_curves(profiles)  # name → (design, view); the promise is always drawn
+picked = bound(
+    st.pills,
+    "Curves beside the site's promise",
+    f"{P}curves",
+    options=list(offered),
+    selection_mode="multi",
+    default=[profile_curve_name(*c) for c in DEFAULT_PROFILE_CURVES],
+    help="Colour: what is seen — the site's own release, the aggregator's view of all "
+    "releases, or that view with the colluders' knowledge. Solid: the paper's design; "
+    "dashed: the joint-view-safe one. Add curves to compare; fewer read better.",
+)
+curves = tuple(offered[name] for name in picked or () if name in offered)
 pfig = built(
     profiles_figure,
     profiles,
     promise=(epsilon_s, delta_s) if profile_releases == 1 else None,
-    key=prof_key,
+    curves=curves,
+    key=(*prof_key, curves),
 )
 st.plotly_chart(
     presenter.style(pfig), key=f"{P}profiles", config=presenter.chart_config("privacy_profiles")
@@ -204,7 +224,8 @@ profile_words = built(
     epsilon=epsilon_s,
     delta=delta_s,
     releases=profile_releases,
-    key=prof_key,
+    curves=curves,
+    key=(*prof_key, curves),
 )
 st.markdown(_md(profile_words))
 _explain(
@@ -218,7 +239,8 @@ _explain(
         if coalition
         else "no coalition (none chosen)"
     )
-    + "; solid: the paper's design, dashed: the joint-view-safe one. A curve above another "
+    + "; solid: the paper's design, dashed: the joint-view-safe one (pick the curves above "
+    "the chart). A curve above another "
     "is less private at every ε. "
     + ("The star is the promise (ε_s, δ_s). " if profile_releases == 1 else "")
     + profile_words
@@ -227,7 +249,7 @@ _explain(
 )
 
 # --- the ledger ---------------------------------------------------------------------------------
-st.header("The ledger: releases on the same data add up")
+st.header("The ledger: releases on the same data add up", anchor=sections.COMPOSITION_LEDGER)
 left, right = st.columns(2)
 accountant = bound(
     left.radio,

@@ -4,6 +4,8 @@ import streamlit as st
 
 from figures.memo import built
 from figures.trust import display_table, explanation, trust_figure
+from learning import sections
+from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import call_core, classic_warning, trust_models_pca, trust_models_table
 from ui.controls import seed_controls
@@ -21,7 +23,8 @@ presenter.intro(
     "be trusted, how many colluders and dropouts it survives, what it sends, and how well "
     "PCA works with it. Each site releases its D×D second-moment matrix (add-remove "
     "neighbours, Δ_s = 1/N_s). The simulation runs the protocol's algebra, not its "
-    "cryptography (docs/trust-models.md)."
+    "cryptography (docs/trust-models.md).",
+    terms=terms_line("trust_models"),
 )
 stage = presenter.stage()
 
@@ -158,7 +161,7 @@ with chart_box:
         )
     )
 
-st.header("The schemes side by side")
+st.header("The schemes side by side", anchor=sections.TRUST_SCHEMES)
 shown = display_table(table, pca, sites=len(args[0]))
 # Two views of one table, each as wide as the page (issue #40: at 1400 px 61 % of the one wide
 # grid was off-screen): the numbers in a grid, the worded columns in a table that wraps.

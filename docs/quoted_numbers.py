@@ -670,6 +670,22 @@ def _stepper() -> dict[str, Any]:
     }
 
 
+@quote(
+    "learn.md",
+    "{slots} slots that add up to {minutes} minutes",
+    "refreshed every {refresh} s",
+)
+def _class_kit() -> dict[str, Any]:
+    from learning.plan import PLAN
+    from learning.quiz_tally import REFRESH_SECONDS
+
+    return {
+        "slots": len(PLAN),
+        "minutes": sum(slot.minutes for slot in PLAN),
+        "refresh": REFRESH_SECONDS,
+    }
+
+
 @quote("learn.md", "splits N = {total} samples over\n  S = {first} … {last} sites")
 def _split() -> dict[str, Any]:
     from learning.settings import SITE_GRID, SPLIT_TOTAL
