@@ -260,6 +260,7 @@ class Federation:
         timeout: float = 120.0,
         fault: str = "",
         tag: str = "run",
+        scheme: str = "helper",
     ) -> tuple[Path, Path]:
         """Submit one run (``flwr run``) in the background; its (output, log) paths."""
         output = self.workdir / f"{tag}-result.json"
@@ -275,6 +276,7 @@ class Federation:
             "log": str(log),
             "output": str(output),
             "test-fault": fault,
+            "scheme": scheme,
         }
         run = [self._bin("flwr"), "run", str(APP_DIR), "cape", "--run-config", key_values(config)]
         self._start(f"flwr run {tag}", run)
@@ -343,6 +345,7 @@ def run_once(
     limit: float = 300.0,
     fault: str = "",
     workdir: Path | None = None,
+    scheme: str = "helper",
 ) -> tuple[dict, Path]:
     """Start a federation, run once, stop everything; the outcome and the run log's path.
 
@@ -357,7 +360,12 @@ def run_once(
         with fed:
             fed.start(deadline)
             output, log = fed.submit(
-                kind=kind, design=design, k=k, timeout=min(120.0, limit / 2), fault=fault
+                kind=kind,
+                design=design,
+                k=k,
+                timeout=min(120.0, limit / 2),
+                fault=fault,
+                scheme=scheme,
             )
             return fed.wait(output, deadline), log
     finally:

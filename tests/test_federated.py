@@ -68,6 +68,17 @@ def test_sealed_e_opens_only_at_its_site_and_unchanged():
         sealing.open_sealed(site_private, ng_public, tampered, ctx)
 
 
+def test_two_sites_derive_the_same_pair_seed_and_the_relay_cannot():
+    """X25519: sites s and t get one seed from either end; another key, run or pair differs."""
+    (a_priv, a_pub), (b_priv, b_pub), (c_priv, _) = (sealing.keypair() for _ in range(3))
+    seed = sealing.pair_seed(a_priv, b_pub, 7, 0, 1)
+    assert seed == sealing.pair_seed(b_priv, a_pub, 7, 1, 0)
+    assert seed != sealing.pair_seed(c_priv, b_pub, 7, 0, 1)  # the aggregator's own key
+    assert seed != sealing.pair_seed(a_priv, b_pub, 8, 0, 1)
+    assert seed != sealing.pair_seed(a_priv, b_pub, 7, 0, 2)
+    assert sealing.public_of(a_priv) == a_pub
+
+
 def test_bad_releases_are_refused_by_name():
     good = np.eye(2)
     check_release("site 1", good, (2, 2), True)
@@ -107,27 +118,73 @@ def federation(tmp_path_factory):
         yield fed
 
 
-CONFIGS = [("mean", "joint"), ("mean", "cape"), ("pca", "joint"), ("pca", "cape")]
+# Three configurations of unequal sites (N_s and the data differ; ε_s, δ_s are each site's
+# node config, unequal): A is the fixture's demo data, B and C rewrite the sites' CSVs.
+SITE_ROWS = {"A": None, "B": (40, 900, 120), "C": (1000, 30, 300)}
+# Every (scheme, kind, design) once; each configuration sees both kinds and both designs.
+CASES = [
+    ("A", "helper", "mean", "joint"),
+    ("A", "helper", "mean", "cape"),
+    ("A", "helper", "pca", "joint"),
+    ("A", "helper", "pca", "cape"),
+    ("B", "pairwise", "mean", "joint"),
+    ("B", "pairwise", "pca", "cape"),
+    ("C", "pairwise", "mean", "cape"),
+    ("C", "pairwise", "pca", "joint"),
+]
 RESULTS = {}  # (kind, design) -> (outcome, log entries): the log test reads a run made here
 
 
-def _run(federation, *, kind="mean", design="joint", fault="", timeout=120.0):
-    tag = f"{kind}-{design}-{fault.replace(':', '-').replace(',', '_')}"
-    output, log = federation.submit(kind=kind, design=design, fault=fault, timeout=timeout, tag=tag)
+def _run(federation, *, kind="mean", design="joint", fault="", timeout=120.0, scheme="helper"):
+    tag = f"{scheme}-{kind}-{design}-{fault.replace(':', '-').replace(',', '_')}"
+    output, log = federation.submit(
+        kind=kind, design=design, fault=fault, timeout=timeout, tag=tag, scheme=scheme
+    )
     result = federation.wait(output, time.monotonic() + RUN_LIMIT, tag=tag)
     return result, read_log(log)
 
 
+def _site_data(federation, config):
+    """Rewrite the sites' CSVs for a configuration (rows of norm ≤ 1, unequal N_s)."""
+    rows = SITE_ROWS[config]
+    if rows is None:
+        return
+    rng = np.random.default_rng(len(config) + sum(rows))
+    for path, n in zip(federation.data, rows, strict=True):
+        x = rng.standard_normal((n, DIM)) * np.linspace(1.0, 0.3, DIM) + 0.2
+        x /= np.maximum(1.0, np.linalg.norm(x, axis=1))[:, None]
+        np.savetxt(path, x, delimiter=",", fmt="%.17g")
+
+
+@pytest.fixture
+def site_config(federation):
+    """Give a test a configuration; the fixture's data (A) again afterwards."""
+    saved = [p.read_text() for p in federation.data]
+    yield lambda config: _site_data(federation, config)
+    for path, text in zip(federation.data, saved, strict=True):
+        path.write_text(text)
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("federated")
-@pytest.mark.parametrize(("kind", "design"), CONFIGS)
-def test_distributed_release_equals_in_process_run(federation, kind, design):
-    """Same seed, files and (ε_s, δ_s): the release of dpcore.cape_average to 1e-12."""
-    RESULTS[kind, design] = _run(federation, kind=kind, design=design)
-    result = RESULTS[kind, design][0]
+@pytest.mark.parametrize(("config", "scheme", "kind", "design"), CASES)
+def test_distributed_release_equals_in_process_run(
+    federation, site_config, config, scheme, kind, design
+):
+    """Same seed, files and (ε_s, δ_s): the release of dpcore.cape_average (helper) or
+    dpcore.pairwise.pairwise_average (pairwise) to 1e-12 relative."""
+    site_config(config)
+    outcome = _run(federation, kind=kind, design=design, scheme=scheme)
+    if config == "A":
+        RESULTS[kind, design] = outcome
+    result, entries = outcome
     assert result["ok"], result
     got = result["release"]
-    ref = simulate(federation.data, kind=kind, design=design, epsilon=EPS, delta=DELTA, seed=SEED)
+    ref = simulate(
+        federation.data, kind=kind, design=design, epsilon=EPS, delta=DELTA, seed=SEED,
+        scheme=scheme,
+    )  # fmt: skip
+    assert ref.n_samples == tuple(got["n_samples"])
     est = np.array(got["estimate"])
     scale = np.max(np.abs(ref.estimate))
     assert np.max(np.abs(est - ref.estimate)) <= 1e-12 * scale
@@ -136,6 +193,9 @@ def test_distributed_release_equals_in_process_run(federation, kind, design):
     if kind == "pca":
         sub = np.array(got["subspace"])
         np.testing.assert_allclose(sub @ sub.T, ref.subspace @ ref.subspace.T, atol=1e-12)
+    # the pairwise scheme has no noise round: the noise generator is greeted, never asked
+    noise_messages = [e for e in entries if e["round"] == "noise"]
+    assert len(noise_messages) == (0 if scheme == "pairwise" else 2)
 
 
 @pytest.mark.slow
@@ -171,8 +231,11 @@ def _refused(result, parties):
 @pytest.mark.slow
 @pytest.mark.xdist_group("federated")
 def test_bad_releases_are_refused_naming_every_site(federation):
-    """Site 1 sends NaN, site 2 a wrong shape (site 3 is sound): nothing released."""
-    result, entries = _run(federation, fault="site1:nan,site2:shape", timeout=FAULT_TIMEOUT)
+    """Site 1 sends NaN, site 2 a wrong shape (site 3 is sound): nothing released. With the
+    pairwise scheme: the sound Â_3 alone would carry its uncancelled pair noise."""
+    result, entries = _run(
+        federation, fault="site1:nan,site2:shape", timeout=FAULT_TIMEOUT, scheme="pairwise"
+    )
     _refused(result, ["site 1", "site 2"])
     assert "site 1: sent a value with NaN" in result["reason"]
     assert "site 2: sent a value of shape (3,)" in result["reason"]
