@@ -11,6 +11,7 @@ from ui.cached import call_core
 from ui.controls import epsilon_slider, seed_controls
 from ui.explain import explain
 from ui.learn_core import protocol_run
+from ui.replay import replay_log
 from ui.state import bound
 from ui.stepper import clamp, step_buttons
 
@@ -49,6 +50,19 @@ kind = side.radio(
 )
 epsilon = epsilon_slider(side, prefix=PREFIX)
 seed = seed_controls(side, prefix=PREFIX)
+
+source = side.radio(
+    "Step through",
+    ["a simulated draw", "a real run's log"],
+    key="pr_src",
+    bind="query-params",
+    persist_state="session",
+    help="A real run: the JSON-lines log of `python -m federated run` (docs/federated.md): "
+    "every message between the separate processes, with its size and time, not its values.",
+)
+if source == "a real run's log":
+    replay_log(side)
+    st.stop()
 
 demo = call_core(protocol_run, int(sites), kind, float(epsilon), int(seed))
 steps = protocol_steps(demo)

@@ -109,7 +109,7 @@ def _exchange(
     step = what.split(":")[0]
     msgs = []
     for node, (receiver, fields) in sends.items():
-        log.message(step, AGG, receiver, what.split(":", 1)[1], fields, shape)
+        log.message(step, AGG, receiver, what.split(":", 1)[1], fields, shape, node)
         msgs.append(_message(fields, node, f"query.{step}"))
     return {r.metadata.src_node_id: r for r in _send_and_receive(grid, msgs, timeout)}
 
@@ -176,7 +176,7 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
         if got is None:
             problems.append((name[node], why))
             continue
-        log.message("hello", name[node], AGG, "public key, N_s, D, (ε_s, δ_s)", got)
+        log.message("hello", name[node], AGG, "public key, N_s, D, (ε_s, δ_s)", got, node=node)
         if got.get("version") != PROTOCOL_VERSION:
             why = f"speaks protocol {got.get('version')!r}; the aggregator {PROTOCOL_VERSION!r}"
             problems.append((name[node], why))
@@ -227,7 +227,7 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
     fields, why = _answer(reply, NOISE, "noise", cfg.timeout)
     if fields is None:
         raise Refusal(NOISE, why)
-    log.message("noise", NOISE, AGG, "sealed E_s for every site", fields, shape)
+    log.message("noise", NOISE, AGG, "sealed E_s for every site", fields, shape, ng)
     sealed = list(fields["sealed"])
     if len(sealed) != cfg.sites:
         raise Refusal(NOISE, f"sent {len(sealed)} sealed E_s for {cfg.sites} sites")
@@ -254,7 +254,7 @@ def _collect(grid, log, cfg, sends, what, shape, site_nodes, name, f, design, in
             problems.append((name[node], why))
             continue
         carries = "Â_s = a_s + E_s + " + ("G_s" if cfg.scheme == "pairwise" else "F_s + G_s")
-        log.message("release", name[node], AGG, carries, got, shape)
+        log.message("release", name[node], AGG, carries, got, shape, node)
         try:
             value = from_bytes(got["released"], got["shape"])
             check_release(name[node], value, shape, symmetric)

@@ -33,6 +33,7 @@ from federated.protocol import (
     to_bytes,
 )
 from federated.runlog import payload_bytes, read_log
+from learning.run_replay import replay_steps, site_count
 
 SEED = 20240537
 EPS = [0.5, 1.0, 2.0]  # unequal sites: N_s = 250, 350, 450 and three ε's
@@ -312,6 +313,11 @@ def test_the_one_command_with_ten_sites(tmp_path):
     back = [e for e in entries if e["round"] == "release" and e["receiver"] == "aggregator"]
     reals = communication_cost("cape", problem="pca", dim=4, k=2, sites=10)
     assert sum(e["bytes"] - 16 for e in back) == 8 * reals["sites"]
+    # the protocol stepper replays this real log: one step per message, every party named
+    steps = replay_steps(entries)
+    assert len(steps) == len(entries) and site_count(entries) == 10
+    named = {p for st in steps if st.message for p in st.message[:2]}
+    assert named == {"aggregator", "noise generator", *(f"site {s}" for s in range(1, 11))}
     # everything it started is gone: no process still has the work directory in its command
     assert not _processes_mentioning(str(tmp_path)), _processes_mentioning(str(tmp_path))
     print(f"10 sites: {wall:.1f} s for the whole command")
