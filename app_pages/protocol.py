@@ -19,12 +19,29 @@ PREFIX = "pr_"  # this page's URL keys (docs/state.md)
 STEP = f"{PREFIX}step"
 
 st.title("The protocol, message by message")
+side = st.sidebar
+source = side.radio(
+    "Step through",
+    ["a simulated draw", "a real run's log"],
+    key="pr_src",
+    bind="query-params",
+    persist_state="session",
+    help="A real run: the JSON-lines log of `python -m federated run` (docs/federated.md): "
+    "every message between the separate processes, with its size and time, not its values.",
+)
+if source == "a real run's log":
+    presenter.intro(
+        "A **real run**: every message the separate processes of `python -m federated run` "
+        "exchanged (docs/federated.md), with its size and time; step forward and back."
+    )
+    replay_log(side)
+    st.stop()
+
 presenter.intro(
     "One real run of CAPE (Algorithm 1, steps 1–8; Algorithm 5) with **this draw's numbers**: "
     "step forward and back through every message; **New noise draw** reruns it."
 )
 
-side = st.sidebar
 side.header("The draw")
 sites = (
     side.segmented_control(
@@ -50,19 +67,6 @@ kind = side.radio(
 )
 epsilon = epsilon_slider(side, prefix=PREFIX)
 seed = seed_controls(side, prefix=PREFIX)
-
-source = side.radio(
-    "Step through",
-    ["a simulated draw", "a real run's log"],
-    key="pr_src",
-    bind="query-params",
-    persist_state="session",
-    help="A real run: the JSON-lines log of `python -m federated run` (docs/federated.md): "
-    "every message between the separate processes, with its size and time, not its values.",
-)
-if source == "a real run's log":
-    replay_log(side)
-    st.stop()
 
 demo = call_core(protocol_run, int(sites), kind, float(epsilon), int(seed))
 steps = protocol_steps(demo)

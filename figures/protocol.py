@@ -57,6 +57,10 @@ def _arrow(fig: go.Figure, start, end, *, color: str, width: float, text: str = 
 
 def _endpoints(pos, sender: str, receiver: str):
     a, b = pos[sender], pos[receiver]
+    if {sender, receiver} == {NG, AGG}:  # a real run's log: beside the middle site, if any
+        odd = sum(p.startswith("site") for p in pos) % 2
+        x = a[0] + 0.5 * odd + (0.08 if sender == NG else -0.08)
+        return (x, a[1]), (x, b[1])
     offset = 0.12 if sender.startswith("site") else -0.12 if receiver.startswith("site") else 0
     if AGG in (sender, receiver):  # the two directions between a site and the aggregator
         a, b = (a[0] + offset, a[1]), (b[0] + offset, b[1])
