@@ -237,9 +237,24 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
     sends = {}
     for s, node in enumerate(site_nodes):
         msg = {**public, "sealed": sealed[s], "noise-key": fields["key"], "f": to_bytes(f[s])}
-        sends[node] = (name[node], msg)
+        sends[node] = (name[node], _corrupted(msg, cfg.fault, s + 1))
     what = "release:sealed E_s (relayed) and F_s"
     return _collect(grid, log, cfg, sends, what, shape, site_nodes, name, f, design, info)
+
+
+def _corrupted(msg: dict[str, Any], fault: str, site: int) -> dict[str, Any]:
+    """A relayed message as a dishonest aggregator would change it, for the tests only:
+    ``relay:tamper<s>`` flips a bit of site s's sealed E_s, ``relay:tau<s>`` halves the τ_s
+    site s is told the design was made for (less E and F for it). The sites must refuse."""
+    items = {item.strip() for item in fault.split(",")}
+    if f"relay:tamper{site}" in items:
+        sealed = msg["sealed"]
+        msg = {**msg, "sealed": sealed[:-1] + bytes([sealed[-1] ^ 1])}
+    if f"relay:tau{site}" in items:
+        tau = list(msg["tau"])
+        tau[site - 1] /= 2.0
+        msg = {**msg, "tau": tau}
+    return msg
 
 
 def _collect(grid, log, cfg, sends, what, shape, site_nodes, name, f, design, info):

@@ -247,6 +247,19 @@ def test_bad_releases_are_refused_naming_every_site(federation):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("federated")
+def test_sites_refuse_a_tampered_e_and_a_lowered_tau_from_the_relay(federation):
+    """The aggregator flips a bit of site 1's sealed E_1 (AEAD: it does not open) and tells
+    site 2 its τ is half (less E and F for it): both sites refuse, nothing is released."""
+    result, entries = _run(federation, fault="relay:tamper1,relay:tau2")
+    _refused(result, ["site 1", "site 2"])
+    assert "site 1: failed in the release step" in result["reason"]
+    assert "site 2: failed in the release step" in result["reason"]
+    assert "this site needs" in result["reason"]  # site 2 names the τ it needs
+    assert entries[-1]["kind"] == "refusal"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("federated")
 def test_row_of_norm_above_one_and_other_version_are_refused(federation):
     """Site 1's CSV gains a row of norm 1.136; site 3 speaks another protocol version."""
     path = federation.data[0]
