@@ -209,6 +209,7 @@ with main:
             value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
             target=None if absolute else target.value,  # the optimum varies along N_s or S
             explanation=explanations.PCA_SWEEP,
+            key=(spec, seed, source),  # what made df
         )
         classic_warning(calibration, [spec.grid.largest("epsilon")])
         show_crossings(
@@ -217,6 +218,7 @@ with main:
             metric="captured_energy_ratio",
             target=target,
             algorithms=[a for a in algorithms if a != upper],
+            key=(spec, seed, source),
         )
         communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=current.sites)
 
