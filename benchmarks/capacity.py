@@ -162,6 +162,7 @@ class Session:
     cookies: dict[str, str] = field(default_factory=dict)  # as a browser keeps them
     process: str = ""  # the app process behind a proxy (its X-Cape-Process header)
     session_id: str = ""
+    messages: int = 0  # ForwardMsgs received: one per element, block and status change
     _states: dict[str, Any] = field(default_factory=dict)  # widget id → WidgetState sent
     _finished: int = 0
     _changed: asyncio.Condition | None = None
@@ -226,6 +227,7 @@ class Session:
                 self._changed.notify_all()
 
     async def _handle(self, msg: Any) -> None:
+        self.messages += 1
         kind = msg.WhichOneof("type")
         if kind == "new_session":
             new = msg.new_session
@@ -500,6 +502,7 @@ async def cached_move_cpu(
         await session.move(label, home)  # back (computed at the page's first run)
         await session.move(label, other)  # the third move: cached
         times = []
+        messages = session.messages
         cpu_before = _cpu(pids)
         for i in range(repeats):
             times.append(await session.move(label, home if i % 2 == 0 else other))
@@ -509,6 +512,7 @@ async def cached_move_cpu(
             "page": page,
             "widget": f"{widget.kind} '{label}'",
             "server CPU per cached move ms": round(1000 * cpu / repeats, 1),
+            "messages per cached move": round((session.messages - messages) / repeats, 1),
             "calibration loop ms": round(loop, 1),
             "per move in reference-machine ms": round(
                 1000 * cpu / repeats * calibration.REFERENCE_MS / loop, 1
