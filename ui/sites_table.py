@@ -65,7 +65,7 @@ def _resized_rows(rows: Rows, sites: int, rule: str) -> Rows:
     return _rows_with_rule(out, rule)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=64)  # recent texts; a hostile link's long text is not kept long
 def _parse(text: str) -> Rows:
     """The rows of a table's text (:func:`encode`); raises ValueError on a malformed one."""
     try:
@@ -85,10 +85,10 @@ def _text(rows: Rows) -> str:
 
 
 def _table_rows(table: pd.DataFrame) -> Rows:
-    return tuple((int(n), float(e), float(d), float(m)) for n, e, d, m in table[COLUMNS].to_numpy())
+    return tuple(tuple(float(v) for v in row) for row in table[COLUMNS].to_numpy())  # type: ignore[misc]
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _frame(rows: Rows) -> pd.DataFrame:
     """The editor's input frame (N_s integers); shared: the editor copies what it is given."""
     table = pd.DataFrame(rows, columns=COLUMNS, dtype=float)
