@@ -210,6 +210,7 @@ with main:
             value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
             target=None if absolute else target.value,  # the optimum varies along N_s or S
             explanation=explanations.PCA_SWEEP,
+            key=(spec, seed, source),  # what made df
         )
         classic_warning(calibration, [spec.grid.largest("epsilon")])
         show_crossings(
@@ -218,6 +219,7 @@ with main:
             metric="captured_energy_ratio",
             target=target,
             algorithms=[a for a in algorithms if a != upper],
+            key=(spec, seed, source),
         )
         communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=current.sites)
     show_baselines(chosen, source, prefix=P)

@@ -101,6 +101,7 @@ common = (*args, int(dim), int(bits), scale, sa_cal)
 info = call_core(trust_models_table, *common)
 pca = call_core(trust_models_pca, *common, int(runs), seed)
 table = info.table
+settings = (common, int(runs), seed)  # what every figure and table below is a function of
 sa = pca[pca.scheme == "secagg"]
 
 with chart_box:
@@ -146,23 +147,25 @@ with chart_box:
         help="Of the optimum, mean over runs (CAPE's: "
         f"{float(pca[pca.scheme == 'cape'].captured_energy_ratio.mean()):.3f}).",
     )
-    fig = built(trust_figure, table, pca)
+    fig = built(trust_figure, table, pca, key=settings)
     st.plotly_chart(
         presenter.style(fig), key="trust_chart", config=presenter.chart_config("trust_models")
     )
     explain(
-        explanation(
+        built(
+            explanation,
             table,
             pca,
             shuffle_parties=info.shuffle_parties,
             dim=int(dim),
             bits=int(bits),
             sites=len(args[0]),
+            key=settings,
         )
     )
 
 st.header("The schemes side by side", anchor=sections.TRUST_SCHEMES)
-shown = display_table(table, pca, sites=len(args[0]))
+shown = built(display_table, table, pca, sites=len(args[0]), key=settings)
 # Two views of one table, each as wide as the page (issue #40: at 1400 px 61 % of the one wide
 # grid was off-screen): the numbers in a grid, the worded columns in a table that wraps.
 st.dataframe(
