@@ -1,7 +1,7 @@
 """Floor 4, privacy analysis: what each party sees and what it costs over time.
 
-Each party's and coalition's view of a CAPE run (:mod:`.views`, :mod:`.secagg_views`), the
-accountants and the ledger of repeated releases (:mod:`.accounting`, :mod:`.ledger`), the
+Each party's and coalition's view of a CAPE run (:mod:`.views`, :mod:`.secagg_views`) and of
+all rounds of CAPE per round (:mod:`.round_views`), the accountants and the ledger of repeated releases (:mod:`.accounting`, :mod:`.ledger`), the
 attack audit and its trade-off reading (:mod:`.audit`, :mod:`.tradeoff`), floating-point
 cancellation (:mod:`.precision`) and the trust-model comparison (:mod:`.trust_models`).
 Imports the floors below (factorisation, protocol, mechanisms) and the base only.
@@ -12,6 +12,7 @@ from dpcore.analysis import (
     audit,
     ledger,
     precision,
+    round_views,
     secagg_views,
     tradeoff,
     trust_models,
@@ -23,6 +24,7 @@ __all__ = [
     "audit",
     "ledger",
     "precision",
+    "round_views",
     "secagg_views",
     "tradeoff",
     "trust_models",
