@@ -29,6 +29,7 @@ from dpcore import (
 )
 from dpcore.analysis import tradeoff
 from dpcore.analysis.audit import AuditResult
+from dpcore.analysis.trust_iterative import iterative_trust_table
 from dpcore.analysis.trust_models import TrustOverview
 from dpcore.analysis.views import EPS_TOL
 from dpcore.experiments import realdata
@@ -730,6 +731,16 @@ def trust_models_table(
         bits=bits,
         scale=scale,
         secagg_calibration=sa_cal,
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def trust_models_iterative(
+    n_per_site, epsilon, delta, weights, calibration, dim: int
+) -> pd.DataFrame:
+    """:func:`dpcore.analysis.trust_iterative.iterative_trust_table` at the page's sites."""
+    return iterative_trust_table(
+        n_per_site, epsilon=epsilon, delta=delta, weights=weights, dim=dim, calibration=calibration
     )
 
 
