@@ -1,13 +1,20 @@
 """Trust models: CAPE beside central, local, conventional, secure aggregation and shuffling."""
 
+import pandas as pd
 import streamlit as st
 
 from figures.memo import built
-from figures.trust import display_table, explanation, trust_figure
+from figures.trust import display_table, explanation, iterative_display, trust_figure
 from learning import sections
 from learning.glossary import terms_line
 from ui import presenter
-from ui.cached import call_core, classic_warning, trust_models_pca, trust_models_table
+from ui.cached import (
+    call_core,
+    classic_warning,
+    trust_models_iterative,
+    trust_models_pca,
+    trust_models_table,
+)
 from ui.controls import seed_controls
 from ui.explain import explain
 from ui.sites_table import preset_buttons, site_args, site_settings
@@ -185,17 +192,15 @@ st.dataframe(
         "± std": st.column_config.NumberColumn(format="%.3f"),
     },
 )
+iterative = call_core(trust_models_iterative, *args, int(dim))
+worded = ["what the aggregator sees", "who must be trusted", "colluders tolerated"]
 st.table(
-    shown[
+    pd.concat(
         [
-            "scheme",
-            "what the aggregator sees",
-            "who must be trusted",
-            "colluders tolerated",
-            "one dropout (site 1)",
-            "source",
+            shown[["scheme", *worded, "one dropout (site 1)", "source"]],
+            iterative_display(iterative, sites=len(args[0])),
         ]
-    ].set_index("scheme")
+    ).set_index("scheme")
 )
 st.caption(
     "Noise std: of the pooled estimate Σ μ_s A_s per entry (local: site 1's own estimate). "

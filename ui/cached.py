@@ -28,10 +28,13 @@ from dpcore import (
     cluster,
 )
 from dpcore.analysis import tradeoff
+from dpcore.analysis.audit import AuditResult
+from dpcore.analysis.trust_iterative import iterative_trust_table
 from dpcore.analysis.trust_models import TrustOverview
 from dpcore.analysis.views import EPS_TOL
 from dpcore.experiments import realdata
 from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
+from dpcore.factorization.iterative import cape_round_design
 from dpcore.protocol.joint_safe import design_for
 from serving import worker
 from serving.datafiles import data_dir
@@ -460,6 +463,35 @@ def audit_trials_cap(sites: int) -> int:
     return max(10_000, AUDIT_WORK // sites // 10_000 * 10_000)
 
 
+def _audit_row(kind: str, view: str, r: AuditResult, promised: float) -> dict[str, Any]:
+    """One row of the audit tables: an audit's theory, bound, verdict and counts."""
+    return {
+        "design": kind,
+        "view": view,
+        "epsilon": r.epsilon,
+        "epsilon_lower": r.epsilon_lower,
+        "promised_epsilon": promised,
+        "theory_breaks": r.epsilon > promised * (1 + EPS_TOL),
+        "attack_breaks": r.proves_above(promised),
+        "trials_needed": dpcore.audit_trials_needed(
+            r.noise_multiplier, delta=r.delta, target=promised
+        ),
+        "noise_multiplier": r.noise_multiplier,
+        "fpr": r.fpr,
+        "fnr": r.fnr,
+        "fpr_upper": r.fpr_upper,
+        "fnr_upper": r.fnr_upper,
+        "threshold": r.threshold,
+        "planned_lower": r.planned_lower,
+        "trials": r.trials,
+        "confidence": r.confidence,
+        "false_positives": r.false_positives,
+        "negatives": r.negatives,
+        "false_negatives": r.false_negatives,
+        "positives": r.positives,
+    }
+
+
 @st.cache_data(show_spinner="Playing the distinguishing game…", max_entries=64)
 @compute_slot
 def audit_table(
@@ -493,35 +525,47 @@ def audit_table(
                 trials=trials,
                 rng=next(streams),
             )
-            r = found.audit
-            rows.append(
-                {
-                    "design": kind,
-                    "view": view,
-                    "epsilon": r.epsilon,
-                    "epsilon_lower": r.epsilon_lower,
-                    "promised_epsilon": promised,
-                    "theory_breaks": r.epsilon > promised * (1 + EPS_TOL),
-                    "attack_breaks": r.proves_above(promised),
-                    "trials_needed": dpcore.audit_trials_needed(
-                        r.noise_multiplier, delta=r.delta, target=promised
-                    ),
-                    "noise_multiplier": r.noise_multiplier,
-                    "fpr": r.fpr,
-                    "fnr": r.fnr,
-                    "fpr_upper": r.fpr_upper,
-                    "fnr_upper": r.fnr_upper,
-                    "threshold": r.threshold,
-                    "planned_lower": r.planned_lower,
-                    "trials": r.trials,
-                    "confidence": r.confidence,
-                    "false_positives": r.false_positives,
-                    "negatives": r.negatives,
-                    "false_negatives": r.false_negatives,
-                    "positives": r.positives,
-                }
-            )
+            rows.append(_audit_row(kind, view, found.audit, promised))
     return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner="Playing the game over the rounds…", max_entries=64)
+@compute_slot
+def audit_rounds_table(
+    n_per_site: tuple[int, ...],
+    epsilon: tuple[float, ...],
+    delta: tuple[float, ...],
+    weights: tuple[float, ...],
+    calibration: str,
+    site: int,
+    rounds: int,
+    trials: int,
+    seed: int,
+) -> pd.DataFrame:
+    """The aggregator's joint view of all T rounds of CAPE in every round of the power method
+    (:func:`dpcore.factorization.iterative.cape_npm_pca`), audited for both per-round designs:
+    T protocol runs per trial (:func:`dpcore.audit_protocol` with ``rounds``), the record
+    moving site ``site``'s round value by Δ_s = 1/N_s every round (A_s X under add-remove
+    neighbours: the same Δ_s, and so the same τ_s, as the site's mean). :func:`audit_table`'s
+    columns, plus ``rounds``.
+    """
+    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
+    sens = dpcore.mean_sensitivity(n_per_site)
+    streams = iter(np.random.default_rng(seed).spawn(len(DESIGNS)))
+    rows = []
+    for kind in DESIGNS:
+        found = dpcore.audit_protocol(
+            cape_round_design(tau, weights=weights, rounds=rounds, design=kind),
+            sensitivity=sens,
+            site=site,
+            view="joint",
+            delta=delta[site],
+            trials=trials,
+            rounds=rounds,
+            rng=next(streams),
+        )
+        rows.append(_audit_row(kind, "joint", found.audit, epsilon[site]))
+    return pd.DataFrame(rows).assign(rounds=rounds)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -687,6 +731,16 @@ def trust_models_table(
         bits=bits,
         scale=scale,
         secagg_calibration=sa_cal,
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def trust_models_iterative(
+    n_per_site, epsilon, delta, weights, calibration, dim: int
+) -> pd.DataFrame:
+    """:func:`dpcore.analysis.trust_iterative.iterative_trust_table` at the page's sites."""
+    return iterative_trust_table(
+        n_per_site, epsilon=epsilon, delta=delta, weights=weights, dim=dim, calibration=calibration
     )
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -36,6 +36,7 @@ from scipy.special import betainc, betaincinv, ndtr, ndtri
 
 from dpcore._validation import RngLike, check_choice, check_delta, check_int, check_real, check_rng
 from dpcore.analysis.views import check_sites, coalition_view
+from dpcore.factorization.iterative import MAX_ROUNDS
 from dpcore.mechanisms.calibration import gaussian_epsilon
 from dpcore.protocol.cape import CapeDesign, site_releases
 
@@ -489,6 +490,10 @@ class ProtocolAudit:
         Δ_s: how far one record moves the site's value.
     audit : AuditResult
         The counts and the bound; ``audit.epsilon`` is the theory for this view.
+    rounds : int
+        T: independent protocol runs per trial (CAPE in every round of the power method,
+        :func:`dpcore.factorization.iterative.cape_npm_pca`); ``std`` is then the composed
+        σ_round/sqrt(T) (:mod:`dpcore.analysis.round_views`).
     """
 
     view: str
@@ -498,6 +503,7 @@ class ProtocolAudit:
     std: float
     sensitivity: float
     audit: AuditResult
+    rounds: int = 1
 
 
 def _sensitivity(sensitivity: object, design: CapeDesign, site: int) -> float:
@@ -564,8 +570,11 @@ def _statistic(attack: _Attack, e, f, released, base) -> NDArray[np.float64]:
     return attack.weights @ residual
 
 
-def _check_protocol(design, sensitivity, site, view, colluding, delta, trials):
-    """Validate an audit of the protocol (everything before any work); return the attack."""
+def _check_protocol(design, sensitivity, site, view, colluding, delta, trials, rounds=1):
+    """Validate an audit of the protocol (everything before any work); return the attack.
+
+    The attack's ``std`` is the view's over all ``rounds`` (σ_round/sqrt(T)).
+    """
     if not isinstance(design, CapeDesign):
         raise TypeError(f"design must be a CapeDesign; got {type(design).__name__}")
     design.tau_g  # noqa: B018 - raises ValueError if the design is infeasible
@@ -582,7 +591,15 @@ def _check_protocol(design, sensitivity, site, view, colluding, delta, trials):
     sens = _sensitivity(sensitivity, design, site)
     delta = check_delta(delta)
     trials = check_int(trials, "trials", low=2, high=MAX_TRIALS)
+    rounds = check_int(rounds, "rounds", low=1, high=MAX_ROUNDS)
+    if trials * rounds > MAX_TRIALS:
+        raise ValueError(
+            f"trials × rounds must be at most {MAX_TRIALS} (protocol runs per audit); "
+            f"got {trials} × {rounds}"
+        )
     attack = _attack(design, site, view, colluding)
+    if rounds > 1:
+        attack = replace(attack, std=attack.std / math.sqrt(rounds))
     nm = attack.std / sens
     if not 1e-3 <= nm <= 1e6:
         raise ValueError(
@@ -592,14 +609,25 @@ def _check_protocol(design, sensitivity, site, view, colluding, delta, trials):
     return site, view, colluding, sens, delta, trials, attack
 
 
-def _protocol_scores(design, attack, site, sens, trials, rng):
-    """(start, statistic) per block of trials, played on the protocol's messages."""
+def _protocol_scores(design, attack, site, sens, trials, rng, rounds=1):
+    """(start, statistic) per block of trials, played on the protocol's messages.
+
+    With T = ``rounds`` > 1 a trial is T independent protocol runs (the block's stream
+    spawned into one per round), D' moving site ``site``'s value by Δ_s in every round (the
+    most one record can: :func:`dpcore.factorization.iterative.per_round_std`); the
+    likelihood-ratio statistic of the T rounds is the sum of the rounds' normalised ones
+    over sqrt(T), N(0, 1) on D and N(sqrt(T)·Δ_s/σ_round, 1) on D'.
+    """
     negatives, _ = _split(trials)
     for start, stop, stream in _chunks(trials, rng):
         values = np.zeros((design.n_sites, stop - start))
         values[site] = np.where(np.arange(start, stop) >= negatives, sens, 0.0)  # D' adds one
-        e, f, _, released = site_releases(values, design, symmetric=False, rng=stream)
-        yield start, _statistic(attack, e, f, released, np.zeros_like(values))
+        total = None
+        for each in [stream] if rounds == 1 else stream.spawn(rounds):
+            e, f, _, released = site_releases(values, design, symmetric=False, rng=each)
+            z = _statistic(attack, e, f, released, np.zeros_like(values))
+            total = z if total is None else total + z
+        yield start, total if rounds == 1 else total / math.sqrt(rounds)
 
 
 MAX_SCORES = 10**6  # statistics returned as arrays (a figure's histogram)
@@ -649,6 +677,7 @@ def audit_protocol(
     trials: int,
     colluding: Sequence[int] = (),
     confidence: float = CONFIDENCE,
+    rounds: int = 1,
     rng: RngLike = None,
 ) -> ProtocolAudit:
     """Audit CAPE against one site: the distinguishing game on the protocol's actual messages.
@@ -680,9 +709,13 @@ def audit_protocol(
         Colluding sites for ``"coalition"`` (at least one, not ``site``); empty otherwise.
     confidence : float
         In [0.5, 1).
+    rounds : int
+        T in [1, 1000], trials × T ≤ 10⁷: each trial plays T independent runs of ``design``
+        (the per-round design of CAPE in every round of the power method,
+        :func:`dpcore.factorization.iterative.cape_round_design`), the record in every round.
     rng : int, numpy.random.Generator or None
-        Seed or generator (SPEC 7); spawned into one stream per block of trials, and each
-        block's run spawns streams per party as the protocol does.
+        Seed or generator (SPEC 7); spawned into one stream per block of trials (and, for
+        T > 1, per round), and each run spawns streams per party as the protocol does.
 
     Returns
     -------
@@ -697,7 +730,7 @@ def audit_protocol(
     al., NeurIPS 2020 and Nasr et al., IEEE S&P 2021 (the audit); ``docs/audit.md``.
     """
     site, view, coalition, sens, delta, trials, attack = _check_protocol(
-        design, sensitivity, site, view, colluding, delta, trials
+        design, sensitivity, site, view, colluding, delta, trials, rounds
     )
     confidence = _check_confidence(confidence)
     rng = check_rng(rng)
@@ -705,7 +738,7 @@ def audit_protocol(
     plan, t = _planned(1.0 / nm, delta, trials, confidence)
     negatives, _ = _split(trials)
     fp = fn = 0
-    for start, z in _protocol_scores(design, attack, site, sens, trials, rng):
+    for start, z in _protocol_scores(design, attack, site, sens, trials, rng, int(rounds)):
         a, b = _count(z, start, negatives, t)
         fp, fn = fp + a, fn + b
     return ProtocolAudit(
@@ -716,4 +749,5 @@ def audit_protocol(
         std=attack.std,
         sensitivity=sens,
         audit=_result(fp, fn, trials, nm, delta, confidence, t, plan),
+        rounds=int(rounds),
     )

@@ -2,9 +2,10 @@
 
 The sweeps behind the PCA, tensor and dropout pages (:mod:`.sweeps`), their work limits
 (:mod:`.limits`), the paper's figures (:mod:`.paper`), the quiz questions (:mod:`.questions`)
-and real data (:mod:`.realdata`, :mod:`.csv_text`). Only ``cli`` and ``cluster`` sit above.
+real data (:mod:`.realdata`, :mod:`.csv_text`) and the reproduction of a published baseline
+figure (:mod:`.grammenos`). Only ``cli`` and ``cluster`` sit above.
 """
 
-from dpcore.experiments import csv_text, limits, paper, questions, realdata, sweeps
+from dpcore.experiments import csv_text, grammenos, limits, paper, questions, realdata, sweeps
 
-__all__ = ["csv_text", "limits", "paper", "questions", "realdata", "sweeps"]
+__all__ = ["csv_text", "grammenos", "limits", "paper", "questions", "realdata", "sweeps"]
