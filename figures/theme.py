@@ -91,5 +91,8 @@ def contrast_ratio(foreground: str, background: str) -> float:
 CSS = """
 <style>
 [data-testid="stSliderThumbValue"] { color: inherit !important; }
+/* pills: body text, also on a picked pill's pale primary tint (Streamlit's primary-coloured
+   text there is 4.47:1 light, 3.61:1 dark); the tint and border still mark the pick */
+[data-testid="stButtonGroup"] button { color: inherit !important; }
 </style>
 """
