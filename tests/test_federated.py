@@ -4,9 +4,11 @@ Skipped without flwr (the `federated` extra; requirements-dev.txt has it, so CI 
 The federation (SuperLink, noise generator, 3 unequal sites) is started once per module; runs
 are submitted to it with ``flwr run``. Every federation test is in one xdist group, so one
 worker runs them in turn. Ports: 9190 (SuperLink) and 9191 (the nodes' runtime APIs, at
-127.0.0.2, 127.0.0.3, …); the one command with 10 sites uses 9192 and 9193.
+127.0.0.2, 127.0.0.3, …); the one command with 10 sites uses 9192 and 9193 (4 more per
+further xdist worker).
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -39,7 +41,9 @@ SEED = 20240537
 EPS = [0.5, 1.0, 2.0]  # unequal sites: N_s = 250, 350, 450 and three ε's
 DELTA = [1e-5, 1e-5, 1e-6]
 DIM = 4
-PORT = 9190
+# Per xdist worker (gw0: 9190–9193, gw1: 9194–9197): the federation tests share a group, but a
+# test scheduled on the other worker must not meet the first worker's SuperLink on its port.
+PORT = 9190 + 4 * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 START_LIMIT = 240.0  # this machine has 2 cores shared with other sessions
 RUN_LIMIT = 240.0
 # How long the aggregator waits for each round's answers in the fault tests: a sound round
