@@ -47,7 +47,8 @@ async def _page_cpu_ms(base: str, pid: int, page: str) -> tuple[str, list[float]
         await session.connect()
         await session.rerun(page=page, query="")
         sliders = session.sliders() or list(session.widgets.values())
-        assert sliders, f"page {page!r} has no slider to move"
+        if not sliders:  # a page of text and links (the glossary): no move to cost
+            return "", [], list(session.errors)
         widget = next((w for w in sliders if w.label == "Privacy ε"), sliders[0])
         home = widget.index
         other = home + 1 if home + 1 < len(widget.values) else home - 1
@@ -94,6 +95,8 @@ def test_cached_move_costs_little_server_cpu_on_every_page(monkeypatch):
             out = {}
             for page in names:
                 label, ms, errors = await _page_cpu_ms(base, pid, page)
+                if not ms:
+                    continue
                 factor = calibration.REFERENCE_MS / calibration.loop_ms()
                 out[page or "overview"] = (label, round(factor * statistics.median(ms), 1), errors)
             return out
@@ -102,6 +105,7 @@ def test_cached_move_costs_little_server_cpu_on_every_page(monkeypatch):
 
     with streamlit_server(timeout=120) as (base, proc):
         report = measure(base, proc.pid)
+        assert len(report) >= 10, f"expected every page with a control, got {sorted(report)}"
         again = [p for p, r in report.items() if r[1] > GOAL_MS * MARGIN]
         if again:
             second = measure(base, proc.pid, ["" if p == "overview" else p for p in again])
