@@ -412,18 +412,19 @@ with rounds_box:
             }
         ).set_index("design (every round)")
     )
-    explain(
-        f"The aggregator sees every release of all {rounds} rounds; each round's E's are "
-        "fresh, so the rounds are independent Gaussian views and compose exactly: T rounds "
-        "with per-round std sqrt(T)·σ are one release with std σ (Dong, Roth & Su 2022; "
-        "dpcore.analysis.round_views). Each of the "
-        f"{rounds_trials:,} games here plays {rounds} real protocol runs, the record moving "
-        f"site {site}'s round value by Δ_s every round, and the attacker adds the rounds' "
-        "likelihood-ratio statistics. **The one thing to notice:** CAPE's design is linear "
-        "in τ, so over the rounds the aggregator's joint view leaks exactly what it leaks in "
-        "one shot — the paper's design breaks the promise there in every round count, the "
-        "joint-view-safe design does not (Imtiaz & Sarwate, Alg. 5; issue #38)."
-    )
+    with st.expander("How to read this table", icon=":material/help:"):  # a table, no chart
+        st.markdown(
+            f"The aggregator sees every release of all {rounds} rounds; each round's E's are "
+            "fresh, so the rounds are independent Gaussian views and compose exactly: T rounds "
+            "with per-round std sqrt(T)·σ are one release with std σ (Dong, Roth & Su 2022; "
+            "dpcore.analysis.round_views). Each of the "
+            f"{rounds_trials:,} games here plays {rounds} real protocol runs, the record moving "
+            f"site {site}'s round value by Δ_s every round, and the attacker adds the rounds' "
+            "likelihood-ratio statistics. **The one thing to notice:** CAPE's design is linear "
+            "in τ, so over the rounds the aggregator's joint view leaks exactly what it leaks in "
+            "one shot — the paper's design breaks the promise there in every round count, the "
+            "joint-view-safe design does not (Imtiaz & Sarwate, Alg. 5; issue #38)."
+        )
 
 if show_stats:
     st.header("What the attacker sees")

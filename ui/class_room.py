@@ -17,7 +17,7 @@ from ui.lesson_scenes import SCENES
 COUNTED = "class_counted"  # session: (room generation, question) pairs already counted
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=1)  # one room per server process
 def room() -> QuizTally:
     """This server's room: the tally every session adds to."""
     return QuizTally()
