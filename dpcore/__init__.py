@@ -1,6 +1,6 @@
 """dpcore — the pure computational core of CAPE Lab.
 
-Distributed differentially private PCA (and, later, tensor decomposition) with the CAPE
+Distributed differentially private PCA and orthogonal tensor decomposition with the CAPE
 correlated-noise protocol of Imtiaz & Sarwate, "Distributed Differentially-Private
 Algorithms for Matrix and Tensor Factorization". No UI code lives here.
 """
@@ -72,6 +72,7 @@ from dpcore.metrics import (
 )
 from dpcore.models import MODELS, MixtureModel, make_model, mog_model, stm_model
 from dpcore.noise import symmetric_noise
+from dpcore.parallel import ExecutorLost
 from dpcore.precision import cancellation_table
 from dpcore.privacy import (
     coalition_report,
@@ -96,6 +97,7 @@ from dpcore.sweeps import (
     otd_frame,
     otd_sweep,
     pca_sweep,
+    rerun,
     run_otd_sweep,
     run_pca_sweep,
 )
@@ -128,6 +130,7 @@ __all__ = [
     "CapeDesign",
     "ClassicGaussianWarning",
     "Dataset",
+    "ExecutorLost",
     "LedgerEntry",
     "MeanReleaseDesigns",
     "Message",
@@ -192,6 +195,7 @@ __all__ = [
     "plan_threshold",
     "privacy_statement",
     "register",
+    "rerun",
     "run_otd_sweep",
     "run_pca_sweep",
     "sample_discrete_gaussian",

@@ -44,6 +44,7 @@ import scipy
 
 from dpcore import registry
 from dpcore.calibration import ClassicGaussianWarning
+from dpcore.parallel import ExecutorLost
 from dpcore.realdata import BUNDLED
 from dpcore.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_sweep
 from dpcore.sweeps.spec import SWEEP_AXES
@@ -127,6 +128,11 @@ def run(task: str, params: dict[str, Any], executor: Executor | None = None, wor
     if task == "pca" and call.get("data") != "synthetic":
         from dpcore.realdata import load_bundled
 
+        if call.get("data") not in BUNDLED:  # load_bundled's own error names its "name"
+            raise CliError(
+                f"--data must be 'synthetic' or one of {', '.join(BUNDLED)}; "
+                f"got {call.get('data')!r}"
+            )
         call["data"] = load_bundled(call["data"])
         call.pop("dim", None)
     with warnings.catch_warnings():
@@ -176,15 +182,18 @@ def scheduler_executor(address: str | None) -> Iterator[Executor | None]:
                 connected = True
                 yield executor
         except lost as err:
+            raised: BaseException = err
+            if isinstance(err, ExecutorLost) and err.__cause__ is not None:
+                raised = err.__cause__  # what Dask raised; the address is said below
             what = (
                 "stopped answering during the run"
                 if connected
                 else f"cannot be reached (waited {CONNECT_SECONDS} s)"
             )
-            detail = str(err).splitlines()[0][:160] if str(err) else ""
+            detail = str(raised).splitlines()[0][:160] if str(raised) else ""
             raise CliError(
-                f"the Dask scheduler at {address} {what}: {type(err).__name__}"
-                + (f" ({detail})" if detail and detail != type(err).__name__ else "")
+                f"the Dask scheduler at {address} {what}: {type(raised).__name__}"
+                + (f" ({detail})" if detail and detail != type(raised).__name__ else "")
                 + "; nothing was written"
             ) from None
         except RuntimeError as err:
@@ -254,6 +263,10 @@ def read_record(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
     try:
         with path.open("rb") as file:
             text = file.read(MAX_RECORD_BYTES + 1)
+    except FileNotFoundError:
+        raise CliError(f"--from {path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"--from {path}: a directory, not a sweep record") from None
     except OSError as err:
         raise CliError(f"{path} is not a sweep record ({type(err).__name__})") from None
     if len(text) > MAX_RECORD_BYTES:

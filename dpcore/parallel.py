@@ -22,6 +22,7 @@ Two resources are managed here, once for the whole package:
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
 import os
@@ -41,6 +42,15 @@ R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
 
 WORKERS_ENV = "CAPE_WORKERS"
+
+
+class ExecutorLost(ConnectionError):
+    """The executor cancelled a map's tasks before they finished: its cluster went away.
+
+    With Dask, the scheduler died or dropped the connection mid-run (its futures raise a bare
+    ``CancelledError``). A ``ConnectionError``, so a caller that retries lost connections
+    retries this too; nothing of the map is returned.
+    """
 
 
 def available_cpus() -> int:
@@ -239,10 +249,31 @@ def _chunked(
     futures = [executor.submit(run_chunk, payload, items[i::chunks]) for i in range(chunks)]
     out: list[Any] = [None] * len(items)
     for i, future in enumerate(futures):
-        out[i::chunks] = future.result()
+        try:
+            out[i::chunks] = future.result()
+        except concurrent.futures.CancelledError as err:
+            for rest in futures:
+                rest.cancel()
+            raise ExecutorLost(_lost(executor, err)) from err
         if count:  # tasks run elsewhere: counted a chunk at a time
             _PROGRESS.add(done=len(out[i::chunks]))
     return out
+
+
+def _lost(executor: Executor, err: BaseException) -> str:
+    """One line for :class:`ExecutorLost`: which executor, what it raised, what to do."""
+    client = getattr(executor, "_client", None)  # a Dask ClientExecutor's client
+    address = getattr(getattr(client, "scheduler", None), "address", None)
+    where = (
+        f"the Dask scheduler at {address} died or dropped the connection"
+        if address
+        else f"{type(executor).__name__} was shut down or lost its workers"
+    )
+    return (
+        f"the executor cancelled the tasks before they finished: {where} "
+        f"({type(err).__name__}); nothing was returned. Rerun when it is back: the same rng "
+        "gives the same frame"
+    )
 
 
 def parallel_map(
@@ -279,6 +310,11 @@ def parallel_map(
     -------
     list
         ``fn(x)`` for each item, in input order.
+
+    Raises
+    ------
+    ExecutorLost
+        When ``executor`` cancels the tasks before they finish (a Dask scheduler that died).
     """
     if workers is not None:
         workers = check_int(workers, "workers", low=1)

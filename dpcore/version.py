@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from pathlib import Path
 
 __version__ = "0.1.0"
 
 
+@functools.cache  # once per process: the code it describes was loaded once
 def source_commit() -> str:
     """The git commit of the checkout this code runs from, for the records the CLIs write.
 

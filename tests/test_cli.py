@@ -103,6 +103,25 @@ def test_a_record_that_is_not_one_is_refused(tmp_path, capsys):
     assert cli.main(["sweep", "--from", str(path)]) == 2
 
 
+def test_a_missing_record_file_is_no_such_file(tmp_path, capsys):
+    # issue #39: it was "… is not a sweep record (FileNotFoundError)"
+    missing = tmp_path / "nope.json"
+    assert cli.main(["sweep", "--from", str(missing)]) == 2
+    assert capsys.readouterr().err.strip() == f"error: --from {missing}: no such file"
+    assert cli.main(["sweep", "--from", str(tmp_path)]) == 2
+    assert "a directory, not a sweep record" in capsys.readouterr().err
+
+
+def test_an_unknown_data_set_names_the_data_option(tmp_path, capsys, monkeypatch):
+    # issue #39: `--data mnist` blamed a parameter called `name` (load_bundled's)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["sweep", "pca", "--data", "mnist", "--epsilon", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --data must be 'synthetic' or one of digits,")
+    assert "mnist_5k; got 'mnist'" in err and "name" not in err
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_record_missing_a_keyword_is_refused_naming_it(tmp_path, capsys):
     # issue #36: a record without "data" gave a KeyError traceback
     assert cli.main([*SMALL_PCA, "--out", str(tmp_path / "a.csv")]) == 0

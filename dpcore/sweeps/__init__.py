@@ -4,7 +4,9 @@
 - :mod:`~dpcore.sweeps.scores`: the metrics a frame can report, by name;
 - :mod:`~dpcore.sweeps.pca`: :func:`pca_sweep` (distributed PCA);
 - :mod:`~dpcore.sweeps.otd`: :func:`otd_sweep` and :func:`otd_example` (tensors);
-- :mod:`~dpcore.sweeps.dropout`: :func:`dropout_pca` (capePCA when sites drop out).
+- :mod:`~dpcore.sweeps.dropout`: :func:`dropout_pca` (capePCA when sites drop out);
+- :mod:`~dpcore.sweeps.provenance`: a frame's ``attrs`` (spec, seed, code);
+  :mod:`~dpcore.sweeps.rerun`: :func:`rerun`, the frame again from them.
 """
 
 from dpcore.sweeps.dropout import DROPOUT_CASES, dropout_pca
@@ -19,6 +21,7 @@ from dpcore.sweeps.otd import (
     run_otd_sweep,
 )
 from dpcore.sweeps.pca import pca_sweep, run_pca_sweep
+from dpcore.sweeps.rerun import rerun
 from dpcore.sweeps.scores import OTD_METRICS, PCA_METRICS
 from dpcore.sweeps.spec import (
     SWEEP_AXES,
@@ -58,6 +61,7 @@ __all__ = [
     "otd_spec",
     "otd_sweep",
     "pca_sweep",
+    "rerun",
     "run_otd_sweep",
     "run_pca_sweep",
 ]

@@ -21,6 +21,7 @@ from dpcore.moments import SiteMoments, moment_sensitivities, site_moments
 from dpcore.otd import WhitenedTensor, decompose_batch
 from dpcore.parallel import parallel_map, single_blas
 from dpcore.registry import NoiseScales, OtdInputs, OtdMethod, SitePrivacy, streams
+from dpcore.sweeps.provenance import Seed, frame_attrs, seed_of
 from dpcore.sweeps.scores import OTD_METRICS
 from dpcore.sweeps.spec import GridPoint, OtdSpec, RunStreams, keywords_of, resolve_rng
 from dpcore.tensor import Recovery
@@ -97,6 +98,7 @@ class OtdRun:
 
     model: MixtureModel
     outcomes: list[Outcome]
+    seed: Seed = None  # the rng it ran from (provenance.seed_of), for the frame's attrs
 
 
 @single_blas
@@ -123,6 +125,7 @@ def run_otd_sweep(
     rng = check_rng(rng)
     grid = spec.grid
     check_budget(spec.estimate(), what="this tensor sweep")
+    seed = seed_of(rng)  # before spawning (see run_pca_sweep)
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     planted = make_model(spec.model, spec.dim, spec.k, sigma2=spec.sigma2, rng=data_rng)
     moment_opts = (
@@ -198,7 +201,7 @@ def run_otd_sweep(
         rec = next(recovered) if p.decomposes else p.result
         assert isinstance(rec, Recovery)
         outcomes.append(Outcome(p.point, p.run, p.algorithm, rec, p.private_preprocessing))
-    return OtdRun(planted, outcomes)
+    return OtdRun(planted, outcomes, seed)
 
 
 def otd_frame(spec: OtdSpec, result: OtdRun) -> pd.DataFrame:
@@ -219,7 +222,9 @@ def otd_frame(spec: OtdSpec, result: OtdRun) -> pd.DataFrame:
         for o in result.outcomes
     ]
     columns = ["algorithm", *spec.grid.columns, "run", *metrics, "private_preprocessing"]
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.attrs.update(frame_attrs("otd", spec.keywords(), result.seed))  # see run_pca_sweep
+    return frame
 
 
 def example_table(result: OtdRun) -> pd.DataFrame:
@@ -279,7 +284,8 @@ def otd_sweep(
     -------
     pandas.DataFrame
         One row per (algorithm, grid point, run), one column per axis and metric, and
-        ``private_preprocessing``.
+        ``private_preprocessing``; its ``attrs`` hold the spec, the seed and the code
+        (:func:`dpcore.rerun` redoes it).
     """
     spec = OtdSpec.build(**keywords)
     result = run_otd_sweep(spec, resolve_rng(rng, seed), workers=workers, executor=executor)

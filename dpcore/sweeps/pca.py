@@ -20,6 +20,7 @@ from dpcore.limits import check_budget
 from dpcore.metrics import optimal_energy, top_k_eigvecs
 from dpcore.parallel import parallel_map, single_blas
 from dpcore.registry import PcaInputs, PcaMethod, SitePrivacy, streams
+from dpcore.sweeps.provenance import frame_attrs, seed_of
 from dpcore.sweeps.scores import PCA_METRICS, PcaTruth
 from dpcore.sweeps.spec import GridPoint, PcaSpec, RunStreams, keywords_of, resolve_rng
 
@@ -77,6 +78,7 @@ def run_pca_sweep(
     rng = check_rng(rng)
     grid = spec.grid
     check_budget(spec.estimate(), what="this PCA sweep")
+    seed = seed_of(rng)  # before spawning: the frame's attrs rebuild this Generator
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     if isinstance(spec.data, Dataset):
         dataset = spec.data
@@ -146,7 +148,9 @@ def run_pca_sweep(
     tasks = list(spec.runs.streams(grid, noise_rng, draw_rng))
     chunks = parallel_map(task, tasks, workers, executor=executor)
     rows = [row for chunk in chunks for row in chunk]
-    return pd.DataFrame(rows, columns=["algorithm", *grid.columns, "run", *metrics])
+    frame = pd.DataFrame(rows, columns=["algorithm", *grid.columns, "run", *metrics])
+    frame.attrs.update(frame_attrs("pca", spec.keywords(), seed))  # dpcore.rerun(frame) redoes it
+    return frame
 
 
 @single_blas
@@ -179,7 +183,8 @@ def pca_sweep(
     Returns
     -------
     pandas.DataFrame
-        One row per (algorithm, grid point, run), one column per axis and metric.
+        One row per (algorithm, grid point, run), one column per axis and metric; its
+        ``attrs`` hold the spec, the seed and the code (:func:`dpcore.rerun` redoes it).
     """
     spec = PcaSpec.build(**keywords)
     return run_pca_sweep(spec, resolve_rng(rng, seed), workers=workers, executor=executor)

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from dpcore import registry
 from dpcore._validation import (
     MAX_MAGNITUDE,
+    caller_stacklevel,
     check_bool,
     check_choice,
     check_delta,
@@ -1059,7 +1060,7 @@ def resolve_rng(rng: object, seed: object) -> np.random.Generator:
         warnings.warn(
             "seed is deprecated; use rng (an int seed or a numpy Generator)",
             DeprecationWarning,
-            stacklevel=4,  # resolve_rng ← the front ← single_blas's wrapper ← its caller
+            stacklevel=caller_stacklevel(),  # the caller of the front, not the core
         )
         at_default = isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng == 0
         if not at_default:  # never compare an array (its truth value is ambiguous)
