@@ -60,6 +60,7 @@ from dpcore.datasets import Dataset, split_sizes, synthetic_dataset
 from dpcore.discrete import sample_discrete_gaussian
 from dpcore.joint_safe import joint_safe_design
 from dpcore.ledger import LedgerEntry, PrivacyLedger, privacy_statement
+from dpcore.limits import WorkBudget
 from dpcore.mean_release import MeanReleaseDesigns, mean_release_designs
 from dpcore.metrics import (
     captured_energy,
@@ -139,6 +140,7 @@ __all__ = [
     "PcaSpec",
     "PrivacyLedger",
     "SecAggDesign",
+    "WorkBudget",
     "agn_budget",
     "attack_statistics",
     "audit_gaussian",

@@ -221,6 +221,17 @@ def executor_workers(executor: Executor) -> int:
     return default_workers()
 
 
+def planned_workers(workers: int | None, executor: Executor | None) -> int:
+    """How many tasks :func:`parallel_map` will run at once for these arguments.
+
+    ``workers`` when given; else the executor's (:func:`executor_workers`: a Dask cluster's
+    threads), else :func:`default_workers`. What a work estimate divides the time by.
+    """
+    if workers is not None:
+        return check_int(workers, "workers", low=1)
+    return executor_workers(executor) if executor is not None else default_workers()
+
+
 def run_chunk(payload: bytes, chunk: Sequence[Any]) -> list[Any]:
     """Worker side of :func:`parallel_map`: unpickle the task once, run it on each item.
 

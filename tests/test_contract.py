@@ -293,7 +293,7 @@ def _targets() -> dict[str, Callable[..., object]]:
         obj = getattr(dpcore, name)
         if not callable(obj) or name in SKIP:
             continue
-        if isinstance(obj, type) and issubclass(obj, Warning):
+        if isinstance(obj, type) and issubclass(obj, BaseException):  # warnings, errors
             continue
         out[name] = obj
     ledger = dpcore.PrivacyLedger(budget=[1.0] * 3, delta=[0.01] * 3)

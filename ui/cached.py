@@ -31,7 +31,7 @@ from dpcore import (
 from dpcore.joint_safe import design_for
 from dpcore.privacy import EPS_TOL
 from dpcore.trust_models import TrustOverview
-from serving import worker
+from serving import classroom, worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot, flight
 from serving.jobs import load_blocking
@@ -149,6 +149,7 @@ def pca_frame(spec: PcaSpec, seed: int, source: tuple = ("synthetic",)) -> pd.Da
     """
     rng = np.random.default_rng(seed)
     spec = _on_source(spec, source)
+    classroom.check(spec)  # the class server's limits: here, not in the core (issue #39)
     return cluster.run_slotted(compute_slot, dpcore.run_pca_sweep, spec, rng)
 
 
@@ -156,6 +157,7 @@ def pca_frame(spec: PcaSpec, seed: int, source: tuple = ("synthetic",)) -> pd.Da
 def otd_frame(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """:func:`dpcore.run_otd_sweep` of a page's spec as its tidy frame."""
     rng = np.random.default_rng(seed)
+    classroom.check(spec)
     run = cluster.run_slotted(compute_slot, dpcore.run_otd_sweep, spec, rng)
     return dpcore.otd_frame(spec, run)
 
@@ -164,6 +166,7 @@ def otd_frame(spec: OtdSpec, seed: int) -> pd.DataFrame:
 def otd_example(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """True vs recovered weights of one run (``spec`` at one grid point, one run)."""
     rng = np.random.default_rng(seed)
+    classroom.check(spec if spec.runs.count == 1 else spec.replace(runs=1))  # as it runs
     return cluster.run_slotted(compute_slot, dpcore.otd_example_of, spec, rng)
 
 
@@ -363,6 +366,7 @@ def dropout_pca_frame(
         dropped=dropped,
         calibration=calibration,
         rng=seed,
+        budget=classroom.BUDGET,
     )
 
 
@@ -389,7 +393,14 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
     if panel.task == "pca" and panel.data != "synthetic":
         data = load_dataset(panel.data, path)
     return cluster.run_slotted(
-        compute_slot, paper.run_panel, key, runs=runs, seed=seed, calibration=calibration, data=data
+        compute_slot,
+        paper.run_panel,
+        key,
+        runs=runs,
+        seed=seed,
+        calibration=calibration,
+        data=data,
+        budget=classroom.BUDGET,
     )
 
 

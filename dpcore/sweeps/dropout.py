@@ -12,9 +12,9 @@ from dpcore._validation import check_choice, check_design_sites, check_int, show
 from dpcore.calibration import CALIBRATIONS, site_noise_std
 from dpcore.cape import cape_design
 from dpcore.datasets import draw_sites, second_moments, synthetic_dataset
-from dpcore.limits import check_budget, estimate_pca
+from dpcore.limits import WorkBudget, check_budget, estimate_pca
 from dpcore.metrics import captured_energy, optimal_energy, top_k_eigvecs
-from dpcore.parallel import parallel_map, single_blas
+from dpcore.parallel import parallel_map, planned_workers, single_blas
 from dpcore.privacy import check_sites, dropout_run
 from dpcore.sweeps.spec import resolve_rng
 
@@ -36,6 +36,7 @@ def dropout_pca(
     pool_size: int = 60_000,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
 ) -> pd.DataFrame:
@@ -53,6 +54,9 @@ def dropout_pca(
     workers, executor
         Where the runs go, as in :func:`dpcore.pca_sweep`; the frame is identical for any
         choice.
+    budget : WorkBudget, optional
+        Refuse the study before any work past it (as in :func:`dpcore.pca_sweep`); no bound
+        unless given.
     rng, seed
         As in :func:`dpcore.pca_sweep` (SPEC 7; ``seed`` is the older name).
 
@@ -77,8 +81,8 @@ def dropout_pca(
     k = check_int(k, "k", low=1, high=dim)
     runs = check_int(runs, "runs", low=1)
     pool_size = check_int(pool_size, "pool_size", low=int(sizes.sum()))
-    check_budget(  # four capePCA runs (no dropout and three remedies) per run, one data draw
-        estimate_pca(
+    if budget is not None:  # four capePCA runs (no dropout, three remedies) per run, one draw
+        estimate = estimate_pca(
             dim=dim,
             sites=sizes.size,
             n_max=int(sizes.max()),
@@ -86,9 +90,9 @@ def dropout_pca(
             points=len(DROPOUT_CASES),
             runs=runs,
             algorithms=("cape",),
-        ),
-        what="this dropout study",
-    )
+            workers=planned_workers(workers, executor),
+        )
+        check_budget(estimate, what="this dropout study", budget=budget)
     dropped = check_sites(dropped, design.n_sites, "dropped")
     data_rng, draw_rng, noise_rng = resolve_rng(rng, seed).spawn(3)
     dataset = synthetic_dataset(dim=dim, k=k, n_samples=pool_size, rng=data_rng)

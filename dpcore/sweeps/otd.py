@@ -14,12 +14,12 @@ import pandas as pd
 
 from dpcore._validation import RngLike, check_rng
 from dpcore.calibration import classic_warning_once, gaussian_sigmas
-from dpcore.limits import check_budget
+from dpcore.limits import WorkBudget, check_budget
 from dpcore.metrics import matching
 from dpcore.models import MixtureModel, make_model
 from dpcore.moments import SiteMoments, moment_sensitivities, site_moments
 from dpcore.otd import WhitenedTensor, decompose_batch
-from dpcore.parallel import parallel_map, single_blas
+from dpcore.parallel import parallel_map, planned_workers, single_blas
 from dpcore.registry import NoiseScales, OtdInputs, OtdMethod, SitePrivacy, streams
 from dpcore.sweeps.provenance import Seed, frame_attrs, seed_of
 from dpcore.sweeps.scores import OTD_METRICS
@@ -108,6 +108,7 @@ def run_otd_sweep(
     *,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
 ) -> OtdRun:
     """Run a validated tensor sweep: one :class:`Outcome` per (grid point, run, algorithm).
 
@@ -119,12 +120,15 @@ def run_otd_sweep(
     then the tensor power method runs batched over every whitened tensor, in this process.
     ``workers`` and ``executor`` say where the draws and whitenings run
     (:func:`dpcore.parallel.parallel_map`); the outcomes are identical for any choice.
+    ``budget``: as in :func:`dpcore.run_pca_sweep` (default None, no bound).
     """
     if not isinstance(spec, OtdSpec):
         raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
-    check_budget(spec.estimate(), what="this tensor sweep")
+    if budget is not None:
+        estimate = spec.estimate(workers=planned_workers(workers, executor))
+        check_budget(estimate, what="this tensor sweep", budget=budget)
     seed = seed_of(rng)  # before spawning (see run_pca_sweep)
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     planted = make_model(spec.model, spec.dim, spec.k, sigma2=spec.sigma2, rng=data_rng)
@@ -258,6 +262,7 @@ def otd_sweep(
     *,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
     **keywords: Any,
@@ -273,6 +278,8 @@ def otd_sweep(
     workers, executor
         Where the data draws and noisy moments run, as in :func:`dpcore.pca_sweep`; the
         batched power method runs in this process.
+    budget : WorkBudget, optional
+        As in :func:`dpcore.pca_sweep`: no bound unless given.
     rng : int, Generator or None
         Everything random derives from it (SPEC 7): same seed, same frame. Default 0.
     seed : int, optional
@@ -288,12 +295,14 @@ def otd_sweep(
         (:func:`dpcore.rerun` redoes it).
     """
     spec = OtdSpec.build(**keywords)
-    result = run_otd_sweep(spec, resolve_rng(rng, seed), workers=workers, executor=executor)
+    generator = resolve_rng(rng, seed)
+    result = run_otd_sweep(spec, generator, workers=workers, executor=executor, budget=budget)
     return otd_frame(spec, result)
 
 
-
-def otd_example_of(spec: OtdSpec, rng: RngLike, *, workers: int | None = None) -> pd.DataFrame:
+def otd_example_of(
+    spec: OtdSpec, rng: RngLike, *, workers: int | None = None, budget: WorkBudget | None = None
+) -> pd.DataFrame:
     """True and recovered mixing weights of one run of ``spec`` (at one run), per algorithm.
 
     ``spec`` should hold one grid point (scalar ε, δ, N_s, S); with more, every point's first
@@ -309,7 +318,7 @@ def otd_example_of(spec: OtdSpec, rng: RngLike, *, workers: int | None = None) -
         raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
     if spec.runs.count != 1:
         spec = spec.replace(runs=1)
-    return example_table(run_otd_sweep(spec, rng, workers=workers))
+    return example_table(run_otd_sweep(spec, rng, workers=workers, budget=budget))
 
 
 @single_blas

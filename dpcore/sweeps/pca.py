@@ -16,9 +16,9 @@ from dpcore.calibration import (
     site_noise_std,
 )
 from dpcore.datasets import Dataset, draw_sites, second_moments, split_sizes, synthetic_dataset
-from dpcore.limits import check_budget
+from dpcore.limits import WorkBudget, check_budget
 from dpcore.metrics import optimal_energy, top_k_eigvecs
-from dpcore.parallel import parallel_map, single_blas
+from dpcore.parallel import parallel_map, planned_workers, single_blas
 from dpcore.registry import PcaInputs, PcaMethod, SitePrivacy, streams
 from dpcore.sweeps.provenance import frame_attrs, seed_of
 from dpcore.sweeps.scores import PCA_METRICS, PcaTruth
@@ -56,13 +56,16 @@ def run_pca_sweep(
     *,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
 ) -> pd.DataFrame:
     """Run a validated PCA sweep; see :func:`pca_sweep` for the frame it returns.
 
     ``rng`` is spawned into the data stream (synthetic pool), the draw stream (which rows
     each site holds) and the noise stream (one child per grid value, run and algorithm).
     ``workers`` and ``executor`` say where the (grid point, run) tasks run
-    (:func:`dpcore.parallel.parallel_map`); the frame is identical for any choice. The
+    (:func:`dpcore.parallel.parallel_map`); the frame is identical for any choice.
+    ``budget`` (:class:`dpcore.limits.WorkBudget`; default None, no bound) refuses the sweep
+    before any work when its estimate on those workers passes it. The
     algorithms run from the spec's own records, so a spec pickled to another process runs
     there with algorithms registered at runtime in this one.
 
@@ -77,7 +80,9 @@ def run_pca_sweep(
         raise TypeError(f"spec must be a PcaSpec (PcaSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
-    check_budget(spec.estimate(), what="this PCA sweep")
+    if budget is not None:
+        estimate = spec.estimate(workers=planned_workers(workers, executor))
+        check_budget(estimate, what="this PCA sweep", budget=budget)
     seed = seed_of(rng)  # before spawning: the frame's attrs rebuild this Generator
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     if isinstance(spec.data, Dataset):
@@ -159,6 +164,7 @@ def pca_sweep(
     *,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
     **keywords: Any,
@@ -173,6 +179,9 @@ def pca_sweep(
     workers, executor
         Where the (grid point, run) tasks run (:func:`dpcore.parallel.parallel_map`: threads,
         a process pool, Dask's ``Client.get_executor()``); the frame is identical for any.
+    budget : WorkBudget, optional
+        Refuse the sweep before any work when its estimate on those workers passes this
+        (:class:`dpcore.limits.WorkBudget`); default: no bound.
     rng : int, Generator or None
         Everything random derives from it (SPEC 7): same seed, same frame. Default 0.
     seed : int, optional
@@ -187,5 +196,5 @@ def pca_sweep(
         ``attrs`` hold the spec, the seed and the code (:func:`dpcore.rerun` redoes it).
     """
     spec = PcaSpec.build(**keywords)
-    return run_pca_sweep(spec, resolve_rng(rng, seed), workers=workers, executor=executor)
-
+    generator = resolve_rng(rng, seed)
+    return run_pca_sweep(spec, generator, workers=workers, executor=executor, budget=budget)

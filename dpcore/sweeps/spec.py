@@ -746,8 +746,8 @@ class PcaSpec:
         """
         return PcaSpec.build(**{**self.keywords(defaults=False), **keywords})
 
-    def estimate(self) -> WorkEstimate:
-        """The sweep's estimated cost (:func:`dpcore.limits.estimate_pca`)."""
+    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
+        """The sweep's estimated cost on ``workers`` (:func:`dpcore.limits.estimate_pca`)."""
         grid = self.grid
         return estimate_pca(
             dim=self.dim,
@@ -757,6 +757,7 @@ class PcaSpec:
             points=len(grid.values),
             runs=self.runs.count,
             algorithms=self.records,
+            workers=workers,
         )
 
 
@@ -982,8 +983,8 @@ class OtdSpec:
         point = self.grid.point(self.grid.values[0] if value is None else value)
         return self.privacy.stages(point.epsilon, point.delta)
 
-    def estimate(self) -> WorkEstimate:
-        """The sweep's estimated cost (:func:`dpcore.limits.estimate_otd`)."""
+    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
+        """The sweep's estimated cost on ``workers`` (:func:`dpcore.limits.estimate_otd`)."""
         grid = self.grid
         return estimate_otd(
             dim=self.dim,
@@ -997,6 +998,7 @@ class OtdSpec:
             algorithms=self.records,
             restarts=self.power.restarts,
             max_iter=self.power.max_iter,
+            workers=workers,
         )
 
 
