@@ -174,6 +174,7 @@ def precompute(path: Path, args, argv: list[str] | None) -> int:
         frames,
         {
             "command": command,
+            "version": __version__,
             "commit": source_commit(),
             "runs": str(args.runs),
             "seed": str(args.seed),
