@@ -15,6 +15,7 @@ with no limit unless the caller gives one (``budget=WorkBudget.of(max_minutes=â€
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -31,6 +32,7 @@ from dpcore.resources import (
     MAX_MEMORY,
     MAX_SECONDS,
     MAX_TASKS,
+    TASK_BYTES,
 )
 
 __all__ = [
@@ -47,9 +49,11 @@ __all__ = [
     "WorkBudget",
     "WorkEstimate",
     "check_budget",
+    "check_feasible",
     "estimate_otd",
     "estimate_pca",
     "is_heavy",
+    "machine",
     "work",
 ]
 
@@ -101,14 +105,18 @@ class WorkBudget:
     tasks: int | None = None
     seconds: float | None = None
     memory_bytes: float | None = None
+    label: str = field(default="", compare=False)  # whose bound: said after the limit
 
     def __post_init__(self) -> None:
         if self.tasks is not None:
             object.__setattr__(self, "tasks", check_int(self.tasks, "tasks", low=1))
         for name in ("seconds", "memory_bytes"):
-            if getattr(self, name) is not None:
-                value = check_real(getattr(self, name), name, low=0.0, low_open=True)
+            if getattr(self, name) is not None:  # no bound is None, not inf
+                value = getattr(self, name)
+                value = check_real(value, name, low=0.0, low_open=True, high_open=True)
                 object.__setattr__(self, name, value)
+        if not isinstance(self.label, str):
+            raise TypeError(f"label must be a str; got {type(self.label).__name__}")
 
     @classmethod
     def of(
@@ -128,7 +136,7 @@ class WorkBudget:
         if max_tasks is not None:
             max_tasks = check_int(max_tasks, "max_tasks", low=1)
         minutes, gib = (
-            None if v is None else check_real(v, name, low=0.0, low_open=True)
+            None if v is None else check_real(v, name, low=0.0, low_open=True, high_open=True)
             for v, name in ((max_minutes, "max_minutes"), (max_memory_gib, "max_memory_gib"))
         )
         return cls(
@@ -141,6 +149,25 @@ class WorkBudget:
 # The class server's limits (a classroom of thirty shares two cores): applied by the server
 # layer to every student's request (serving.classroom), not by the library or the CLI.
 CLASSROOM = WorkBudget(MAX_TASKS, MAX_SECONDS, MAX_MEMORY)
+
+
+def machine() -> WorkBudget:
+    """What no sweep can pass on this machine: its physical memory (no bound where unknown).
+
+    Not a policy: a sweep whose estimate needs more memory than the machine has cannot
+    finish (``runs=2**62`` would spawn streams until it dies), so every sweep is checked
+    against it, budget or not, with its per-worker memory counted once.
+    """
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX
+        return WorkBudget(label="this machine's memory")
+    return WorkBudget(memory_bytes=float(total), label="this machine's memory")
+
+
+def check_feasible(spec: Estimable, *, what: str) -> None:
+    """Refuse ``spec`` (a ValueError naming its driver) when it cannot fit :func:`machine`."""
+    check_budget(spec.estimate(workers=1), what=what, budget=machine())
 
 
 class Estimable(Protocol):
@@ -236,12 +263,14 @@ def estimate_pca(
         (8.0 * pool * dim, ("pool_size", "dim")),
         (8.0 * workers * (sites + 4) * dim**2, ("dim", "sites")),
         (8.0 * 3 * sites * n_max * dim, ("n_per_site", "sites", "dim")),
+        (float(TASK_BYTES) * tasks, ("runs", "grid")),
     ]
     seconds = tasks * (per_run * _eigh_seconds(dim) + draws * DRAW_SECONDS) / workers
     seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled
     return WorkEstimate(
         seconds,
-        8.0 * (pool * dim + workers * (sites + 4) * dim**2 + 3 * sites * n_max * dim),
+        8.0 * (pool * dim + workers * (sites + 4) * dim**2 + 3 * sites * n_max * dim)
+        + float(TASK_BYTES) * tasks,
         tasks,
         _largest(time_terms, values),
         _largest(memory_terms, values),
@@ -282,6 +311,7 @@ def estimate_otd(
     seconds += k * restarts * max_iter * (2e-5 + tasks * per_run * k**3 / FLOPS)
     tensors = sites * dim**3 * (4 if faithful else 2)
     memory = 8.0 * (workers * tensors + 4096 * dim**2 * 3 + tasks * per_run * k**3)
+    memory += float(TASK_BYTES) * tasks
     values = {"dim": dim, "k": k, "sites": sites, "n_per_site": n_total // max(sites, 1)}
     values |= {"grid": points, "runs": runs, "restarts": restarts, "max_iter": max_iter}
     moments = ("n_per_site", "sites", "dim") + (("runs", "grid") if draws > 1 else ())
@@ -299,6 +329,7 @@ def estimate_otd(
         (8.0 * workers * tensors, ("dim", "sites")),
         (8.0 * 4096 * dim**2 * 3, ("dim",)),
         (8.0 * tasks * per_run * k**3, ("k", "runs", "grid")),
+        (float(TASK_BYTES) * tasks, ("runs", "grid")),
     ]
     return WorkEstimate(
         seconds,
@@ -373,7 +404,7 @@ def check_budget(
                 estimate.tasks_by,
                 what,
                 f"asks for {estimate.tasks:,} grid points Ã— runs",
-                f"{budget.tasks:,}",
+                f"{budget.tasks:,}" + (f" ({budget.label})" if budget.label else ""),
             )
         )
     if budget.memory_bytes is not None and estimate.memory_bytes > budget.memory_bytes:
@@ -382,7 +413,8 @@ def check_budget(
                 estimate.memory_by,
                 what,
                 f"needs about {_gib(estimate.memory_bytes)} GiB of memory",
-                f"{budget.memory_bytes / 2**30:g} GiB",
+                f"{budget.memory_bytes / 2**30:.3g} GiB"
+                + (f" ({budget.label})" if budget.label else ""),
             )
         )
     if budget.seconds is not None and estimate.seconds > budget.seconds:
@@ -391,7 +423,8 @@ def check_budget(
                 estimate.seconds_by,
                 what,
                 f"would take about {estimate.seconds / 60:,.0f} minutes",
-                f"{budget.seconds / 60:g} minutes",
+                f"{budget.seconds / 60:g} minutes"
+                + (f" ({budget.label})" if budget.label else ""),
             )
         )
     return estimate

@@ -47,15 +47,17 @@ def test_core_ranges_are_the_ones_the_lock_is_compiled_from():
         assert txt[_name(requirement)] == requirement
 
 
-def test_every_subpackage_of_dpcore_is_packaged():
+def test_every_subpackage_of_dpcore_and_nothing_else_is_packaged():
+    # issue #39: paper, figures, learning (and federated) were top-level packages of the wheel
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
     found = {
         ".".join(p.parent.relative_to(ROOT).parts)
-        for top in ("dpcore", "paper", "figures", "learning", "federated")
-        for p in (ROOT / top).rglob("__init__.py")
+        for p in (ROOT / "dpcore").rglob("__init__.py")
         if "__pycache__" not in p.parts
     }
     assert found == listed
+    assert (ROOT / "dpcore" / "py.typed").is_file()  # PEP 561: the core is typed
+    assert PYPROJECT["tool"]["setuptools"]["package-data"] == {"dpcore": ["py.typed"]}
 
 
 def _git(*args: str) -> str:
@@ -161,7 +163,7 @@ def test_pip_install_outside_the_checkout_gives_dpcore_the_clis_and_the_app(tmp_
     run(bin_ / "cape-sweep", "pca", "--epsilon", "0.5,5", "--runs", "1", "--dim", "10",
         "--k", "2", "--pool-size", "500", "--n-per-site", "20", "--out", "s.csv")  # fmt: skip
     assert json.loads((tmp_path / "s.json").read_text())["version"] == version
-    out = run(bin_ / "python", "-m", "paper", "--figure", "3a", "--runs", "1", "--out", "p")
+    out = run(bin_ / "cape-paper", "--figure", "3a", "--runs", "1", "--out", "p")
     assert "HTML figures skipped: they need plotly: pip install 'cape-lab[app]'" in out
     assert {"fig3a.csv", "claims.csv", "run.json"} == {p.name for p in (tmp_path / "p").iterdir()}
 
@@ -248,3 +250,20 @@ def test_a_fresh_venv_install_of_the_wheel_names_the_version_and_the_commit(tmp_
         "--k", "2", "--pool-size", "300", "--n-per-site", "20", "--out", "s.csv")  # fmt: skip
     record = json.loads((tmp_path / "s.json").read_text())
     assert (record["version"], record["commit"]) == (got, commit)
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_only_dpcore_and_its_typing_marker(wheel):
+    # issue #39: `paper`, `figures`, `learning` were installed as top-level packages
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == {"dpcore"}
+    assert "dpcore/py.typed" in names and "dpcore/_build_info.py" in names
+    assert "dpcore/paper_cli.py" in names  # the paper CLI, without the app's figure code
+    assert not any(n.endswith("precomputed.csv.gz") for n in names)
+    (entry,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    scripts = zipfile.ZipFile(wheel).read(entry).decode()
+    assert "cape-paper = dpcore.paper_cli:main" in scripts
+    assert "cape-sweep = dpcore.cli:main" in scripts

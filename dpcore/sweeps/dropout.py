@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from concurrent.futures import Executor
 
@@ -12,7 +13,7 @@ from dpcore._validation import check_choice, check_design_sites, check_int, show
 from dpcore.calibration import CALIBRATIONS, site_noise_std
 from dpcore.cape import cape_design
 from dpcore.datasets import draw_sites, second_moments, synthetic_dataset
-from dpcore.limits import WorkBudget, check_budget, estimate_pca
+from dpcore.limits import WorkBudget, check_budget, estimate_pca, machine
 from dpcore.metrics import captured_energy, optimal_energy, top_k_eigvecs
 from dpcore.parallel import parallel_map, planned_workers, single_blas
 from dpcore.privacy import check_sites, dropout_run
@@ -81,17 +82,20 @@ def dropout_pca(
     k = check_int(k, "k", low=1, high=dim)
     runs = check_int(runs, "runs", low=1)
     pool_size = check_int(pool_size, "pool_size", low=int(sizes.sum()))
-    if budget is not None:  # four capePCA runs (no dropout, three remedies) per run, one draw
-        estimate = estimate_pca(
-            dim=dim,
-            sites=sizes.size,
-            n_max=int(sizes.max()),
-            pool=pool_size,
-            points=len(DROPOUT_CASES),
-            runs=runs,
-            algorithms=("cape",),
-            workers=planned_workers(workers, executor),
-        )
+    # four capePCA runs (no dropout, three remedies) per run, one data draw
+    cost = functools.partial(
+        estimate_pca,
+        dim=dim,
+        sites=sizes.size,
+        n_max=int(sizes.max()),
+        pool=pool_size,
+        points=len(DROPOUT_CASES),
+        runs=runs,
+        algorithms=("cape",),
+    )
+    check_budget(cost(workers=1), what="this dropout study", budget=machine())
+    if budget is not None:
+        estimate = cost(workers=planned_workers(workers, executor))
         check_budget(estimate, what="this dropout study", budget=budget)
     dropped = check_sites(dropped, design.n_sites, "dropped")
     data_rng, draw_rng, noise_rng = resolve_rng(rng, seed).spawn(3)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from dpcore._validation import RngLike, check_rng
 from dpcore.calibration import classic_warning_once, gaussian_sigmas
-from dpcore.limits import WorkBudget, check_budget
+from dpcore.limits import WorkBudget, check_budget, check_feasible
 from dpcore.metrics import matching
 from dpcore.models import MixtureModel, make_model
 from dpcore.moments import SiteMoments, moment_sensitivities, site_moments
@@ -126,6 +126,7 @@ def run_otd_sweep(
         raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
+    check_feasible(spec, what="this tensor sweep")  # no budget but this machine's memory
     if budget is not None:
         estimate = spec.estimate(workers=planned_workers(workers, executor))
         check_budget(estimate, what="this tensor sweep", budget=budget)

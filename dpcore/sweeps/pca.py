@@ -16,7 +16,7 @@ from dpcore.calibration import (
     site_noise_std,
 )
 from dpcore.datasets import Dataset, draw_sites, second_moments, split_sizes, synthetic_dataset
-from dpcore.limits import WorkBudget, check_budget
+from dpcore.limits import WorkBudget, check_budget, check_feasible
 from dpcore.metrics import optimal_energy, top_k_eigvecs
 from dpcore.parallel import parallel_map, planned_workers, single_blas
 from dpcore.registry import PcaInputs, PcaMethod, SitePrivacy, streams
@@ -80,6 +80,7 @@ def run_pca_sweep(
         raise TypeError(f"spec must be a PcaSpec (PcaSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
+    check_feasible(spec, what="this PCA sweep")  # no budget but this machine's memory
     if budget is not None:
         estimate = spec.estimate(workers=planned_workers(workers, executor))
         check_budget(estimate, what="this PCA sweep", budget=budget)

@@ -57,6 +57,8 @@ def rerun(
             "frame must carry a sweep's attrs ('sweep', 'spec', 'seed'), as pca_sweep and "
             f"otd_sweep make them; got attrs with keys {sorted(map(str, attrs))}"
         )
+    if data is not None and not isinstance(data, Dataset):
+        raise TypeError(f"data must be a Dataset or None; got {type(data).__name__}")
     keywords = dict(attrs["spec"])
     recorded = keywords.pop("data_sha256", None)
     rng = generator_of(attrs.get("seed"))
