@@ -506,10 +506,6 @@ def _budget(args: argparse.Namespace) -> WorkBudget | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m dpcore`` (and ``cape-sweep``); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "paper":  # python -m dpcore paper …: the paper CLI
-        from dpcore.paper_cli import main as paper_main
-
-        return paper_main(argv[1:])
     if argv and argv[0] not in ("sweep", "-h", "--help"):
         argv = ["sweep", *argv]  # cape-sweep pca … is python -m dpcore sweep pca …
     args = _parser().parse_args(argv)

@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore import ClassicGaussianWarning, paper, realdata
+from dpcore import paper, realdata
+from dpcore.calibration import ClassicGaussianWarning
 from dpcore.cli import CliError, scheduler_executor, sha256
 from dpcore.version import __version__, source_commit
 

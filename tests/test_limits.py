@@ -255,3 +255,14 @@ def test_the_class_server_refuses_tensor_sweeps_and_paper_panels_past_the_limits
     ):
         with pytest.raises(ValueError, match="the limit is"):
             call()
+
+
+def test_no_budget_still_refuses_what_cannot_fit_this_machine():
+    # no policy limit, but runs=2**62 would spawn streams until the process died
+    start = time.perf_counter()
+    match = r"^runs = 4,611,686,018,427,387,904.*this machine's memory"
+    with pytest.raises(ValueError, match=match):
+        pca_sweep(epsilon=1.0, runs=2**62)
+    assert time.perf_counter() - start < 2.0
+    machine = limits.machine()
+    assert machine.memory_bytes is None or machine.memory_bytes > 2**28  # a real machine

@@ -5,6 +5,7 @@ serves the app."""
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -210,6 +211,9 @@ def wheel(tmp_path_factory) -> Path:
     """The wheel `pip wheel <checkout>` builds (its build requirements from the registry)."""
     out = tmp_path_factory.mktemp("dist")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # setuptools copies what an earlier build left in build/lib into the wheel (a package
+    # since dropped from the list among them): that directory is only a build's leftover
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
         env=env, capture_output=True, text=True, timeout=900,
