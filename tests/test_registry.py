@@ -67,6 +67,8 @@ def test_builtin_names_and_order():
         "npm_distributed",
         "npm_cape",
         "npm_cape_joint",
+        "central_gauss",  # issue #39: the central peers, appended
+        "central_laplace",
     )
     assert registry.names("otd")[:7] == (
         "nonprivate",

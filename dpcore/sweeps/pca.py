@@ -46,6 +46,7 @@ def _privacy(spec: PcaSpec, point: GridPoint) -> SitePrivacy:
         calibration=spec.privacy.calibration,
         bits=point.secagg_bits,
         scale=point.secagg_scale,
+        neighbouring=spec.privacy.neighbouring,
     )
 
 

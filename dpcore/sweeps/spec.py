@@ -69,7 +69,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "epsilon": check_epsilon,
     "delta": check_delta,
     "n_per_site": lambda v: check_int(v, "n_per_site", low=1),
-    "sites": lambda v: check_int(v, "sites", low=2, high=MAX_DESIGN_SITES),  # S×S designs
+    # S×S designs need 2; one site only where every algorithm runs with it (_check_records)
+    "sites": lambda v: check_int(v, "sites", low=1, high=MAX_DESIGN_SITES),
     "secagg_bits": lambda v: check_int(v, "secagg_bits", low=2, high=64),
     "secagg_scale": _check_scale,
 }
@@ -422,6 +423,18 @@ def _check_records(spec: PcaSpec | OtdSpec) -> None:
             f"records must be the {family} records of {list(spec.algorithms)} "
             "(build the spec with build() or change it with replace())"
         )
+    fewest = min(int(spec.grid.point(v).sites) for v in spec.grid.values)
+    if fewest < 2:  # one site: the curator's and one site's algorithms only (issue #39)
+        need = [r.name for r in records if getattr(getattr(r, family), "min_sites", 2) > 1]
+        if need:
+            one = [
+                n
+                for n in registry.names(family)
+                if getattr(registry.get(n, family).method(family), "min_sites", 2) == 1
+            ]
+            raise ValueError(
+                f"sites must be at least 2 for {need}; got {fewest} (with one site: {one})"
+            )
 
 
 @functools.cache
