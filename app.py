@@ -3,7 +3,7 @@
 import streamlit as st
 
 from serving import jobs, profiling, uploads
-from ui import presenter, state
+from ui import presenter, sections, state
 from ui.guard import drop_unreadable_query_params, plain
 
 jobs.note_visit()  # who is here: a heavy job gets every core only while nobody else is
@@ -25,6 +25,8 @@ pages = {
         ),
         st.Page("app_pages/averaging.py", title="CAPE averaging", icon=":material/functions:"),
         st.Page("app_pages/privacy.py", title="Privacy explorer", icon=":material/shield:"),
+        st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
+        st.Page("app_pages/classroom.py", title="For the lecturer", icon=":material/co_present:"),
     ],
     "Beyond the paper": [
         st.Page("app_pages/trust_models.py", title="Trust models", icon=":material/handshake:"),
@@ -38,7 +40,7 @@ pages = {
     ],
 }
 dropped = drop_unreadable_query_params()  # before any widget reads the URL
-nav = st.navigation(pages, position="top" if presenting else "sidebar")
+nav = st.navigation(pages, position="top" if presenting else "sidebar", expanded=True)
 presenter.toggle()  # the one setting shared by every page (URL key `present`)
 if dropped:
     st.warning(
@@ -49,3 +51,4 @@ state.install_history()  # Back/Forward step through settings (docs/state.md)
 state.enter(nav.url_path, st.query_params)  # a link's settings replace a page's remembered ones
 with profiling.rerun(nav):  # CAPE_PROFILE_DIR: a cProfile file per run
     nav.run()
+sections.land()  # a link that names a section of the page lands on it (learning/sections.py)

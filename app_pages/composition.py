@@ -4,19 +4,24 @@ privacy ledger with a generated statement."""
 import streamlit as st
 
 import dpcore
-from dpcore.accounting import ACCOUNTANTS
+from dpcore.analysis.accounting import accountants
 from figures.composition import (
-    ACCOUNTANT_STYLES,
+    DEFAULT_PROFILE_CURVES,
+    accountant_styles,
     accountants_figure,
     accountants_notice,
     accountants_text,
     ledger_text,
+    profile_curve_name,
+    profile_curves,
     profiles_figure,
     profiles_notice,
     profiles_text,
 )
 from figures.memo import built
+from learning import sections
 from learning.explanations import ACCOUNTANTS_IN_WORDS
+from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import (
     DESIGNS,
@@ -32,6 +37,7 @@ from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.state import bound
 
 P = "rr_"  # this page's keys (docs/state.md)
+LABELS = {name: label for name, (_, _, label) in accountant_styles().items()}
 VIEWS = {
     "aggregator's joint view": "aggregator's joint view (all releases together)",
     "own release": "own release (the paper's argument)",
@@ -55,7 +61,8 @@ presenter.intro(
     "accountants — from exact to loose — and every party's view is drawn as a privacy profile "
     "δ(ε). The ledger below records releases, warns before one would exceed a site's budget, "
     "and writes the privacy statement. Each site releases its **mean** of values in [0, 1] "
-    "(sensitivity 1/N_s), as on the *CAPE averaging* page."
+    "(sensitivity 1/N_s), as on the *CAPE averaging* page.",
+    terms=terms_line("composition"),
 )
 
 side = st.sidebar
@@ -130,7 +137,7 @@ z = z_all[s0]
 
 # --- ε over T releases, five accountants --------------------------------------------------------
 with main:
-    st.header("ε after T releases: five accountants")
+    st.header("ε after T releases: five accountants", anchor=sections.COMPOSITION_ACCOUNTANTS)
     curve = call_core(accountant_curve, z, int(max_releases), delta_s)
     # the curve is a function of these settings: name the built results by them (figures/memo)
     acc_key = (args, design_kind, view, site, int(max_releases))
@@ -155,7 +162,7 @@ with main:
         f"the total ε of site {site} at its δ_s = {delta_s:g}, in the "
         f"{VIEWS[view]} of the {DESIGNS[design_kind]}, where one release has noise "
         f"multiplier σ/Δ = {z:.4g}. One line per accountant: "
-        + ", ".join(label for _, _, label in ACCOUNTANT_STYLES.values())
+        + ", ".join(LABELS.values())
         + ". Every line but the exact one is an upper bound; the vertical gap between a line "
         "and the exact one is privacy the accountant wastes. "
         + (
@@ -169,7 +176,7 @@ with main:
     )
 
 # --- privacy profiles ---------------------------------------------------------------------------
-st.header("Privacy profiles: every view of the site")
+st.header("Privacy profiles: every view of the site", anchor=sections.COMPOSITION_PROFILES)
 colluders = bound(
     st.multiselect,
     "Sites colluding with the aggregator (the coalition curve)",
@@ -187,11 +194,25 @@ top = max(2.5 * top, 2.0 * epsilon_s, 0.5)
 grid = tuple(sorted({*(top * (i + 1) / 80 for i in range(80)), epsilon_s}))
 profiles = call_core(release_profiles, *args, s0, coalition, profile_releases, grid)
 prof_key = (args, s0, coalition, profile_releases)
+offered = profile_curves(profiles)  # name → (design, view); the promise is always drawn
+picked = bound(
+    st.pills,
+    "Curves beside the site's promise",
+    f"{P}curves",
+    options=list(offered),
+    selection_mode="multi",
+    default=[profile_curve_name(*c) for c in DEFAULT_PROFILE_CURVES],
+    help="Colour: what is seen — the site's own release, the aggregator's view of all "
+    "releases, or that view with the colluders' knowledge. Solid: the paper's design; "
+    "dashed: the joint-view-safe one. Add curves to compare; fewer read better.",
+)
+curves = tuple(offered[name] for name in picked or () if name in offered)
 pfig = built(
     profiles_figure,
     profiles,
     promise=(epsilon_s, delta_s) if profile_releases == 1 else None,
-    key=prof_key,
+    curves=curves,
+    key=(*prof_key, curves),
 )
 st.plotly_chart(
     presenter.style(pfig), key=f"{P}profiles", config=presenter.chart_config("privacy_profiles")
@@ -203,7 +224,8 @@ profile_words = built(
     epsilon=epsilon_s,
     delta=delta_s,
     releases=profile_releases,
-    key=prof_key,
+    curves=curves,
+    key=(*prof_key, curves),
 )
 st.markdown(_md(profile_words))
 _explain(
@@ -217,7 +239,8 @@ _explain(
         if coalition
         else "no coalition (none chosen)"
     )
-    + "; solid: the paper's design, dashed: the joint-view-safe one. A curve above another "
+    + "; solid: the paper's design, dashed: the joint-view-safe one (pick the curves above "
+    "the chart). A curve above another "
     "is less private at every ε. "
     + ("The star is the promise (ε_s, δ_s). " if profile_releases == 1 else "")
     + profile_words
@@ -226,14 +249,14 @@ _explain(
 )
 
 # --- the ledger ---------------------------------------------------------------------------------
-st.header("The ledger: releases on the same data add up")
+st.header("The ledger: releases on the same data add up", anchor=sections.COMPOSITION_LEDGER)
 left, right = st.columns(2)
 accountant = bound(
     left.radio,
     "Accountant",
     f"{P}acct",
-    options=list(ACCOUNTANTS),
-    format_func=lambda a: ACCOUNTANT_STYLES[a][2],
+    options=list(LABELS),
+    format_func=lambda a: LABELS[a],
     horizontal=True,
     help="How the ledger adds up releases (equations under *How it works*). "
     + " ".join(ACCOUNTANTS_IN_WORDS.values()),
@@ -329,7 +352,7 @@ buttons[0].button(
 buttons[1].button(
     "Start over", key=f"{P}reset", on_click=_start_over, width="stretch", help="An empty ledger."
 )
-st.markdown(_md(ledger_text(summary, releases=made, accountant=ACCOUNTANT_STYLES[accountant][2])))
+st.markdown(_md(ledger_text(summary, releases=made, accountant=LABELS[accountant])))
 
 statement = call_core(
     built,
@@ -352,40 +375,25 @@ with st.expander("Privacy statement", expanded=True):
         icon=":material/download:",
     )
 
+EQUATIONS = {  # each accountant's ε, with μ² = Σ_t z_t⁻² and ρ = μ²/2
+    "exact": r"\delta = \Phi\!\left(\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right) - "
+    r"e^{\varepsilon}\,\Phi\!\left(-\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right)",
+    "rdp": r"\varepsilon = \min_\alpha \left[\alpha\rho + \log\!\left(1 - \tfrac{1}{\alpha}\right)"
+    r" - \frac{\log(\delta\alpha)}{\alpha - 1}\right]",
+    "zcdp": r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}",
+    "advanced": r"\varepsilon = \sum_t \varepsilon_t \tanh(\varepsilon_t/2) + "
+    r"\sqrt{2 \log(2/\delta) \textstyle\sum_t \varepsilon_t^2}",
+    "basic": r"\varepsilon = \sum_t \varepsilon_t",
+}
 with st.expander("How it works — the equations"):
     st.markdown(
         "Release t protects a site like a Gaussian mechanism with noise multiplier "
         "z_t = σ_t/Δ (σ: the std left in the counted view). With μ² = Σ_t z_t⁻² and ρ = μ²/2:"
     )
-    st.markdown(
-        "**Exact** (Gaussian DP, Dong, Roth & Su 2022, Cor. 3.3; Balle & Wang 2018, Thm. 8). "
-        + ACCOUNTANTS_IN_WORDS["exact"]
-    )
-    st.latex(
-        r"\delta = \Phi\!\left(\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right) - "
-        r"e^{\varepsilon}\,\Phi\!\left(-\tfrac{\mu}{2} - \tfrac{\varepsilon}{\mu}\right)"
-    )
-    st.markdown(
-        "**Rényi DP** (Mironov 2017, Prop. 7; conversion Canonne, Kamath & Steinke 2020, "
-        "Prop. 12; orders α of Google's dp_accounting). " + ACCOUNTANTS_IN_WORDS["rdp"]
-    )
-    st.latex(
-        r"\varepsilon = \min_\alpha \left[\alpha\rho + \log\!\left(1 - \tfrac{1}{\alpha}\right)"
-        r" - \frac{\log(\delta\alpha)}{\alpha - 1}\right]"
-    )
-    st.markdown("**zCDP** (Bun & Steinke 2016, Prop. 1.3). " + ACCOUNTANTS_IN_WORDS["zcdp"])
-    st.latex(r"\varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}")
-    st.markdown(
-        "**Advanced composition** (Kairouz, Oh & Viswanath 2017, Thm. 3.5; each release "
-        "(ε_t, δ/(2T))-DP, slack δ/2). " + ACCOUNTANTS_IN_WORDS["advanced"]
-    )
-    st.latex(
-        r"\varepsilon = \sum_t \varepsilon_t \tanh(\varepsilon_t/2) + "
-        r"\sqrt{2 \log(2/\delta) \textstyle\sum_t \varepsilon_t^2}"
-    )
-    st.markdown(
-        "**Basic composition** (Dwork & Roth 2014, Thm. 3.16; each release (ε_t, δ/T)-DP). "
-        + ACCOUNTANTS_IN_WORDS["basic"]
-    )
-    st.latex(r"\varepsilon = \sum_t \varepsilon_t")
+    for record in accountants():  # each accountant's record: its label and citation
+        st.markdown(
+            f"**{record.label}** ({record.citation}). " + ACCOUNTANTS_IN_WORDS.get(record.name, "")
+        )
+        if record.name in EQUATIONS:
+            st.latex(EQUATIONS[record.name])
     st.markdown("More in docs/composition.md.")

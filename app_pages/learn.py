@@ -17,6 +17,7 @@ from learning.lessons.progress import (
 )
 from ui import presenter
 from ui.cached import call_core
+from ui.class_room import count_answer, handout_button
 from ui.controls import fmt
 from ui.explain import explain
 from ui.lesson_scenes import SCENES
@@ -121,6 +122,7 @@ with left:
         )
         if pick is not None:
             mark_done(done, lesson, step)
+            count_answer(lesson, step.key, pick, pick == numbers["answer"])  # anonymous
             reveal = q.reveal.format(**numbers)
             if pick == numbers["answer"]:
                 st.success(f"**Right.** {reveal}", icon=":material/check_circle:")
@@ -145,11 +147,14 @@ with right:
             else "Last step of the last lesson: **Next** ends the course."
         )
 if not presenter.is_on():  # a learner's marks; the lecturer's screen keeps its room
-    progress_slot.caption(
-        f"**Your progress** (kept in this browser until it closes, never in a link): "
-        f"{lesson_marks(LESSONS, done)}  \n"
-        f"Steps of this lesson: {step_marks(lesson, done)}"
-    )
+    with progress_slot.container():
+        marks, kit = st.columns([4, 1], vertical_alignment="center")
+        marks.caption(
+            f"**Your progress** (kept in this browser until it closes, never in a link): "
+            f"{lesson_marks(LESSONS, done)}  \n"
+            f"Steps of this lesson: {step_marks(lesson, done)}"
+        )
+        handout_button(kit, lesson, key=f"handout_{lesson.key}")
 if done:  # a session cookie: the browser keeps it over a reload and forgets it on closing
     st.sidebar.html(
         f"<script>document.cookie = '{COOKIE}={encode_done(done)}; path=/; SameSite=Lax';</script>",

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore import paper
+from dpcore.experiments import paper
 from figures.charts import legend_figure, panel_figure
 from figures.memo import built
 from figures.theme import AXIS_LABELS

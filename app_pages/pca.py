@@ -2,13 +2,14 @@
 
 import streamlit as st
 
-from dpcore.limits import is_heavy
-from dpcore.registry import reference
+from dpcore.experiments.limits import is_heavy
+from dpcore.factorization.registry import reference
 from figures.theme import AXIS_LABELS
 from learning import explanations, snippets
 from learning.settings import PcaControls
 from serving.datafiles import file_picker
 from ui import presenter
+from ui.baselines import show_baselines
 from ui.cached import (
     DATA_SOURCES,
     FILE_SOURCES,
@@ -209,6 +210,7 @@ with main:
             value_format=(lambda v: f"{v:.3g}") if absolute else (lambda v: f"{v:.1%}"),
             target=None if absolute else target.value,  # the optimum varies along N_s or S
             explanation=explanations.PCA_SWEEP,
+            key=(spec, seed, source),  # what made df
         )
         classic_warning(calibration, [spec.grid.largest("epsilon")])
         show_crossings(
@@ -217,8 +219,10 @@ with main:
             metric="captured_energy_ratio",
             target=target,
             algorithms=[a for a in algorithms if a != upper],
+            key=(spec, seed, source),
         )
         communication_table("pca", algorithms, dim=int(dim), k=int(k), sites=current.sites)
+    show_baselines(chosen, source, prefix=P)
 
 with st.expander("How it works — the equations"):
     st.markdown(

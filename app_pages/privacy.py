@@ -9,7 +9,8 @@ import streamlit as st
 import dpcore
 from figures.charts import calibration_figure, collusion_figure
 from figures.memo import built
-from learning import explanations, snippets
+from learning import explanations, sections, snippets
+from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import (
     DESIGNS,
@@ -38,7 +39,8 @@ presenter.intro(
     "you can see what that means for your sites: what each party receives, what is left "
     "to protect each site when parties pool their knowledge, and what happens when a site "
     "drops out. Each site releases its **mean** of values in [0, 1] (sensitivity 1/N_s), "
-    "as on the *CAPE averaging* page."
+    "as on the *CAPE averaging* page.",
+    terms=terms_line("privacy"),
 )
 stage = presenter.stage()  # presenting: the collusion demo here, on the first screen
 
@@ -152,7 +154,7 @@ st.caption(
 )
 
 # --- per-party views ------------------------------------------------------------------------
-st.header("Who sees what")
+st.header("Who sees what", anchor=sections.PRIVACY_VIEWS)
 
 
 def _views_table(parties: pd.DataFrame) -> pd.DataFrame:
@@ -213,7 +215,7 @@ else:
     )
 
 # --- collusion ----------------------------------------------------------------------------------
-st.header("Collusion")
+st.header("Collusion", anchor=sections.PRIVACY_COLLUSION)
 _valid(f"{P}colluders")
 if presenter.is_on():  # the demo's two controls beside its chart, the table under both
     with stage:
@@ -332,7 +334,7 @@ with chart_box:
     )
 
 # --- dropouts -----------------------------------------------------------------------------------
-st.header("Dropouts")
+st.header("Dropouts", anchor=sections.PRIVACY_DROPOUTS)
 st.caption("Shown for the paper's design, whichever design is chosen above.")
 _valid(f"{P}dropped")
 dropped = url_bound(
@@ -403,7 +405,7 @@ else:
     )
 
 # --- calibration ----------------------------------------------------------------------------------
-st.header("Calibration: classic or analytic")
+st.header("Calibration: classic or analytic", anchor=sections.PRIVACY_CALIBRATION)
 grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
 eps_sites = args[1]
 calib_curve = call_core(calibration_curve, float(args[2][0]), grid)

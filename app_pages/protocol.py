@@ -11,6 +11,7 @@ from ui.cached import call_core
 from ui.controls import epsilon_slider, seed_controls
 from ui.explain import explain
 from ui.learn_core import protocol_run
+from ui.replay import replay_log
 from ui.state import bound
 from ui.stepper import clamp, step_buttons
 
@@ -18,12 +19,29 @@ PREFIX = "pr_"  # this page's URL keys (docs/state.md)
 STEP = f"{PREFIX}step"
 
 st.title("The protocol, message by message")
+side = st.sidebar
+source = side.radio(
+    "Step through",
+    ["a simulated draw", "a real run's log"],
+    key="pr_src",
+    bind="query-params",
+    persist_state="session",
+    help="A real run: the JSON-lines log of `python -m federated run` (docs/federated.md): "
+    "every message between the separate processes, with its size and time, not its values.",
+)
+if source == "a real run's log":
+    presenter.intro(
+        "A **real run**: every message the separate processes of `python -m federated run` "
+        "exchanged (docs/federated.md), with its size and time; step forward and back."
+    )
+    replay_log(side)
+    st.stop()
+
 presenter.intro(
     "One real run of CAPE (Algorithm 1, steps 1–8; Algorithm 5) with **this draw's numbers**: "
     "step forward and back through every message; **New noise draw** reruns it."
 )
 
-side = st.sidebar
 side.header("The draw")
 sites = (
     side.segmented_control(

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from dpcore.limits import is_heavy
-from dpcore.registry import references
+from dpcore.experiments.limits import is_heavy
+from dpcore.factorization.registry import references
 from figures.theme import AXIS_LABELS, label
 from learning import explanations, snippets
 from learning.settings import OtdControls
@@ -186,6 +186,7 @@ with main:
             help_text="Component error (lower is better)",
             target=float(target_error),
             explanation=explanations.TENSOR_SWEEP,
+            key=(spec, seed),  # what made df
         )
         # each moment's release is calibrated to its stage's share of ε (Theorem 2)
         largest = spec.stages(spec.grid.largest("epsilon") if axis == "epsilon" else None)
@@ -196,6 +197,7 @@ with main:
             metric=metric,
             target=Target(float(target_error), False, f"a component error below {target_error:g}"),
             algorithms=[a for a in algorithms if a not in references("otd")],
+            key=(spec, seed),
         )
         if model == "stm":
             st.caption(

@@ -1,11 +1,20 @@
 """Trust models: CAPE beside central, local, conventional, secure aggregation and shuffling."""
 
+import pandas as pd
 import streamlit as st
 
 from figures.memo import built
-from figures.trust import display_table, explanation, trust_figure
+from figures.trust import display_table, explanation, iterative_display, trust_figure
+from learning import sections
+from learning.glossary import terms_line
 from ui import presenter
-from ui.cached import call_core, classic_warning, trust_models_pca, trust_models_table
+from ui.cached import (
+    call_core,
+    classic_warning,
+    trust_models_iterative,
+    trust_models_pca,
+    trust_models_table,
+)
 from ui.controls import seed_controls
 from ui.explain import explain
 from ui.sites_table import preset_buttons, site_args, site_settings
@@ -21,7 +30,8 @@ presenter.intro(
     "be trusted, how many colluders and dropouts it survives, what it sends, and how well "
     "PCA works with it. Each site releases its D×D second-moment matrix (add-remove "
     "neighbours, Δ_s = 1/N_s). The simulation runs the protocol's algebra, not its "
-    "cryptography (docs/trust-models.md)."
+    "cryptography (docs/trust-models.md).",
+    terms=terms_line("trust_models"),
 )
 stage = presenter.stage()
 
@@ -98,6 +108,7 @@ common = (*args, int(dim), int(bits), scale, sa_cal)
 info = call_core(trust_models_table, *common)
 pca = call_core(trust_models_pca, *common, int(runs), seed)
 table = info.table
+settings = (common, int(runs), seed)  # what every figure and table below is a function of
 sa = pca[pca.scheme == "secagg"]
 
 with chart_box:
@@ -143,23 +154,25 @@ with chart_box:
         help="Of the optimum, mean over runs (CAPE's: "
         f"{float(pca[pca.scheme == 'cape'].captured_energy_ratio.mean()):.3f}).",
     )
-    fig = built(trust_figure, table, pca)
+    fig = built(trust_figure, table, pca, key=settings)
     st.plotly_chart(
         presenter.style(fig), key="trust_chart", config=presenter.chart_config("trust_models")
     )
     explain(
-        explanation(
+        built(
+            explanation,
             table,
             pca,
             shuffle_parties=info.shuffle_parties,
             dim=int(dim),
             bits=int(bits),
             sites=len(args[0]),
+            key=settings,
         )
     )
 
-st.header("The schemes side by side")
-shown = display_table(table, pca, sites=len(args[0]))
+st.header("The schemes side by side", anchor=sections.TRUST_SCHEMES)
+shown = built(display_table, table, pca, sites=len(args[0]), key=settings)
 # Two views of one table, each as wide as the page (issue #40: at 1400 px 61 % of the one wide
 # grid was off-screen): the numbers in a grid, the worded columns in a table that wraps.
 st.dataframe(
@@ -179,17 +192,15 @@ st.dataframe(
         "± std": st.column_config.NumberColumn(format="%.3f"),
     },
 )
+iterative = call_core(trust_models_iterative, *args, int(dim))
+worded = ["what the aggregator sees", "who must be trusted", "colluders tolerated"]
 st.table(
-    shown[
+    pd.concat(
         [
-            "scheme",
-            "what the aggregator sees",
-            "who must be trusted",
-            "colluders tolerated",
-            "one dropout (site 1)",
-            "source",
+            shown[["scheme", *worded, "one dropout (site 1)", "source"]],
+            iterative_display(iterative, sites=len(args[0])),
         ]
-    ].set_index("scheme")
+    ).set_index("scheme")
 )
 st.caption(
     "Noise std: of the pooled estimate Σ μ_s A_s per entry (local: site 1's own estimate). "

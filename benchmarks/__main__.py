@@ -33,9 +33,10 @@ import pandas as pd
 import dpcore
 from benchmarks import scale
 from benchmarks.reference import reference_otd_sweep, reference_pca_sweep
-from dpcore import cluster, paper
-from dpcore.models import sample_mog, sample_stm
-from dpcore.moments import public_bound
+from dpcore import cluster
+from dpcore.experiments import paper
+from dpcore.factorization.models import sample_mog, sample_stm
+from dpcore.factorization.moments import public_bound
 from dpcore.parallel import default_workers
 
 PAPER_EPS = paper.EPS

@@ -35,7 +35,10 @@ fresh set of servers, and reports the latencies side by side with their ratios.
 ``--per-page`` measures the server CPU of a slider move on a setting already computed, on
 every page: open the page, move its first slider one step, back, and again (the third move
 is cached), then repeat the cached move ``--repeats`` times and divide the server's CPU time
-by the count (the clock ticks in 10 ms steps, so one move alone would be too coarse).
+by the count (the clock ticks in 10 ms steps, so one move alone would be too coarse). Beside
+each page it times the fixed calibration loop (:mod:`benchmarks.calibration`, median of 7
+passes) and gives the page's figure in milliseconds of the reference machine too
+(ms × ``REFERENCE_MS`` / loop ms), so that runs on different machines compare.
 
 Everything is bounded (a timeout per wait, a deadline per run) and talks only to 127.0.0.1.
 """
@@ -57,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import calibration
 from benchmarks.server import cpu_seconds, rss_mib, streamlit_server
 
 
@@ -158,6 +162,7 @@ class Session:
     cookies: dict[str, str] = field(default_factory=dict)  # as a browser keeps them
     process: str = ""  # the app process behind a proxy (its X-Cape-Process header)
     session_id: str = ""
+    messages: int = 0  # ForwardMsgs received: one per element, block and status change
     _states: dict[str, Any] = field(default_factory=dict)  # widget id → WidgetState sent
     _finished: int = 0
     _changed: asyncio.Condition | None = None
@@ -222,6 +227,7 @@ class Session:
                 self._changed.notify_all()
 
     async def _handle(self, msg: Any) -> None:
+        self.messages += 1
         kind = msg.WhichOneof("type")
         if kind == "new_session":
             new = msg.new_session
@@ -496,14 +502,21 @@ async def cached_move_cpu(
         await session.move(label, home)  # back (computed at the page's first run)
         await session.move(label, other)  # the third move: cached
         times = []
+        messages = session.messages
         cpu_before = _cpu(pids)
         for i in range(repeats):
             times.append(await session.move(label, home if i % 2 == 0 else other))
         cpu = _cpu(pids) - cpu_before
+        loop = calibration.loop_ms()  # this machine's speed, in the same minute as the page
         return {
             "page": page,
             "widget": f"{widget.kind} '{label}'",
             "server CPU per cached move ms": round(1000 * cpu / repeats, 1),
+            "messages per cached move": round((session.messages - messages) / repeats, 1),
+            "calibration loop ms": round(loop, 1),
+            "per move in reference-machine ms": round(
+                1000 * cpu / repeats * calibration.REFERENCE_MS / loop, 1
+            ),
             "wall per cached move s (median)": round(statistics.median(times), 3),
             "errors": session.errors,
         }
@@ -606,10 +619,13 @@ def measure(
     processes: int | None = None,
     profile: str | None = None,
     wander: bool = False,
+    ports: range | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark against ``url`` (a server on 127.0.0.1; ``pids`` its app processes,
     default the one listening on its port), a fresh server, or with ``processes`` a fresh
-    lecture-hall layout of that many app processes behind HAProxy."""
+    lecture-hall layout of that many app processes behind HAProxy. ``ports``: where the
+    fresh server (its first port) or the layout (the proxy on the first, the app processes on
+    the next free ones) listens, for a machine shared by several runs; default any free ports."""
     import tempfile
 
     from serving.profiling import PROFILE_ENV
@@ -637,11 +653,15 @@ def measure(
         if processes is not None:
             from deploy.class_server import class_server
 
-            layout = stack.enter_context(class_server(processes, timeout=max(timeout, 90)))
+            placed = {} if ports is None else {"port": ports[0], "ports": ports[1:]}
+            layout = stack.enter_context(
+                class_server(processes, timeout=max(timeout, 90), **placed)
+            )
             url, pids = layout.url, layout.app_pids
             proxy_pid = layout.proxy.pid if layout.proxy is not None else None
         elif url is None:
-            url, proc = stack.enter_context(streamlit_server())
+            first = None if ports is None else ports[0]
+            url, proc = stack.enter_context(streamlit_server(port=first))
             pids = [proc.pid]
         else:
             if not url.startswith(("http://127.0.0.1:", "http://localhost:")):
@@ -723,7 +743,16 @@ def main() -> None:
     parser.add_argument(
         "--profile", metavar="PAGE", default=None, help="cProfile a cached move on PAGE"
     )
+    parser.add_argument(
+        "--ports", metavar="LO-HI", default=None, help="listen only on these ports, e.g. 8620-8629"
+    )
     args = parser.parse_args()
+    ports = None
+    if args.ports:
+        lo, _, hi = args.ports.partition("-")
+        if not (lo.isdigit() and hi.isdigit() and 1024 <= int(lo) < int(hi) <= 65535):
+            parser.error(f"--ports must be LO-HI with 1024 <= LO < HI <= 65535; got {args.ports!r}")
+        ports = range(int(lo), int(hi) + 1)
     if not 1 <= args.students <= 200:
         parser.error("--students must be between 1 and 200")
     if not 1 <= args.seconds <= 1800:
@@ -736,6 +765,7 @@ def main() -> None:
         repeats=args.repeats,
         timeout=args.timeout,
         wander=args.wander,
+        ports=ports,
     )
     if args.compare_processes:
         try:

@@ -5,10 +5,10 @@ Usage::
     .venv/bin/python -m benchmarks.peers                       # wine, ε = 0.5, 1, 5; Markdown
     .venv/bin/python -m benchmarks.peers --data synthetic --runs 20 --epsilon 0.1,1
 
-Every algorithm gets the same preprocessed data: the bundled set as ``dpcore`` loads it
-(rows scaled into the unit ball, ``dpcore.realdata``), split over ``--sites`` equal sites for
-the distributed ones and pooled for the central ones, at the same ε (δ = ``--delta`` for the
-(ε, δ) ones; the pure-ε ones ignore it). The score is the captured energy of the released
+Every algorithm gets the same preprocessed data: the bundled set as ``dpcore`` loads it (rows
+scaled into the unit ball, ``dpcore.experiments.realdata``), split over ``--sites`` equal sites
+for the distributed ones and pooled for the central ones, at the same ε (δ = ``--delta`` for
+the (ε, δ) ones; the pure-ε ones ignore it). The score is the captured energy of the released
 top-K subspace over the optimum, mean ± standard error over ``--runs`` runs, and the median
 wall time of one fit. diffprivlib and OpenDP are optional benchmark dependencies (not the
 core's): a peer that does not import is a row that says so, never a failure. Where their
@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 import dpcore
-from dpcore.metrics import captured_energy, optimal_energy
-from dpcore.realdata import BUNDLED, load_bundled
+from dpcore.experiments.realdata import BUNDLED, load_bundled
+from dpcore.factorization.metrics import captured_energy, optimal_energy
 
 OURS = ("central_gauss", "central_laplace", "cape", "conv")
 NOTION = {

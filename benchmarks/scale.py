@@ -25,9 +25,10 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from dpcore import cluster, paper
-from dpcore.lapack import use_subset
-from dpcore.metrics import top_k_eigh
+from dpcore import cluster
+from dpcore.experiments import paper
+from dpcore.factorization.lapack import use_subset
+from dpcore.factorization.metrics import top_k_eigh
 from dpcore.parallel import available_cpus, default_workers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,7 +227,7 @@ def targets(
 
 def figure3(executor: Executor | None = None) -> pd.DataFrame:
     """Every Figure 3 panel at the paper's settings, one after the other (the app's
-    ``paper_panel`` wrapper calls :func:`dpcore.paper.run_panel` the same way)."""
+    ``paper_panel`` wrapper calls :func:`dpcore.experiments.paper.run_panel` the same way)."""
     rows = []
     for panel in paper.FIGURES["3"]["panels"]:
         wall, cpu, _ = timed(lambda p=panel: paper.run_panel(p, runs=10, executor=executor))

@@ -32,9 +32,9 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(
-    timeout: float = 60, port: int | None = None
+    timeout: float = 60, port: int | None = None, root: str | Path = ROOT
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """Yield (base URL, process) of a fresh server; stop it on exit."""
+    """Yield (base URL, process) of a fresh server of ``root``/app.py; stop it on exit."""
     port = port or free_port()
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     proc = subprocess.Popen(
@@ -51,7 +51,7 @@ def streamlit_server(
             "--server.headless",
             "true",
         ],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -31,10 +31,10 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 import dpcore  # noqa: E402
-from dpcore.accounting import ACCOUNTANTS, composed_epsilon, view_noise_multipliers  # noqa: E402
-from dpcore.joint_safe import design_for  # noqa: E402
-from dpcore.moments import mog_third_moment_norm  # noqa: E402
-from dpcore.trust_models import shuffle_min_parties, trust_secagg_design  # noqa: E402
+from dpcore.analysis.accounting import ACCOUNTANTS, composed_epsilon, view_noise_multipliers  # noqa: E402
+from dpcore.analysis.trust_models import shuffle_min_parties, trust_secagg_design  # noqa: E402
+from dpcore.factorization.moments import mog_third_moment_norm  # noqa: E402
+from dpcore.protocol.joint_safe import design_for  # noqa: E402
 
 DOCS = ROOT / "docs"
 
@@ -536,7 +536,7 @@ def _kls_scale() -> dict[str, Any]:
 
 @quote("trust-models.md", "(`secagg_calibration` accepts\nonly {names})")
 def _secagg_calibrations() -> dict[str, Any]:
-    from dpcore.secagg import SECAGG_CALIBRATIONS
+    from dpcore.protocol.secagg import SECAGG_CALIBRATIONS
 
     names = [f'"{n}"' for n in SECAGG_CALIBRATIONS]
     return {"names": ", ".join(names[:-1]) + " and " + names[-1]}
@@ -630,7 +630,7 @@ def _precision_prose() -> dict[str, Any]:
     "— {low} at ε = 0.5, {high} at ε = 5",
 )
 def _lesson_calibration() -> dict[str, Any]:
-    from dpcore.promise import likelihood_factor
+    from dpcore.mechanisms.promise import likelihood_factor
     from learning.settings import LESSON_DELTA
 
     def sigma(epsilon: float, method: str) -> float:  # Δ = 1, as lesson 1's classic_check
@@ -653,7 +653,7 @@ def _lesson_calibration() -> dict[str, Any]:
 def _stepper() -> dict[str, Any]:
     import inspect
 
-    from dpcore.protocol_demo import VALUE_KINDS, protocol_demo
+    from dpcore.protocol.protocol_demo import VALUE_KINDS, protocol_demo
     from learning.protocol_steps import protocol_steps
 
     def steps(sites: int, kind: str) -> int:
@@ -667,6 +667,22 @@ def _stepper() -> dict[str, Any]:
     return {
         "n": inspect.signature(protocol_demo).parameters["n_per_site"].default,
         "steps": f"{per_site}S + {fixed}" if linear else str(counts),
+    }
+
+
+@quote(
+    "learn.md",
+    "{slots} slots that add up to {minutes} minutes",
+    "refreshed every {refresh} s",
+)
+def _class_kit() -> dict[str, Any]:
+    from learning.plan import PLAN
+    from learning.quiz_tally import REFRESH_SECONDS
+
+    return {
+        "slots": len(PLAN),
+        "minutes": sum(slot.minutes for slot in PLAN),
+        "refresh": REFRESH_SECONDS,
     }
 
 
@@ -746,8 +762,8 @@ def _lesson5_quotes() -> dict[str, Any]:
     '"within {se:g} s.e." (tie)',
 )
 def _readme() -> dict[str, Any]:
-    from dpcore import paper
-    from dpcore.joint_safe import DEFAULT_PRICE
+    from dpcore.experiments import paper
+    from dpcore.protocol.joint_safe import DEFAULT_PRICE
 
     panels = {p.axis: p for p in paper._pca_panels() if p.data == "mnist"}
     subset = {axis: paper.standin(p, "mnist_5k") for axis, p in panels.items()}
@@ -775,15 +791,16 @@ def _gib(n: float) -> str:
 
 @quote(
     "reliability.md",
-    "| estimated wall time of one sweep | {minutes:g} minutes | `dpcore/limits.py` "
+    "| estimated wall time of one sweep | {minutes:g} minutes | `dpcore/experiments/limits.py` "
     "(`MAX_SECONDS`) |",
-    "| estimated memory of one sweep | {memory} | `dpcore/limits.py` (`MAX_MEMORY`) |",
-    "| grid points × runs | {tasks:,} | `dpcore/limits.py` (`MAX_TASKS`) |",
+    "| estimated memory of one sweep | {memory} | `dpcore/experiments/limits.py` (`MAX_MEMORY`) |",
+    "| grid points × runs | {tasks:,} | `dpcore/experiments/limits.py` (`MAX_TASKS`) |",
     "| tensor dimension D | {tensor} (D³ doubles per site and message) | `otd_sweep` |",
     "| {sites:,} (each S×S matrix at most {matrix:g} MiB, a {share}th of `MAX_MEMORY`) |",
     "| at least {min_delta:g} (δ/{beta:g} bounds the rounding's failure",
-    "| real data: columns D | {dim:,} | `dpcore/realdata.py` (`MAX_DIM`) |",
-    "| real data: rows | at least {rows_lo:,}, at most {rows_hi:,} | `dpcore/realdata.py` |",
+    "| real data: columns D | {dim:,} | `dpcore/experiments/realdata.py` (`MAX_DIM`) |",
+    "| real data: rows | at least {rows_lo:,}, at most {rows_hi:,} | "
+    "`dpcore/experiments/realdata.py` |",
     "| local file read (MNIST, Covertype) | {file_mib:g} MiB,",
     "| CSV upload | {upload:g} MB | `.streamlit/config.toml` (`server.maxUploadSize`) |",
     "longest line {line:g} KiB, ≤ {dim:,} columns in the first lines, rows × columns ≤ {cells:,} "
@@ -809,8 +826,12 @@ def _reliability() -> dict[str, Any]:
     import tomllib
 
     from deploy import class_server
-    from dpcore import cluster, datasets, paper, privacy, realdata, resources, secagg
-    from dpcore.limits import HEAVY_SECONDS, estimate_pca
+    from dpcore import cluster, resources
+    from dpcore.analysis import views
+    from dpcore.experiments import paper, realdata
+    from dpcore.experiments.limits import HEAVY_SECONDS, estimate_pca
+    from dpcore.factorization import datasets
+    from dpcore.protocol import secagg
     from serving import jobs, uploads
 
     config = tomllib.loads((ROOT / ".streamlit/config.toml").read_text())
@@ -863,9 +884,9 @@ def _reliability() -> dict[str, Any]:
         "split_sites": datasets.MAX_SITES,
         "split_n": _superscript(round(math.log10(datasets.MAX_SAMPLES_PER_SITE))),
         "synth": datasets.MAX_SYNTHETIC_DIM,
-        "collusion": privacy.MAX_COLLUSION_SITES,
+        "collusion": views.MAX_COLLUSION_SITES,
         "exact": max(
-            s for s in range(2, 100) if math.comb(s, s // 2) <= privacy.MAX_EXACT_COALITIONS
+            s for s in range(2, 100) if math.comb(s, s // 2) <= views.MAX_EXACT_COALITIONS
         ),
         "active": {120.0: "two"}.get(jobs.ACTIVE_SECONDS, f"{jobs.ACTIVE_SECONDS / 60:g}"),
         "restarts": class_server.MAX_RESTARTS,
@@ -879,7 +900,8 @@ def _reliability() -> dict[str, Any]:
     "each server keeps its last {kept} results alive on the cluster",
     "bounded by `CONNECT_SECONDS` ({connect:g} s) plus one",
     "waited for `remote_seconds`: {factor:g}× the work estimate of its sweep\n  spec "
-    "(`dpcore.limits`), at least {floor:g} s; a call with nothing to estimate (a paper panel by\n"
+    "(`dpcore.experiments.limits`), at least {floor:g} s; a call with nothing to estimate "
+    "(a paper panel by\n"
     "  key) {factor:g} × {unknown:g} s, {ceiling} on one request.",
     "computing here for the next {memory_s:g} s`; the failure is\n  remembered for {memory_s:g} s "
     "(`FAILURE_MEMORY_SECONDS`",

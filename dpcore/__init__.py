@@ -5,7 +5,7 @@ correlated-noise protocol of Imtiaz & Sarwate, "Distributed Differentially-Priva
 Algorithms for Matrix and Tensor Factorization". No UI code lives here.
 """
 
-from dpcore.accounting import (
+from dpcore.analysis.accounting import (
     ACCOUNTANTS,
     composed_epsilon,
     composed_mu,
@@ -15,7 +15,7 @@ from dpcore.accounting import (
     view_noise_multipliers,
     view_profiles,
 )
-from dpcore.audit import (
+from dpcore.analysis.audit import (
     attack_statistics,
     audit_gaussian,
     audit_protocol,
@@ -24,7 +24,49 @@ from dpcore.audit import (
     epsilon_lower_bound,
     plan_threshold,
 )
-from dpcore.calibration import (
+from dpcore.analysis.ledger import LedgerEntry, PrivacyLedger, privacy_statement
+from dpcore.analysis.precision import cancellation_table
+from dpcore.analysis.secagg_views import secagg_cost, secagg_dropouts, secagg_views
+from dpcore.analysis.trust_models import shuffle_epsilon, trust_overview, trust_pca, trust_table
+from dpcore.analysis.views import (
+    coalition_report,
+    coalition_view,
+    collusion_bound,
+    collusion_curve,
+    dropout_analysis,
+    dropout_run,
+    party_views,
+)
+from dpcore.experiments.limits import WorkBudget
+from dpcore.experiments.sweeps import (
+    SWEEP_AXES,
+    OtdSpec,
+    PcaSpec,
+    dropout_pca,
+    fit_to_pool,
+    otd_example,
+    otd_example_of,
+    otd_frame,
+    otd_sweep,
+    pca_sweep,
+    rerun,
+    run_otd_sweep,
+    run_pca_sweep,
+)
+from dpcore.factorization.costs import communication_cost
+from dpcore.factorization.datasets import Dataset, split_sizes, synthetic_dataset
+from dpcore.factorization.metrics import (
+    captured_energy,
+    component_error,
+    component_error_matched,
+    optimal_energy,
+    subspace_distance,
+    top_k_eigvecs,
+    weight_error,
+)
+from dpcore.factorization.models import MODELS, MixtureModel, make_model, mog_model, stm_model
+from dpcore.factorization.registry import Algorithm, register
+from dpcore.mechanisms.calibration import (
     CALIBRATIONS,
     CLASSIC_PROOF_LIMIT,
     NEIGHBOURING,
@@ -40,7 +82,10 @@ from dpcore.calibration import (
     second_moment_sensitivity,
     site_noise_std,
 )
-from dpcore.cape import (
+from dpcore.mechanisms.discrete import sample_discrete_gaussian
+from dpcore.mechanisms.noise import symmetric_noise
+from dpcore.parallel import ExecutorLost
+from dpcore.protocol.cape import (
     AveragingRun,
     CapeDesign,
     Message,
@@ -55,60 +100,15 @@ from dpcore.cape import (
     one_large_site,
     paper_design,
 )
-from dpcore.costs import communication_cost
-from dpcore.datasets import Dataset, split_sizes, synthetic_dataset
-from dpcore.discrete import sample_discrete_gaussian
-from dpcore.joint_safe import joint_safe_design
-from dpcore.ledger import LedgerEntry, PrivacyLedger, privacy_statement
-from dpcore.limits import WorkBudget
-from dpcore.mean_release import MeanReleaseDesigns, mean_release_designs
-from dpcore.metrics import (
-    captured_energy,
-    component_error,
-    component_error_matched,
-    optimal_energy,
-    subspace_distance,
-    top_k_eigvecs,
-    weight_error,
-)
-from dpcore.models import MODELS, MixtureModel, make_model, mog_model, stm_model
-from dpcore.noise import symmetric_noise
-from dpcore.parallel import ExecutorLost
-from dpcore.precision import cancellation_table
-from dpcore.privacy import (
-    coalition_report,
-    coalition_view,
-    collusion_bound,
-    collusion_curve,
-    dropout_analysis,
-    dropout_run,
-    party_views,
-)
-from dpcore.registry import Algorithm, register
-from dpcore.secagg import SecAggDesign, secagg_design, secagg_sum
-from dpcore.secagg_views import secagg_cost, secagg_dropouts, secagg_views
-from dpcore.sweeps import (
-    SWEEP_AXES,
-    OtdSpec,
-    PcaSpec,
-    dropout_pca,
-    fit_to_pool,
-    otd_example,
-    otd_example_of,
-    otd_frame,
-    otd_sweep,
-    pca_sweep,
-    rerun,
-    run_otd_sweep,
-    run_pca_sweep,
-)
-from dpcore.trust_models import shuffle_epsilon, trust_overview, trust_pca, trust_table
+from dpcore.protocol.joint_safe import joint_safe_design
+from dpcore.protocol.mean_release import MeanReleaseDesigns, mean_release_designs
+from dpcore.protocol.secagg import SecAggDesign, secagg_design, secagg_sum
 from dpcore.version import __version__ as __version__  # not in __all__: not an API name
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
     """``PCA_ALGORITHMS`` / ``OTD_ALGORITHMS``: the registered names, read live (PEP 562)."""
-    from dpcore import registry
+    from dpcore.factorization import registry
 
     if name == "PCA_ALGORITHMS":
         return registry.names("pca")

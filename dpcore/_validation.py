@@ -150,6 +150,76 @@ def check_int(value: object, name: str, *, low: int = 1, high: int | None = None
     return v
 
 
+def check_per_site(
+    value: object,
+    n_sites: int | None,
+    name: str,
+    *,
+    high: float = math.inf,
+    low: float = 0.0,
+    sites_of: str = "",
+) -> NDArray[np.float64]:
+    """One number per site, as S floats: the one per-site check of every floor.
+
+    Parameters
+    ----------
+    value : float or sequence of float
+        One number for every site, or one number per site.
+    n_sites : int or None
+        The number of sites S. ``None``: ``value`` must be a non-empty 1-D sequence, and its
+        length is S.
+    name : str
+        The parameter's name, for messages.
+    high, low : float
+        Each entry must be in (0, high), or in [low, high) for a ``low`` > 0; in (0, ∞] when
+        ``high`` is ∞.
+    sites_of : str
+        The parameter that set S, named when ``value`` has another length.
+
+    Returns
+    -------
+    ndarray of float, shape (S,)
+        A new array (the caller may keep or freeze it).
+
+    Raises
+    ------
+    TypeError
+        ``value`` holds no numbers (a string, None, a bool, a dict).
+    ValueError
+        Not one number per site, or an entry out of range.
+    """
+    if value is None or isinstance(value, (str, bytes, dict, set, bool, np.bool_)):
+        raise TypeError(
+            f"{name} must be a number or one number per site; got {type(value).__name__} "
+            f"{show(value)}"
+        )
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(
+            f"{name} must be a number or one number per site; got {show(value)}"
+        ) from err
+    if n_sites is None:
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(
+                f"{name} must be a 1-D sequence of one number per site; got {show(value)}"
+            )
+    elif arr.ndim > 1 or (arr.ndim == 1 and arr.size != n_sites):
+        of = f" of {sites_of}" if sites_of else ""
+        raise ValueError(
+            f"{name} must be a number or one number per site{of} ({n_sites}); got {show(value)}"
+        )
+    else:
+        arr = np.broadcast_to(arr, (n_sites,)).copy()
+    bad = np.isnan(arr) | (arr < low if low > 0 else arr <= 0)
+    bad |= arr >= high if math.isfinite(high) else arr > high
+    if bad.any():
+        lo = f"[{low:g}, " if low > 0 else "(0, "
+        hi = "inf]" if math.isinf(high) else f"{high:g})"
+        raise ValueError(f"every entry of {name} must be in {lo}{hi}; got {show(arr[bad][0])}")
+    return arr
+
+
 def check_design_sites(n_sites: int, name: str) -> int:
     """The number of sites S after checking that a CAPE design over them fits.
 

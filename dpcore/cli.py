@@ -52,13 +52,13 @@ import numpy as np
 import pandas as pd
 import scipy
 
-from dpcore import registry
-from dpcore.calibration import ClassicGaussianWarning
-from dpcore.limits import WorkBudget, WorkEstimate, check_budget
+from dpcore.experiments.limits import WorkBudget, WorkEstimate, check_budget
+from dpcore.experiments.realdata import BUNDLED
+from dpcore.experiments.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_sweep
+from dpcore.experiments.sweeps.spec import SWEEP_AXES, OtdSpec, PcaSpec
+from dpcore.factorization import registry
+from dpcore.mechanisms.calibration import ClassicGaussianWarning
 from dpcore.parallel import ExecutorLost, planned_workers, report_progress
-from dpcore.realdata import BUNDLED
-from dpcore.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_sweep
-from dpcore.sweeps.spec import SWEEP_AXES, OtdSpec, PcaSpec
 from dpcore.version import __version__, source_commit
 
 SWEEPS: dict[str, Callable[..., pd.DataFrame]] = {"pca": pca_sweep, "otd": otd_sweep}
@@ -140,7 +140,7 @@ def sweep_keywords(task: str, params: dict[str, Any]) -> dict[str, Any]:
     """The sweep's keywords for recorded parameters (a bundled data set loaded by its name)."""
     call = dict(params)
     if task == "pca" and call.get("data") != "synthetic":
-        from dpcore.realdata import load_bundled
+        from dpcore.experiments.realdata import load_bundled
 
         if call.get("data") not in BUNDLED:  # load_bundled's own error names its "name"
             raise CliError(
@@ -153,7 +153,10 @@ def sweep_keywords(task: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def estimate(task: str, call: dict[str, Any], workers: int) -> WorkEstimate:
-    """The cost of the sweep of :func:`sweep_keywords` on ``workers`` workers (dpcore.limits)."""
+    """The cost of the sweep of :func:`sweep_keywords` on ``workers`` workers.
+
+    :func:`dpcore.experiments.limits.estimate_pca` / ``estimate_otd`` through the spec.
+    """
     spec = {name: value for name, value in call.items() if name != "rng"}  # rng: not the work
     return SPECS[task].build(**spec).estimate(workers=workers)
 

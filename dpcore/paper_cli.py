@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore import paper, realdata
-from dpcore.calibration import ClassicGaussianWarning
 from dpcore.cli import CliError, scheduler_executor, sha256
+from dpcore.experiments import paper, realdata
+from dpcore.mechanisms.calibration import ClassicGaussianWarning
 from dpcore.version import __version__, source_commit
 
 

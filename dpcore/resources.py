@@ -1,8 +1,8 @@
 """Resource limits and cost constants: plain numbers, importing nothing of dpcore.
 
 A leaf module, so that any module may read a limit without an import cycle (the resource
-guard, :mod:`dpcore.limits`, imports the registry, which imports the algorithms, which
-draw noise that checks :data:`MAX_MEMORY`). :mod:`dpcore.limits` re-exports every name.
+guard, :mod:`dpcore.experiments.limits`, imports the registry, which imports the algorithms, which
+draw noise that checks :data:`MAX_MEMORY`). :mod:`dpcore.experiments.limits` re-exports every name.
 The cost constants were measured on the benchmark machine (2 cores, ``benchmarks/``).
 """
 

@@ -12,7 +12,8 @@ against these numbers (✓ holds, ≈ within noise, ✗ fails).
 import argparse
 import warnings
 
-from dpcore import ClassicGaussianWarning, paper
+from dpcore import ClassicGaussianWarning
+from dpcore.experiments import paper
 
 
 def main(argv=None):

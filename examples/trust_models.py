@@ -21,7 +21,7 @@ import itertools
 import warnings
 
 import dpcore
-from dpcore import registry
+from dpcore.factorization import registry
 
 TRUSTED = {
     "nonprivate": "a curator with all the data (no privacy)",

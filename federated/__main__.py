@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from federated.launcher import demo_data, run_once
-from federated.protocol import KINDS, Release, simulate
+from federated.protocol import KINDS, SCHEMES, Release, simulate
 from federated.runlog import read_log
 
 
@@ -28,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--data", nargs="+", type=Path, help="one CSV per site (default: demo)")
     run.add_argument("--kind", choices=KINDS, default="mean")
     run.add_argument("--design", choices=("joint", "cape"), default="joint")
+    run.add_argument(
+        "--scheme", choices=SCHEMES, default="helper", help="pairwise: no noise generator"
+    )
     run.add_argument("--epsilon", type=float, default=1.0, help="every site's ε")
     run.add_argument("--delta", type=float, default=1e-5, help="every site's δ")
     run.add_argument("--k", type=int, default=2, help="PCA subspace dimension")
@@ -42,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _show(release: Release) -> str:
     np.set_printoptions(precision=6, suppress=True)
-    lines = [f"CAPE {release.kind} release ({release.design} design), N_s = {release.n_samples}"]
+    how = f"{release.design} design, {release.scheme} noise"
+    lines = [f"CAPE {release.kind} release ({how}), N_s = {release.n_samples}"]
     if release.kind == "mean":
         lines.append(f"  mean: {release.estimate}")
     else:
@@ -72,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             delta=dlt,
             seed=args.seed,
             k=args.k,
+            scheme=args.scheme,
             port=args.port,
             limit=args.timeout,
             workdir=workdir,
@@ -98,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             delta=dlt,
             seed=args.seed,
             k=args.k,
+            scheme=args.scheme,
         )
         diff = np.max(np.abs(release.estimate - ref.estimate)) / np.max(np.abs(ref.estimate))
         print(f"  in-process dpcore run with the same seed: max relative difference {diff:.3g}")

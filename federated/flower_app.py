@@ -30,11 +30,13 @@ from flwr.app import ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
-from dpcore.cape import aggregator_step, noise_generator_step, party_rng, site_step
+from dpcore.protocol.cape import aggregator_step, noise_generator_step, party_rng, site_step
+from dpcore.protocol.pairwise import pair_noise_step, pair_rng
 from federated import sealing
 from federated.protocol import (
     KINDS,
     PROTOCOL_VERSION,
+    SCHEMES,
     Refusal,
     check_release,
     finish,
@@ -53,6 +55,7 @@ server_app = ServerApp()
 client_app = ClientApp()
 AGG = "aggregator"
 NOISE = "noise generator"
+REPLY_POLL = 0.1  # seconds between the aggregator's asks for replies
 TEST_FAULTS = ("nan", "shape", "hang", "crash", "version")
 
 
@@ -87,8 +90,11 @@ class _Settings:
         self.log = str(cfg["log"])
         self.output = str(cfg["output"])
         self.fault = str(cfg.get("test-fault", ""))
+        self.scheme = str(cfg.get("scheme", "helper"))
         if self.kind not in KINDS:
             raise ValueError(f"run config kind must be one of {KINDS}; got {self.kind!r}")
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"run config scheme must be one of {SCHEMES}; got {self.scheme!r}")
 
 
 def _exchange(
@@ -103,9 +109,24 @@ def _exchange(
     step = what.split(":")[0]
     msgs = []
     for node, (receiver, fields) in sends.items():
-        log.message(step, AGG, receiver, what.split(":", 1)[1], fields, shape)
+        log.message(step, AGG, receiver, what.split(":", 1)[1], fields, shape, node)
         msgs.append(_message(fields, node, f"query.{step}"))
-    return {r.metadata.src_node_id: r for r in grid.send_and_receive(msgs, timeout=timeout)}
+    return {r.metadata.src_node_id: r for r in _send_and_receive(grid, msgs, timeout)}
+
+
+def _send_and_receive(grid: Grid, msgs: list[Message], timeout: float) -> list[Message]:
+    """``grid.send_and_receive``, but asking for the replies every 0.1 s (Flower: 3 s)."""
+    waiting = set(grid.push_messages(msgs))
+    end = time.monotonic() + timeout
+    replies: list[Message] = []
+    while waiting:
+        got = list(grid.pull_messages(list(waiting)))
+        replies += got
+        waiting -= {r.metadata.reply_to_message_id for r in got}
+        if not waiting or time.monotonic() > end:
+            break
+        time.sleep(REPLY_POLL)
+    return replies
 
 
 def _answer(
@@ -155,7 +176,7 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
         if got is None:
             problems.append((name[node], why))
             continue
-        log.message("hello", name[node], AGG, "public key, N_s, D, (ε_s, δ_s)", got)
+        log.message("hello", name[node], AGG, "public key, N_s, D, (ε_s, δ_s)", got, node=node)
         if got.get("version") != PROTOCOL_VERSION:
             why = f"speaks protocol {got.get('version')!r}; the aggregator {PROTOCOL_VERSION!r}"
             problems.append((name[node], why))
@@ -189,7 +210,14 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
         "n": n_samples,
         "run": int(run_id),
         "test-fault": cfg.fault,
+        "scheme": cfg.scheme,
     }
+    if cfg.scheme == "pairwise":  # no noise generator: the sites agree pairwise noise
+        keys = [info[n]["key"] for n in site_nodes]
+        sends = {n: (name[n], {**public, "keys": keys}) for n in site_nodes}
+        what = "release:every site's public key (pairwise noise)"
+        f = np.zeros((cfg.sites, *shape))
+        return _collect(grid, log, cfg, sends, what, shape, site_nodes, name, f, design, info)
 
     # Round 2: the noise generator draws every E_s and seals each to its site.
     (ng,) = noise_nodes
@@ -199,7 +227,7 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
     fields, why = _answer(reply, NOISE, "noise", cfg.timeout)
     if fields is None:
         raise Refusal(NOISE, why)
-    log.message("noise", NOISE, AGG, "sealed E_s for every site", fields, shape)
+    log.message("noise", NOISE, AGG, "sealed E_s for every site", fields, shape, ng)
     sealed = list(fields["sealed"])
     if len(sealed) != cfg.sites:
         raise Refusal(NOISE, f"sent {len(sealed)} sealed E_s for {cfg.sites} sites")
@@ -209,8 +237,30 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
     sends = {}
     for s, node in enumerate(site_nodes):
         msg = {**public, "sealed": sealed[s], "noise-key": fields["key"], "f": to_bytes(f[s])}
-        sends[node] = (name[node], msg)
+        sends[node] = (name[node], _corrupted(msg, cfg.fault, s + 1))
     what = "release:sealed E_s (relayed) and F_s"
+    return _collect(grid, log, cfg, sends, what, shape, site_nodes, name, f, design, info)
+
+
+def _corrupted(msg: dict[str, Any], fault: str, site: int) -> dict[str, Any]:
+    """A relayed message as a dishonest aggregator would change it, for the tests only:
+    ``relay:tamper<s>`` flips a bit of site s's sealed E_s, ``relay:tau<s>`` halves the τ_s
+    site s is told the design was made for (less E and F for it). The sites must refuse."""
+    items = {item.strip() for item in fault.split(",")}
+    if f"relay:tamper{site}" in items:
+        sealed = msg["sealed"]
+        msg = {**msg, "sealed": sealed[:-1] + bytes([sealed[-1] ^ 1])}
+    if f"relay:tau{site}" in items:
+        tau = list(msg["tau"])
+        tau[site - 1] /= 2.0
+        msg = {**msg, "tau": tau}
+    return msg
+
+
+def _collect(grid, log, cfg, sends, what, shape, site_nodes, name, f, design, info):
+    """The release round: send, check every Â_s, then publish Σ μ_s (Â_s − F_s) or refuse."""
+    symmetric = cfg.kind == "pca"
+    problems: list[tuple[str, str]] = []
     replies = _exchange(grid, log, sends, what, cfg.timeout, shape)
     released = np.empty((cfg.sites, *shape))
     for s, node in enumerate(site_nodes):
@@ -218,7 +268,8 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
         if got is None:
             problems.append((name[node], why))
             continue
-        log.message("release", name[node], AGG, "Â_s = a_s + E_s + F_s + G_s", got, shape)
+        carries = "Â_s = a_s + E_s + " + ("G_s" if cfg.scheme == "pairwise" else "F_s + G_s")
+        log.message("release", name[node], AGG, carries, got, shape, node)
         try:
             value = from_bytes(got["released"], got["shape"])
             check_release(name[node], value, shape, symmetric)
@@ -230,6 +281,9 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
             released[s] = value
     if problems:  # a missing or bad Â_s would leave its E_s uncancelled: release nothing
         raise Refusal.of(problems)
+    n_samples = [int(info[n]["n"]) for n in site_nodes]
+    epsilon = [float(info[n]["epsilon"]) for n in site_nodes]
+    delta = [float(info[n]["delta"]) for n in site_nodes]
     return finish(
         cfg.kind,
         cfg.design,
@@ -240,6 +294,7 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
         epsilon=epsilon,
         delta=delta,
         k=cfg.k,
+        scheme=cfg.scheme,
     )
 
 
@@ -331,6 +386,26 @@ def noise(msg: Message, context: Context) -> Message:
     return _reply({"key": public, "sealed": sealed}, msg)
 
 
+def _pairwise_e(fields, design, s: int, shape, private: bytes, seed: int):
+    """E_s from the noise site s shares with every other site (:mod:`dpcore.protocol.pairwise`).
+
+    Each pair's stream is seeded by their X25519 agreement (the keys relayed in the
+    message), or, to reproduce the in-process run, by ``pair_rng(seed, s, t)``.
+    """
+    keys = list(fields["keys"])
+    if keys[s] != sealing.public_of(private):
+        raise ValueError("the relayed key list does not hold this site's own key")
+    streams = {}
+    for t, key in enumerate(keys):
+        if t != s:
+            streams[t] = (
+                pair_rng(seed, s, t)
+                if seed >= 0
+                else np.random.default_rng(sealing.pair_seed(private, key, fields["run"], s, t))
+            )
+    return pair_noise_step(design, s, shape, symmetric=fields["kind"] == "pca", streams=streams)
+
+
 @client_app.query("release")
 def release(msg: Message, context: Context) -> Message:
     """Site s: open E_s, draw G_s and answer Â_s = a_s + E_s + F_s + G_s (Alg. 1 steps 5–6)."""
@@ -345,17 +420,20 @@ def release(msg: Message, context: Context) -> Message:
         raise ValueError(f"the design uses τ = {fields['tau'][s]!r}; this site needs {own_tau!r}")
     design = _design(fields)
     private = context.state["cape"]["private"]
-    e = from_bytes(
-        sealing.open_sealed(
+    seed = int(cfg.get("seed", -1))
+    if fields.get("scheme", "helper") == "pairwise":
+        e = _pairwise_e(fields, design, s, shape, private, seed)
+        f = np.zeros(shape)
+    else:
+        sealed = sealing.open_sealed(
             private,
             fields["noise-key"],
             fields["sealed"],
             sealing.context_for(fields["run"], s + 1, shape),
-        ),
-        shape,
-    )
-    f = from_bytes(fields["f"], shape)
-    rng = _stream(int(cfg.get("seed", -1)), "site", s)
+        )
+        e = from_bytes(sealed, shape)
+        f = from_bytes(fields["f"], shape)
+    rng = _stream(seed, "site", s)
     _, out = site_step(
         value, e, f, float(design.tau_g[s]), symmetric=fields["kind"] == "pca", rng=rng
     )

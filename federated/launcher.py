@@ -2,9 +2,15 @@
 
 Every process is started in its own session so that stopping it also stops the ServerApp
 and ClientApp processes it spawned; :class:`Federation` stops everything it started on
-exit, error or Ctrl-C. Addresses are explicit: the SuperLink on ``port`` (its Fleet,
-Control and runtime HTTP APIs share it in Flower 1.42), the noise generator's runtime API
-on ``port + 10`` and site s's on ``port + 10 + s``.
+exit, error or Ctrl-C. With ``warm`` (the default) every Flower program, including those
+Flower itself starts, is forked from one interpreter that has imported Flower and the app
+(:mod:`federated.forkserver`), which takes most of the CPU out of a loopback run.
+
+Addresses are explicit and use two port numbers whatever the number of sites: the SuperLink
+on 127.0.0.1:``port`` (its Fleet, Control and runtime HTTP APIs share it in Flower 1.42),
+and each node's runtime API on ``port + 1`` at a loopback address of its own, 127.0.0.2 for
+the noise generator and 127.0.0.(2 + s) for site s (Linux routes all of 127/8 to the
+loopback device). Elsewhere the nodes take ports ``port + 1``, ``port + 2``, … on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -23,10 +29,16 @@ from pathlib import Path
 
 import numpy as np
 
+from federated import forkserver
+
+FORK_SERVER = "fork server"
 HOST = "127.0.0.1"
 APP_DIR = Path(__file__).resolve().parent / "app"
 ROOT = Path(__file__).resolve().parent.parent
 PORT_RANGE = (9091, 9199)  # the ports this project may use for Flower
+LOOPBACK_ALIASES = sys.platform.startswith("linux")  # 127.0.0.2, 127.0.0.3, … work as is
+# SuperExecs ask their runtime API for a new task every this many seconds (Flower: 1 s).
+TASK_POLL = "0.5"
 
 
 def flower_bin(name: str) -> str:
@@ -81,6 +93,7 @@ class Federation:
     port: int = 9091
     workdir: Path | None = None
     allow_test_faults: bool = False
+    warm: bool = True
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     killed: set[str] = field(default_factory=set)
 
@@ -90,10 +103,9 @@ class Federation:
             raise ValueError(f"data must name at least 2 site CSVs; got {n}")
         if len(self.epsilon) != n or len(self.delta) != n:
             raise ValueError(f"epsilon and delta need one entry per site ({n})")
-        if not (PORT_RANGE[0] <= self.port and self.port + 10 + n <= PORT_RANGE[1]):
-            raise ValueError(
-                f"port must leave port + 10 + sites within {PORT_RANGE}; got port {self.port}"
-            )
+        last = self.port + (1 if LOOPBACK_ALIASES else 1 + n)
+        if not (PORT_RANGE[0] <= self.port and last <= PORT_RANGE[1]):
+            raise ValueError(f"port must keep {self.port}..{last} within {PORT_RANGE}")
         self.workdir = Path(self.workdir or tempfile.mkdtemp(prefix="cape-flower-"))
         self.home = self.workdir / "flwr-home"
         self.home.mkdir(parents=True, exist_ok=True)
@@ -101,16 +113,22 @@ class Federation:
             '[superlink]\ndefault = "cape"\n\n[superlink.cape]\n'
             f'address = "{HOST}:{self.port}"\ninsecure = true\n'
         )
-        path = os.pathsep.join(
-            [str(Path(flower_bin("flower-superlink")).parent), os.environ["PATH"]]
-        )
+        bins = [str(Path(flower_bin("flower-superlink")).parent), os.environ["PATH"]]
+        if self.warm:  # the stand-ins first: Flower starts its programs from PATH
+            bins.insert(0, str(forkserver.install_shims(self.workdir / "bin")))
         self.env = {
             **os.environ,
-            "PATH": path,  # the SuperLink and SuperNodes start flower-superexec from PATH
+            "PATH": os.pathsep.join(bins),  # SuperLink, SuperNodes start flower-superexec …
             "FLWR_HOME": str(self.home),
             "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
             "PYTHONUNBUFFERED": "1",
+            "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": TASK_POLL,
+            forkserver.SOCKET_ENV: str(self.workdir / "forkserver.sock"),
         }
+
+    def _bin(self, name: str) -> str:
+        """The command to start: its stand-in when warm, else its executable."""
+        return str(self.workdir / "bin" / name) if self.warm else flower_bin(name)
 
     # -- processes --------------------------------------------------------------------------
 
@@ -120,16 +138,23 @@ class Federation:
             args, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
         )
 
-    def _node(self, name: str, port: int, config: dict[str, object]) -> None:
+    def node_address(self, index: int) -> tuple[str, int]:
+        """The runtime API address of node ``index`` (0: the noise generator, s: site s)."""
+        if LOOPBACK_ALIASES:
+            return f"127.0.0.{2 + index}", self.port + 1
+        return HOST, self.port + 1 + index
+
+    def _node(self, name: str, index: int, config: dict[str, object]) -> None:
+        host, port = self.node_address(index)
         self._start(
             name,
             [
-                flower_bin("flower-supernode"),
+                self._bin("flower-supernode"),
                 "--insecure",
                 "--superlink",
                 f"{HOST}:{self.port}",
                 "--host",
-                HOST,
+                host,
                 "--port",
                 str(port),
                 "--node-config",
@@ -139,10 +164,15 @@ class Federation:
 
     def start(self, deadline: float) -> None:
         """Start every process and wait (until ``deadline``) for the SuperLink to listen."""
+        if self.warm:
+            sock = Path(self.env[forkserver.SOCKET_ENV])
+            sock.unlink(missing_ok=True)
+            self._start(FORK_SERVER, [sys.executable, "-m", "federated.forkserver", str(sock)])
+            self._wait_for(lambda: sock.exists(), deadline, "the fork server")
         self._start(
             "superlink",
             [
-                flower_bin("flower-superlink"),
+                self._bin("flower-superlink"),
                 "--insecure",
                 "--host",
                 HOST,
@@ -152,17 +182,21 @@ class Federation:
             ],
         )
         common = {"seed": self.seed, "allow-test-faults": self.allow_test_faults}
-        self._node("noise generator", self.port + 10, {"role": "noise", **common})
+        self._node("noise generator", 0, {"role": "noise", **common})
         for s, path in enumerate(self.data):
             config = {"role": "site", "site": s + 1, "data": str(Path(path).resolve())}
             config.update(epsilon=float(self.epsilon[s]), delta=float(self.delta[s]), **common)
-            self._node(f"site {s + 1}", self.port + 11 + s, config)
+            self._node(f"site {s + 1}", s + 1, config)
         log = self.workdir / "superlink.log"
-        while "Uvicorn running" not in log.read_text(errors="replace"):
+        listening = lambda: "Uvicorn running" in log.read_text(errors="replace")  # noqa: E731
+        self._wait_for(listening, deadline, "the SuperLink")
+
+    def _wait_for(self, ready, deadline: float, what: str) -> None:
+        while not ready():
             self._check_alive()
             if time.monotonic() > deadline:
-                raise TimeoutError("the SuperLink did not start in time")
-            time.sleep(0.3)
+                raise TimeoutError(f"{what} did not start in time")
+            time.sleep(0.05)
 
     def _check_alive(self) -> None:
         for name, proc in self.procs.items():
@@ -188,15 +222,19 @@ class Federation:
         detached, in sessions of their own).
         """
         family = {d for proc in self.procs.values() for d in descendants(proc.pid)}
-        for proc in self.procs.values():
+        # the fork server last: stopping it kills at once every program it still runs
+        order = sorted(self.procs, key=lambda name: name == FORK_SERVER)
+        end = time.monotonic() + 5.0
+        for name in order:
+            proc = self.procs[name]
             if proc.poll() is None:
                 _signal_group(proc.pid, signal.SIGTERM)
-        end = time.monotonic() + 5.0
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=max(0.1, end - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
+            if name == FORK_SERVER:  # the others first had their 5 s to stop
+                for other in order[:-1]:
+                    _wait(self.procs[other], end)
+        for name in order:
+            proc = self.procs[name]
+            _wait(proc, end)
             _signal_group(proc.pid, signal.SIGKILL)  # also any child still in the group
             proc.wait()
         for pid in family:
@@ -222,6 +260,7 @@ class Federation:
         timeout: float = 120.0,
         fault: str = "",
         tag: str = "run",
+        scheme: str = "helper",
     ) -> tuple[Path, Path]:
         """Submit one run (``flwr run``) in the background; its (output, log) paths."""
         output = self.workdir / f"{tag}-result.json"
@@ -237,8 +276,9 @@ class Federation:
             "log": str(log),
             "output": str(output),
             "test-fault": fault,
+            "scheme": scheme,
         }
-        run = [flower_bin("flwr"), "run", str(APP_DIR), "cape", "--run-config", key_values(config)]
+        run = [self._bin("flwr"), "run", str(APP_DIR), "cape", "--run-config", key_values(config)]
         self._start(f"flwr run {tag}", run)
         return output, log
 
@@ -251,8 +291,15 @@ class Federation:
                 raise RuntimeError(f"flwr run failed (see {self.workdir}/flwr-run-{tag}.log)")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no result within the time limit (logs in {self.workdir})")
-            time.sleep(0.3)
+            time.sleep(0.05)
         return json.loads(output.read_text())
+
+
+def _wait(proc: subprocess.Popen, end: float) -> None:
+    try:
+        proc.wait(timeout=max(0.1, end - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -298,6 +345,7 @@ def run_once(
     limit: float = 300.0,
     fault: str = "",
     workdir: Path | None = None,
+    scheme: str = "helper",
 ) -> tuple[dict, Path]:
     """Start a federation, run once, stop everything; the outcome and the run log's path.
 
@@ -312,7 +360,12 @@ def run_once(
         with fed:
             fed.start(deadline)
             output, log = fed.submit(
-                kind=kind, design=design, k=k, timeout=min(120.0, limit / 2), fault=fault
+                kind=kind,
+                design=design,
+                k=k,
+                timeout=min(120.0, limit / 2),
+                fault=fault,
+                scheme=scheme,
             )
             return fed.wait(output, deadline), log
     finally:

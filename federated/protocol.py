@@ -2,7 +2,7 @@
 
 The Flower app (:mod:`federated.flower_app`) only moves the bytes these functions produce.
 Every noise draw goes through :mod:`dpcore`'s protocol steps with the stream
-:func:`dpcore.cape.party_rng` gives for (seed, party, site), so a distributed run with the
+:func:`dpcore.protocol.cape.party_rng` gives for (seed, party, site), so a distributed run with the
 same seed and data releases exactly what :func:`simulate` (``dpcore.cape_average`` in one
 process) releases (Imtiaz & Sarwate, Algorithm 1 steps 1–8; Alg. 5).
 """
@@ -18,14 +18,18 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore.accounting import view_noise_multipliers
-from dpcore.calibration import gaussian_sigmas, mean_sensitivity
-from dpcore.cape import CapeDesign, aggregate_step, cape_average
-from dpcore.joint_safe import design_for
-from dpcore.ledger import PrivacyLedger, privacy_statement
-from dpcore.metrics import top_k_eigh
+from dpcore.analysis.accounting import view_noise_multipliers
+from dpcore.analysis.ledger import PrivacyLedger, privacy_statement
+from dpcore.factorization.metrics import top_k_eigh
+from dpcore.mechanisms.calibration import gaussian_sigmas, mean_sensitivity
+from dpcore.protocol.cape import CapeDesign, aggregate_step, cape_average
+from dpcore.protocol.joint_safe import design_for
+from dpcore.protocol.pairwise import pairwise_average
 
 PROTOCOL_VERSION = "cape-flower/1"
+# "helper": the noise generator draws every E_s (Alg. 5); "pairwise": no helper, the sites
+# agree antisymmetric pairwise noise with the same covariance (dpcore.protocol.pairwise)
+SCHEMES = ("helper", "pairwise")
 KINDS = ("mean", "pca")  # CAPE mean of the rows / capePCA of the second moment (Alg. 1)
 CALIBRATION = "analytic"  # Balle & Wang: valid at every ε (the classic one is not above 1)
 NORM_SLACK = 1e-12  # rows may exceed norm 1 by rounding only
@@ -41,11 +45,19 @@ class Refusal(RuntimeError):
 
     @classmethod
     def of(cls, problems: Sequence[tuple[str, str]]) -> Refusal:
-        """One refusal naming every party with a problem (a single one as is)."""
+        """One refusal naming every party with a problem (a single one as is), sites in
+        their order (the replies arrive in the order of Flower's random node ids)."""
+        problems = sorted(problems, key=_party_order)
         if len(problems) == 1:
             return cls(*problems[0])
         parties = ", ".join(p for p, _ in problems)
         return cls(parties, "; ".join(f"{p}: {r}" for p, r in problems))
+
+
+def _party_order(problem: tuple[str, str]) -> tuple[int, str]:
+    party = problem[0]
+    number = party.removeprefix("site ")
+    return (int(number), "") if number.isdigit() else (-1, party)
 
 
 # --- a site's data -----------------------------------------------------------------------------
@@ -151,6 +163,7 @@ class Release:
     tau_agg: float
     subspace: NDArray[np.float64] | None = None
     eigenvalues: NDArray[np.float64] | None = None
+    scheme: str = "helper"
 
     def to_json(self) -> dict:
         """A JSON-ready dict (arrays as nested lists of floats)."""
@@ -163,6 +176,7 @@ class Release:
             "delta": list(self.delta),
             "tau_site": list(self.tau_site),
             "tau_agg": self.tau_agg,
+            "scheme": self.scheme,
         }
         if self.subspace is not None and self.eigenvalues is not None:
             out["subspace"] = self.subspace.tolist()
@@ -182,6 +196,7 @@ class Release:
             delta=tuple(data["delta"]),
             tau_site=tuple(data["tau_site"]),
             tau_agg=float(data["tau_agg"]),
+            scheme=data.get("scheme", "helper"),
             **opt,
         )
 
@@ -220,13 +235,14 @@ def finish(
     epsilon: Sequence[float],
     delta: Sequence[float],
     k: int,
+    scheme: str = "helper",
 ) -> Release:
     """The aggregator's last step: Σ μ_s (Â_s − F_s) (Alg. 1 step 8), then top-K for PCA."""
     estimate = aggregate_step(released, f, design.weights)
-    return _release(kind, design_kind, estimate, design, n_samples, epsilon, delta, k)
+    return _release(kind, design_kind, estimate, design, n_samples, epsilon, delta, k, scheme)
 
 
-def _release(kind, design_kind, estimate, design, n_samples, epsilon, delta, k) -> Release:
+def _release(kind, design_kind, estimate, design, n_samples, epsilon, delta, k, scheme) -> Release:
     sub = vals = None
     if kind == "pca":
         vals, sub = top_k_eigh(estimate, k)
@@ -241,6 +257,7 @@ def _release(kind, design_kind, estimate, design, n_samples, epsilon, delta, k) 
         tau_agg=design.tau_agg,
         subspace=sub,
         eigenvalues=vals,
+        scheme=scheme,
     )
 
 
@@ -253,8 +270,10 @@ def simulate(
     delta: Sequence[float],
     seed: int,
     k: int = 2,
+    scheme: str = "helper",
 ) -> Release:
-    """The same protocol in one process: ``dpcore.cape_average`` on the sites' CSVs.
+    """The same protocol in one process: ``dpcore.cape_average`` (or, for the pairwise
+    scheme, ``dpcore.protocol.pairwise.pairwise_average``) on the sites' CSVs.
 
     The reference a distributed run with the same seed, files and (ε_s, δ_s) must equal.
     """
@@ -266,8 +285,12 @@ def simulate(
         n.append(x.shape[0])
     tau = site_tau(n, epsilon, delta)
     made = make_design(kind, design, tau, n)
-    run = cape_average(np.stack(values), tau, design=made, symmetric=kind == "pca", rng=seed)
-    return _release(kind, design, run.estimate, made, n, epsilon, delta, k)
+    symmetric = kind == "pca"
+    if scheme == "pairwise":
+        run = pairwise_average(np.stack(values), made, seed=seed, symmetric=symmetric)
+    else:
+        run = cape_average(np.stack(values), tau, design=made, symmetric=symmetric, rng=seed)
+    return _release(kind, design, run.estimate, made, n, epsilon, delta, k, scheme)
 
 
 def write_result(path: str | Path, result: dict) -> None:

@@ -3,7 +3,9 @@
 Fields: ``round`` (hello, noise, release), ``sender``, ``receiver``, ``kind`` (what the
 message carries), ``shape`` (of the array it carries, or null), ``bytes`` (payload bytes:
 arrays, keys, ciphertexts and 8 per number; not Flower's HTTP/protobuf framing) and
-``time`` (seconds since the ServerApp started). Events (``kind`` = "refusal" or
+``time`` (seconds since the ServerApp started) and ``node`` (the Flower node id of the node
+at the other end, so that a reader can name the receivers of the hello requests, sent
+before anyone's role is known). Events (``kind`` = "refusal" or
 "release") close the log.
 """
 
@@ -53,9 +55,11 @@ class RunLog:
         kind: str,
         fields: dict[str, Any],
         shape: tuple[int, ...] | None = None,
+        node: int | None = None,
     ) -> None:
         """Log one message with its payload size."""
         self.write(
+            node=None if node is None else str(node),
             round=round_,
             sender=sender,
             receiver=receiver,

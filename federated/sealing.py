@@ -33,6 +33,12 @@ def keypair() -> tuple[bytes, bytes]:
     return raw_private, private.public_key().public_bytes(RAW, serialization.PublicFormat.Raw)
 
 
+def public_of(private: bytes) -> bytes:
+    """The raw public key of a raw X25519 private key."""
+    key = X25519PrivateKey.from_private_bytes(private).public_key()
+    return key.public_bytes(RAW, serialization.PublicFormat.Raw)
+
+
 def fingerprint(public: bytes) -> str:
     """The first 16 hex digits of SHA-256 of a public key, to compare out of band."""
     return hashlib.sha256(public).hexdigest()[:16]
@@ -61,3 +67,15 @@ def open_sealed(private: bytes, peer_public: bytes, sealed: bytes, context: byte
 def context_for(run_id: int, site: int, shape: tuple[int, ...]) -> bytes:
     """The associated data of site ``site``'s E_s in run ``run_id``."""
     return f"run {run_id} | site {site} | E shape {shape}".encode()
+
+
+def pair_seed(private: bytes, peer_public: bytes, run_id: int, s: int, t: int) -> int:
+    """The seed sites s and t share in run ``run_id`` (pairwise scheme): HKDF of their
+    X25519 secret, 128 bits; the same at both ends, unknown to the relaying aggregator."""
+    lo, hi = sorted((s, t))
+    shared = X25519PrivateKey.from_private_bytes(private).exchange(
+        X25519PublicKey.from_public_bytes(peer_public)
+    )
+    info = f"cape-lab pairwise noise | run {run_id} | sites {lo} {hi}".encode()
+    key = HKDF(algorithm=hashes.SHA256(), length=16, salt=None, info=info).derive(shared)
+    return int.from_bytes(key, "big")

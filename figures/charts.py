@@ -18,6 +18,24 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+def band_trace(
+    x: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, color: str, group: str
+) -> go.Scatter:
+    """A shaded band between ``lo`` and ``hi`` over ``x`` in a pale ``color``: no legend
+    entry, no hover, in the legend group of its line (toggled with it)."""
+    return go.Scatter(
+        x=np.concatenate([x, x[::-1]]),
+        y=np.concatenate([hi, lo[::-1]]),
+        mode="lines",
+        fill="toself",
+        fillcolor=_rgba(color, 0.15),
+        line={"width": 0},
+        hoverinfo="skip",
+        showlegend=False,
+        legendgroup=group,
+    )
+
+
 def summarise(df: pd.DataFrame, axis: str, metric: str) -> pd.DataFrame:
     """Mean, std and count of ``metric`` per (algorithm, axis value)."""
     out = df.groupby(["algorithm", axis])[metric].agg(["mean", "std", "count"]).reset_index()
@@ -123,19 +141,7 @@ def sweep_figure(
         color = line_style.color
         x = part[axis].to_numpy()
         lo, hi = (part["mean"] - part["std"]).to_numpy(), (part["mean"] + part["std"]).to_numpy()
-        fig.add_trace(
-            go.Scatter(
-                x=np.concatenate([x, x[::-1]]),
-                y=np.concatenate([hi, lo[::-1]]),
-                mode="lines",
-                fill="toself",
-                fillcolor=_rgba(color, 0.15),
-                line={"width": 0},
-                hoverinfo="skip",
-                showlegend=False,
-                legendgroup=alg,
-            )
-        )
+        fig.add_trace(band_trace(x, lo, hi, color=color, group=alg))
         fig.add_trace(
             go.Scatter(
                 x=x,
@@ -176,7 +182,8 @@ def sweep_figure(
 
 
 def add_pool_band(fig: go.Figure, spread: pd.DataFrame, *, axis: str, metric: str) -> None:
-    """Shade the range of one algorithm's mean curve over data pools (:func:`dpcore.paper.
+    """Shade the range of one algorithm's mean curve over data pools
+    (:func:`dpcore.experiments.paper.
     pool_spread`), so a single pool's luck is visible beside the drawn curve."""
     band = spread.groupby(axis)[metric].agg(["min", "max"]).reset_index()
     color = _rgba(style("cape").color, 0.18)

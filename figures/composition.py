@@ -4,22 +4,42 @@ and the privacy profiles δ(ε) of every view. Pure functions of data frames fro
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.accounting import CompositionGrowth
+from dpcore.analysis.accounting import CompositionGrowth, accountants
 from figures.charts import FONT, LEGEND_BELOW
 
-# Okabe–Ito colours (colour-blind safe); each accountant also has its own dash.
-ACCOUNTANT_STYLES = {
-    "exact": ("#0072B2", "solid", "exact (Gaussian DP)"),
-    "rdp": ("#009E73", "dash", "Rényi DP"),
-    "zcdp": ("#E69F00", "dot", "zCDP"),
-    "advanced": ("#D55E00", "dashdot", "advanced composition"),
-    "basic": ("#CC79A7", "longdash", "basic composition"),
-}
+# Okabe–Ito colours (colour-blind safe), and a dash each, given to the accountants in their
+# order (dpcore.analysis.accounting.accountants): a registered accountant gets the next pair.
+ACCOUNTANT_COLOURS = (
+    "#0072B2",
+    "#009E73",
+    "#E69F00",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
+ACCOUNTANT_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def accountant_styles() -> dict[str, tuple[str, str, str]]:
+    """Accountant name → (colour, dash, label) for every accountant record, in order."""
+    return {
+        a.name: (
+            ACCOUNTANT_COLOURS[i % len(ACCOUNTANT_COLOURS)],
+            ACCOUNTANT_DASHES[i % len(ACCOUNTANT_DASHES)],
+            a.label,
+        )
+        for i, a in enumerate(accountants())
+    }
+
+
 VIEW_STYLES = {
     "calibration τ_s": ("#AAAAAA", "the site's calibration τ_s (its promise; wide grey)"),
     "own release": ("#0072B2", "own release"),
@@ -27,6 +47,24 @@ VIEW_STYLES = {
     "coalition": ("#CC79A7", "aggregator + colluders"),
 }
 DESIGN_DASH = {"cape": ("solid", "paper's design"), "joint": ("dash", "joint-view-safe")}
+CALIBRATION_VIEW = "calibration τ_s"  # the site's own promise: drawn once, always
+# The profile chart's default curves besides the promise (issue #40 item 7: seven overlaid
+# curves were unreadable): the paper's design, its per-release argument and the joint view.
+DEFAULT_PROFILE_CURVES = (("cape", "own release"), ("cape", "aggregator's joint view"))
+
+
+def profile_curve_name(design: str, view: str) -> str:
+    """A profile curve's name in the legend and in the chart's curve picker."""
+    if view == CALIBRATION_VIEW:
+        return VIEW_STYLES[view][1]
+    return f"{VIEW_STYLES[view][1]} — {DESIGN_DASH[design][1]}"
+
+
+def profile_curves(profiles: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """The curves a reader may pick, by name: every (design, view) of ``profiles`` but the
+    promise, which is always drawn."""
+    pairs = profiles[["design", "view"]].drop_duplicates().itertuples(index=False)
+    return {profile_curve_name(d, v): (d, v) for d, v in pairs if v != CALIBRATION_VIEW}
 
 
 def accountants_figure(curve: pd.DataFrame, *, current: int | None = None) -> go.Figure:
@@ -35,7 +73,7 @@ def accountants_figure(curve: pd.DataFrame, *, current: int | None = None) -> go
     ``curve`` is :func:`dpcore.epsilon_curve`'s output; ``current`` marks the releases made.
     """
     fig = go.Figure()
-    for name, (color, dash, label) in ACCOUNTANT_STYLES.items():
+    for name, (color, dash, label) in accountant_styles().items():
         part = curve[curve["accountant"] == name]
         if part.empty:
             continue
@@ -80,22 +118,28 @@ _TICKS = [m * 10.0**e for e in range(-3, 5) for m in (1, 2, 5)]
 
 
 def profiles_figure(
-    profiles: pd.DataFrame, *, promise: tuple[float, float] | None = None
+    profiles: pd.DataFrame,
+    *,
+    promise: tuple[float, float] | None = None,
+    curves: Collection[tuple[str, str]] | None = None,
 ) -> go.Figure:
     """δ(ε) of each view (colour) for each design (dash); the promise (ε_s, δ_s) as a star.
 
     ``profiles`` is :func:`dpcore.view_profiles`' output. The calibration curve is the same
-    for both designs and drawn once.
+    for both designs and drawn once, always; ``curves`` names the (design, view) pairs drawn
+    beside it (None: every one).
     """
     positive = profiles["delta"][profiles["delta"] > 0]
     fig = go.Figure()
     for (design, view), part in profiles.groupby(["design", "view"], sort=False):
-        promise_curve = view == "calibration τ_s"
+        promise_curve = view == CALIBRATION_VIEW
         if promise_curve and design != "cape":
             continue
-        color, view_label = VIEW_STYLES[view]
-        dash, design_label = DESIGN_DASH[design]
-        name = view_label if promise_curve else f"{view_label} — {design_label}"
+        if not promise_curve and curves is not None and (design, view) not in curves:
+            continue
+        color, _ = VIEW_STYLES[view]
+        dash, _ = DESIGN_DASH[design]
+        name = profile_curve_name(design, view)
         part = part.sort_values("epsilon")
         fig.add_trace(  # the promise as a wide pale band: curves that equal it run inside it
             go.Scatter(
@@ -181,9 +225,8 @@ def accountants_text(
     ]
     if exact > 0:
         gaps = []
-        for name in ("rdp", "zcdp", "advanced", "basic"):
-            if name in end:
-                label = ACCOUNTANT_STYLES[name][2]
+        for name, (_, _, label) in accountant_styles().items():
+            if name != "exact" and name in end:
                 ratio = end[name] / exact
                 gaps.append(
                     f"{label} {end[name]:.3g} (+{ratio - 1:.0%})"
@@ -208,21 +251,34 @@ def accountants_text(
 
 
 def profiles_text(
-    profiles: pd.DataFrame, *, site: int, epsilon: float, delta: float, releases: int
+    profiles: pd.DataFrame,
+    *,
+    site: int,
+    epsilon: float,
+    delta: float,
+    releases: int,
+    curves: Collection[tuple[str, str]] | None = None,
 ) -> str:
-    """δ at the site's promised ε_s in each view and design, against its δ_s."""
+    """δ at the site's promised ε_s in each view and design drawn (``curves``, as in
+    :func:`profiles_figure`; None: every one), against its δ_s."""
     at = profiles[profiles["epsilon"] == epsilon]
     if at.empty:
         return ""
     words = []
     for design in ("cape", "joint"):
-        rows = at[(at["design"] == design) & (at["view"] != "calibration τ_s")]
+        rows = at[(at["design"] == design) & (at["view"] != CALIBRATION_VIEW)]
+        if curves is not None:
+            rows = rows[[(design, v) in curves for v in rows["view"]]]
+        if rows.empty:
+            continue
         name = DESIGN_DASH[design][1]
         cells = [
             f"{VIEW_STYLES[r.view][1]} δ = {r.delta:.3g} ({r.delta / delta:.3g}× δ_s)"
             for r in rows.itertuples()
         ]
         words.append(f"{name}: " + "; ".join(cells))
+    if not words:
+        return ""
     lead = f"At site {site}'s promised ε_s = {epsilon:.3g} (its δ_s = {delta:g}), " + (
         f"after {releases} releases, " if releases > 1 else ""
     )

@@ -3,7 +3,8 @@ built before, so a rerun on a setting already drawn skips Plotly's property vali
 of a cached rerun's CPU, docs/performance.md).
 
 The key is a digest of the builder's arguments (numbers, strings, arrays, data frames, and
-lists, tuples, dicts and frozen dataclasses of these), never their identity: the core's
+lists, tuples, dicts and frozen dataclasses of these — the fields that take part in their
+equality), never their identity: the core's
 cached results arrive as fresh copies on every rerun. Arguments of any other type skip the
 cache (the builder simply runs). A cached figure is shared by every session: callers must not
 change it (``ui.presenter.style`` and the exports work on copies), which is why the builders
@@ -74,6 +75,8 @@ def _feed(h: Any, obj: Any) -> None:
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         h.update(f"dc:{type(obj).__qualname__}(".encode())
         for f in dataclasses.fields(obj):
+            if not f.compare:  # derived from the others (a spec's resolved records)
+                continue
             _feed(h, f.name)
             _feed(h, getattr(obj, f.name))
         h.update(b")")

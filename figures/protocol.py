@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from dpcore.protocol_demo import ProtocolDemo
+from dpcore.protocol.protocol_demo import ProtocolDemo
 from figures.charts import FONT
 from figures.theme import style
 from learning.protocol_steps import AGG, NG, ProtocolStep, fmt, site_name
@@ -57,6 +57,10 @@ def _arrow(fig: go.Figure, start, end, *, color: str, width: float, text: str = 
 
 def _endpoints(pos, sender: str, receiver: str):
     a, b = pos[sender], pos[receiver]
+    if {sender, receiver} == {NG, AGG}:  # a real run's log: beside the middle site, if any
+        odd = sum(p.startswith("site") for p in pos) % 2
+        x = a[0] + 0.5 * odd + (0.08 if sender == NG else -0.08)
+        return (x, a[1]), (x, b[1])
     offset = 0.12 if sender.startswith("site") else -0.12 if receiver.startswith("site") else 0
     if AGG in (sender, receiver):  # the two directions between a site and the aggregator
         a, b = (a[0] + offset, a[1]), (b[0] + offset, b[1])
@@ -67,16 +71,38 @@ def network_figure(demo: ProtocolDemo, step: ProtocolStep) -> go.Figure:
     """Noise generator on top, sites in the middle, aggregator below; this step's message
     highlighted with its value, earlier messages faint."""
     n = demo.run.values.shape[0]
+    highlight = None
+    if step.message is not None:
+        name = step.message[2]
+        value = next(m.value for m in demo.run.messages if m.name == name)
+        highlight = (MESSAGE_COLORS[name[0]], f"{name} = {fmt(value)}")
+    hover = [f"site {s + 1}: a = {fmt(demo.run.values[s])}" for s in range(n)]
+    return _network(n, step, highlight, hover)
+
+
+def replay_figure(sites: int, step: ProtocolStep) -> go.Figure:
+    """:func:`network_figure` for a step of a real run's log: the message's round and size
+    instead of a value (a real run's values stay private; learning/run_replay.py)."""
+    highlight = None
+    if step.message is not None:
+        sender = step.message[0]
+        color = PARTY_COLORS[sender] if sender in PARTY_COLORS else PARTY_COLORS["site"]
+        highlight = (color, step.title.rsplit(": ", 1)[-1])
+    return _network(sites, step, highlight, [f"site {s + 1}" for s in range(sites)])
+
+
+def _network(
+    n: int, step: ProtocolStep, highlight: tuple[str, str] | None, hover: list[str]
+) -> go.Figure:
     pos = _positions(n)
     fig = go.Figure()
     for sender, receiver, _ in step.sent:
         a, b = _endpoints(pos, sender, receiver)
         _arrow(fig, a, b, color="rgba(128,128,128,0.45)", width=1.5)
-    if step.message is not None:
-        sender, receiver, name = step.message
-        value = next(m.value for m in demo.run.messages if m.name == name)
+    if step.message is not None and highlight is not None:
+        sender, receiver, _ = step.message
         a, b = _endpoints(pos, sender, receiver)
-        _arrow(fig, a, b, color=MESSAGE_COLORS[name[0]], width=4, text=f"{name} = {fmt(value)}")
+        _arrow(fig, a, b, color=highlight[0], width=4, text=highlight[1])
     # Parties outside the row are labelled beside them; sites carry their number inside the
     # marker (names under them collided with the aggregator's arrows), values are in the ledger.
     for party, position in ((NG, "top center"), (AGG, "bottom center")):
@@ -102,7 +128,7 @@ def network_figure(demo: ProtocolDemo, step: ProtocolStep) -> go.Figure:
             text=[str(s + 1) for s in range(n)],
             textposition="middle center",
             textfont={"size": 15, "color": "white"},
-            hovertext=[f"site {s + 1}: a = {fmt(demo.run.values[s])}" for s in range(n)],
+            hovertext=hover,
             hoverinfo="text",
             showlegend=False,
         )

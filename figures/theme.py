@@ -2,14 +2,15 @@
 the page-wide CSS that keeps text readable in both themes.
 
 The labels, colours (Okabe–Ito colour-blind-safe palette) and descriptions live in each
-algorithm's record (:mod:`dpcore.registry`); this module only shapes them for plotting.
+algorithm's record (:mod:`dpcore.factorization.registry`); this module only shapes them for
+plotting.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpcore import registry
+from dpcore.factorization import registry
 from learning.settings import AXIS_LABELS, LOG_AXES
 
 __all__ = [

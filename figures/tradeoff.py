@@ -61,7 +61,7 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
         ``promised_epsilon``, ``delta``.
     curves : DataFrame
         ``design``, ``view`` (with ``"promise"``), ``alpha``, ``power``
-        (:func:`dpcore.tradeoff.tradeoff_curves`).
+        (:func:`dpcore.analysis.tradeoff.tradeoff_curves`).
     """
     designs = [d for d in DESIGN_STYLES if d in set(rows["design"])]
     fig = make_subplots(
@@ -233,7 +233,7 @@ def theory_figure(curves: pd.DataFrame, *, labels: dict[str, str], chosen: str) 
     Parameters
     ----------
     curves : DataFrame
-        :func:`dpcore.tradeoff.tradeoff_curves` (``view``, ``alpha``, ``power``).
+        :func:`dpcore.analysis.tradeoff.tradeoff_curves` (``view``, ``alpha``, ``power``).
     labels : dict
         View → (legend) name; the promise's rows are labelled "the promise".
     chosen : str

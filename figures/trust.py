@@ -1,7 +1,7 @@
 """The Trust models page's chart, its table's display form and its computed explanation.
 
-Every number comes from :func:`dpcore.trust_models.trust_table` and
-:func:`dpcore.trust_models.trust_pca`; this module only shapes and words them.
+Every number comes from :func:`dpcore.analysis.trust_models.trust_table` and
+:func:`dpcore.analysis.trust_models.trust_pca`; this module only shapes and words them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.trust_models import SCHEMES
+from dpcore.analysis.trust_models import SCHEMES
+from dpcore.factorization.registry import get
 from figures import theme
 
 LABELS = {
@@ -155,9 +156,9 @@ def trust_figure(table: pd.DataFrame, pca: pd.DataFrame) -> go.Figure:
     Parameters
     ----------
     table : DataFrame
-        :func:`dpcore.trust_models.trust_table` output.
+        :func:`dpcore.analysis.trust_models.trust_table` output.
     pca : DataFrame
-        :func:`dpcore.trust_models.trust_pca` output (``nonprivate`` drawn as a line).
+        :func:`dpcore.analysis.trust_models.trust_pca` output (``nonprivate`` drawn as a line).
     """
     energy = pca_summary(pca)
     order = [s for s in SCHEMES if s in set(table["scheme"])][::-1]  # central on top
@@ -290,3 +291,36 @@ def explanation(
         f"aggregation {energy['secagg']:.3f}, conventional {energy['conventional']:.3f}, site "
         f"1 alone {energy['local']:.3f}. {wrap_text}"
     )
+
+
+def iterative_display(table: pd.DataFrame, *, sites: int) -> pd.DataFrame:
+    """The iterative methods' rows (:func:`dpcore.analysis.trust_iterative.iterative_trust_table`)
+    in the worded table's columns; what does not apply is said in words, never left blank."""
+    rows = []
+    for r in table.itertuples():
+        sees = "the curator: all raw data" if math.isinf(r.aggregator_epsilon) else "aggregator"
+        not_applicable = dict(part.split(": ", 1) for part in r.not_applicable.split("; "))
+        noise = (
+            f"per round {r.std_ratio:.3g}× central's one-shot std"
+            if r.noise_std is not None and not pd.isna(r.noise_std)
+            else not_applicable["noise std"]
+        )
+        rows.append(
+            {
+                "scheme": f"{get(r.scheme, 'pca').label} (T = {r.rounds})",
+                "what the aggregator sees": f"{sees}, all {r.rounds} round(s) — "
+                f"{_epsilon_words(r)}; {noise}",
+                "who must be trusted": r.trusted,
+                "colluders tolerated": (
+                    f"all {sites - 1} others"
+                    if r.colluders_tolerated >= sites - 1
+                    else "none: the promise fails with 0"
+                    if r.colluders_tolerated < 0
+                    else f"{r.colluders_tolerated}"
+                )
+                + f" ({not_applicable['masks']})",
+                "one dropout (site 1)": not_applicable["dropout"],
+                "source": r.source,
+            }
+        )
+    return pd.DataFrame(rows)

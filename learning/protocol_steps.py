@@ -1,6 +1,6 @@
 """Algorithm 1 (CAPE, Alg. 5) as a sequence of steps over one real run — no Streamlit here.
 
-Every number comes from a :class:`dpcore.protocol_demo.ProtocolDemo`; this module only says
+Every number comes from a :class:`dpcore.protocol.protocol_demo.ProtocolDemo`; this module only says
 which of them a step shows, who sends what to whom, and what each party holds afterwards.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore.protocol_demo import ProtocolDemo
+from dpcore.protocol.protocol_demo import ProtocolDemo
 
 NG, AGG = "noise generator", "aggregator"
 LEDGER = ("a_s", "E_s", "F_s", "G_s", "Â_s", "Â_s − F_s")

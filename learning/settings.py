@@ -134,3 +134,15 @@ OTD_SETTINGS = OtdControls(
     scaling="public",
     power="robust",  # restarts 10, 100 iterations, tolerance 1e-8
 )
+
+# Lesson 6, beyond the paper: the Trust models, Repeated releases and Attack audit pages at
+# their own defaults where the lesson does not vary a setting.
+BEYOND_SITES = 5  # S equal sites of N_s = 1000 at ε = 0.5, δ = LESSON_DELTA (as lesson 4)
+BITS_GRID = (12, 14, 16, 18, 20, 24, 32)  # secure aggregation's bit width b
+TRUST_DIM, TRUST_RUNS = 20, 10  # the Trust models page's D and PCA runs (its defaults)
+RELEASES_GRID = (2, 5, 10, 20, 50, 100, 200)  # T releases of the same mean
+JOINT_VIEW = "aggregator's joint view"  # the view Repeated releases counts by default
+# The Attack audit's "joint-view gap" preset: ten equal sites of N_s = 1000 at ε_s = 0.5,
+# δ_s = 10⁻³, analytic; the trials per audit are the lesson's control.
+AUDIT_SITES, AUDIT_DELTA = 10, 1e-3
+AUDIT_TRIALS_GRID = (10_000, 20_000, 50_000, 100_000, 200_000)

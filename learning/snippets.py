@@ -45,7 +45,7 @@ def sweep(spec: PcaSpec | OtdSpec, seed: int, source: tuple = ("synthetic",)) ->
     head = "import numpy as np\n\nimport dpcore\n\n"
     params: dict[str, Any] = keywords(spec, source, short=True)
     if source[0] != "synthetic":
-        head += "from dpcore import realdata\n\n" + _data_line(source)
+        head += "from dpcore.experiments import realdata\n\n" + _data_line(source)
         params = {"data": _Raw("data"), **params}
     params["rng"] = seed
     return head + f"df = dpcore.{function}(\n{_kwargs(params)})\nprint(df)\n"
@@ -88,7 +88,7 @@ def averaging(n_per_site, epsilon, delta, weights, calibration, *, draws: int, s
 def collusion(n_per_site, epsilon, delta, weights, calibration, *, ng: bool, design: str) -> str:
     """Effective ε of the most exposed site against the number of colluders."""
     return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
-        "from dpcore.joint_safe import design_for\n\n"
+        "from dpcore.protocol.joint_safe import design_for\n\n"
         f"made = design_for({design!r}, tau, weights=weights)\n"
         "curve = dpcore.collusion_curve(\n"
         "    made, sensitivity=1.0 / np.asarray(n_per_site, float), delta=delta, epsilon=epsilon, "
@@ -106,8 +106,8 @@ def audit_tradeoff(
         [("coalition", tuple(colluding))] if colluding else []
     )
     return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
-        "from dpcore import tradeoff\n"
-        "from dpcore.joint_safe import design_for\n\n"
+        "from dpcore.analysis import tradeoff\n"
+        "from dpcore.protocol.joint_safe import design_for\n\n"
         f"site, trials, views = {site}, {trials}, {views!r}\n"
         f"streams = iter(np.random.default_rng({seed}).spawn(2 * len(views)))\n"
         "rows, curves = [], []\n"
@@ -162,7 +162,7 @@ def gain(total: int, sites: int, points: int = 60) -> str:
 def paper_panel(key: str, *, runs: int, seed: int, calibration: str) -> str:
     """One panel of the paper's figures, as ``python -m paper`` computes it."""
     return (
-        "from dpcore import paper\n\n"
+        "from dpcore.experiments import paper\n\n"
         f"panel = paper.panel_by_key({key!r})\n"
         f"df = paper.run_panel(panel, runs={runs}, seed={seed}, calibration={calibration!r})\n"
         "print(df)\n"

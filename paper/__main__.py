@@ -11,7 +11,7 @@ import sys
 
 import pandas as pd
 
-from dpcore import paper
+from dpcore.experiments import paper
 from dpcore.paper_cli import main as _main
 
 

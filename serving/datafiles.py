@@ -1,8 +1,8 @@
 """Local data files (MNIST, Covertype): only those in one directory, chosen from a list.
 
 The directory is ``CAPE_DATA_DIR``, else ``data/`` next to ``app.py``. Students pick a file
-name from what is there; they never type a path, and :mod:`dpcore.realdata` refuses any name
-that does not resolve (links followed) to a regular file directly inside the directory,
+name from what is there; they never type a path, and :mod:`dpcore.experiments.realdata` refuses any
+name that does not resolve (links followed) to a regular file directly inside the directory,
 with one message whatever the reason, so nothing can be learnt about the rest of the disk.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dpcore import realdata
+from dpcore.experiments import realdata
 
 
 def data_dir() -> str:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dpcore.limits import MAX_MEMORY, MAX_SECONDS
+from dpcore.experiments.limits import MAX_MEMORY, MAX_SECONDS
 from dpcore.parallel import default_workers
 from serving import worker
 from serving.store import DiskStore, store_from_env
@@ -331,7 +331,8 @@ class Lane:
 
 
 def _memory_limit() -> int:
-    # the sweep's own bound (dpcore.limits) plus the interpreter, numpy and thread arenas
+    # the sweep's own bound (dpcore.experiments.limits) plus the interpreter, numpy and thread
+    # arenas
     return MAX_MEMORY + int(1.5 * 2**30)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 _CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload(["dpcore", "dpcore.realdata", "pandas", "numpy"])
+_CONTEXT.set_forkserver_preload(["dpcore", "dpcore.experiments.realdata", "pandas", "numpy"])
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def load_source(kind: str, arg: Any, data_dir: str | None):
     """A real data set by source (see :func:`ui.cached.load_dataset`), in the child."""
     import numpy as np
 
-    from dpcore import realdata
+    from dpcore.experiments import realdata
 
     if kind in realdata.BUNDLED:
         return realdata.load_bundled(kind)
@@ -169,6 +169,12 @@ def load_source(kind: str, arg: Any, data_dir: str | None):
     raise ValueError(f"data must be one of {[*realdata.BUNDLED, 'mnist', 'covtype', 'upload']}")
 
 
+def source_data(source: tuple, data_dir: str | None):
+    """The data set a page's ``source`` names: ``(kind,)`` for a bundled set, ``(kind, arg)``
+    for a file or an upload (:func:`load_source`)."""
+    return load_source(source[0], source[1] if len(source) > 1 else None, data_dir)
+
+
 def pca_frame(spec, seed: int, source: tuple, data_dir: str | None):
     """:func:`dpcore.run_pca_sweep` of a page's spec on its data source, loaded here in the
     child (the spec travels small: ``data`` joins it here)."""
@@ -179,9 +185,25 @@ def pca_frame(spec, seed: int, source: tuple, data_dir: str | None):
     from serving import classroom
 
     if source[0] != "synthetic":
-        spec = spec.replace(data=load_source(*source, data_dir))
+        spec = spec.replace(data=source_data(source, data_dir))
     classroom.check(spec)  # the class server's limits (issue #39), on the loaded data
     return cluster.run(dpcore.run_pca_sweep, spec, np.random.default_rng(seed))
+
+
+def rounds_table(spec, seed: int, source: tuple, data_dir: str | None):
+    """The rounds axis of a page's :class:`dpcore.experiments.sweeps.rounds.RoundsSpec` on its data
+    source, as :func:`dpcore.experiments.sweeps.rounds.rounds_summary`, in the child."""
+    import dataclasses
+
+    from dpcore import cluster
+    from dpcore.experiments.sweeps.rounds import rounds_summary, run_rounds_sweep
+    from serving import classroom
+
+    if source[0] != "synthetic":
+        data = source_data(source, data_dir)
+        spec = dataclasses.replace(spec, sweep=spec.sweep.replace(data=data))
+    classroom.check(spec)
+    return rounds_summary(cluster.run(run_rounds_sweep, spec, seed))
 
 
 def otd_frame(spec, seed: int):
@@ -210,8 +232,10 @@ def otd_example(spec, seed: int):
 
 
 def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str, data_dir: str):
-    """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), in the child."""
-    from dpcore import cluster, paper
+    """One panel of the paper's figures (:func:`dpcore.experiments.paper.run_panel`), in the
+    child."""
+    from dpcore import cluster
+    from dpcore.experiments import paper
     from serving import classroom
 
     panel = paper.panel_by_key(key)  # a paper panel or MNIST's subset ("2b~mnist_5k")

@@ -1,4 +1,4 @@
-"""Composition accountants and privacy profiles (dpcore.accounting) against independent
+"""Composition accountants and privacy profiles (dpcore.analysis.accounting) against independent
 references: Google's dp_accounting (PLD and RDP accountants), the analytic Gaussian profile,
 and the algebra of Gaussian DP."""
 
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpcore
-from dpcore.accounting import ACCOUNTANTS, composed_epsilon, composed_mu, gaussian_profile
-from dpcore.calibration import gaussian_delta, gaussian_epsilon
+from dpcore.analysis.accounting import ACCOUNTANTS, composed_epsilon, composed_mu, gaussian_profile
+from dpcore.mechanisms.calibration import gaussian_delta, gaussian_epsilon
 
 # (noise multipliers of one round, rounds T, δ): scalars and sequences (releases with
 # different σ), T from 1 to 40, δ from 1e-8 to 1e-2, ε from ~0.1 to ~30.

@@ -46,8 +46,8 @@ def test_overview_metrics_follow_the_sliders():
 
 def test_overview_pca_preset_opens_the_apps_representative_seed():
     # Issue #40 item 8: "Strong privacy PCA" opened seed 0, whose pool Paper figures calls
-    # unlucky (dpcore/paper.py); the app's default seed is the one tests/test_default_seed.py
-    # checks to be representative.
+    # unlucky (dpcore/experiments/paper.py); the app's default seed is the one
+    # tests/test_default_seed.py checks to be representative.
     import urllib.parse
 
     from learning.settings import DEFAULT_SEED
@@ -100,11 +100,11 @@ def test_pca_other_axes_and_unequal_sites():
 
 
 def test_pca_heavy_settings_wait_for_run(monkeypatch):
-    from dpcore import limits
+    from dpcore.experiments import limits
 
     at = page("pca.py").run()
     assert at.metric  # the default settings are light: computed at once
-    # What is heavy is the core's one rule (dpcore.limits.is_heavy, tested in
+    # What is heavy is the core's one rule (dpcore.experiments.limits.is_heavy, tested in
     # tests/test_limits.py); a tiny threshold makes a small sweep heavy, so this test checks
     # the gate and the job's wiring without a real D = 200 sweep.
     monkeypatch.setattr(limits, "HEAVY_SECONDS", 1e-6)

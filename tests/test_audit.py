@@ -1,4 +1,4 @@
-"""The privacy audit (dpcore.audit): Clopper–Pearson, soundness, informativeness, the
+"""The privacy audit (dpcore.analysis.audit): Clopper–Pearson, soundness, informativeness, the
 protocol game on CAPE's messages, and the joint-view gap it demonstrates."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from scipy import special, stats
 
 import dpcore
-from dpcore.audit import (
+from dpcore.analysis.audit import (
     MAX_TRIALS,
     attack_statistics,
     audit_gaussian,
@@ -20,7 +20,7 @@ from dpcore.audit import (
     epsilon_lower_bound,
     plan_threshold,
 )
-from dpcore.privacy import coalition_report, coalition_view
+from dpcore.analysis.views import coalition_report, coalition_view
 
 # --- Clopper–Pearson against scipy's Beta quantiles ---------------------------------------------
 

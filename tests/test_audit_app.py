@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 from figures.audit import CONFIDENCE_WORDS, soundness_words, verdict
+from ui.sites_table import default_table
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.app
@@ -126,7 +127,7 @@ def test_tradeoff_chart_and_posteriors_agree_with_the_audits_views():
     """Every view of the audit table is on the trade-off chart (theory curve, attack point,
     its box), beside the promise; its μ = Δ_s/σ agrees with its ε through the exact
     conversion to 1e-9; the posterior table is the core's bound at that ε."""
-    from dpcore.tradeoff import gdp_mu, posterior_bound
+    from dpcore.analysis.tradeoff import gdp_mu, posterior_bound
 
     at = page()
     at.multiselect(key="au_colluders").set_value([2]).run()
@@ -172,3 +173,32 @@ def test_the_attacks_box_proves_a_break_exactly_when_the_audit_does():
     for (design, view), part in curves[curves.view != "promise"].groupby(["design", "view"]):
         row = views[(views.design == design) & (views.view == view)].iloc[0]
         assert (part.under.max() > 0) == row.breaks
+
+
+def _rounds_table(at: AppTest) -> pd.DataFrame:
+    """The rounds section's table, indexed by design."""
+    return next(t.value for t in at.table if any("rounds" in c for c in t.value.columns))
+
+
+def test_cape_every_round_audits_the_joint_view_of_all_rounds():
+    # Issue #38: the aggregator's joint view of all T rounds of CAPE per round leaks what one
+    # shot does (the design is linear in τ). Five default sites, analytic calibration: the
+    # paper's design breaks the promise at any T, the joint-view-safe design keeps it. At
+    # T = 2 the page's 200,000 games of 2 runs each are 2.5× the 81,000 a median audit needs.
+    at = page()
+    at.radio(key="au_calib").set_value("analytic")
+    at.select_slider(key="au_rounds").set_value(2).run()
+    assert not at.exception
+    table = _rounds_table(at)
+    sites = default_table()  # weights μ_s = 1/S
+    n, eps, dlt = (sites[c].to_numpy() for c in ("N_s", "ε_s", "δ_s"))
+    tau = dpcore.mean_noise_std(n, epsilon=eps, delta=dlt, method="analytic")
+    for design, label in (("cape", "paper's design"), ("joint", "joint-view-safe design")):
+        views = dpcore.analysis.round_views.rounds_party_views(
+            tau, rounds=2, sensitivity=1 / n, delta=dlt, epsilon=eps, design=design
+        )
+        theory = views[(views.party == "aggregator") & (views.site == 1)].epsilon_joint.iloc[0]
+        assert float(table.loc[label, "theory ε over 2 rounds"]) == pytest.approx(theory, rel=1e-3)
+    assert table.loc["paper's design", "verdict"].startswith("✗ demonstrated")
+    assert table.loc["joint-view-safe design", "verdict"].startswith("✓")
+    assert any("200,000 games here plays 2 real" in m.value for m in at.markdown)

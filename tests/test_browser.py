@@ -33,6 +33,8 @@ PAGES = {
     "trust_models": "trust_models",
     "composition": "composition",
     "audit": "audit",
+    "glossary": "glossary",
+    "classroom": "classroom",
 }
 CHARTS = {  # Plotly charts per page on first load
     "overview": 0,
@@ -46,6 +48,8 @@ CHARTS = {  # Plotly charts per page on first load
     "trust_models": 1,
     "composition": 1,
     "audit": 2,  # the audit in bars, and as trade-off curves
+    "glossary": 0,
+    "classroom": 0,
 }
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -96,3 +96,63 @@ def test_progress_survives_a_reload_and_next_leaves_a_finished_lesson(server, ta
     _assert_no_errors(page)
     assert f"✓ {first.name}" not in progress.inner_text()  # one of three steps answered
     assert f"{first.name} 1/{last}" in progress.inner_text()
+
+
+def _in_view(page, selector: str) -> dict:
+    """Where an element sits in the window: its top and bottom in CSS pixels."""
+    return page.evaluate(
+        "(s) => { const r = document.querySelector(s).getBoundingClientRect();"
+        " return {top: r.top, bottom: r.bottom, height: window.innerHeight}; }",
+        selector,
+    )
+
+
+LANDINGS = [
+    (lesson, number, step)
+    for lesson in LESSONS
+    for number, step in enumerate(lesson.steps, 1)
+    if step.explore.section is not None
+]
+
+
+NEXT_CHART = """(s) => { const top = document.querySelector(s).getBoundingClientRect().top;
+  const charts = [...document.querySelectorAll("[data-testid='stPlotlyChart']")]
+    .map(c => c.getBoundingClientRect()).filter(r => r.top >= top);
+  return charts.length ? charts[0].top : null; }"""
+
+
+@pytest.mark.parametrize(
+    ("key", "width", "height"),
+    [("calibration", 1280, 720), ("calibration", 390, 844), ("releases", 1280, 720)],
+    ids=["presenter-screen", "phone", "repeated-releases"],
+)
+def test_an_explore_link_lands_on_the_section_it_names(server, tabs, key, width, height):
+    """Issue #40 item 2: lesson 1 step 3's link opened the Privacy explorer three screens
+    above the calibration chart it is about. Clicked as a learner does, the link's section
+    heading is at the top of the window and the chart under it starts on the same screen."""
+    lesson, number, step = next(t for t in LANDINGS if t[2].key == key)
+    page = tabs(width=width, height=height)
+    page.goto(f"{server}/learn?learn_lesson={lesson.name.replace(' ', '+')}&learn_step={number}")
+    _settle(page)
+    from ui.lesson_scenes import SCENES
+
+    numbers = SCENES[step.scene](step.control.default).numbers
+    page.get_by_role("link", name=step.explore.label.format(**numbers)).click()
+    target = step.explore.page.removeprefix("app_pages/").removesuffix(".py")
+    page.wait_for_url(f"**/{target}?**", timeout=60_000)
+    browser_wait.settle(page, 120)
+    heading = f"[id='{step.explore.section}']"
+    page.locator(heading).wait_for(timeout=60_000)
+    page.wait_for_function(  # the landing ends once the page above the section stops growing
+        "(s) => { const r = document.querySelector(s).getBoundingClientRect();"
+        " return r.top >= 0 && r.top < 200; }",
+        arg=heading,
+        timeout=60_000,
+    )
+    time.sleep(2)  # and it stays there
+    where = _in_view(page, heading)
+    assert 0 <= where["top"] < 200, where
+    chart = page.evaluate(NEXT_CHART, heading)
+    assert chart is not None and chart < where["height"], chart  # it starts on this screen
+    OUT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(OUT / f"landing-{key}-{width}.png"))

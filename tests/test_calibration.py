@@ -17,7 +17,7 @@ from dpcore import (
     site_noise_std,
     symmetric_noise,
 )
-from dpcore.noise import n_free_entries, symmetric_index_map
+from dpcore.mechanisms.noise import n_free_entries, symmetric_index_map
 
 EPS_BELOW_1 = [1e-3, 0.01, 0.1, 0.5, 0.9]
 DELTAS = [1e-10, 1e-6, 1e-3, 0.05]
@@ -194,7 +194,7 @@ def test_index_map_enumerates_multisets_in_lexicographic_order(dim, order):
 
 
 def test_classic_warning_once_collapses_classic_and_keeps_other_warnings():
-    from dpcore.calibration import classic_warning_once
+    from dpcore.mechanisms.calibration import classic_warning_once
 
     with pytest.warns(Warning) as record:
         with classic_warning_once():

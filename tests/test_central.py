@@ -12,8 +12,8 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 import dpcore
-from dpcore import registry
-from dpcore.registry import PcaInputs, SitePrivacy
+from dpcore.factorization import registry
+from dpcore.factorization.registry import PcaInputs, SitePrivacy
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
@@ -30,7 +30,16 @@ def _inputs(rng, *, dim=6, sites=3, n=(200, 300, 500), epsilon=0.7, delta=1e-3,
     scale = 1.0 if neighbouring == "add-remove" else math.sqrt(2)
     privacy = SitePrivacy(scale / sizes, epsilon, delta, "classic", 32, None, neighbouring)
     tau = np.ones(sites)
-    return PcaInputs(np.array(moments), 2, tau, weights, 4, False, privacy), sizes
+    inputs = PcaInputs(
+        moments=np.array(moments),
+        k=2,
+        tau=tau,
+        weights=weights,
+        rank=4,
+        faithful=False,
+        privacy=privacy,
+    )
+    return inputs, sizes
 
 
 def _projector(basis):
@@ -54,7 +63,7 @@ def test_the_central_gaussian_release_is_the_analytic_sigma_of_the_pooled_sensit
     rng = np.random.default_rng(0)
     x, sizes = _inputs(rng)
     # one sample of site s moves A = Σ μ_s A_s by μ_s·(1/N_s) = 1/N: the pooled Δ
-    pooled_delta = dpcore.central.pooled_sensitivity(x.privacy.sensitivity, x.weights)
+    pooled_delta = dpcore.factorization.central.pooled_sensitivity(x.privacy.sensitivity, x.weights)
     assert pooled_delta == pytest.approx(1 / sizes.sum(), rel=1e-12)
     sigma = _analytic_sigma(pooled_delta, 0.7, 1e-3)
     # The release's noise, drawn the way the test reads the AG algorithm: the same stream
@@ -72,7 +81,7 @@ def test_the_central_gaussian_noise_has_the_analytic_spread():
     # statistical check of the scale, independent of the stream order: with A = 0 the
     # release is the noise; an off-diagonal entry's sample std over n draws has relative
     # standard error 1/√(2n) ≈ 0.7 % at n = 10,000: 5 standard errors = 3.5 %
-    from dpcore.cape import add_symmetric_noise
+    from dpcore.protocol.cape import add_symmetric_noise
 
     sigma = _analytic_sigma(1e-3, 0.5, 1e-5)
     rng = np.random.default_rng(1)
@@ -121,7 +130,7 @@ def test_the_laplace_l1_bound_is_attained_and_never_passed():
     # ‖triu(xxᵀ)‖₁/(N·b) with b = Δ₁/ε, is at most ε and reaches it
     d = 5
     rng = np.random.default_rng(3)
-    bound = dpcore.central.l1_per_l2(d, "add-remove")  # × Δ_s = 1/N_s
+    bound = dpcore.factorization.central.l1_per_l2(d, "add-remove")  # × Δ_s = 1/N_s
     xs = rng.normal(size=(20_000, d))
     xs /= np.linalg.norm(xs, axis=1)[:, None] * rng.uniform(1, 2, size=(20_000, 1))
     rows, cols = np.triu_indices(d)

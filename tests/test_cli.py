@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore import cli, paper, realdata
+from dpcore import cli
+from dpcore.experiments import paper, realdata
 
 SMALL_PCA = [
     "sweep", "pca", "--epsilon", "0.1,1,10", "--runs", "2", "--dim", "12", "--k", "3",
@@ -26,7 +27,7 @@ SMALL_OTD = [
 ]  # fmt: skip
 
 
-@pytest.mark.filterwarnings("ignore::dpcore.calibration.ClassicGaussianWarning")
+@pytest.mark.filterwarnings("ignore::dpcore.mechanisms.calibration.ClassicGaussianWarning")
 @pytest.mark.parametrize("argv", [SMALL_PCA, SMALL_OTD], ids=["pca", "otd"])
 def test_sweep_csv_is_reproduced_bit_for_bit_from_its_record(tmp_path, capsys, argv):
     first = tmp_path / "run.csv"
@@ -37,7 +38,7 @@ def test_sweep_csv_is_reproduced_bit_for_bit_from_its_record(tmp_path, capsys, a
     assert record["params"]["rng"] == int(argv[-1])
     # every keyword is recorded, algorithms named (a later baseline does not join the rerun)
     assert set(record["params"]) == set(cli.keywords(argv[1]))
-    assert record["params"]["algorithms"] == list(dpcore.registry.defaults(argv[1]))
+    assert record["params"]["algorithms"] == list(dpcore.factorization.registry.defaults(argv[1]))
 
     again = tmp_path / "again" / "copy.csv"
     assert cli.main(["sweep", "--from", str(tmp_path / "run.json"), "--out", str(again)]) == 0

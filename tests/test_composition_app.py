@@ -121,12 +121,12 @@ def test_over_budget_the_ledger_reads_the_true_share_and_says_already_over():
 
 def test_accountant_buttons_read_as_words_and_each_is_explained():
     # Issue #40 item 7: the buttons said "rdp"/"zcdp"; the methods were cited, never explained.
-    from figures.composition import ACCOUNTANT_STYLES
+    from figures.composition import accountant_styles
     from learning.explanations import ACCOUNTANTS_IN_WORDS
 
     at = page().run()
     labels = at.radio(key="rr_acct").options
-    assert labels == [label for _, _, label in ACCOUNTANT_STYLES.values()]
+    assert labels == [label for _, _, label in accountant_styles().values()]
     assert "rdp" not in labels and "zcdp" not in labels
     how = next(e for e in at.expander if e.label.startswith("How it works"))
     shown = " ".join(m.value for m in how.markdown)

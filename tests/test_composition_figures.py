@@ -111,3 +111,27 @@ def test_notices_quote_the_numbers_on_the_charts():
     assert f"δ = {cape:.3g} in the paper's design" in profiles_notice(
         frame, epsilon=0.5, delta=1e-3
     )
+
+
+def test_profiles_figure_draws_the_promise_and_the_curves_picked():
+    # Issue #40 item 7: seven overlaid curves. By default the promise and two curves of the
+    # paper's design; every curve can be picked by its legend name.
+    from figures.composition import DEFAULT_PROFILE_CURVES, profile_curves
+
+    frame = _profiles()
+    offered = profile_curves(frame)
+    assert len(offered) == 3 * 2 and "calibration τ_s" not in {v for _, v in offered.values()}
+    fig = profiles_figure(frame, promise=(0.5, 1e-3), curves=DEFAULT_PROFILE_CURVES)
+    names = [trace.name for trace in fig.data]
+    assert len(names) == 1 + len(DEFAULT_PROFILE_CURVES) + 1  # promise band, curves, star
+    assert set(names[1:-1]) == {n for n, c in offered.items() if c in DEFAULT_PROFILE_CURVES}
+    one = next(iter(offered))
+    fig = profiles_figure(frame, curves=[offered[one]])
+    assert [trace.name for trace in fig.data][1:] == [one]
+    assert len(profiles_figure(frame, curves=()).data) == 1  # the promise alone
+    text = profiles_text(
+        frame, site=1, epsilon=0.5, delta=1e-3, releases=1, curves=DEFAULT_PROFILE_CURVES
+    )
+    assert "own release δ" in text and "joint-view-safe" not in text  # the curves drawn only
+    assert "aggregator + colluders" not in text
+    assert profiles_text(frame, site=1, epsilon=0.5, delta=1e-3, releases=1, curves=()) == ""

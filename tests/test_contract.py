@@ -39,9 +39,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpcore
-from dpcore import registry
-from dpcore.limits import CLASSROOM
-from dpcore.realdata import load_csv
+from dpcore.experiments.limits import CLASSROOM
+from dpcore.experiments.realdata import load_csv
+from dpcore.factorization import registry
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
@@ -153,7 +153,7 @@ def _valid() -> dict[str, object]:
         "shares": None,
         "site_shares": None,
         "budget_split": 0.5,
-        "noise_multiplier": 2.0,  # the audit (dpcore.audit)
+        "noise_multiplier": 2.0,  # the audit (dpcore.analysis.audit)
         "trials": 1000,
         "successes": 3,
         "false_positives": 3,
@@ -165,13 +165,13 @@ def _valid() -> dict[str, object]:
         "confidence": 0.95,
         "site": 1,
         "view": "coalition",
-        "coordinates": 10,  # secure aggregation (dpcore.secagg)
+        "coordinates": 10,  # secure aggregation (dpcore.protocol.secagg)
         "bits": 16,
         "expected_dropouts": 0,
         "threshold": 2,
         "tau": (1e-3, 1.0),
         "value": 1.0,
-        "releases": 3,  # composition and the ledger (dpcore.accounting, dpcore.ledger)
+        "releases": 3,  # composition, the ledger (dpcore.analysis.accounting, .ledger)
         "max_releases": 5,
         "accountant": "exact",
         "accountants": ("exact", "rdp"),
@@ -180,7 +180,7 @@ def _valid() -> dict[str, object]:
         "n_colluding": 0,
         "count": 1,
         "label": "release",
-        "epsilon0": 1.0,  # the trust models (dpcore.trust_models)
+        "epsilon0": 1.0,  # the trust models (dpcore.analysis.trust_models)
         "parties": 5,
         "secagg_calibration": "ddg",
     }
@@ -260,7 +260,7 @@ OVERRIDES: dict[str, dict[str, object]] = {
     "SecAggDesign.noise_std": {"shares": 3},
     "SecAggDesign.epsilons": {"shares": 3},
     "SecAggDesign.meets": {"shares": 3},
-    # the specs and their runners (dpcore/sweeps)
+    # the specs and their runners (dpcore/experiments/sweeps)
     "PcaSpec": _fields(PCA_SPEC) if dataclasses.is_dataclass(PCA_SPEC) else {},
     "OtdSpec": _fields(OTD_SPEC) if dataclasses.is_dataclass(OTD_SPEC) else {},
     "run_pca_sweep": {"spec": PCA_SPEC, "rng": np.random.default_rng(0)},

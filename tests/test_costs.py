@@ -1,10 +1,11 @@
-"""dpcore.costs: the reals each party sends, against the paper's counts (Sec. 4 and 5)."""
+"""dpcore.factorization.costs: the reals each party sends, against the paper's counts (Sec. 4 and
+5)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dpcore.costs import communication_cost
+from dpcore.factorization.costs import communication_cost
 
 SHAPES = [(1, 1, 1), (10, 2, 3), (20, 5, 7), (50, 50, 100)]  # (D, K, S)
 

@@ -209,3 +209,72 @@ def test_built_with_a_key_names_the_result_by_the_settings_not_the_frames():
     assert other is not first and len(calls) == 2
     with pytest.raises(TypeError, match="key"):
         built(table, frame, key=object())
+
+
+def test_a_spec_with_derived_fields_names_a_result_by_its_compared_fields():
+    """A sweep spec (frozen dataclass) carries derived fields outside its equality (its
+    resolved algorithm records: objects the digest cannot read). As a key it is named by the
+    fields that define equality: equal specs share a result, a changed field builds again."""
+    import dataclasses
+
+    from figures.memo import built, digest
+
+    @dataclasses.dataclass(frozen=True)
+    class Spec:
+        epsilon: float
+        records: tuple = dataclasses.field(repr=False, compare=False)
+
+    first = Spec(0.5, (object(),))
+    again = Spec(0.5, (object(),))  # equal (records are not compared), other record objects
+    assert first == again and digest(first) == digest(again) is not None
+    assert digest(Spec(0.25, (object(),))) != digest(first)
+
+    def table(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.assign(y=1)
+
+    frame = pd.DataFrame({"x": [1.0]})
+    made = built(table, frame, key=(first, 7))
+    assert built(table, frame, key=(again, 7)) is made
+    assert built(table, frame, key=(Spec(0.25, ()), 7)) is not made
+
+
+@pytest.mark.parametrize("rule", ["equal", "∝ N_s", "manual"])
+def test_the_sites_tables_plain_rows_give_what_the_frames_give(rule):
+    """ui.sites_table works on plain rows on every rerun (pandas cost ~1 ms a call, ~20 calls a
+    move); its texts and editor frames must be what the pandas operations give: μ from the
+    rule, resized with new sites (N_s = 1000, ε = 0.5, δ = 1e-3), N_s rounded half to even."""
+    from ui import sites_table as t
+
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        rows = int(rng.integers(1, 22))
+        sizes = rng.choice([1.0, 7.0, 1000.0, 12345.6, 2.5, 3.5, 0.0], rows)
+        table = pd.DataFrame(
+            {
+                "N_s": sizes,
+                "ε_s": rng.uniform(0.01, 5, rows).round(4),
+                "δ_s": rng.choice([1e-3, 1e-5, 0.01], rows),
+                "μ_s": rng.random(rows).round(4),
+            }
+        )
+        text = ";".join(",".join(f"{v:.6g}" for v in row) for row in table.to_numpy())
+        table["N_s"] = table["N_s"].round().astype(int)  # 2.5 → 2, 3.5 → 4 (half to even)
+        parsed = t._parse(text)
+        pd.testing.assert_frame_equal(t._frame(parsed), table)
+        for sites in (2, 5, 20):
+            # the reference: pandas on the frame, as the table was computed before
+            kept = table.iloc[:sites].reset_index(drop=True)
+            extra = pd.DataFrame(
+                {"N_s": [1000] * (sites - len(kept)), "ε_s": 0.5, "δ_s": 1e-3}
+            ).assign(**{"μ_s": 1.0 / sites})
+            want = pd.concat([kept, extra], ignore_index=True) if len(extra) else kept
+            if rule == "equal":
+                want = want.assign(**{"μ_s": 1.0 / len(want)})
+            elif rule == "∝ N_s":
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    want = want.assign(**{"μ_s": want["N_s"] / want["N_s"].sum()})
+            got = t._rows_with_rule(t._resized_rows(parsed, sites, rule), rule)
+            pd.testing.assert_frame_equal(t._frame(got), want, check_dtype=False)
+            assert t._text(got) == ";".join(
+                ",".join(f"{v:.6g}" for v in row) for row in want.to_numpy(float)
+            )

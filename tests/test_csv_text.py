@@ -1,5 +1,5 @@
-"""dpcore.csv_text: a table's encoding, delimiter and decimal mark (issue #36; the loader's
-end-to-end checks are in tests/test_realdata.py)."""
+"""dpcore.experiments.csv_text: a table's encoding, delimiter and decimal mark (issue #36; the
+loader's end-to-end checks are in tests/test_realdata.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpcore.csv_text import as_utf8, decimal_mark, delimiter
+from dpcore.experiments.csv_text import as_utf8, decimal_mark, delimiter
 
 # No NUL: a text file never holds one, and NUL bytes are how UTF-16 without a mark is found
 # (UTF-8 "\x00a\x00b" *is* UTF-16-BE "ab" byte for byte: no rule can tell them apart).

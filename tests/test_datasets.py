@@ -1,11 +1,11 @@
-"""dpcore.datasets: the paper's synthetic pool, site sizes and the per-site draw."""
+"""dpcore.factorization.datasets: the paper's synthetic pool, site sizes and the per-site draw."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dpcore.datasets import (
+from dpcore.factorization.datasets import (
     Dataset,
     draw_sites,
     normalise_to_unit_ball,

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import dpcore
-from dpcore.limits import MAX_DESIGN_SITES, MAX_MEMORY
-from dpcore.mean_release import mean_release_designs
-from dpcore.sweeps.dropout import dropout_pca
+from dpcore.experiments.limits import MAX_DESIGN_SITES, MAX_MEMORY
+from dpcore.experiments.sweeps.dropout import dropout_pca
+from dpcore.protocol.mean_release import mean_release_designs
 
 TOO_MANY = MAX_DESIGN_SITES + 1
 

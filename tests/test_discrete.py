@@ -1,4 +1,4 @@
-"""dpcore.discrete: the exact discrete Gaussian sampler against its pmf, the pmf's closed
+"""dpcore.mechanisms.discrete: the exact discrete Gaussian sampler against its pmf, the pmf's closed
 forms, and the accounting of a sum of shares (KLS) against an exact computation."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore.discrete import (
+from dpcore.mechanisms.discrete import (
     ALPHAS,
     ddg_epsilon,
     ddg_rdp,

@@ -1,4 +1,4 @@
-"""dpcore.sweeps.dropout: capePCA when sites drop out, with and without a remedy."""
+"""dpcore.experiments.sweeps.dropout: capePCA when sites drop out, with and without a remedy."""
 
 from __future__ import annotations
 

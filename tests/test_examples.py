@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore import paper, registry
+from dpcore.experiments import paper
+from dpcore.factorization import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_PATH = {"PYTHONPATH": str(ROOT)}  # as after `pip install .`

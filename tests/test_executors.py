@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore import paper, sweeps
 from dpcore.cluster import dask_executor
+from dpcore.experiments import paper, sweeps
 from dpcore.parallel import executor_workers, parallel_map
 
 # Small sweeps covering every path that ships work: a fixed data draw (ε), a fresh draw per

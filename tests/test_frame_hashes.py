@@ -42,7 +42,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import dpcore
-from dpcore import paper
+from dpcore.experiments import paper
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 

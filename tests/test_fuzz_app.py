@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore import registry
+from dpcore.factorization import registry
 from ui.cached import DESIGNS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,8 +5,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcore.calibration import ClassicGaussianWarning, mean_noise_std
-from dpcore.cape import cape_design, cape_gain
+from dpcore.mechanisms.calibration import ClassicGaussianWarning, mean_noise_std
+from dpcore.protocol.cape import cape_design, cape_gain
 
 
 def _design(sizes, eps, delta, weights, calibration):

@@ -29,7 +29,7 @@ from test_lecturer import metrics, new_page, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "app_pages"
-SHARED_KEYS = {"present"}  # the one key every page shares on purpose (docs/state.md)
+SHARED_KEYS = {"present", "section"}  # shared on purpose (docs/state.md, rule 3)
 PACE = 1.0  # seconds between a lecturer's clicks
 SHARE, PERIOD = 0.5, 0.1  # the busy server runs 50 ms of every 100 ms
 

@@ -177,8 +177,8 @@ def test_the_lock_pins_every_requirement_inside_its_range_with_hashes():
 def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_path):
     # Issue #12: failed loads were not cached and the Paper page asked three times per rerun.
     # A file that is missing or outside the data directory is refused in the server (a few
-    # stat calls, dpcore.realdata.locate) without a child process, once per kind.
-    from dpcore import realdata
+    # stat calls, dpcore.experiments.realdata.locate) without a child process, once per kind.
+    from dpcore.experiments import realdata
     from serving import jobs
 
     kinds, children = [], []
@@ -208,9 +208,9 @@ def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_pat
 def test_heavy_tensor_settings_run_as_a_job_not_in_the_server(monkeypatch):
     # Issue #12: two Run presses on heavy tensor links took both cores from everyone. Heavy
     # settings now run in the heavy lane's child process (ui.jobs), the sweep and its one-run
-    # example both. What is heavy is the core's one rule (dpcore.limits.is_heavy): a tiny
-    # threshold makes these light settings heavy, so the test runs a small sweep.
-    from dpcore import limits
+    # example both. What is heavy is the core's one rule (dpcore.experiments.limits.is_heavy): a
+    # tiny threshold makes these light settings heavy, so the test runs a small sweep.
+    from dpcore.experiments import limits
     from serving import jobs
 
     monkeypatch.setattr(limits, "HEAVY_SECONDS", 1e-6)

@@ -1,4 +1,4 @@
-"""dpcore.iterative: the noisy power method (central, distributed, CAPE per round).
+"""dpcore.factorization.iterative: the noisy power method (central, distributed, CAPE per round).
 
 References checked: an independent implementation of Hardt & Price's Figure 1 written here
 (Gram–Schmidt instead of QR, the noise drawn from the documented streams), the plain power
@@ -14,13 +14,13 @@ import dp_accounting as dpa
 import numpy as np
 import pytest
 from dp_accounting import pld
+from planted import DIM, K, gram_schmidt, planted_moments, planted_sites
 
 import dpcore
-from dpcore import registry
-from dpcore.accounting import view_noise_multipliers
-from dpcore.calibration import gaussian_sigma, second_moment_sensitivity, site_noise_std
-from dpcore.costs import communication_cost
-from dpcore.iterative import (
+from dpcore.analysis.accounting import view_noise_multipliers
+from dpcore.factorization import registry
+from dpcore.factorization.costs import communication_cost
+from dpcore.factorization.iterative import (
     DEFAULT_ROUNDS,
     cape_npm_pca,
     cape_round,
@@ -32,22 +32,13 @@ from dpcore.iterative import (
     per_round_std,
     pooled_round_std,
 )
-from dpcore.metrics import subspace_distance, top_k_eigvecs
+from dpcore.factorization.metrics import subspace_distance, top_k_eigvecs
+from dpcore.mechanisms.calibration import gaussian_sigma, second_moment_sensitivity, site_noise_std
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
 
 # --- an independent implementation of Hardt & Price, Figure 1 --------------------------------
-
-
-def _gram_schmidt(y: np.ndarray) -> np.ndarray:
-    """Orthonormal columns spanning those of y, by modified Gram–Schmidt (not numpy's QR)."""
-    q = np.array(y, dtype=float)
-    for j in range(q.shape[1]):
-        for i in range(j):
-            q[:, j] -= (q[:, i] @ q[:, j]) * q[:, i]
-        q[:, j] /= np.linalg.norm(q[:, j])
-    return q
 
 
 def _hp_figure1(a, k, rounds, noise, rng):
@@ -58,9 +49,9 @@ def _hp_figure1(a, k, rounds, noise, rng):
     X₀, child ℓ for round ℓ. ``a`` only fixes D.
     """
     streams = rng.spawn(rounds + 1)
-    x = _gram_schmidt(streams[0].standard_normal((a.shape[0], k)))
+    x = gram_schmidt(streams[0].standard_normal((a.shape[0], k)))
     for ell in range(1, rounds + 1):
-        x = _gram_schmidt(noise(ell, x, streams[ell]))
+        x = gram_schmidt(noise(ell, x, streams[ell]))
     return x
 
 
@@ -68,27 +59,9 @@ def _projector(x):
     return x @ x.T
 
 
-def _moments(sizes, dim, k, rng, *, spike=6.0):
-    """Per-site second moments of data with a planted K-dimensional subspace (‖x‖ ≤ 1)."""
-    u = np.linalg.qr(rng.standard_normal((dim, k)))[0]
-    n = int(np.sum(sizes))
-    x = rng.standard_normal((n, k)) * np.linspace(spike, spike / 2, k) @ u.T
-    x += 0.3 * rng.standard_normal((n, dim))
-    x /= np.max(np.linalg.norm(x, axis=1))
-    blocks = np.split(x, np.cumsum(sizes)[:-1])
-    return np.stack([b.T @ b / b.shape[0] for b in blocks]), u
-
-
-SIZES = np.array([300, 500, 700])
-DIM, K = 12, 3
-
-
 @pytest.fixture(scope="module")
 def data():
-    moments, planted = _moments(SIZES, DIM, K, np.random.default_rng(7))
-    weights = SIZES / SIZES.sum()
-    tau = site_noise_std(SIZES, epsilon=2.0, delta=1e-5, method="analytic")
-    return moments, planted, weights, tau
+    return planted_sites()
 
 
 def test_central_matches_an_independent_figure_1(data):
@@ -262,7 +235,7 @@ def test_every_rounds_e_sum_to_zero_and_the_aggregate_carries_only_g(data):
 
 def test_planted_subspace_is_recovered_at_large_epsilon():
     sizes = np.array([2000, 2000, 2000, 2000])
-    moments, planted = _moments(sizes, 20, 3, np.random.default_rng(11))
+    moments, planted = planted_moments(sizes, 20, 3, np.random.default_rng(11))
     mu = sizes / sizes.sum()
     tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, method="analytic")
     truth = top_k_eigvecs(np.tensordot(mu, moments, axes=1), 3)

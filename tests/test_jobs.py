@@ -56,7 +56,7 @@ def test_the_column_bomb_is_refused_before_any_parse_with_little_memory():
     # bytes' shape is checked first: a line longer than a row of MAX_DIM numbers is refused.
     import tracemalloc
 
-    from dpcore.realdata import load_csv
+    from dpcore.experiments.realdata import load_csv
 
     bomb = ("1," * 9_900_000 + "1\n").encode()
     tracemalloc.start()
@@ -206,7 +206,7 @@ def test_a_sweep_reports_each_of_its_grid_point_run_tasks(workers):
         dpcore.pca_sweep(
             epsilon=(0.5, 1.0, 2.0), runs=4, workers=workers, calibration="analytic", **PCA_SMALL
         )
-    tasks = 3 * 4  # one task per (grid point, run): dpcore/sweeps/pca.py
+    tasks = 3 * 4  # one task per (grid point, run): dpcore/experiments/sweeps/pca.py
     assert seen[0] == (0, tasks) and seen[-1] == (tasks, tasks)
     dones = [d for d, _ in seen]
     assert dones == sorted(dones) and len(set(dones)) == tasks + 1  # every task, once

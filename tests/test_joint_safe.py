@@ -1,4 +1,4 @@
-"""The joint-view-safe CAPE design (dpcore.joint_safe, issue #14, docs/privacy.md)."""
+"""The joint-view-safe CAPE design (dpcore.protocol.joint_safe, issue #14, docs/privacy.md)."""
 
 import math
 
@@ -16,7 +16,7 @@ from dpcore import (
     joint_safe_design,
     party_views,
 )
-from dpcore.cape import site_releases
+from dpcore.protocol.cape import site_releases
 
 
 @pytest.mark.parametrize("n_sites", [2, 3, 5, 10, 50])
@@ -37,7 +37,7 @@ def test_equal_sites_closed_form(n_sites, price):
 
 def test_exact_covariance_algebra_unequal():
     # C = Σ_E + diag(τ_g²) in the aggregator's view; [C⁻¹]_ss = 1/τ_s² exactly (the design's
-    # equality), computed here with a plain inverse, independent of dpcore.privacy.
+    # equality), computed here with a plain inverse, independent of dpcore.analysis.views.
     tau = np.array([0.5, 1.0, 2.0, 0.8, 1.3])
     mu = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
     d = joint_safe_design(tau, weights=mu, price=1.1)
@@ -158,7 +158,7 @@ def test_cape_joint_in_the_sweeps_pays_a_small_price_and_leaves_the_others_uncha
 @pytest.mark.parametrize("faithful", [True, False])
 def test_cape_joint_pca_runs_the_protocol_with_the_joint_design(faithful):
     # With ε → ∞ (τ = 0) both designs are the non-private result exactly.
-    from dpcore.pca import cape_pca, nonprivate_pca
+    from dpcore.factorization.pca import cape_pca, nonprivate_pca
 
     rng = np.random.default_rng(2)
     a = rng.standard_normal((4, 6, 6))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpcore import lapack
-from dpcore.metrics import top_k_eigh
+from dpcore.factorization import lapack
+from dpcore.factorization.metrics import top_k_eigh
 
 
 def _noisy_moment(dim: int, seed: int) -> np.ndarray:

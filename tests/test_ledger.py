@@ -1,4 +1,4 @@
-"""The privacy ledger and the privacy statement (dpcore.ledger)."""
+"""The privacy ledger and the privacy statement (dpcore.analysis.ledger)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import dpcore
-from dpcore.accounting import ACCOUNTANTS, composed_epsilon
-from dpcore.ledger import LedgerEntry, PrivacyLedger, privacy_statement
+from dpcore.analysis.accounting import ACCOUNTANTS, composed_epsilon
+from dpcore.analysis.ledger import LedgerEntry, PrivacyLedger, privacy_statement
 
 
 def _ledger(accountant="exact"):

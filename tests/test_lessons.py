@@ -15,9 +15,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpcore
-from dpcore.protocol_demo import protocol_demo
+from dpcore.protocol.protocol_demo import protocol_demo
 from figures.theme import AXIS_LABELS, label
 from learning.lessons import LESSONS
+from learning.sections import PARAM as SECTION
 from learning.settings import DEFAULT_SEED  # the pages' seed, which the lessons use
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -178,6 +179,51 @@ def truth(step_key: str, value) -> tuple[str, str]:
         (cm, cs), (vm, vs) = stats["cape"], stats["conv"]
         winner = "capeAGN" if cm < vm else "conventional"
         return _verdict(cm - vm, math.hypot(cs, vs), winner), f"**{cm:.3f}**"
+    if step_key == "trust":
+        from dpcore.analysis import trust_models
+
+        pca = trust_models.trust_pca(
+            (1000,) * 5, epsilon=0.5, delta=DELTA, weights=(0.2,) * 5, dim=20, k=5,
+            calibration="analytic", bits=value, scale=None, secagg_calibration="analytic",
+            runs=10, rng=DEFAULT_SEED,
+        )  # fmt: skip
+        sa = pca[pca.scheme == "secagg"]
+        ratio = float(sa.error_ratio.mean())
+        # nearest on a log scale: the boundary between 1× and 10× is √10
+        answer = "about the same (1×)" if ratio < math.sqrt(10) else "about 10× larger"
+        assert ratio < math.sqrt(10 * 1000)  # never near 1000×: a wrapped sum is still decoded
+        assert (answer == "about 10× larger") == (sa.wraparounds.mean() > 0)  # wrap-around
+        return answer, f"**{ratio:.3g}×**"
+    if step_key == "releases":
+        design = _equal_design(5)
+        z = dpcore.view_noise_multipliers(
+            design, sensitivity=np.full(5, 1e-3), view="aggregator's joint view"
+        )[0]
+        one = dpcore.composed_epsilon(z, releases=1, delta=DELTA)
+        total = dpcore.composed_epsilon(z, releases=value, delta=DELTA)
+        ratio = total / one
+        # between √T and T; √T is nearer on a log scale while ratio² < T·√T
+        assert math.sqrt(value) <= ratio < value
+        answer = "about √T×" if ratio**2 < value**1.5 else "about T×"
+        return answer, f"**{ratio:.3g}×**"
+    if step_key == "audit":
+        sens = np.full(10, 1e-3)
+        tau = dpcore.gaussian_sigmas(sens, epsilon=0.5, delta=1e-3, method="analytic")
+        design = dpcore.cape_design(tau)
+        # the page's streams: one per (design, view), the paper's joint view second
+        stream = np.random.default_rng(DEFAULT_SEED).spawn(4)[1]
+        found = dpcore.audit_protocol(
+            design, sensitivity=sens, site=0, view="joint", delta=1e-3, trials=value, rng=stream
+        ).audit
+        assert found.epsilon == pytest.approx(0.7135, abs=1e-4)  # docs/privacy.md's gap
+        # the bound recomputed from the attack's error counts (Clopper–Pearson, 95 %)
+        lower = dpcore.epsilon_lower_bound(
+            found.false_positives, found.negatives, found.false_negatives, found.positives,
+            delta=1e-3,
+        )[0]  # fmt: skip
+        assert lower == pytest.approx(found.epsilon_lower, rel=1e-12) and lower < found.epsilon
+        answer = "yes: a proven break" if lower > 0.5 else "not yet: the bound stays below ε_s"
+        return answer, f"**{lower:.3g}**"
     raise AssertionError(f"no independent check for step {step_key!r}")
 
 
@@ -321,6 +367,10 @@ def test_every_step_agrees_with_itself_and_its_link(lesson, number, step):
     numbers = SCENES[step.scene](value).numbers  # the scene the page above drew (same cache)
     assert params == _grouped(step.explore.query(numbers))  # the link carries every setting
     assert not target.exception  # (the Privacy explorer may show a verdict as an error box)
+    section = params.pop(SECTION, [None])[0]  # where the link lands, not a setting
+    assert section == step.explore.section
+    if section is not None:  # the page has a header with that anchor
+        assert section in [h.proto.anchor for h in target.header], section
     for key, texts in params.items():  # every setting arrived on the page
         assert key in target.session_state, key
         assert _arrived(target.session_state[key], texts), (key, target.session_state[key], texts)
@@ -332,6 +382,8 @@ def test_every_step_agrees_with_itself_and_its_link(lesson, number, step):
 
 CHECKED_VALUES = {
     "calibration": [10.0],
+    "trust": [32],  # enough bits: no wrap-around, about central's noise
+    "audit": [20_000],  # too few games: the bound stays below the promise
     "collusion": [2, 4],
     "conventional": [7],
     "attacker": ["site 1's own release"],
@@ -353,6 +405,7 @@ def test_questions_whose_answer_turns_with_the_control(key):
 
             target, params = open_link(at, step)
             numbers, on_page = SCENES[step.scene](value).numbers, page_numbers(target)
+            params.pop(SECTION, None)
             for key_, texts in params.items():
                 assert _arrived(target.session_state[key_], texts), key_
             for name in step.explore.shows:

@@ -7,18 +7,9 @@ import time
 import pytest
 
 import dpcore
-from dpcore import (
-    OtdSpec,
-    PcaSpec,
-    dropout_pca,
-    limits,
-    otd_sweep,
-    paper,
-    parallel,
-    pca_sweep,
-    synthetic_dataset,
-)
-from dpcore.limits import MAX_SECONDS, estimate_otd, estimate_pca, is_heavy, work
+from dpcore import OtdSpec, PcaSpec, dropout_pca, otd_sweep, parallel, pca_sweep, synthetic_dataset
+from dpcore.experiments import limits, paper
+from dpcore.experiments.limits import MAX_SECONDS, estimate_otd, estimate_pca, is_heavy, work
 
 CLASS = limits.CLASSROOM  # the class server's budget, asked for explicitly (issue #39)
 
@@ -173,7 +164,7 @@ LARGE_DIM = {"epsilon": [0.1, 1.0, 10.0], "dim": 1000, "k": 10, "runs": 100}
 @pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 def test_the_library_sets_no_limit_unless_asked(monkeypatch):
     # before: pca_sweep refused both with "the limit is 5,000" / "about 18 minutes"
-    from dpcore.sweeps import pca as sweep_module
+    from dpcore.experiments.sweeps import pca as sweep_module
 
     ran = []
     monkeypatch.setattr(
@@ -266,3 +257,27 @@ def test_no_budget_still_refuses_what_cannot_fit_this_machine():
     assert time.perf_counter() - start < 2.0
     machine = limits.machine()
     assert machine.memory_bytes is None or machine.memory_bytes > 2**28  # a real machine
+
+
+def test_the_class_server_refuses_a_rounds_sweep_past_the_limits(monkeypatch):
+    # main's rounds axis (#38) ran its PCA sweeps under the core's old default limit; with no
+    # limit in the core (#39) the class server checks the whole request, summed over its sweeps
+    from dpcore.experiments.sweeps.rounds import RoundsSpec
+    from serving import classroom, worker
+
+    monkeypatch.setenv("CAPE_WORKERS", "2")
+    heavy = RoundsSpec.build(rounds=(1, 2), **MANY_RUNS)
+    assert work(heavy, workers=2).tasks == sum(
+        work(part, workers=2).tasks for _, part in heavy.parts()
+    )
+    start = time.perf_counter()
+    for call in (
+        lambda: classroom.check(heavy),
+        lambda: worker.rounds_table(heavy, 0, ("synthetic",), None),
+    ):
+        with pytest.raises(ValueError, match="this rounds sweep asks for 6,000 grid points"):
+            call()
+    assert time.perf_counter() - start < 5.0  # refused before the work
+    light = RoundsSpec.build(epsilon=1.0, runs=2)
+    assert is_heavy(light) is False  # the estimate takes the workers like a sweep spec's
+    classroom.check(light)  # within the limits: no error

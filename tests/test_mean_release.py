@@ -1,4 +1,5 @@
-"""dpcore.mean_release: the three designs the averaging pages compare, on the same sites."""
+"""dpcore.protocol.mean_release: the three designs the averaging pages compare, on the same
+sites."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 import dpcore
-from dpcore.mean_release import GAIN_NAMES, mean_release_designs
+from dpcore.protocol.mean_release import GAIN_NAMES, mean_release_designs
 
 
 def test_equal_sites_reach_the_pooled_noise_and_gain_exactly_s():

@@ -1,4 +1,5 @@
-"""dpcore.metrics: each measure against a case whose answer is known in closed form."""
+"""dpcore.factorization.metrics: each measure against a case whose answer is known in closed
+form."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import ortho_group
 
-from dpcore.metrics import (
+from dpcore.factorization.metrics import (
     captured_energy,
     component_error,
     component_error_matched,

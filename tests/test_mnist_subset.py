@@ -8,7 +8,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from dpcore import paper, realdata
+from dpcore.experiments import paper, realdata
 
 
 def _fake_file(path, rows=12, seed=0):

@@ -1,11 +1,11 @@
-"""dpcore.models: the planted mixture models and their samplers."""
+"""dpcore.factorization.models: the planted mixture models and their samplers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dpcore.models import make_model, mog_model, sample_mog, sample_stm, stm_model
+from dpcore.factorization.models import make_model, mog_model, sample_mog, sample_stm, stm_model
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 

@@ -1,5 +1,5 @@
-"""dpcore.moments: the second and third moments of each site, their sensitivities (checked
-against brute-force neighbours) and the streamed computation."""
+"""dpcore.factorization.moments: the second and third moments of each site, their sensitivities
+(checked against brute-force neighbours) and the streamed computation."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.models import mog_model, sample_mog, sample_stm, stm_model
-from dpcore.moments import (
+from dpcore.factorization.models import mog_model, sample_mog, sample_stm, stm_model
+from dpcore.factorization.moments import (
     cube_sum,
     cube_sum_free,
     mog_moments,
@@ -19,7 +19,7 @@ from dpcore.moments import (
     stm_moments,
     stm_site_moments,
 )
-from dpcore.noise import n_free_entries
+from dpcore.mechanisms.noise import n_free_entries
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 

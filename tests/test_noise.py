@@ -1,4 +1,4 @@
-"""Symmetric noise (dpcore.noise): the closed-form index map and the sampler's shape."""
+"""Symmetric noise (dpcore.mechanisms.noise): the closed-form index map and the sampler's shape."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from dpcore.noise import (
+from dpcore.mechanisms.noise import (
     CACHED_MAP_ENTRIES,
     _index_map,
     expand_symmetric,

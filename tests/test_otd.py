@@ -1,5 +1,5 @@
-"""dpcore.otd: one capeAGN tensor stage (the E's cancel, the aggregate is the projected
-sum) and the AVN baseline's noise radius."""
+"""dpcore.factorization.otd: one capeAGN tensor stage (the E's cancel, the aggregate is the
+projected sum) and the AVN baseline's noise radius."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.cape import cape_design
-from dpcore.models import mog_model
-from dpcore.moments import mog_site_moments
-from dpcore.noise import n_free_entries
-from dpcore.otd import avn_vector, cape_tensor_stage
-from dpcore.tensor import multilinear, whitening
+from dpcore.factorization.models import mog_model
+from dpcore.factorization.moments import mog_site_moments
+from dpcore.factorization.otd import avn_vector, cape_tensor_stage
+from dpcore.factorization.tensor import multilinear, whitening
+from dpcore.mechanisms.noise import n_free_entries
+from dpcore.protocol.cape import cape_design
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import paper
+from dpcore.experiments import paper
 from paper.__main__ import main
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
@@ -169,7 +169,7 @@ def test_fig_2a_default_pool_is_unlucky_and_the_spread_says_so():
 
 
 def test_standins_keep_the_panel_and_fit_the_bundled_pool():
-    from dpcore import paper, realdata
+    from dpcore.experiments import paper, realdata
 
     for name, pool in paper.BUNDLED_POOL.items():
         assert realdata.load_bundled(name).n_samples == pool
@@ -190,7 +190,7 @@ def test_standins_keep_the_panel_and_fit_the_bundled_pool():
 def test_precomputed_file_round_trips(tmp_path):
     import pandas as pd
 
-    from dpcore import paper
+    from dpcore.experiments import paper
 
     a = pd.DataFrame({"algorithm": ["cape"], "epsilon": [0.5], "run": [0], "q": [0.25]})
     b = pd.DataFrame({"algorithm": ["conv"], "delta": [0.01], "run": [1], "e": [1.5]})
@@ -230,7 +230,7 @@ def test_shipped_results_agree_with_a_fresh_reduced_run(key):
     # the data pool is the seed's), so they differ by Monte Carlo error only:
     # |m₃ − m₁₀| ≤ 4·s·√(1/3 + 1/10) with s the shipped per-point std (4σ: ~1 in 16,000 per
     # point; a floor of 1e-9 for noise-free points, where both must agree to rounding).
-    from dpcore import paper
+    from dpcore.experiments import paper
 
     frames, meta = paper.read_precomputed(SHIPPED)
     assert meta["command"].startswith("python -m paper --precompute") and meta["commit"]

@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-from dpcore.cape import (
+from dpcore.protocol.cape import (
     aggregator_step,
     cape_average,
     noise_generator_step,
     party_rng,
     site_step,
 )
-from dpcore.joint_safe import design_for
+from dpcore.protocol.joint_safe import design_for
 
 
 @pytest.mark.parametrize(

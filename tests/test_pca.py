@@ -10,11 +10,17 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore import ClassicGaussianWarning, pca_sweep, registry
-from dpcore.cape import cape_average, cape_design
-from dpcore.datasets import draw_sites, second_moments, split_sizes, synthetic_dataset
-from dpcore.metrics import captured_energy, optimal_energy, subspace_distance, top_k_eigvecs
-from dpcore.pca import cape_pca, conv_pca, nonprivate_pca
+from dpcore import ClassicGaussianWarning, pca_sweep
+from dpcore.factorization import registry
+from dpcore.factorization.datasets import draw_sites, second_moments, split_sizes, synthetic_dataset
+from dpcore.factorization.metrics import (
+    captured_energy,
+    optimal_energy,
+    subspace_distance,
+    top_k_eigvecs,
+)
+from dpcore.factorization.pca import cape_pca, conv_pca, nonprivate_pca
+from dpcore.protocol.cape import cape_average, cape_design
 
 EPS_GRID = [0.5, 1.0, 5.0, 10.0]
 

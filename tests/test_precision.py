@@ -1,9 +1,9 @@
-"""dpcore.precision: how exactly the zero-sum noise and the masks cancel in float64 and
+"""dpcore.analysis.precision: how exactly the zero-sum noise and the masks cancel in float64 and
 float32."""
 
 from __future__ import annotations
 
-from dpcore.precision import cancellation_table
+from dpcore.analysis.precision import cancellation_table
 
 
 def test_cancellation_table():

@@ -1,4 +1,4 @@
-"""Per-party views, collusion, dropouts and the inverse calibration (dpcore.privacy)."""
+"""Per-party views, collusion, dropouts and the inverse calibration (dpcore.analysis.views)."""
 
 import itertools
 import math
@@ -8,17 +8,8 @@ import numpy as np
 import pytest
 
 import dpcore
-from dpcore import privacy
-from dpcore.calibration import (
-    ClassicGaussianWarning,
-    gaussian_delta,
-    gaussian_epsilon,
-    gaussian_sigma,
-    gaussian_sigmas,
-)
-from dpcore.cape import cape_design, paper_design, site_releases
-from dpcore.joint_safe import joint_safe_design
-from dpcore.privacy import (
+from dpcore.analysis import views
+from dpcore.analysis.views import (
     MAX_EXACT_COALITIONS,
     coalition_report,
     coalition_view,
@@ -28,6 +19,15 @@ from dpcore.privacy import (
     dropout_run,
     party_views,
 )
+from dpcore.mechanisms.calibration import (
+    ClassicGaussianWarning,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_sigma,
+    gaussian_sigmas,
+)
+from dpcore.protocol.cape import cape_design, paper_design, site_releases
+from dpcore.protocol.joint_safe import joint_safe_design
 
 UNEQUAL = cape_design([0.5, 1.0, 2.0, 0.8, 1.3], weights=[0.1, 0.3, 0.2, 0.25, 0.15])
 
@@ -383,7 +383,7 @@ def test_collusion_curve_beyond_the_exhaustive_range_is_a_lower_bound_without_a_
         assert named.loc[row.site, VIEW_COLUMNS[row.view][0]] == pytest.approx(
             row.epsilon, rel=1e-9
         )
-    monkeypatch.setattr(privacy, "MAX_EXACT_COALITIONS", math.comb(n_sites, n_sites // 2))
+    monkeypatch.setattr(views, "MAX_EXACT_COALITIONS", math.comb(n_sites, n_sites // 2))
     full = collusion_curve(design, sensitivity=sens, epsilon=eps, delta=delta)
     assert full.exact.all() and full.meets.notna().all()
     bound = (curve.epsilon / curve.promised_epsilon).to_numpy()
@@ -544,7 +544,7 @@ def test_bad_input(call, error, match):
 
 
 def test_calibration_comparison():
-    from dpcore.calibration import calibration_comparison
+    from dpcore.mechanisms.calibration import calibration_comparison
 
     table = calibration_comparison([0.1, 0.5, 1.0, 4.0], delta=1e-5, sensitivity=2.0)
     assert table.classic_is_proof.tolist() == [True, True, False, False]
@@ -559,7 +559,7 @@ def test_calibration_comparison():
 
 
 def test_agn_budget_composes_to_the_total():
-    from dpcore.calibration import agn_budget
+    from dpcore.mechanisms.calibration import agn_budget
 
     b = agn_budget(epsilon=1.2, delta=0.01, split=0.25)
     assert b["epsilon1"] + b["epsilon2"] == pytest.approx(1.2)

@@ -1,5 +1,5 @@
-"""dpcore.promise: the factor e^ε that (ε, δ)-DP allows between the worlds with and without
-one person (Dwork & Roth 2014, Definition 2.4)."""
+"""dpcore.mechanisms.promise: the factor e^ε that (ε, δ)-DP allows between the worlds with and
+without one person (Dwork & Roth 2014, Definition 2.4)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.promise import likelihood_factor
+from dpcore.mechanisms.promise import likelihood_factor
 
 
 def test_the_factor_is_e_to_the_epsilon_and_the_class_pair_reads_as_the_lessons_say():

@@ -1,4 +1,4 @@
-"""dpcore.protocol_demo: the protocol page's one CAPE run, every intermediate number."""
+"""dpcore.protocol.protocol_demo: the protocol page's one CAPE run, every intermediate number."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpcore import cape_design
-from dpcore.protocol_demo import protocol_demo
+from dpcore.protocol.protocol_demo import protocol_demo
 
 
 @pytest.mark.parametrize("kind", ["scalar", "2x2"])

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.sweeps.provenance import generator_of, seed_of
+from dpcore.experiments.sweeps.provenance import generator_of, seed_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpcore import cape_design, site_noise_std
-from dpcore.questions import sites_for_advantage, sweep_crossings, target_crossing
+from dpcore.experiments.questions import sites_for_advantage, sweep_crossings, target_crossing
 
 GRID = np.array([0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0])
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpcore import pca_sweep
-from dpcore.realdata import (
+from dpcore.experiments.realdata import (
     BUNDLED,
     MAX_DIM,
     dataset_from_array,
@@ -257,7 +257,7 @@ def test_dataset_from_array_rejects_non_numeric_and_wrong_shapes():
 
 
 def test_hostile_paths_and_oversized_files(tmp_path):
-    from dpcore.realdata import _read_bytes
+    from dpcore.experiments.realdata import _read_bytes
 
     with pytest.raises(ValueError, match="cannot be opened"):
         load_mnist("a" * 5000)  # found by the app fuzz test: OSError "name too long"
@@ -302,7 +302,7 @@ def data_dir(tmp_path, images):
 
 
 def test_only_regular_files_inside_the_data_directory_are_listed(data_dir):
-    from dpcore.realdata import data_files
+    from dpcore.experiments.realdata import data_files
 
     assert data_files(data_dir) == ["inside-link.idx", "mnist.idx"]
 
@@ -342,7 +342,7 @@ def test_every_refusal_outside_the_data_directory_reads_the_same(data_dir, tmp_p
 
 
 def test_locate_refuses_as_the_loader_does_without_reading(data_dir, monkeypatch):
-    from dpcore.realdata import locate
+    from dpcore.experiments.realdata import locate
 
     assert locate("mnist", "mnist.idx", data_dir=data_dir) == data_dir / "mnist.idx"
     for name in ("missing.idx", "../outside.idx", "/etc/passwd", "sub", "x" * 5000):
@@ -369,7 +369,7 @@ def test_a_fifo_never_blocks_a_read(tmp_path):
     # /proc/kmsg held a server thread forever: reads are non-blocking and regular files only
     import threading
 
-    from dpcore.realdata import _read_bytes
+    from dpcore.experiments.realdata import _read_bytes
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -423,7 +423,7 @@ def test_file_contents_never_reach_a_message(tmp_path):
     ids=["long-line", "wide", "many-cells"],
 )
 def test_upload_shape_is_checked_before_parsing(text, match):
-    from dpcore.realdata import check_csv_bytes
+    from dpcore.experiments.realdata import check_csv_bytes
 
     with pytest.raises(ValueError, match=match):
         check_csv_bytes(text, "t.csv")

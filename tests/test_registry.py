@@ -10,9 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpcore
-from dpcore import registry
-from dpcore.limits import estimate_otd, estimate_pca
-from dpcore.registry import Algorithm, CostShape, PartyCost, PcaInputs, PcaMethod
+from dpcore.experiments.limits import estimate_otd, estimate_pca
+from dpcore.factorization import registry
+from dpcore.factorization.registry import Algorithm, CostShape, PartyCost, PcaInputs, PcaMethod
 from figures.theme import description, label, style
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
@@ -67,6 +67,8 @@ def test_builtin_names_and_order():
         "npm_distributed",
         "npm_cape",
         "npm_cape_joint",
+        "fedpower",
+        "fedpca",
         "central_gauss",  # issue #39: the central peers, appended
         "central_laplace",
     )
@@ -258,3 +260,16 @@ def test_a_registered_baseline_runs_in_another_process_from_its_spec(toy):
     there = _run_in_fresh_process(spec)
     assert set(there.algorithm) == {"cape", "toy"}
     np.testing.assert_array_equal(there.captured_energy, here.captured_energy)
+
+
+def test_an_algorithms_inputs_are_keyword_only():
+    # issue #35: seven same-looking arrays and ints cannot be swapped by position
+    from dpcore.factorization.registry import OtdInputs
+
+    arr = np.ones(3)
+    with pytest.raises(TypeError, match="positional"):
+        PcaInputs(np.ones((3, 2, 2)), 1, arr, arr, 2, False)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional"):
+        OtdInputs(None, 1, arr, None, False, None)  # type: ignore[misc]
+    x = PcaInputs(moments=np.ones((3, 2, 2)), k=1, tau=arr, weights=arr, rank=2, faithful=False)
+    assert x.privacy is None and x.rank == 2

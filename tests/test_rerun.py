@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.sweeps.provenance import generator_of
+from dpcore.experiments.sweeps.provenance import generator_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 

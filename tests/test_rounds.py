@@ -1,4 +1,5 @@
-"""dpcore.sweeps.rounds: the rounds axis at a fixed total ε, and the best T per algorithm."""
+"""dpcore.experiments.sweeps.rounds: the rounds axis at a fixed total ε, and the best T per
+algorithm."""
 
 from __future__ import annotations
 
@@ -7,7 +8,17 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.sweeps.rounds import best_rounds, rounds_sweep
+from dpcore.experiments.sweeps.rounds import (
+    PROG,
+    RoundsSpec,
+    best_rounds,
+    iterative_algorithms,
+    main,
+    rounds_summary,
+    rounds_sweep,
+    run_rounds_sweep,
+    versus,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 SMALL = {"dim": 10, "k": 2, "sites": 3, "n_per_site": 150, "runs": 3, "pool_size": 800}
@@ -70,3 +81,69 @@ def test_bad_rounds_are_refused_by_name(rounds, name):
 def test_bad_metric_is_refused(frame):
     with pytest.raises(ValueError, match="metric"):
         best_rounds(frame, metric="nope")
+
+
+# --- the page's request and its command (issue #38, item 1) --------------------------------
+
+
+def test_the_command_reproduces_a_specs_numbers_exactly(capsys):
+    spec = RoundsSpec.build(
+        rounds=[1, 3], dim=10, k=2, sites=3, n_per_site=150, epsilon=0.7, delta=1e-3, runs=2,
+        algorithms=["cape", "npm_cape", "fedpower"], calibration="analytic",
+        neighbouring="replace", site_shares=(2, 1, 1), pool_size=800,
+    )  # fmt: skip
+    command = spec.command(5)
+    words = command.split()
+    assert words[: len(PROG.split())] == PROG.split()
+    printed = main(words[len(PROG.split()) :])
+    direct = rounds_summary(run_rounds_sweep(spec, 5))
+    pd.testing.assert_frame_equal(printed, direct, check_exact=True)
+    assert "fedpower" in capsys.readouterr().out
+
+
+def test_the_command_refuses_what_it_cannot_express():
+    spec = RoundsSpec.build(rounds=[1], epsilon=1.0, algorithms=["npm"], faithful=True, **SMALL)
+    with pytest.raises(ValueError, match="faithful"):
+        spec.command(0)
+    with pytest.raises(ValueError, match="seed"):
+        spec.command(-1)
+
+
+def test_the_estimate_sums_the_sweeps_it_runs():
+    spec = RoundsSpec.build(rounds=[1, 2, 5], epsilon=1.0, algorithms=["cape", "npm"], **SMALL)
+    parts = spec.parts()
+    assert [t for t, _ in parts] == [1, 1, 2, 5]  # the one-shot part, then one per T
+    assert spec.estimate().seconds == pytest.approx(sum(p.estimate().seconds for _, p in parts))
+    assert spec.estimate().tasks == sum(p.estimate().tasks for _, p in parts)
+
+
+def test_the_iterative_algorithms_are_the_registrys_records_with_rounds():
+    names = iterative_algorithms()
+    assert {"npm", "npm_cape", "fedpower"} <= set(names)
+    assert "cape" not in names and "fedpca" not in names  # one-shot
+
+
+def test_versus_is_the_difference_of_independent_means(frame):
+    table = versus(frame, "cape")
+    best = best_rounds(frame).set_index(["algorithm", "epsilon"])
+    for row in table[table.algorithm != "cape"].itertuples():
+        ref = best.loc[("cape", row.epsilon)]
+        assert row.difference == pytest.approx(row.mean - ref["mean"])
+        assert row.se_difference == pytest.approx(np.hypot(row.se, ref["se"]))
+    own = table[table.algorithm == "cape"]
+    assert len(own) == 2 and own.difference.isna().all()  # the reference, uncompared
+    with pytest.raises(ValueError, match="reference"):
+        versus(frame, "conv")
+
+
+def test_the_pool_drawn_once_gives_each_parts_own_numbers():
+    # run_rounds_sweep draws the synthetic pool once from run_pca_sweep's data stream; every
+    # part's rows must be those of that part run on its own (which draws the pool itself)
+    spec = RoundsSpec.build(rounds=[2, 5], epsilon=0.8, algorithms=["cape", "fedpower"], **SMALL)
+    ours = run_rounds_sweep(spec, 4)
+    for t, part in spec.parts():
+        alone = dpcore.run_pca_sweep(part, np.random.default_rng(4))
+        rows = ours[(ours.rounds == t) & ours.algorithm.isin(part.algorithms)]
+        pd.testing.assert_frame_equal(
+            rows.drop(columns="rounds").reset_index(drop=True), alone, check_exact=True
+        )

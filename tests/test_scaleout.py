@@ -93,7 +93,8 @@ def _cli(args: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
 
 
 def test_documented_cluster_gives_bit_identical_frames(dask_cluster, tmp_path):
-    from dpcore import cluster, otd_sweep, paper
+    from dpcore import cluster, otd_sweep
+    from dpcore.experiments import paper
 
     address, _ = dask_cluster
     on_cluster = _cli([*SWEEP, "--scheduler", address, "--out", str(tmp_path / "c.csv")])

@@ -1,12 +1,12 @@
-"""dpcore.sweeps.scores: each sweep metric, by name, against its definition on cases whose
-answer is known exactly."""
+"""dpcore.experiments.sweeps.scores: each sweep metric, by name, against its definition on cases
+whose answer is known exactly."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dpcore.sweeps.scores import PCA_METRICS, PcaTruth
+from dpcore.experiments.sweeps.scores import PCA_METRICS, PcaTruth
 
 
 def _truth(eigenvalues, k, rng):

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 import dpcore
-from dpcore import registry
-from dpcore.discrete import (
+from dpcore.analysis.precision import cancellation_table
+from dpcore.analysis.secagg_views import secagg_dropouts, secagg_views
+from dpcore.factorization import registry
+from dpcore.mechanisms.discrete import (
     ddg_epsilon,
     sample_discrete_gaussian,
 )
-from dpcore.precision import cancellation_table
-from dpcore.secagg import (
+from dpcore.protocol.secagg import (
     SecAggDesign,
     decode,
     free_entries,
@@ -28,7 +29,6 @@ from dpcore.secagg import (
     secagg_sum,
     symmetric_coordinates,
 )
-from dpcore.secagg_views import secagg_dropouts, secagg_views
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
@@ -160,7 +160,7 @@ def test_the_design_meets_every_site_and_is_near_the_central_level():
 
 
 def test_free_entries_invert_the_symmetric_expansion():
-    from dpcore.noise import expand_symmetric
+    from dpcore.mechanisms.noise import expand_symmetric
 
     a = dpcore.symmetric_noise(4, order=3, scale=1.0, size=(2,), rng=0)
     free = free_entries(a, 3)
@@ -305,8 +305,8 @@ def test_auto_scale_inflates_by_one_percent_down_to_the_smallest_beta(beta):
     # became 0. At the scale found, KLS Thm. 1's high-probability bound
     # sqrt(c² + d/4 + L(c + √d/2)) is exactly 1.01 c (L written as sqrt(−2 log β) here), and
     # the rounding bound (the smaller of it and c + √d) at most that
-    from dpcore.discrete import rounded_l2_bound
-    from dpcore.secagg import auto_scale
+    from dpcore.mechanisms.discrete import rounded_l2_bound
+    from dpcore.protocol.secagg import auto_scale
 
     gamma = auto_scale([0.01, 0.01], weights=[0.5, 0.5], coordinates=100, beta=beta)
     c = 0.005 / gamma

@@ -17,14 +17,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.discrete import (
+from dpcore.analysis.secagg_views import secagg_dropouts, secagg_views
+from dpcore.analysis.trust_models import trust_secagg_design, trust_table
+from dpcore.mechanisms.discrete import (
     ddg_epsilon,
     ddg_exact_epsilon,
     discrete_gaussian_cdf,
     sum_of_shares_pmf,
 )
-from dpcore.secagg_views import secagg_dropouts, secagg_views
-from dpcore.trust_models import trust_secagg_design, trust_table
 from figures.trust import display_table
 
 pld = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")

@@ -1,4 +1,4 @@
-"""dpcore.secagg_views: what each party and coalition of a secure-aggregation round sees,
+"""dpcore.analysis.secagg_views: what each party and coalition of a secure-aggregation round sees,
 the dropout remedies and the communication cost."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import math
 import pytest
 
 import dpcore
-from dpcore.limits import estimate_pca
-from dpcore.secagg import SecAggDesign, secagg_design, symmetric_coordinates
-from dpcore.secagg_views import secagg_cost, secagg_dropouts, secagg_views
+from dpcore.analysis.secagg_views import secagg_cost, secagg_dropouts, secagg_views
+from dpcore.experiments.limits import estimate_pca
+from dpcore.protocol.secagg import SecAggDesign, secagg_design, symmetric_coordinates
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 

@@ -12,8 +12,8 @@ import pytest
 
 import dpcore
 from dpcore import OtdSpec, PcaSpec, fit_to_pool
-from dpcore.sweeps import OTD_METRICS, PCA_METRICS, SweepGrid, otd_spec
-from dpcore.sweeps.otd import _noise_scales, otd_sweep
+from dpcore.experiments.sweeps import OTD_METRICS, PCA_METRICS, SweepGrid, otd_spec
+from dpcore.experiments.sweeps.otd import _noise_scales, otd_sweep
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 SMALL = {"dim": 8, "k": 2, "sites": 3, "n_per_site": 40, "runs": 2, "pool_size": 600}
@@ -31,7 +31,10 @@ def test_equal_specs_are_equal_and_hash_alike():
 def test_grid_finds_the_swept_axis_and_validates_every_value():
     g = SweepGrid.of(epsilon=0.5, delta=0.01, n_per_site=np.array([10, 20]), sites=3)
     assert (g.axis, g.values, g.largest("n_per_site"), g.resamples) == (
-        "n_per_site", (10, 20), 20, True
+        "n_per_site",
+        (10, 20),
+        20,
+        True,
     )
     with pytest.raises(ValueError, match="at most one"):
         SweepGrid.of(epsilon=[1.0], delta=[0.1], n_per_site=1, sites=2)
@@ -67,9 +70,7 @@ def test_bad_specs_fail_before_any_work(params, match):
 def test_sweep_front_and_spec_builder_share_their_defaults():
     front = inspect.signature(inspect.unwrap(otd_sweep)).parameters
     builder = inspect.signature(otd_spec).parameters
-    assert {n: p.default for n, p in builder.items()} == {
-        n: front[n].default for n in builder
-    }
+    assert {n: p.default for n, p in builder.items()} == {n: front[n].default for n in builder}
 
 
 def test_metrics_are_the_columns_named_in_that_order():
@@ -169,7 +170,7 @@ def test_fields_are_resolved_and_a_stale_change_is_refused():
     spec = PcaSpec.build(epsilon=1.0, dim=10, k=3)
     assert (spec.rank, spec.algorithms, spec.metrics) == (
         6,
-        dpcore.registry.defaults("pca"),
+        dpcore.factorization.registry.defaults("pca"),
         tuple(PCA_METRICS),
     )
     # dataclasses.replace bypasses build: the records no longer match the names
@@ -218,3 +219,23 @@ def test_dropout_sizes_that_are_no_list_are_refused_by_name():
     for junk, error in ((True, TypeError), (600, TypeError), ("x", TypeError), ([], ValueError)):
         with pytest.raises(error, match=r"^n_per_site must"):
             dpcore.dropout_pca(n_per_site=junk, **three, dim=4, k=2, runs=1)
+
+
+def test_both_specs_share_one_keyword_only_base():
+    # issue #35: one base holds the shared fields and checks, instead of two copies
+    from dpcore.experiments.sweeps.spec import SweepSpec
+
+    pca = PcaSpec.build(epsilon=[0.5, 1.0], dim=6, k=2)
+    otd = OtdSpec.build(epsilon=[0.5, 1.0], dim=4, k=2)
+    assert isinstance(pca, SweepSpec) and isinstance(otd, SweepSpec)
+    fields = dataclasses.fields
+    shared = {f.name for f in fields(SweepSpec)}
+    assert shared < {f.name for f in fields(PcaSpec)} and shared < {f.name for f in fields(OtdSpec)}
+    values = [getattr(pca, f.name) for f in fields(PcaSpec)]
+    with pytest.raises(TypeError, match="positional"):
+        PcaSpec(*values)  # type: ignore[misc]
+    # a shared check refuses for either family, by name
+    with pytest.raises(TypeError, match="faithful must be True or False"):
+        dataclasses.replace(otd, faithful="yes")
+    with pytest.raises(ValueError, match="metrics"):
+        dataclasses.replace(pca, metrics=("no_such_metric",))

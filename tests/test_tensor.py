@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from dpcore import ClassicGaussianWarning, communication_cost, otd_sweep
-from dpcore.metrics import component_error, component_error_matched, weight_error
-from dpcore.models import make_model, mog_model, stm_model
-from dpcore.tensor import (
+from dpcore.factorization.metrics import component_error, component_error_matched, weight_error
+from dpcore.factorization.models import make_model, mog_model, stm_model
+from dpcore.factorization.tensor import (
     multilinear,
     normalise_components,
     recover,
@@ -198,8 +198,8 @@ def test_stm_sign_flip_changes_topics_and_the_random_baseline():
     # positive before clipping; the authors clip without flipping. Over 400 model draws at
     # D = 10, K = 5 the random baseline's q_comp averages 0.442 (ours) vs 0.468 (authors');
     # its spread over draws is ≈ 0.056, so the mean's s.e. is ≈ 0.003: 5 s.e. = 0.014 each.
-    from dpcore.models import MixtureModel, _random_orthonormal, paper_weights
-    from dpcore.otd import random_components
+    from dpcore.factorization.models import MixtureModel, _random_orthonormal, paper_weights
+    from dpcore.factorization.otd import random_components
 
     ours, authors, flipped = [], [], 0
     for i in range(400):

@@ -1,4 +1,4 @@
-"""Trade-off curves, dips and posteriors (dpcore/tradeoff.py), each against an independent
+"""Trade-off curves, dips and posteriors (dpcore/analysis/tradeoff.py), each against an independent
 computation: Neyman–Pearson tests on the two Gaussians, the canonical four-point (ε, δ) pair,
 brute force over fine α grids, and the audit's own bound."""
 
@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from dpcore import epsilon_lower_bound, gaussian_delta
-from dpcore.tradeoff import (
+from dpcore.analysis.tradeoff import (
     attack_box,
     dp_power,
     dp_tradeoff,
@@ -218,7 +218,7 @@ def test_the_numbers_docs_audit_quotes_are_the_cores():
     from pathlib import Path
 
     import dpcore
-    from dpcore.tradeoff import PRIORS
+    from dpcore.analysis.tradeoff import PRIORS
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "audit.md").read_text()
     tau = dpcore.gaussian_sigmas(np.full(10, 1e-3), epsilon=0.5, delta=1e-3, method="analytic")

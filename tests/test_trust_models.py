@@ -1,4 +1,5 @@
-"""The trust-models comparison (dpcore.trust_models): each row is its scheme's own number."""
+"""The trust-models comparison (dpcore.analysis.trust_models): each row is its scheme's own
+number."""
 
 import math
 
@@ -7,8 +8,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.secagg_views import secagg_cost, secagg_dropouts, secagg_views
-from dpcore.trust_models import (
+from dpcore.analysis.secagg_views import secagg_cost, secagg_dropouts, secagg_views
+from dpcore.analysis.trust_models import (
     PCA_SCHEMES,
     SCHEMES,
     shuffle_epsilon,
@@ -258,7 +259,7 @@ def test_bad_inputs_name_the_parameter(change, name):
 def test_a_vanishing_delta_is_refused_under_its_own_name(delta):
     # issue #36: δ/10 (the secure-aggregation rounding's failure share β) underflowed and the
     # message named the internal beta, or an automatic scale of 0 that nobody had given
-    from dpcore.secagg import MIN_DELTA
+    from dpcore.protocol.secagg import MIN_DELTA
 
     want = rf"^every entry of delta must be in \[{MIN_DELTA:g}, 1\); got {delta!r}$"
     with pytest.raises(ValueError, match=want):
@@ -266,7 +267,7 @@ def test_a_vanishing_delta_is_refused_under_its_own_name(delta):
 
 
 def test_the_smallest_delta_allowed_gives_a_table():
-    from dpcore.secagg import MIN_DELTA
+    from dpcore.protocol.secagg import MIN_DELTA
 
     table = trust_table(**{**EQUAL, "delta": MIN_DELTA})
     assert np.isfinite(table["noise_std"]).all()

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.trust_models import SCHEMES, trust_table
+from dpcore.analysis.trust_models import SCHEMES, trust_table
 from figures.trust import LABELS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,3 +101,16 @@ def test_headline_shows_what_wraparound_does_to_the_sum():
     assert float(metric(at, label).rstrip("×")) > 2 * wide
     energy = next(m for m in at.metric if m.label == "Secure agg.: PCA energy")
     assert "vs central" in energy.proto.delta and energy.proto.delta.startswith("-")
+
+
+def test_the_worded_table_gains_the_iterative_methods_rows():
+    # issue #38: one row per iterative method below the one-shot schemes, none of it blank
+    from dpcore.analysis.trust_iterative import ITERATIVE_SCHEMES
+
+    at = page()
+    assert not at.exception
+    worded = at.table[-1].value
+    assert len(worded) == len(SCHEMES) + len(ITERATIVE_SCHEMES)
+    tail = worded.iloc[len(SCHEMES) :]
+    assert all("round(s)" in cell for cell in tail["what the aggregator sees"])
+    assert all(str(cell).strip() for cell in tail.to_numpy().ravel())

@@ -16,6 +16,7 @@ from dpcore._validation import (
     check_delta,
     check_epsilon,
     check_int,
+    check_per_site,
     check_positive_array,
     check_real,
     check_rng,
@@ -139,3 +140,42 @@ def test_check_rng_follows_spec_7():
     for junk in (True, 1.5, "3", np.random.RandomState(0)):
         with pytest.raises(TypeError, match=r"^rng must be None, a numpy.random.Generator"):
             check_rng(junk)
+
+
+# --- check_per_site: the one "a number or one per site" check (issue #35) ---------------------
+
+
+def test_per_site_broadcasts_one_number_and_keeps_one_per_site():
+    assert check_per_site(0.5, 3, "epsilon").tolist() == [0.5, 0.5, 0.5]
+    got = check_per_site([1, 2, 3], 3, "epsilon")
+    assert got.dtype == np.float64 and got.tolist() == [1.0, 2.0, 3.0]
+    got[0] = 9.0  # a new array: the caller's list is not aliased
+    assert check_per_site(np.inf, 2, "epsilon").tolist() == [np.inf, np.inf]  # (0, ∞] at ∞
+    assert check_per_site([0.5, 2.0], None, "budget").tolist() == [0.5, 2.0]  # S from the list
+
+
+@pytest.mark.parametrize(
+    ("value", "n_sites", "kwargs", "error", "message"),
+    [
+        (None, 3, {}, TypeError, "epsilon must be a number or one number per site; got NoneType"),
+        ("1", 3, {}, TypeError, "got str"),
+        (True, 3, {}, TypeError, "got bool"),
+        ([1.0, 2.0], 3, {}, ValueError, r"one number per site \(3\); got \[1.0, 2.0\]"),
+        ([1.0, 2.0], 3, {"sites_of": "budget"}, ValueError, r"per site of budget \(3\)"),
+        ([[1.0]], 1, {}, ValueError, "one number per site"),
+        (0.5, None, {}, ValueError, "must be a 1-D sequence of one number per site"),
+        ([], None, {}, ValueError, "must be a 1-D sequence"),
+        ([1.0, 0.0], 2, {}, ValueError, r"every entry of epsilon must be in \(0, inf\]; got 0.0"),
+        ([1.0, np.nan], 2, {}, ValueError, r"in \(0, inf\]; got nan"),
+        (1.0, 2, {"high": 1.0}, ValueError, r"in \(0, 1\); got 1.0"),
+        (np.inf, 2, {"high": 1e6}, ValueError, r"in \(0, 1e\+06\); got inf"),
+        (1e-9, 2, {"high": 1.0, "low": 1e-6}, ValueError, r"in \[1e-06, 1\); got 1e-09"),
+    ],
+)
+def test_per_site_refuses_by_name_range_and_value(value, n_sites, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        check_per_site(value, n_sites, "epsilon", **kwargs)
+
+
+def test_per_site_accepts_the_closed_low_end():
+    assert check_per_site(1e-6, 1, "delta", high=1.0, low=1e-6).tolist() == [1e-6]

@@ -10,6 +10,7 @@ the same arguments give the same numbers in every session and process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -25,12 +26,16 @@ from dpcore import (
     OtdSpec,
     PcaSpec,
     cluster,
-    realdata,
-    tradeoff,
 )
-from dpcore.joint_safe import design_for
-from dpcore.privacy import EPS_TOL
-from dpcore.trust_models import TrustOverview
+from dpcore.analysis import tradeoff
+from dpcore.analysis.audit import AuditResult
+from dpcore.analysis.trust_iterative import iterative_trust_table
+from dpcore.analysis.trust_models import TrustOverview
+from dpcore.analysis.views import EPS_TOL
+from dpcore.experiments import realdata
+from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
+from dpcore.factorization.iterative import cape_round_design
+from dpcore.protocol.joint_safe import design_for
 from serving import classroom, worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot, flight
@@ -127,7 +132,7 @@ def load_dataset(kind: str, arg: Any = None) -> dpcore.Dataset:
 # every session and process. Hashing the dataclass field by field would reach the registry
 # records it carries (functions: unhashable) and cost more. The page's spec names its data
 # ("synthetic"; a real data set joins only where the sweep runs), so its repr stays short.
-SPEC_HASH = {PcaSpec: repr, OtdSpec: repr}
+SPEC_HASH = {PcaSpec: repr, OtdSpec: repr, RoundsSpec: repr}
 
 
 def _on_source(spec: PcaSpec, source: tuple) -> PcaSpec:
@@ -174,6 +179,24 @@ def pca_job(spec: PcaSpec, seed: int, source: tuple = ("synthetic",), *, gate: s
     """:func:`pca_frame` as this session's heavy job (:func:`ui.jobs.run_heavy`); ``gate``
     is the key of the page's :func:`ui.controls.run_gate`."""
     return jobs.run_heavy(worker.pca_frame, spec, seed, source, data_dir(), gate=gate)
+
+
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs=SPEC_HASH)
+def rounds_table(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",)) -> pd.DataFrame:
+    """Mean ± standard error per (algorithm, ε, T) of a page's rounds axis
+    (:func:`dpcore.experiments.sweeps.rounds.rounds_summary` of
+    :func:`~dpcore.experiments.sweeps.rounds.run_rounds_sweep`, seeded with ``seed``):
+    the numbers ``spec.command(seed)`` prints."""
+    if source[0] != "synthetic":
+        spec = dataclasses.replace(spec, sweep=_on_source(spec.sweep, source))
+    classroom.check(spec)  # the class server's limits (issue #39)
+    frame = cluster.run_slotted(compute_slot, run_rounds_sweep, spec, seed)
+    return rounds_summary(frame)
+
+
+def rounds_job(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",), *, gate: str):
+    """:func:`rounds_table` as this session's heavy job (:func:`ui.jobs.run_heavy`)."""
+    return jobs.run_heavy(worker.rounds_table, spec, seed, source, data_dir(), gate=gate)
 
 
 def otd_job(spec: OtdSpec, seed: int, *, gate: str, example: bool = False) -> pd.DataFrame:
@@ -278,7 +301,7 @@ GAINS = {
 
 
 # The CAPE designs a page can choose: the paper's (each release on its own carries τ_s) and
-# the joint-view-safe one (all releases together do), :mod:`dpcore.joint_safe`.
+# the joint-view-safe one (all releases together do), :mod:`dpcore.protocol.joint_safe`.
 DESIGNS = {
     "cape": "paper's design (each release on its own)",
     "joint": "joint-view-safe design (all releases together)",
@@ -384,9 +407,10 @@ def agn_budget(epsilon: float, delta: float) -> dict[str, float]:
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = "") -> pd.DataFrame:
-    """One panel of the paper's figures (:func:`dpcore.paper.run_panel`), cached; here under
+    """One panel of the paper's figures (:func:`dpcore.experiments.paper.run_panel`), cached; here
+    under
     a compute slot, or on the cluster holding none."""
-    from dpcore import paper
+    from dpcore.experiments import paper
 
     panel = paper.panel_by_key(key)  # a paper panel or a bundled stand-in ("2b~digits")
     data = None
@@ -407,18 +431,20 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
 @st.cache_data(show_spinner=False, max_entries=16)
 @compute_slot
 def paper_pool_spread(key: str, calibration: str) -> pd.DataFrame:
-    """capePCA's curve over several synthetic data pools (:func:`dpcore.paper.pool_spread`)."""
-    from dpcore import paper
+    """capePCA's curve over several synthetic data pools
+    (:func:`dpcore.experiments.paper.pool_spread`)."""
+    from dpcore.experiments import paper
 
     return paper.pool_spread(key, calibration=calibration)
 
 
 def paper_claims(key: str, df: pd.DataFrame) -> list:
-    """The verdicts of a panel's claims on its numbers (:func:`dpcore.paper.check_claims`):
+    """The verdicts of a panel's claims on its numbers
+    (:func:`dpcore.experiments.paper.check_claims`):
     deciding them reads the frame point by point, ~40 ms a panel, so a page keeps them with
     ``figures.memo.built(paper_claims, key, df, key=<the panel's settings>)`` instead of
     hashing the frame on every rerun."""
-    from dpcore import paper
+    from dpcore.experiments import paper
 
     return paper.check_claims(paper.panel_by_key(key), df)
 
@@ -447,6 +473,35 @@ AUDIT_VIEWS = {
 def audit_trials_cap(sites: int) -> int:
     """Most trials one audit runs per click for S sites (a multiple of 10,000)."""
     return max(10_000, AUDIT_WORK // sites // 10_000 * 10_000)
+
+
+def _audit_row(kind: str, view: str, r: AuditResult, promised: float) -> dict[str, Any]:
+    """One row of the audit tables: an audit's theory, bound, verdict and counts."""
+    return {
+        "design": kind,
+        "view": view,
+        "epsilon": r.epsilon,
+        "epsilon_lower": r.epsilon_lower,
+        "promised_epsilon": promised,
+        "theory_breaks": r.epsilon > promised * (1 + EPS_TOL),
+        "attack_breaks": r.proves_above(promised),
+        "trials_needed": dpcore.audit_trials_needed(
+            r.noise_multiplier, delta=r.delta, target=promised
+        ),
+        "noise_multiplier": r.noise_multiplier,
+        "fpr": r.fpr,
+        "fnr": r.fnr,
+        "fpr_upper": r.fpr_upper,
+        "fnr_upper": r.fnr_upper,
+        "threshold": r.threshold,
+        "planned_lower": r.planned_lower,
+        "trials": r.trials,
+        "confidence": r.confidence,
+        "false_positives": r.false_positives,
+        "negatives": r.negatives,
+        "false_negatives": r.false_negatives,
+        "positives": r.positives,
+    }
 
 
 @st.cache_data(show_spinner="Playing the distinguishing game…", max_entries=64)
@@ -482,35 +537,47 @@ def audit_table(
                 trials=trials,
                 rng=next(streams),
             )
-            r = found.audit
-            rows.append(
-                {
-                    "design": kind,
-                    "view": view,
-                    "epsilon": r.epsilon,
-                    "epsilon_lower": r.epsilon_lower,
-                    "promised_epsilon": promised,
-                    "theory_breaks": r.epsilon > promised * (1 + EPS_TOL),
-                    "attack_breaks": r.proves_above(promised),
-                    "trials_needed": dpcore.audit_trials_needed(
-                        r.noise_multiplier, delta=r.delta, target=promised
-                    ),
-                    "noise_multiplier": r.noise_multiplier,
-                    "fpr": r.fpr,
-                    "fnr": r.fnr,
-                    "fpr_upper": r.fpr_upper,
-                    "fnr_upper": r.fnr_upper,
-                    "threshold": r.threshold,
-                    "planned_lower": r.planned_lower,
-                    "trials": r.trials,
-                    "confidence": r.confidence,
-                    "false_positives": r.false_positives,
-                    "negatives": r.negatives,
-                    "false_negatives": r.false_negatives,
-                    "positives": r.positives,
-                }
-            )
+            rows.append(_audit_row(kind, view, found.audit, promised))
     return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner="Playing the game over the rounds…", max_entries=64)
+@compute_slot
+def audit_rounds_table(
+    n_per_site: tuple[int, ...],
+    epsilon: tuple[float, ...],
+    delta: tuple[float, ...],
+    weights: tuple[float, ...],
+    calibration: str,
+    site: int,
+    rounds: int,
+    trials: int,
+    seed: int,
+) -> pd.DataFrame:
+    """The aggregator's joint view of all T rounds of CAPE in every round of the power method
+    (:func:`dpcore.factorization.iterative.cape_npm_pca`), audited for both per-round designs:
+    T protocol runs per trial (:func:`dpcore.audit_protocol` with ``rounds``), the record
+    moving site ``site``'s round value by Δ_s = 1/N_s every round (A_s X under add-remove
+    neighbours: the same Δ_s, and so the same τ_s, as the site's mean). :func:`audit_table`'s
+    columns, plus ``rounds``.
+    """
+    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
+    sens = dpcore.mean_sensitivity(n_per_site)
+    streams = iter(np.random.default_rng(seed).spawn(len(DESIGNS)))
+    rows = []
+    for kind in DESIGNS:
+        found = dpcore.audit_protocol(
+            cape_round_design(tau, weights=weights, rounds=rounds, design=kind),
+            sensitivity=sens,
+            site=site,
+            view="joint",
+            delta=delta[site],
+            trials=trials,
+            rounds=rounds,
+            rng=next(streams),
+        )
+        rows.append(_audit_row(kind, "joint", found.audit, epsilon[site]))
+    return pd.DataFrame(rows).assign(rounds=rounds)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -525,7 +592,7 @@ def audit_tradeoff(
     trials: int,
     seed: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The audit in an attacker's words (:mod:`dpcore.tradeoff`), for :func:`audit_table`'s
+    """The audit in an attacker's words (:mod:`dpcore.analysis.tradeoff`), for :func:`audit_table`'s
     designs and views: one row per view (μ = Δ_s/σ, its ε at δ_s, the dip under the promise,
     the largest posterior at each prior, the attack's (FPR, FNR) and its Clopper–Pearson box),
     and the curves (each view's and the promise's)."""
@@ -679,6 +746,16 @@ def trust_models_table(
     )
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def trust_models_iterative(
+    n_per_site, epsilon, delta, weights, calibration, dim: int
+) -> pd.DataFrame:
+    """:func:`dpcore.analysis.trust_iterative.iterative_trust_table` at the page's sites."""
+    return iterative_trust_table(
+        n_per_site, epsilon=epsilon, delta=delta, weights=weights, dim=dim, calibration=calibration
+    )
+
+
 @st.cache_data(show_spinner="Running PCA for every scheme…", max_entries=64)
 @compute_slot
 def trust_models_pca(
@@ -694,8 +771,9 @@ def trust_models_pca(
     runs: int,
     seed: int,
 ) -> pd.DataFrame:
-    """:func:`dpcore.trust_models.trust_pca` (K = 5) on a synthetic pool of Σ N_s samples."""
-    from dpcore import trust_models
+    """:func:`dpcore.analysis.trust_models.trust_pca` (K = 5) on a synthetic pool of Σ N_s
+    samples."""
+    from dpcore.analysis import trust_models
 
     return trust_models.trust_pca(
         n_per_site,

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 import dpcore
-from dpcore import registry
-from dpcore.paper import EPS as PAPER_EPS
+from dpcore.experiments.paper import EPS as PAPER_EPS
+from dpcore.factorization import registry
 from figures.theme import AXIS_LABELS, description, label
 from learning.settings import DEFAULT_SEED
 from ui.state import bound

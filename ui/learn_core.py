@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.protocol_demo import ProtocolDemo, protocol_demo
+from dpcore.protocol.protocol_demo import ProtocolDemo, protocol_demo
 from learning.settings import LESSON_DELTA, OTD_SETTINGS, PCA_SETTINGS
 from ui.cached import otd_frame, pca_frame
 from ui.specs import otd_spec, pca_spec
@@ -17,7 +17,8 @@ from ui.specs import otd_spec, pca_spec
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def protocol_run(sites: int, kind: str, epsilon: float, seed: int) -> ProtocolDemo:
-    """:func:`dpcore.protocol_demo.protocol_demo` (δ = 0.01, N_s = 50, analytic), cached."""
+    """:func:`dpcore.protocol.protocol_demo.protocol_demo` (δ = 0.01, N_s = 50, analytic),
+    cached."""
     return protocol_demo(sites=sites, kind=kind, epsilon=epsilon, seed=seed)
 
 

@@ -9,24 +9,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 import dpcore
-from dpcore import tradeoff
-from dpcore.cape import conventional_std
-from dpcore.privacy import EPS_TOL
-from dpcore.promise import likelihood_factor
-from figures.charts import FONT, calibration_figure, collusion_figure, gain_figure, sweep_figure
+from dpcore.analysis import tradeoff
+from dpcore.analysis.views import EPS_TOL
+from dpcore.mechanisms.promise import likelihood_factor
+from dpcore.protocol.cape import conventional_std
+from figures.charts import calibration_figure, collusion_figure, gain_figure, sweep_figure
 from figures.theme import style
 from figures.tradeoff import theory_figure
 from learning.protocol_steps import protocol_steps
 from learning.settings import (
     DELTA_GRID,
-    EQUAL,
     LESSON_DELTA,
     LESSON_SEED,
     N_MEAN,
@@ -57,27 +55,8 @@ from ui.learn_core import (
     sigmas,
     site_designs,
 )
-from ui.sites_table import encode, with_rule
-
-
-def sites_text(
-    n_per_site: Sequence[int], epsilon: float, rule: str = EQUAL, delta: float = LESSON_DELTA
-) -> str:
-    """The site table of the CAPE averaging and Privacy pages (their URL text) for sites of
-    these sizes at one (ε, δ = LESSON_DELTA), weighted by ``rule``: the explore links."""
-    n = len(n_per_site)
-    table = pd.DataFrame(
-        {"N_s": list(n_per_site), "ε_s": [epsilon] * n, "δ_s": [delta] * n, "μ_s": 0.0}
-    )
-    return encode(with_rule(table, rule))
-
-
-@dataclass(frozen=True)
-class Scene:
-    """A step's figure and the numbers its text quotes."""
-
-    figure: go.Figure
-    numbers: dict
+from ui.lesson_beyond import BEYOND_SCENES
+from ui.scene_parts import Scene, chart_layout, nearest, sites_text, you_are_here
 
 
 def times(factor: float) -> str:
@@ -86,46 +65,13 @@ def times(factor: float) -> str:
 
 
 def promise(epsilon: float) -> dict[str, str]:
-    """What ε promises one person (:func:`dpcore.promise.likelihood_factor`, e^ε): at this ε,
-    and at the two ε's a class compares, 0.5 and 5."""
+    """What ε promises one person (:func:`dpcore.mechanisms.promise.likelihood_factor`, e^ε): at
+    this ε, and at the two ε's a class compares, 0.5 and 5."""
     return {
         "odds": times(likelihood_factor(epsilon)),
         "odds_low": times(likelihood_factor(0.5)),
         "odds_high": times(likelihood_factor(5.0)),
     }
-
-
-def nearest(value: float, candidates: dict[str, float]) -> str:
-    """The option whose value is closest to ``value`` on a log scale."""
-    return min(candidates, key=lambda k: abs(math.log(candidates[k]) - math.log(value)))
-
-
-def _layout(fig: go.Figure, x: str, y: str, *, height: int = 380) -> go.Figure:
-    fig.update_layout(
-        font=FONT,
-        height=height,
-        xaxis_title=x,
-        yaxis_title=y,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-    )
-    return fig
-
-
-def _marker(fig: go.Figure, x: float, text: str = "you are here", *, top: bool = False) -> None:
-    """A dotted vertical line at the control's value, labelled at its foot (the legend sits
-    above most plots) or, with ``top``, at its head."""
-    fig.add_vline(x=x, line={"color": "#666666", "dash": "dot"})
-    fig.add_annotation(
-        x=math.log10(x) if fig.layout.xaxis.type == "log" else x,
-        y=1.0 if top else 0.0,
-        yref="paper",
-        text=text,
-        showarrow=False,
-        xanchor="left",
-        yanchor="top" if top else "bottom",
-        font={"size": 13, "color": "#666666"},
-    )
 
 
 # --- lesson 1: why noise, and how much ---------------------------------------------------------
@@ -146,7 +92,7 @@ def neighbours(epsilon: float) -> Scene:
         fig.add_trace(go.Scatter(x=x, y=dens, name=name, line={"color": color, "width": 3}))
     ratio = half / sigma
     return Scene(
-        _layout(fig, "released mean", "probability density"),
+        chart_layout(fig, "released mean", "probability density"),
         {
             "epsilon": epsilon,
             **promise(epsilon),
@@ -179,10 +125,10 @@ def delta_curve(delta: float) -> Scene:
         )
     )
     fig.update_xaxes(type="log", tickvals=DELTA_GRID, ticktext=[f"{d:g}" for d in DELTA_GRID])
-    _marker(fig, delta)
+    you_are_here(fig, delta)
     ratio = hi / lo
     return Scene(
-        _layout(fig, "privacy δ", "noise σ / sensitivity Δ"),
+        chart_layout(fig, "privacy δ", "noise σ / sensitivity Δ"),
         {
             "delta": delta,
             "sigma": at,
@@ -253,12 +199,12 @@ def conventional_cost(sites: int) -> Scene:
                 line={"color": look.color, "width": 3},
             )
         )
-    _marker(fig, sites)
+    you_are_here(fig, sites)
     d = _equal(sites)
     ratio = d["tau_conv"] ** 2 / d["tau_cape"] ** 2
     options = {"1× (the same)": 1.0, "√S×": math.sqrt(sites), "S×": sites, "S²×": sites**2}
     return Scene(
-        _layout(fig, "number of sites S (N_s = 1000 each, ε = 0.5)", "aggregate noise std"),
+        chart_layout(fig, "number of sites S (N_s = 1000 each, ε = 0.5)", "aggregate noise std"),
         {
             "sites": sites,
             **d,
@@ -304,7 +250,7 @@ def cancelling(sites: int) -> Scene:
     options = {"about τ_e": tau_e, "about τ_e/√S": tau_e / math.sqrt(sites)}
     answer = "zero (to rounding)" if abs(e_sum) <= 1e-12 * tau_e else nearest(abs(e_sum), options)
     return Scene(
-        _layout(fig, "", "noise value in this draw"),
+        chart_layout(fig, "", "noise value in this draw"),
         {
             "sites": sites,
             "protocol_sites": shown,
@@ -343,7 +289,7 @@ def views_of_one_release(sites: int) -> Scene:
     answer = nearest(ratio, {"τ_s²/S": 1.0 / sites, "τ_s² (what it needs)": 1.0, "2τ_s²": 2.0})
     fig.update_yaxes(autorange="reversed")
     return Scene(
-        _layout(fig, "noise variance on site 1's release / τ_s²", ""),
+        chart_layout(fig, "noise variance on site 1's release / τ_s²", ""),
         {
             "sites": sites,
             "ratio": ratio,
@@ -398,7 +344,9 @@ def weights_scene(share: float) -> Scene:
         },
     )
     return Scene(
-        _layout(fig, f"sites of sizes {', '.join(map(str, d['sizes']))}", "aggregate noise std"),
+        chart_layout(
+            fig, f"sites of sizes {', '.join(map(str, d['sizes']))}", "aggregate noise std"
+        ),
         {**d, "share": share, "ratio": ratio, "answer": answer},
     )
 
@@ -414,7 +362,7 @@ def gain_scene(share: float) -> Scene:
         current={"same_weights": float(UNEQUAL_SITES), "paper_g": d["gain"]},
         share=d["sizes"][0] / TOTAL,
     )
-    _marker(fig, d["sizes"][0] / TOTAL, "this split")
+    you_are_here(fig, d["sizes"][0] / TOTAL, "this split")
     gain = d["gain"]
     answer = (
         "exactly S"
@@ -454,7 +402,7 @@ def fair_scene(share: float) -> Scene:
         else "between 1 and S"
     )
     return Scene(
-        _layout(fig, "", "conventional variance / CAPE variance"),
+        chart_layout(fig, "", "conventional variance / CAPE variance"),
         {**d, "share": share, "best": best, "answer": answer, "same": gains["same weights N_s/N"]},
     )
 
@@ -509,7 +457,7 @@ def joint_view_scene(sites: int) -> Scene:
         else "more than τ_s"
     )
     return Scene(
-        _layout(fig, "", "noise left on site 1 / τ_s (aggregator's view)"),
+        chart_layout(fig, "", "noise left on site 1 / τ_s (aggregator's view)"),
         {
             "sites": sites,
             "own": own,
@@ -526,7 +474,7 @@ def collusion_scene(colluding: int) -> Scene:
     site1 = _site1(tuple(range(1, colluding + 1)), False)  # sites 2 … k+1 (0-based 1 … k)
     bound = math.ceil(VIEW_SITES / 3) - 1
     fig = collusion_figure(curve, bound=bound)  # draws the promised ε_s
-    _marker(fig, colluding, f"{colluding} colluding", top=True)
+    you_are_here(fig, colluding, f"{colluding} colluding", top=True)
     promised, joint = site1["epsilon_at_required"], site1["epsilon_joint"]
     answer = (
         "the promised ε"
@@ -573,7 +521,7 @@ def generator_scene(who: str) -> Scene:
         },
     )
     return Scene(
-        _layout(fig, "", "effective ε of site 1's own release"),
+        chart_layout(fig, "", "effective ε of site 1's own release"),
         {
             "who": who,
             **chosen,
@@ -594,7 +542,7 @@ ATTACK_PRIOR = tradeoff.PRIORS[1]  # the prior the lesson reads the posterior at
 
 def attacker_scene(view: str) -> Scene:
     """Site 1's two views as trade-off curves against the promise's, and what they allow an
-    attacker (:mod:`dpcore.tradeoff`): S = 5 equal sites, N_s = 1000, ε = 0.5, δ = 0.01."""
+    attacker (:mod:`dpcore.analysis.tradeoff`): S = 5 equal sites, N_s = 1000, ε = 0.5, δ = 0.01."""
     table = party_table(*_view_args())
     row = table[(table["party"] == "aggregator") & (table["site"] == 1)].iloc[0]
     sens = 1.0 / 1000  # a site's mean of 1000 values in [0, 1]
@@ -775,5 +723,6 @@ SCENES: dict[str, Callable[..., Scene]] = {
         pca_scene,
         pca_sites_scene,
         tensor_scene,
+        *BEYOND_SCENES,
     )
 }

@@ -136,13 +136,14 @@ def folded(label: str):
     return st.expander(label) if is_on() else st.container()
 
 
-def intro(markdown: str) -> None:
-    """A page's explanatory text: shown normally, folded into an expander while presenting."""
-    if is_on():
-        with st.expander("About this page"):
-            st.markdown(markdown)
-    else:
+def intro(markdown: str, *, terms: str | None = None) -> None:
+    """A page's explanatory text: shown normally, folded into an expander while presenting;
+    ``terms``: its line of glossary links (:func:`learning.glossary.terms_line`), under it."""
+    box = st.expander("About this page") if is_on() else st.container()
+    with box:
         st.markdown(markdown)
+        if terms:
+            st.caption(terms)
 
 
 # Lines and labels drawn black or dark grey vanish on the dark theme's background: lighter

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from dpcore.questions import sweep_crossings
+from dpcore.experiments.questions import sweep_crossings
+from figures.memo import built
 from figures.theme import AXIS_LABELS, LOG_AXES, label
 from ui.state import bound
 
@@ -23,11 +25,10 @@ class Target:
     text: str  # e.g. "90 % of the non-private captured energy"
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
 def crossing_table(
     df: pd.DataFrame, axis: str, metric: str, target: float, higher_is_better: bool
 ) -> pd.DataFrame:
-    """:func:`dpcore.questions.sweep_crossings`, cached (log interpolation on log axes)."""
+    """:func:`dpcore.experiments.questions.sweep_crossings` (log interpolation on log axes)."""
     return sweep_crossings(
         df,
         axis=axis,
@@ -50,18 +51,10 @@ def _describe(row: pd.Series, axis: str, grid: Sequence[float]) -> tuple[str, st
     return f"{row['crossing']:.3g}", spread
 
 
-def show_crossings(
-    df: pd.DataFrame,
-    *,
-    axis: str,
-    metric: str,
-    target: Target,
-    algorithms: Sequence[str],
+def _crossings_shown(
+    df: pd.DataFrame, axis: str, metric: str, target: Target, algorithms: tuple[str, ...]
 ) -> pd.DataFrame:
-    """Answer "which ε (or other swept value) reaches the target?" per algorithm.
-
-    Returns the table shown (one row per algorithm) so tests and callers can read it.
-    """
+    """The crossings table as shown: one row per algorithm, worded."""
     table = crossing_table(df, axis, metric, target.value, target.higher_is_better)
     grid = sorted(df[axis].unique())
     name = AXIS_LABELS[axis].split(" ")[-1]
@@ -69,7 +62,28 @@ def show_crossings(
     for _, row in table[table["algorithm"].isin(algorithms)].iterrows():
         value, spread = _describe(row, axis, grid)
         rows.append({"algorithm": label(row["algorithm"]), name: value, "±1 s.e.": spread})
-    shown = pd.DataFrame(rows, columns=["algorithm", name, "±1 s.e."])
+    return pd.DataFrame(rows, columns=["algorithm", name, "±1 s.e."])
+
+
+def show_crossings(
+    df: pd.DataFrame,
+    *,
+    axis: str,
+    metric: str,
+    target: Target,
+    algorithms: Sequence[str],
+    key: Any = None,
+) -> pd.DataFrame:
+    """Answer "which ε (or other swept value) reaches the target?" per algorithm.
+
+    ``key``: the settings that made ``df`` (:func:`figures.memo.built`): the table is then
+    found by them instead of a digest of the whole sweep on every rerun.
+    Returns the table shown (one row per algorithm) so tests and callers can read it.
+    """
+    algorithms = tuple(algorithms)
+    named = None if key is None else (key, axis, metric, target, algorithms)
+    shown = built(_crossings_shown, df, axis, metric, target, algorithms, key=named)
+    name = AXIS_LABELS[axis].split(" ")[-1]
     st.markdown(f"**Which {name} reaches {target.text}?**")
     st.dataframe(shown, hide_index=True)
     interpolation = "linearly in log " + name if axis in LOG_AXES else "linearly in " + name
@@ -83,8 +97,8 @@ def show_crossings(
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def sites_needed(target: float) -> dict[str, int]:
-    """:func:`dpcore.questions.sites_for_advantage` for both measures, cached."""
-    from dpcore.questions import sites_for_advantage
+    """:func:`dpcore.experiments.questions.sites_for_advantage` for both measures, cached."""
+    from dpcore.experiments.questions import sites_for_advantage
 
     return {m: sites_for_advantage(target, measure=m) for m in ("variance", "std")}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -22,6 +23,10 @@ def _means_at(df: pd.DataFrame, axis: str, metric: str, current: float) -> dict[
     return df[df[axis] == current].groupby("algorithm")[metric].mean().to_dict()
 
 
+def _runs(df: pd.DataFrame) -> int:
+    return int(df["run"].nunique())
+
+
 def show_sweep(
     df: pd.DataFrame,
     *,
@@ -35,16 +40,24 @@ def show_sweep(
     help_text: str,
     target: float | None = None,
     explanation: str | None = None,
+    key: Any = None,
 ) -> None:
     """One metric per algorithm at the current value, the sweep chart and the downloads.
 
     ``target``: a level drawn as a dotted horizontal line (the question's target);
     ``explanation``: the chart's "What am I looking at?" paragraph;
-    ``export``: what the CSV, HTML and Python exports say (:mod:`ui.export`).
+    ``export``: what the CSV, HTML and Python exports say (:mod:`ui.export`);
+    ``key``: the settings that made ``df`` (:func:`figures.memo.built`): what is built from it
+    is then found by them instead of a digest of the whole sweep on every rerun.
     """
     stem = export.stem
-    at_current = built(_means_at, df, axis, metric, current)
-    runs = int(df["run"].nunique())
+    algorithms = tuple(algorithms)
+
+    def named(*what: Any) -> Any:
+        return None if key is None else (key, axis, metric, *what)
+
+    at_current = built(_means_at, df, axis, metric, current, key=named(current))
+    runs = built(_runs, df, key=named())
     for col, alg in zip(st.columns(len(algorithms)), algorithms, strict=True):
         col.metric(
             label(alg),
@@ -57,9 +70,10 @@ def show_sweep(
         axis=axis,
         metric=metric,
         y_title=y_title,
-        algorithms=tuple(algorithms),
+        algorithms=algorithms,
         marker=current,
         target=target,
+        key=named(y_title, algorithms, current, target),
     )
     st.plotly_chart(presenter.style(fig), key=f"{stem}_chart", config=presenter.chart_config(stem))
     if explanation:
@@ -67,12 +81,9 @@ def show_sweep(
     export_controls(st, fig, lambda: df, export)
 
 
-def communication_table(
-    problem: str, algorithms: Sequence[str], *, dim: int, k: int, sites: int
-) -> None:
-    """Reals sent per run by each party, per algorithm (dpcore.communication_cost)."""
-    st.header("Communication cost")
-    st.dataframe(
+def _costs(problem: str, algorithms: tuple[str, ...], dim: int, k: int, sites: int) -> pd.DataFrame:
+    """The communication table's rows (:func:`dpcore.communication_cost` per algorithm)."""
+    return pd.DataFrame(
         [
             {
                 "algorithm": label(a),
@@ -86,7 +97,18 @@ def communication_table(
                 ),
             }
             for a in algorithms
-        ],
-        hide_index=True,
+        ]
     )
+
+
+def communication_table(
+    problem: str, algorithms: Sequence[str], *, dim: int, k: int, sites: int
+) -> None:
+    """Reals sent per run by each party, per algorithm (dpcore.communication_cost)."""
+    st.header("Communication cost")
+    algorithms = tuple(algorithms)
+    rows = built(
+        _costs, problem, algorithms, dim, k, sites, key=(problem, algorithms, dim, k, sites)
+    )
+    st.dataframe(rows, hide_index=True)
     st.caption(f"Real numbers sent per run at D = {dim}, K = {k}, S = {sites}.")

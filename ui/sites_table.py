@@ -16,6 +16,8 @@ edits, and editing a μ — in the table or in the text — switches the rule to
 
 from __future__ import annotations
 
+import functools
+import math
 import zlib
 from typing import Any
 
@@ -37,12 +39,70 @@ SITES_MIN, SITES_MAX, SITES_DEFAULT = 2, 20, 5
 RULES = (EQUAL, SIZE, MANUAL)
 
 
+# A table as plain rows (N_s, ε_s, δ_s, μ_s): what the reruns work on. pandas costs ~1 ms a
+# call here and a slider move made ~20 of them (issue #36 item 4); a frame is built only for the
+# editor, once per table (:func:`_frame`).
+Rows = tuple[tuple[float, float, float, float], ...]
+
+
+def _rows_with_rule(rows: Rows, rule: str) -> Rows:
+    """``rows`` with the μ the weighting rule implies (manual: as stated)."""
+    if rule == EQUAL:
+        mu = 1.0 / len(rows)
+        return tuple((n, e, d, mu) for n, e, d, _ in rows)
+    if rule == SIZE:
+        sizes = np.array([r[0] for r in rows], dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):  # N = 0: NaN, refused later
+            mu = (sizes / sizes.sum()).tolist()
+        return tuple((n, e, d, w) for (n, e, d, _), w in zip(rows, mu, strict=True))
+    return rows
+
+
+def _resized_rows(rows: Rows, sites: int, rule: str) -> Rows:
+    """Drop the last sites or add new ones (:data:`NEW_SITE`); new manual weights are 1/S."""
+    new = (NEW_SITE["N_s"], NEW_SITE["ε_s"], NEW_SITE["δ_s"], 1.0 / sites)
+    out = rows[:sites] + (new,) * max(sites - len(rows), 0)
+    return _rows_with_rule(out, rule)
+
+
+@functools.lru_cache(maxsize=64)  # recent texts; a hostile link's long text is not kept long
+def _parse(text: str) -> Rows:
+    """The rows of a table's text (:func:`encode`); raises ValueError on a malformed one."""
+    try:
+        rows = [[float(x) for x in part.split(",")] for part in text.split(";") if part.strip()]
+    except ValueError:
+        rows = []
+    finite = all(math.isfinite(v) for r in rows for v in r)
+    if not rows or any(len(r) != 4 for r in rows) or not finite:
+        # the message never quotes the link's text (ui/guard.py)
+        raise ValueError("the sites text must be rows of 4 numbers 'N,ε,δ,μ' separated by ';'")
+    return tuple((float(round(n)), e, d, m) for n, e, d, m in rows)
+
+
+def _text(rows: Rows) -> str:
+    """Rows as 'N,eps,delta,mu' joined by ';' (for the URL)."""
+    return ";".join(",".join(f"{float(v):.6g}" for v in row) for row in rows)
+
+
+def _table_rows(table: pd.DataFrame) -> Rows:
+    return tuple(tuple(float(v) for v in row) for row in table[COLUMNS].to_numpy())  # type: ignore[misc]
+
+
+@functools.lru_cache(maxsize=64)
+def _frame(rows: Rows) -> pd.DataFrame:
+    """The editor's input frame (N_s integers); shared: the editor copies what it is given."""
+    table = pd.DataFrame(rows, columns=COLUMNS, dtype=float)
+    table["N_s"] = table["N_s"].round().astype(int)
+    return table
+
+
 def default_table(sites: int = SITES_DEFAULT) -> pd.DataFrame:
     """S equal sites with equal weights."""
-    return with_rule(
-        pd.DataFrame({c: [v] * sites for c, v in NEW_SITE.items()} | {"μ_s": [0.0] * sites}),
-        EQUAL,
-    )
+    return _frame(_default_rows(sites)).copy()
+
+
+def _default_rows(sites: int = SITES_DEFAULT) -> Rows:
+    return _resized_rows((), sites, EQUAL)
 
 
 def with_rule(table: pd.DataFrame, rule: str) -> pd.DataFrame:
@@ -57,34 +117,20 @@ def with_rule(table: pd.DataFrame, rule: str) -> pd.DataFrame:
 
 def resize(table: pd.DataFrame, sites: int, rule: str) -> pd.DataFrame:
     """Drop the last sites or add new ones (:data:`NEW_SITE`); new manual weights are 1/S."""
-    if sites <= len(table):
-        out = table.iloc[:sites].reset_index(drop=True)
-    else:
-        extra = pd.DataFrame(
-            {c: [v] * (sites - len(table)) for c, v in NEW_SITE.items()}
-            | {"μ_s": [1.0 / sites] * (sites - len(table))}
-        )
-        out = pd.concat([table, extra], ignore_index=True)
-    return with_rule(out, rule)
+    return _frame(_resized_rows(_table_rows(table), sites, rule)).copy()
 
 
 def encode(table: pd.DataFrame) -> str:
     """Rows as 'N,eps,delta,mu' joined by ';' (for the URL)."""
-    return ";".join(",".join(f"{v:.6g}" for v in row) for row in table[COLUMNS].to_numpy())
+    return _text(_table_rows(table))
 
 
 def decode(text: str) -> pd.DataFrame:
     """Inverse of :func:`encode`; raises ValueError on a malformed string."""
-    try:
-        rows = [[float(x) for x in part.split(",")] for part in text.split(";") if part.strip()]
-    except ValueError:
-        rows = []
-    if not rows or any(len(r) != 4 for r in rows) or not np.isfinite(rows).all():
-        # the message never quotes the link's text (ui/guard.py)
-        raise ValueError("the sites text must be rows of 4 numbers 'N,ε,δ,μ' separated by ';'")
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    table["N_s"] = table["N_s"].round().astype(int)
-    return table
+    return _frame(_parse(text)).copy()
+
+
+DEFAULT_TEXT = _text(_default_rows())  # the text field's default
 
 
 class Keys:
@@ -102,28 +148,28 @@ class Keys:
         return f"{self.prefix}editor_{zlib.crc32(f'{text}|{rule}'.encode()):08x}"
 
 
-def _current(keys: Keys) -> tuple[pd.DataFrame, str]:
+def _current(keys: Keys) -> tuple[Rows, str]:
     state = st.session_state
     rule = state.get(keys.rule) or EQUAL
     try:
-        table = decode(state.get(keys.table) or encode(default_table()))
+        rows = _parse(state.get(keys.table) or DEFAULT_TEXT)
     except ValueError:
-        table = default_table()
-    return table, rule
+        rows = _default_rows()
+    return rows, rule
 
 
-def _write(keys: Keys, table: pd.DataFrame, rule: str) -> None:
-    st.session_state[keys.table] = encode(with_rule(table, rule))
+def _write(keys: Keys, rows: Rows, rule: str) -> None:
+    st.session_state[keys.table] = _text(_rows_with_rule(rows, rule))
 
 
 def _on_sites(keys: Keys) -> None:
-    table, rule = _current(keys)
-    _write(keys, resize(table, int(st.session_state[keys.sites]), rule), rule)
+    rows, rule = _current(keys)
+    _write(keys, _resized_rows(rows, int(st.session_state[keys.sites]), rule), rule)
 
 
 def _on_rule(keys: Keys) -> None:
-    table, rule = _current(keys)
-    _write(keys, table, rule)
+    rows, rule = _current(keys)
+    _write(keys, rows, rule)
 
 
 def typed_weights(typed: pd.DataFrame, shown: pd.DataFrame | None, rule: str) -> bool:
@@ -166,22 +212,23 @@ def _on_text(keys: Keys) -> None:
     sites = int(np.clip(len(table), SITES_MIN, SITES_MAX))
     st.session_state[keys.sites] = sites
     if sites != len(table):
-        _write(keys, resize(table, sites, rule), MANUAL)
+        _write(keys, _resized_rows(_table_rows(table), sites, rule), MANUAL)
 
 
 def _on_edit(keys: Keys, editor_key: str) -> None:
     """Apply the editor's changes; a μ edit makes the rule manual, N_s edits keep ∝ N_s."""
-    table, rule = _current(keys)
+    rows, rule = _current(keys)
+    table = [list(row) for row in rows]
     changes = st.session_state[editor_key].get("edited_rows", {})
     for row, cells in changes.items():
         for column, value in cells.items():
             if value is None or column not in COLUMNS or int(row) >= len(table):
                 continue
-            table.loc[int(row), column] = int(value) if column == "N_s" else float(value)
+            table[int(row)][COLUMNS.index(column)] = int(value) if column == "N_s" else float(value)
             if column == "μ_s":
                 rule = MANUAL
     st.session_state[keys.rule] = rule
-    _write(keys, table, rule)
+    _write(keys, tuple((n, e, d, m) for n, e, d, m in table), rule)
 
 
 # --- presets: each replaces the whole state of the page's site settings -------------------------
@@ -260,9 +307,7 @@ def preset_buttons(prefix: str, container=None) -> None:
         )
 
 
-def site_settings(
-    controls, prefix: str, *, side=None, table_box=None
-) -> tuple[pd.DataFrame, str]:
+def site_settings(controls, prefix: str, *, side=None, table_box=None) -> tuple[pd.DataFrame, str]:
     """S and the weighting rule in ``controls``, calibration in ``side`` (default: the same),
     then the editable table and its text form in ``table_box`` (default: the page; a callable
     returning a container is called after the controls are drawn).
@@ -308,23 +353,23 @@ def site_settings(
             st.text_input,
             "N_s, ε_s, δ_s, μ_s per site, sites separated by ';'",
             keys.table,
-            value=encode(default_table()),
+            value=DEFAULT_TEXT,
             on_change=_on_text,
             args=(keys,),
         )
     st.session_state[keys.shown] = text  # what the next typed table is compared with
     try:
-        table = decode(text)
+        rows = _parse(text)
     except ValueError as err:
         with box:
             show_error(err)
-        table = default_table(sites)
-    if len(table) != sites:  # a hand-made link: S decides, as if the slider had just moved
-        table = resize(table, sites, rule)
-    table = with_rule(table, rule)
-    editor_key = keys.editor(encode(table), rule)
+        rows = _default_rows(sites)
+    if len(rows) != sites:  # a hand-made link: S decides, as if the slider had just moved
+        rows = _resized_rows(rows, sites, rule)
+    rows = _rows_with_rule(rows, rule)
+    editor_key = keys.editor(_text(rows), rule)
     edited = box.data_editor(
-        table,
+        _frame(rows),
         key=editor_key,
         num_rows="fixed",
         hide_index=True,

@@ -12,7 +12,8 @@ the slider's value added) and the page's site layout; every domain rule is the c
 from __future__ import annotations
 
 from dpcore import OtdSpec, PcaSpec, fit_to_pool
-from dpcore.otd import PowerOptions
+from dpcore.experiments.sweeps.rounds import RoundsSpec, iterative_algorithms
+from dpcore.factorization.otd import PowerOptions
 from learning.settings import OtdControls, PcaControls
 from ui.controls import SWEEP_GRIDS, SYNTHETIC_POOL, sweep_values
 
@@ -64,6 +65,31 @@ def pca_spec(c: PcaControls) -> PcaSpec:
         neighbouring=c.neighbouring,
         site_shares=shares,
         pool_size=pool,
+    )
+
+
+def rounds_spec(c: PcaControls) -> RoundsSpec:
+    """The PCA page's rounds axis (its Baselines section) at the sliders' values.
+
+    Every registered iterative algorithm
+    (:func:`dpcore.experiments.sweeps.rounds.iterative_algorithms`)
+    at each T of :data:`~dpcore.experiments.sweeps.rounds.DEFAULT_ROUND_VALUES`, beside the one-shot
+    algorithms chosen in the picker, all at the one total (ε, δ) of the sliders.
+    """
+    one_shot = tuple(a for a in c.algorithms if a not in iterative_algorithms())
+    return RoundsSpec.build(
+        dim=c.dim,
+        k=c.k,
+        sites=c.sites,
+        n_per_site=c.n_per_site,
+        epsilon=c.epsilon,
+        delta=c.delta,
+        runs=c.runs,
+        algorithms=one_shot + iterative_algorithms(),
+        calibration=c.calibration,
+        neighbouring=c.neighbouring,
+        site_shares=(c.sites - 1,) + (1,) * (c.sites - 1) if c.unequal else None,
+        pool_size=SYNTHETIC_POOL if c.pool is None else c.pool,
     )
 
 

@@ -8,13 +8,20 @@ Matrix and Tensor Factorization" (Sec. 2–4, Algorithm 1, eq. (2), Proposition 
 
 from __future__ import annotations
 
-from dpcore import registry
+from dpcore.factorization import registry
+from learning import sections
 from learning.lessons.model import Control, Explore, Lesson, Question, Step
 from learning.settings import (
+    AUDIT_DELTA,
+    AUDIT_SITES,
+    AUDIT_TRIALS_GRID,
     AXIS_LABELS,
+    BEYOND_SITES,
+    BITS_GRID,
     DELTA_GRID,
     EPS_GRID,
     EQUAL,
+    JOINT_VIEW,
     LESSON_DELTA,
     LESSON_SEED,
     OTD_N,
@@ -24,9 +31,12 @@ from learning.settings import (
     PCA_N,
     PCA_SETTINGS,
     PCA_SITES,
+    RELEASES_GRID,
     SITE_GRID,
     SIZE,
     SPLIT_TOTAL,
+    TRUST_DIM,
+    TRUST_RUNS,
 )
 
 EPS = Control("eps", "Privacy ε", EPS_GRID, 0.5, "Smaller ε: stronger privacy, more noise.")
@@ -232,6 +242,7 @@ NOISE = Lesson(
                 "Calibrations on the Privacy explorer",
                 privacy_link("5", "analytic"),
                 shows=("ratio",),
+                section=sections.PRIVACY_CALIBRATION,
             ),
             Question(
                 "Predict: at ε = {epsilon:g}, is the classic σ enough noise for (ε, δ = 0.01)?",
@@ -333,6 +344,7 @@ SITES_LESSON = Lesson(
                 "Who sees what, on the Privacy explorer",
                 privacy_link("{sites}", "analytic"),
                 shows=("ratio",),  # its table's σ own / τ_s: 1 in std as in variance
+                section=sections.PRIVACY_VIEWS,
             ),
             Question(
                 "Predict: after subtracting F_1, how much noise variance is left on site 1's "
@@ -456,6 +468,7 @@ VIEWS = Lesson(
                 "Who sees what, on the Privacy explorer",
                 privacy_link("{sites}", "analytic"),
                 shows=("joint",),
+                section=sections.PRIVACY_VIEWS,
             ),
             Question(
                 "Predict: using all releases together, the aggregator's noise on site 1 is…",
@@ -484,6 +497,7 @@ VIEWS = Lesson(
                 "Collusion on the Privacy explorer",
                 privacy_link("5", "analytic", False, ("prv_colluders", "{colluders}")),
                 shows=("epsilon_joint", "epsilon_release", "epsilon_at_required"),
+                section=sections.PRIVACY_COLLUSION,
             ),
             Question(
                 "Predict: with {colluding} colluding sites, site 1's effective ε is…",
@@ -511,6 +525,7 @@ VIEWS = Lesson(
                 "Coalitions on the Privacy explorer",
                 privacy_link("5", "analytic", True),
                 shows=("both",),
+                section=sections.PRIVACY_COLLUSION,
             ),
             Question(
                 "Predict: if the noise generator joins the aggregator, site 1's ε becomes…",
@@ -540,9 +555,10 @@ VIEWS = Lesson(
             "dotted one, that view breaks the promise.",
             Explore(
                 AUDIT,
-                "The attack played, on the Attack audit",
+                "The trade-off and the posteriors, on the Attack audit",
                 sites_link("au_", "5", EQUAL, "analytic"),
                 shows=("epsilon_view", "posterior"),
+                section=sections.AUDIT_TRADEOFF,
             ),
             Question(
                 "Predict: in the view “{view}”, does site 1's curve dip under the promise's?",
@@ -659,4 +675,166 @@ PCA = Lesson(
     ),
 )
 
-LESSONS: tuple[Lesson, ...] = (NOISE, SITES_LESSON, UNEQUAL, VIEWS, PCA)
+BITS = Control(
+    "bits",
+    "Bit width b",
+    BITS_GRID,
+    16,  # the issue's case (#40 item 1): at 16 bits the sum wraps around
+    "Secure aggregation adds integers modulo 2^b: fewer bits, smaller messages.",
+)
+RELEASES = Control(
+    "T",
+    "Releases T of the same mean",
+    RELEASES_GRID,
+    10,
+    "Each release draws fresh noise on the same data.",
+)
+TRIALS = Control(
+    "trials",
+    "Games the attacker plays per audit",
+    AUDIT_TRIALS_GRID,
+    100_000,
+    "Half without the record, half with it; more games, a tighter bound.",
+)
+
+
+def _beyond_sites(prefix: str, sites: int = BEYOND_SITES) -> tuple[tuple[str, str], ...]:
+    """A beyond-the-paper page on the lesson's equal sites (analytic calibration)."""
+    return sites_link(prefix, str(sites), EQUAL, "analytic")
+
+
+BEYOND = Lesson(
+    "beyond",
+    "Beyond the paper",
+    "6 · Beyond the paper: trust, repetition, attack",
+    "Secure aggregation instead of a noise generator, privacy spent again with every release, "
+    "and an attacker who proves a broken promise from the messages alone.",
+    (
+        Step(
+            "trust",
+            "No trusted party: secure aggregation, and its bits",
+            "CAPE trusts a noise generator. **Secure aggregation** trusts nobody: each site "
+            "rounds its statistic to integers, adds a small share of discrete Gaussian noise, "
+            "and hides its message under pairwise masks that cancel in the sum (Bonawitz et "
+            "al. 2017; Kairouz, Liu & Steinke 2021). The sum is taken modulo 2^b: with too few "
+            "bits it **wraps around** and decodes wrongly. At b = {bits}: {wraps:.3g} of "
+            "{coordinates} coordinates wrap on average, the decoded sum's error is "
+            "**{ratio:.3g}×** central's noise, and PCA captures {energy:.3f} of the optimum "
+            "(a trusted curator: {central:.3f}).",
+            "bits_scene",
+            BITS,
+            "The line is secure aggregation's measured error — noise, rounding and "
+            "wrap-around together — over the noise a trusted curator adds, against the bit "
+            f"width b ({BEYOND_SITES} equal sites of N_s = 1000, ε = 0.5, δ = 0.01, D = "
+            f"{TRUST_DIM}, {TRUST_RUNS} rounds). The dashed line is 1: as good as central. The "
+            "one thing to notice: below some b the error jumps — not by a little, by the "
+            "whole range of the integers.",
+            Explore(
+                "app_pages/trust_models.py",
+                "Every scheme at b = {bits} bits, on Trust models",
+                (
+                    *_beyond_sites("tm_"),
+                    ("tm_dim", str(TRUST_DIM)),
+                    ("tm_runs", str(TRUST_RUNS)),
+                    ("tm_seed", str(LESSON_SEED)),
+                    ("tm_bits", "{bits}"),
+                    ("tm_scale", "automatic"),
+                    ("tm_sacal", "matched"),
+                ),
+                shows=("ratio", "energy"),
+            ),
+            Question(
+                "Predict: with b = {bits} bits, secure aggregation's error against central's "
+                "noise is…",
+                ("about the same (1×)", "about 10× larger", "about 1000× larger"),
+                "Measured over {coordinates} coordinates and the rounds: **{ratio:.3g}×** "
+                "central's noise, with {wraps:.3g} wrap-arounds per round. A wrapped "
+                "coordinate is off by a whole 2^b·γ; without wrap-around only the rounding "
+                "(a fraction of a step) is added to the noise.",
+                claim="about 10× larger",  # the text: too few bits and the sum wraps
+            ),
+        ),
+        Step(
+            "releases",
+            "Every release spends privacy again",
+            "A site's mean released once costs ε = {one:.3g} (at δ = 0.01, in the "
+            "aggregator's joint view). Release it again with fresh noise and the attacker "
+            "averages the two: privacy **composes**. Counted exactly (Gaussian DP, Dong, Roth "
+            "& Su 2022), T = {releases} releases cost **ε = {total:.3g}**; summing the ε's "
+            "(basic composition) would claim {basic:.3g}.",
+            "releases_scene",
+            RELEASES,
+            "Total ε of site 1 (log y) against the number of releases T of the same mean "
+            f"({BEYOND_SITES} equal sites, N_s = 1000, ε = 0.5, δ = 0.01, paper's design, "
+            "the aggregator's joint view), one line per accountant: exact, Rényi DP, zCDP, "
+            "advanced and basic composition. Every line but the exact one is an upper bound. "
+            "The one thing to notice: the exact line rises far more slowly than the sum of "
+            "the ε's.",
+            Explore(
+                "app_pages/composition.py",
+                "T = {releases} releases, five accountants, on Repeated releases",
+                (
+                    *_beyond_sites("rr_"),
+                    ("rr_design", "cape"),
+                    ("rr_view", JOINT_VIEW),
+                    ("rr_site", "1"),
+                    ("rr_tmax", "{releases}"),
+                ),
+                shows=("total",),
+                section=sections.COMPOSITION_ACCOUNTANTS,
+            ),
+            Question(
+                "Predict: counted exactly, T = {releases} releases of the same mean cost how "
+                "much more ε than one?",
+                ("about 1× (the same)", "about √T×", "about T×"),
+                "ε = {total:.3g} against {one:.3g} for one release: **{ratio:.3g}×** — more than "
+                "√T = {root:.3g}, less than T = {releases}. The privacy loss of T Gaussian "
+                "releases is Gaussian with √T times the signal, so ε grows like √T at first; "
+                "the linear term takes over "
+                "only beyond about {crossover:,.0f} releases here.",
+                claim="about √T×",
+            ),
+        ),
+        Step(
+            "audit",
+            "An attacker proves the broken promise",
+            "Lesson 4 computed that the aggregator, holding all releases, learns more than "
+            f"the paper's promise allows. With {AUDIT_SITES} equal sites (ε_s = 0.5, δ_s = "
+            f"{AUDIT_DELTA:g}) its view of site 1 has ε = {{epsilon:.3g}}. The **Attack audit** "
+            "shows it without the theory: an attacker plays the game — {trials:,} runs with "
+            "and without one person's record — and turns its false alarms ({fpr:.3g}) and "
+            "misses ({fnr:.3g}) into a 95 % lower bound: ε ≥ **{lower:.3g}** (Clopper–Pearson "
+            "bounds on both rates; Jagielski et al. 2020).",
+            "audit_scene",
+            TRIALS,
+            "One group of bars per view of site 1: its own release, and the aggregator's view "
+            f"of all releases ({AUDIT_SITES} equal sites). Pale bars: the theory's exact ε; "
+            "solid bars: the ε the attack proves from its games, at 95 % confidence. Orange: "
+            "the paper's design, blue: the joint-view-safe design. The dotted line is the "
+            "promise ε_s = 0.5. The one thing to notice: a solid bar above the dotted line is "
+            "a broken promise shown from the messages alone.",
+            Explore(
+                "app_pages/audit.py",
+                "The same audit on the Attack audit page",
+                (
+                    *_beyond_sites("au_", AUDIT_SITES),
+                    ("au_trials", "{trials}"),
+                    ("au_seed", str(LESSON_SEED)),
+                ),
+                shows=("lower", "epsilon"),
+            ),
+            Question(
+                "Predict: with {trials:,} games, does the attack prove that the aggregator's "
+                "view breaks the promise ε_s = 0.5?",
+                ("yes: a proven break", "not yet: the bound stays below ε_s"),
+                "The attack proves ε ≥ **{lower:.3g}** against ε_s = {promised:.3g} (theory: "
+                "{epsilon:.3g}). About {needed} games show the break in half of such audits: "
+                "fewer games leave wider Clopper–Pearson bounds, and a lower bound that may "
+                "stay below the promise even though the promise is broken.",
+                claim="yes: a proven break",  # the text: the audit shows it
+            ),
+        ),
+    ),
+)
+
+LESSONS: tuple[Lesson, ...] = (NOISE, SITES_LESSON, UNEQUAL, VIEWS, PCA, BEYOND)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from learning.sections import PARAM as SECTION
+
 
 @dataclass(frozen=True)
 class Control:
@@ -48,6 +50,8 @@ class Explore:
     # Names of the scene's numbers the linked page shows again (tests/test_lessons.py opens
     # the link and finds each one there, at the precision the lesson quotes it).
     shows: tuple[str, ...] = ()
+    # The section of the page the step is about (learning/sections.py): the link lands on it.
+    section: str | None = None
 
     def query(self, numbers: dict) -> list[tuple[str, str]]:
         """The link's query parameters filled with the scene's numbers. A template that is
@@ -61,6 +65,8 @@ class Explore:
                 out.extend((key, str(v)) for v in value)
             else:
                 out.append((key, template.format(**numbers)))
+        if self.section is not None:
+            out.append((SECTION, self.section))
         return out
 
 

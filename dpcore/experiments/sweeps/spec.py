@@ -1,0 +1,1121 @@
+"""Sweep specifications: frozen, validated once, hashable (so they are also cache keys).
+
+A sweep is *what is swept* (:class:`SweepGrid`), *the sites* (:class:`SiteLayout`), *the
+privacy* (:class:`PcaPrivacy`, :class:`OtdPrivacy`), *the runs* (:class:`Runs`) and the
+problem (:class:`PcaSpec`, :class:`OtdSpec`). Every object checks its fields when it is made
+(``__post_init__`` validates, it never rewrites a field), so the drivers never re-check and
+nothing is estimated or computed from an unchecked value. The friendly forms (lists, ``None``
+for "the default") are resolved once, by the factories :meth:`PcaSpec.build` and
+:meth:`OtdSpec.build`, whose keywords are those of :func:`dpcore.pca_sweep` /
+:func:`dpcore.otd_sweep` and are documented there, once. Randomness is not part of a spec:
+the drivers take ``rng`` separately (SPEC 7).
+
+A spec also carries the records of its algorithms
+(:class:`dpcore.factorization.registry.Algorithm`) and
+the family's stream order, taken from the registry when it is built: a spec pickled to a
+worker process runs there even if its algorithm was registered at runtime in the parent.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, NamedTuple, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpcore._validation import (
+    MAX_MAGNITUDE,
+    caller_stacklevel,
+    check_bool,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_real,
+    check_rng,
+    show,
+)
+from dpcore.experiments.limits import WorkEstimate, estimate_otd, estimate_pca
+from dpcore.experiments.sweeps.scores import OTD_METRICS, PCA_METRICS
+from dpcore.factorization import registry
+from dpcore.factorization.datasets import Dataset, split_sizes
+from dpcore.factorization.models import MODELS
+from dpcore.factorization.moments import SCALINGS, SENSITIVITIES, SIGMA2_SOURCES
+from dpcore.factorization.otd import PowerOptions
+from dpcore.factorization.registry import Algorithm
+from dpcore.mechanisms.calibration import CALIBRATIONS, NEIGHBOURING
+from dpcore.protocol.secagg import DEFAULT_BITS
+from dpcore.resources import MAX_DESIGN_SITES, MAX_DIM_TENSOR
+
+SWEEP_AXES = ("epsilon", "delta", "n_per_site", "sites")
+# Settings of the secure-aggregation baseline (dpcore.protocol.secagg) that a sweep may also run
+# along; a frame has their column only when one of them is the swept axis.
+SECAGG_AXES = ("secagg_bits", "secagg_scale")
+GRID_AXES = SWEEP_AXES + SECAGG_AXES
+WEIGHTINGS = ("proportional", "equal")
+
+
+def _check_scale(value: Any) -> float | None:
+    if value is None:
+        return None  # automatic: rounding costs at most 1% of the sensitivity
+    return check_real(value, "secagg_scale", low=0.0, high=MAX_MAGNITUDE, low_open=True)
+
+
+_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "epsilon": check_epsilon,
+    "delta": check_delta,
+    "n_per_site": lambda v: check_int(v, "n_per_site", low=1),
+    # S×S designs need 2; one site only where every algorithm runs with it (_check_records)
+    "sites": lambda v: check_int(v, "sites", low=1, high=MAX_DESIGN_SITES),
+    "secagg_bits": lambda v: check_int(v, "secagg_bits", low=2, high=64),
+    "secagg_scale": _check_scale,
+}
+
+Value = float | int
+Setting = Value | None  # a grid point's value: the secure-aggregation scale may be None
+
+
+def _swept_check(axis: str) -> Callable[[Any], Any]:
+    if axis == "secagg_scale":  # a swept scale is a list of numbers, never "automatic"
+        return lambda v: check_real(v, "secagg_scale", low=0.0, high=MAX_MAGNITUDE, low_open=True)
+    return _CHECKS[axis]
+
+
+def _is_grid(value: object) -> bool:
+    return isinstance(value, (list, tuple, np.ndarray))
+
+
+def _scalar(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One point of a sweep's grid: every axis at one value.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The privacy budget (ε, δ) every site's release meets at this point.
+    n_per_site, sites : int
+        N_s (average per site) and S.
+    secagg_bits, secagg_scale : int and float or None
+        Bit width b and scale γ of the ``secagg`` baseline (``None``: automatic γ).
+    """
+
+    epsilon: float
+    delta: float
+    n_per_site: int
+    sites: int
+    secagg_bits: int
+    secagg_scale: float | None
+
+    def value(self, axis: str) -> Setting:
+        """The point's value on one axis of :data:`GRID_AXES` (the swept one, say)."""
+        if axis not in GRID_AXES:
+            raise ValueError(f"axis must be one of {list(GRID_AXES)}; got {axis!r}")
+        return getattr(self, axis)
+
+    def row(self) -> dict[str, Setting]:
+        """The point as a frame row's axis columns, in :data:`GRID_AXES` order."""
+        return {name: getattr(self, name) for name in GRID_AXES}
+
+
+@dataclass(frozen=True)
+class SweepGrid:
+    """What is swept: one axis among ε, δ, N_s, S and the secure-aggregation settings.
+
+    Attributes
+    ----------
+    axis : str
+        The swept axis (one of :data:`GRID_AXES`).
+    values : tuple
+        Validated values along it, in the order given.
+    epsilon, delta, n_per_site, sites : float or int
+        The fixed value of each axis (for the swept one: its first value).
+    secagg_bits, secagg_scale : int and float or None
+        Bit width b and scale γ of the ``secagg`` baseline (:func:`dpcore.secagg_design`;
+        ``None``: the automatic γ); they change no other algorithm.
+    """
+
+    axis: str
+    values: tuple[Setting, ...]
+    epsilon: float
+    delta: float
+    n_per_site: int
+    sites: int
+    secagg_bits: int = DEFAULT_BITS
+    secagg_scale: float | None = None
+
+    def __post_init__(self) -> None:
+        check_choice(self.axis, "axis", GRID_AXES)
+        if not isinstance(self.values, tuple):
+            kind = type(self.values).__name__
+            raise TypeError(f"values must be a tuple (SweepGrid.of takes lists); got {kind}")
+        if not self.values:
+            raise ValueError(f"{self.axis} must have at least one value to sweep; got none")
+        check = _swept_check(self.axis)
+        for v in self.values:
+            check(v)
+        for name in GRID_AXES:
+            if name != self.axis:
+                _CHECKS[name](getattr(self, name))
+        if getattr(self, self.axis) != self.values[0]:
+            raise ValueError(
+                f"{self.axis} must be the first swept value {self.values[0]!r}; "
+                f"got {getattr(self, self.axis)!r}"
+            )
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        epsilon: Any,
+        delta: Any,
+        n_per_site: Any,
+        sites: Any,
+        secagg_bits: Any = DEFAULT_BITS,
+        secagg_scale: Any = None,
+    ) -> SweepGrid:
+        """Find the one swept axis (the one given as a list/tuple/array) and validate all.
+
+        With no list, the grid is the one point ε.
+
+        Examples
+        --------
+        >>> g = SweepGrid.of(epsilon=[0.1, 1.0], delta=0.01, n_per_site=100, sites=3)
+        >>> g.axis, g.values, g.point(1.0).sites
+        ('epsilon', (0.1, 1.0), 3)
+        """
+        axes = {
+            "epsilon": epsilon,
+            "delta": delta,
+            "n_per_site": n_per_site,
+            "sites": sites,
+            "secagg_bits": secagg_bits,
+            "secagg_scale": secagg_scale,
+        }
+        swept = [name for name in GRID_AXES if _is_grid(axes[name])]
+        if len(swept) > 1:
+            raise ValueError(
+                f"at most one of {list(GRID_AXES)} may be a list; got lists for {swept}"
+            )
+        axis = swept[0] if swept else "epsilon"
+        fixed = {n: _CHECKS[n](axes[n]) for n in GRID_AXES if n != axis}
+        raw = axes[axis] if swept else [axes[axis]]
+        if len(raw) == 0:
+            raise ValueError(f"{axis} must have at least one value to sweep; got an empty list")
+        check = _swept_check(axis)
+        values = tuple(check(_scalar(v)) for v in raw)
+        return cls(axis=axis, values=values, **{**fixed, axis: values[0]})
+
+    def keywords(self) -> dict[str, Any]:
+        """The axes as :meth:`of` takes them: ``of(**grid.keywords()) == grid``.
+
+        The swept axis is a tuple, except a one-point ε grid (ε given as a number).
+        """
+        out: dict[str, Any] = {n: getattr(self, n) for n in GRID_AXES}
+        if self.axis != "epsilon" or len(self.values) > 1:
+            out[self.axis] = self.values
+        return out
+
+    def point(self, value: Setting) -> GridPoint:
+        """Every axis at one grid value."""
+        fixed = GridPoint(
+            self.epsilon,
+            self.delta,
+            self.n_per_site,
+            self.sites,
+            self.secagg_bits,
+            self.secagg_scale,
+        )
+        changes: dict[str, Any] = {self.axis: value}
+        return replace(fixed, **changes)
+
+    def largest(self, name: str) -> Any:
+        """The largest value the sweep uses for one (numeric) axis."""
+        return max(self.values) if name == self.axis else getattr(self, name)  # type: ignore[type-var]
+
+    @property
+    def resamples(self) -> bool:
+        """Whether the data are drawn afresh per run (N_s and S sweeps) or once (ε, δ, b, γ)."""
+        return self.axis in ("n_per_site", "sites")
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The frame's axis columns: ε, δ, N_s, S and a swept secure-aggregation setting."""
+        return SWEEP_AXES + ((self.axis,) if self.axis in SECAGG_AXES else ())
+
+
+@dataclass(frozen=True)
+class SiteLayout:
+    """How the S·N_s samples are split over the sites and weighted by the aggregator.
+
+    Attributes
+    ----------
+    shares : tuple of float, optional
+        Relative site sizes (S fixed); ``None`` for equal sites.
+    weighting : {"proportional", "equal"}
+        μ_s = N_s/N (the pooled estimate) or 1/S.
+    """
+
+    shares: tuple[float, ...] | None
+    weighting: str
+
+    def __post_init__(self) -> None:
+        check_choice(self.weighting, "weighting", WEIGHTINGS)
+        if self.shares is not None:
+            if not isinstance(self.shares, tuple):
+                raise TypeError(
+                    "site_shares must be a tuple of numbers (SiteLayout.of takes any "
+                    f"sequence); got {self.shares!r}"
+                )
+            for s in self.shares:
+                check_real(s, "site_shares", low=0.0, low_open=True)
+
+    @classmethod
+    def of(cls, shares: Sequence[float] | None, weighting: str) -> SiteLayout:
+        """The layout of ``site_shares`` given as any sequence of numbers (or ``None``)."""
+        if shares is None:
+            return cls(None, weighting)
+        if isinstance(shares, (str, bytes)) or not _is_grid(shares):
+            raise TypeError(f"site_shares must be a sequence of numbers; got {shares!r}")
+        return cls(
+            tuple(check_real(_scalar(s), "site_shares", low=0.0, low_open=True) for s in shares),
+            weighting,
+        )
+
+    def layout(self, point: GridPoint) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Site sizes N_s and aggregator weights μ_s at one grid point."""
+        sizes = split_sizes(int(point.n_per_site), int(point.sites), self.shares)
+        if self.weighting == "proportional":
+            return sizes, sizes / sizes.sum()
+        return sizes, np.full(sizes.size, 1.0 / sizes.size)
+
+    def check_against(self, grid: SweepGrid) -> None:
+        """Shares fix S: they must match it, and S cannot be swept."""
+        if self.shares is None:
+            return
+        if grid.axis == "sites":
+            raise ValueError("site_shares fixes S, so sites cannot be the swept axis")
+        split_sizes(grid.n_per_site, grid.sites, self.shares)  # validates the shares
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Repetitions per grid point.
+
+    Where they run (threads, an executor) is not part of the spec: the frame is the same
+    for any choice, so it does not belong in a cache key.
+
+    Attributes
+    ----------
+    count : int
+        Runs per grid point, ≥ 1.
+    """
+
+    count: int
+
+    def __post_init__(self) -> None:
+        check_int(self.count, "runs", low=1)
+
+    def streams(
+        self, grid: SweepGrid, noise_rng: np.random.Generator, draw_rng: np.random.Generator
+    ) -> Iterator[RunStreams]:
+        """The streams of every grid value and run, grid value by grid value.
+
+        Streams are spawned per grid value and then per run, so a point's numbers do not
+        depend on how many other points the grid has after it.
+        """
+        for point_rng, point_draw_rng, value in zip(
+            noise_rng.spawn(len(grid.values)),
+            draw_rng.spawn(len(grid.values)),
+            grid.values,
+            strict=True,
+        ):
+            runs = zip(point_rng.spawn(self.count), point_draw_rng.spawn(self.count), strict=True)
+            for run, (run_rng, run_draw_rng) in enumerate(runs):
+                yield RunStreams(grid.point(value), run, run_rng, run_draw_rng)
+
+
+@dataclass(frozen=True, eq=False)
+class RunStreams:
+    """One (grid point, run) and its random streams.
+
+    Attributes
+    ----------
+    point : dict
+        ε, δ, N_s and S at this grid value.
+    run : int
+        0-based run index.
+    noise : numpy.random.Generator
+        Spawned into one stream per algorithm (:func:`dpcore.factorization.registry.streams`).
+    draw : numpy.random.Generator
+        The data draw of this run (N_s and S sweeps).
+    """
+
+    point: GridPoint
+    run: int
+    noise: np.random.Generator
+    draw: np.random.Generator
+
+
+def _is_names(value: object) -> bool:
+    """Whether ``value`` gives one name at a time (each is checked as a name after).
+
+    Not a string, not an array of more than one axis.
+    """
+    if isinstance(value, np.ndarray):
+        return value.ndim == 1
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes))
+
+
+def _algorithms(algorithms: Sequence[str] | None, family: str) -> tuple[str, ...]:
+    if algorithms is None:
+        return registry.defaults(family)
+    if not _is_names(algorithms):
+        raise TypeError(f"algorithms must be a sequence of names; got {show(algorithms)}")
+    names = tuple(registry.get(a, family, param="algorithms").name for a in algorithms)
+    if not names:
+        raise ValueError(
+            f"algorithms must name at least one of {list(registry.names(family))}; got []"
+        )
+    return names
+
+
+def _metrics(metrics: Sequence[str] | None, known: Sequence[str]) -> tuple[str, ...]:
+    if metrics is None:
+        return tuple(known)
+    if not _is_names(metrics):
+        raise TypeError(f"metrics must be a sequence of names; got {show(metrics)}")
+    names = tuple(check_choice(m, "metrics", tuple(known)) for m in metrics)
+    if not names:
+        raise ValueError(f"metrics must name at least one of {list(known)}; got []")
+    return names
+
+
+def _check_names(value: object, name: str, known: Sequence[str]) -> None:
+    """A resolved tuple of names (what :meth:`PcaSpec.build` stores)."""
+    if not isinstance(value, tuple) or not value:
+        raise TypeError(f"{name} must be a non-empty tuple of names; got {value!r}")
+    for v in value:
+        check_choice(v, name, tuple(known))
+
+
+def _check_records(spec: SweepSpec) -> None:
+    """The records and stream order must be those of the named algorithms."""
+    family = spec.family
+    order = spec.stream_order
+    if not isinstance(order, tuple) or not order or not all(isinstance(n, str) for n in order):
+        raise TypeError(f"stream_order must be a non-empty tuple of names; got {order!r}")
+    _check_names(spec.algorithms, "algorithms", order)
+    records = spec.records
+    if (
+        not isinstance(records, tuple)
+        or tuple(getattr(r, "name", None) for r in records) != spec.algorithms
+        or any(not isinstance(r, Algorithm) or getattr(r, family) is None for r in records)
+    ):
+        raise ValueError(
+            f"records must be the {family} records of {list(spec.algorithms)} "
+            "(build the spec with build() or change it with replace())"
+        )
+    fewest = min(int(spec.grid.point(v).sites) for v in spec.grid.values)
+    if fewest < 2:  # one site: the curator's and one site's algorithms only (issue #39)
+        need = [r.name for r in records if getattr(getattr(r, family), "min_sites", 2) > 1]
+        if need:
+            one = [
+                n
+                for n in registry.names(family)
+                if getattr(registry.get(n, family).method(family), "min_sites", 2) == 1
+            ]
+            raise ValueError(
+                f"sites must be at least 2 for {need}; got {fewest} (with one site: {one})"
+            )
+
+
+@functools.cache
+def _parameters(build: Callable[..., Any]) -> dict[str, Any]:
+    """``build``'s keywords in signature order, with their defaults (``empty`` if none)."""
+    return {n: p.default for n, p in inspect.signature(build).parameters.items()}
+
+
+def _changed(spec: PcaSpec | OtdSpec, keywords: dict[str, Any]) -> dict[str, Any]:
+    """The keywords whose value differs from what ``build`` would use without them."""
+    defaults = {
+        **_parameters(type(spec).build),
+        "algorithms": registry.defaults(spec.family),
+        "metrics": spec.known_metrics,
+    }
+    if spec.family == "pca":
+        defaults["rank"] = min(2 * spec.k, spec.dim)
+    out = {}
+    for name, value in keywords.items():
+        default = defaults.get(name, inspect.Parameter.empty)
+        if default is inspect.Parameter.empty or type(value) is not type(default):
+            out[name] = value
+        elif value != default:
+            out[name] = value
+    return out
+
+
+@dataclass(frozen=True)
+class PcaPrivacy:
+    """Noise calibration of the PCA sweep: Gaussian method and neighbouring relation."""
+
+    calibration: str
+    neighbouring: str
+
+    def __post_init__(self) -> None:
+        check_choice(self.calibration, "calibration", CALIBRATIONS)
+        check_choice(self.neighbouring, "neighbouring", NEIGHBOURING)
+
+
+class Budget(NamedTuple):
+    """One release's privacy budget (ε, δ)."""
+
+    epsilon: float
+    delta: float
+
+
+# The fraction of (ε, δ) given to M2. A stage given less than 0.1% of the budget is no
+# design anyone means, and nearly none (1e-308) would underflow the stage's ε to a noise
+# std past MAX_MAGNITUDE, refused there under the name of epsilon, not of the split.
+SPLIT_RANGE = (1e-3, 1 - 1e-3)
+
+
+def check_split(value: object) -> float:
+    """``budget_split`` in [0.001, 0.999] (:data:`SPLIT_RANGE`)."""
+    return check_real(value, "budget_split", low=SPLIT_RANGE[0], high=SPLIT_RANGE[1])
+
+
+@dataclass(frozen=True)
+class OtdPrivacy:
+    """Noise calibration of the tensor sweep.
+
+    Attributes
+    ----------
+    calibration : {"classic", "analytic"}
+    sensitivity : {"paper", "add-remove", "replace"}
+        Sensitivities of M2, M3 (:func:`dpcore.factorization.moments.moment_sensitivities`).
+    budget_split : float
+        Fraction in [0.001, 0.999] of ε and δ given to M2 (paper: 1/2).
+    """
+
+    calibration: str
+    sensitivity: str
+    budget_split: float
+
+    def __post_init__(self) -> None:
+        check_choice(self.calibration, "calibration", CALIBRATIONS)
+        check_choice(self.sensitivity, "sensitivity", SENSITIVITIES)
+        check_split(self.budget_split)
+
+    def stages(self, epsilon: float, delta: float) -> tuple[Budget, Budget]:
+        """(ε₁, δ₁) for M2 and (ε₂, δ₂) for M3 out of a total (ε, δ).
+
+        ε₁ = split·ε, ε₂ = (1 − split)·ε, and the same for δ; by basic composition the
+        pair is (ε₁ + ε₂, δ₁ + δ₂) = (ε, δ)-DP (Imtiaz & Sarwate, Theorem 2; the paper
+        splits equally, split = 1/2).
+
+        Examples
+        --------
+        >>> OtdPrivacy("classic", "paper", 0.5).stages(1.0, 0.01)
+        (Budget(epsilon=0.5, delta=0.005), Budget(epsilon=0.5, delta=0.005))
+        """
+        split = self.budget_split
+        return (
+            Budget(split * epsilon, split * delta),
+            Budget((1 - split) * epsilon, (1 - split) * delta),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepSpec:
+    """What a PCA and a tensor sweep spec share (:class:`PcaSpec`, :class:`OtdSpec`).
+
+    The grid, the site layout, the privacy settings (the family's own record), the runs,
+    D and K, ``faithful``, the algorithms and metrics by name, and the algorithms' registry
+    records with the family's stream order when the spec was built
+    (:func:`dpcore.factorization.registry.streams`). Keyword-only; a family's checks run
+    between the shared ones (:meth:`_check_family`).
+    """
+
+    family: ClassVar[str]
+    privacy_kind: ClassVar[type]
+    known_metrics: ClassVar[tuple[str, ...]]
+
+    grid: SweepGrid
+    sites: SiteLayout
+    privacy: PcaPrivacy | OtdPrivacy
+    runs: Runs
+    dim: int
+    k: int
+    faithful: bool
+    algorithms: tuple[str, ...]
+    metrics: tuple[str, ...]
+    stream_order: tuple[str, ...] = field(repr=False, compare=False)
+    records: tuple[Algorithm, ...] = field(repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, kind in (
+            ("grid", SweepGrid),
+            ("sites", SiteLayout),
+            ("privacy", self.privacy_kind),
+            ("runs", Runs),
+        ):
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(f"{name} must be a {kind.__name__}; got {getattr(self, name)!r}")
+        self.sites.check_against(self.grid)
+        self._check_family()
+        check_bool(self.faithful, "faithful")
+        _check_names(self.metrics, "metrics", self.known_metrics)
+        _check_records(self)
+
+    def _check_family(self) -> None:
+        """The family's own fields (D, K and the rest), checked after the layout."""
+        raise NotImplementedError
+
+    def _shared_keywords(self) -> dict[str, Any]:
+        """The :meth:`build` keywords both families have."""
+        return {
+            "dim": self.dim,
+            "k": self.k,
+            **self.grid.keywords(),
+            "runs": self.runs.count,
+            "algorithms": self.algorithms,
+            "metrics": self.metrics,
+            "calibration": self.privacy.calibration,
+            "site_shares": self.sites.shares,
+            "weighting": self.sites.weighting,
+            "faithful": self.faithful,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class PcaSpec(SweepSpec):
+    """A validated distributed-PCA sweep, made by :meth:`build` (its keywords documented once).
+
+    Every field holds its resolved value: ``dim`` and ``pool_size`` are the data set's own
+    for a :class:`~dpcore.Dataset` (which hashes by identity), ``rank`` is min(2K, D) by
+    default, ``algorithms`` and ``metrics`` are tuples of names, ``records`` the algorithms'
+    registry records and ``stream_order`` the family's algorithm names when the spec was
+    built (the random streams, :func:`dpcore.factorization.registry.streams`). Change a keyword with
+    :meth:`replace`; :meth:`keywords` gives them back (``PcaSpec.build(**s.keywords()) == s``).
+
+    Examples
+    --------
+    >>> s = PcaSpec.build(epsilon=[0.5, 1.0], dim=20, k=4)
+    >>> s.rank, s.grid.values, s.replace(k=2).rank
+    (8, (0.5, 1.0), 4)
+    >>> PcaSpec.build(**s.keywords()) == s, hash(s) == hash(PcaSpec.build(**s.keywords()))
+    (True, True)
+    """
+
+    family: ClassVar[str] = "pca"
+    privacy_kind: ClassVar[type] = PcaPrivacy
+    known_metrics: ClassVar[tuple[str, ...]] = tuple(PCA_METRICS)
+
+    privacy: PcaPrivacy
+    data: str | Dataset
+    rank: int
+    pool_size: int
+
+    def _check_family(self) -> None:
+        if isinstance(self.data, Dataset):
+            if self.dim != self.data.dim or self.pool_size != self.data.n_samples:
+                raise ValueError(
+                    f"dim and pool_size must be the data set's ({self.data.dim}, "
+                    f"{self.data.n_samples}); got ({self.dim!r}, {self.pool_size!r}); "
+                    "use replace(data=…), which takes them from the data set"
+                )
+        else:
+            check_choice(self.data, "data", ("synthetic",))
+            check_int(self.dim, "dim", low=1)
+            check_int(self.pool_size, "pool_size", low=2)
+        check_int(self.k, "k", low=1, high=self.dim)
+        check_int(self.rank, "rank", low=self.k, high=self.dim)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        data: str | Dataset = "synthetic",
+        dim: int = 200,
+        k: int = 50,
+        sites: int | Sequence[int] = 10,
+        n_per_site: int | Sequence[int] = 1000,
+        epsilon: float | Sequence[float],
+        delta: float | Sequence[float] = 0.01,
+        runs: int = 10,
+        algorithms: Sequence[str] | None = None,
+        metrics: Sequence[str] | None = None,
+        calibration: str = "classic",
+        neighbouring: str = "add-remove",
+        site_shares: Sequence[float] | None = None,
+        weighting: str = "proportional",
+        rank: int | None = None,
+        faithful: bool = False,
+        pool_size: int = 60_000,
+        secagg_bits: int | Sequence[int] = DEFAULT_BITS,
+        secagg_scale: float | Sequence[float] | None = None,
+    ) -> PcaSpec:
+        """The validated spec of a distributed-PCA sweep (:func:`dpcore.pca_sweep`).
+
+        Parameters
+        ----------
+        data : "synthetic" or Dataset
+            The paper's synthetic set (generated from the sweep's ``rng`` with ``dim``, ``k``
+            and ``pool_size``) or a prepared :class:`dpcore.Dataset`.
+        dim, k : int
+            D and K for synthetic data (1 ≤ K ≤ D); with a Dataset, D is its own (``dim``
+            and ``pool_size`` are then ignored).
+        sites, n_per_site, epsilon, delta : scalar or list
+            S ≥ 2, N_s ≥ 1 (average per site), ε in (0, ∞], δ in (0, 1). Exactly one may be
+            a list: the swept axis.
+        runs : int
+            Repetitions per grid point, ≥ 1.
+        algorithms : sequence of str, optional
+            Names from :func:`dpcore.factorization.registry.names` ``("pca")`` (default: all but the
+            opt-in ones, :func:`dpcore.factorization.registry.defaults`). Each algorithm has its
+            own random stream, so choosing others does not change its numbers.
+        metrics : sequence of str, optional
+            Columns from :data:`dpcore.experiments.sweeps.scores.PCA_METRICS` (default: all, in that
+            order).
+        calibration : {"classic", "analytic"}
+            Gaussian mechanism calibration (:func:`dpcore.gaussian_sigma`).
+        neighbouring : {"add-remove", "replace"}
+            Neighbouring relation for Δ (:func:`dpcore.second_moment_sensitivity`).
+        site_shares : sequence of float, optional
+            Relative site sizes for unequal N_s (not with a swept S).
+        weighting : {"proportional", "equal"}
+            Aggregator weights μ_s = N_s/N (the pooled estimate) or 1/S.
+        rank : int, optional
+            R for DPdisPCA, K ≤ R ≤ D; default min(2K, D).
+        faithful : bool
+            Run capePCA and conv message by message (slow) instead of drawing their
+            aggregate noise directly (same distribution, see
+            :func:`dpcore.factorization.pca.cape_pca`).
+        pool_size : int
+            Synthetic pool size (paper: 60,000).
+        secagg_bits, secagg_scale : scalar or list
+            Bit width b in [2, 64] and scale γ > 0 (``None``: automatic, rounding costs ≤ 1%
+            of Δ) of the ``secagg`` baseline (:func:`dpcore.secagg_design`, calibrated like
+            the others with ``calibration`` at the rounded sensitivity). Either may be the
+            swept list instead of the four axes above; the frame then has its column.
+
+        Returns
+        -------
+        PcaSpec
+
+        Raises
+        ------
+        ValueError, TypeError
+            Naming the parameter, its allowed range and the value.
+
+        Notes
+        -----
+        The sweep (:func:`dpcore.run_pca_sweep`) returns one row per (algorithm, grid point,
+        run) with columns ``algorithm``, ``epsilon``, ``delta``, ``n_per_site``, ``sites``,
+        ``run`` and one per metric (by default ``captured_energy``,
+        ``captured_energy_ratio`` (of the optimum), ``subspace_distance`` and
+        ``optimal_energy``). The data subsample (N = S·N_s rows without replacement,
+        centred, split into contiguous blocks) is drawn once for ε and δ sweeps and afresh
+        per run for N_s and S sweeps, as in the authors' experiments. ``local`` uses site 1.
+        Captured energy is tr(V̂ᵀAV̂) against the data set's reference matrix (Imtiaz &
+        Sarwate, Sec. 6.1).
+        """
+        grid = SweepGrid.of(
+            epsilon=epsilon,
+            delta=delta,
+            n_per_site=n_per_site,
+            sites=sites,
+            secagg_bits=secagg_bits,
+            secagg_scale=secagg_scale,
+        )
+        layout = SiteLayout.of(site_shares, weighting)
+        privacy = PcaPrivacy(calibration, neighbouring)
+        count = Runs(check_int(runs, "runs", low=1))
+        if isinstance(data, Dataset):
+            dim, pool_size = data.dim, data.n_samples
+        else:
+            check_choice(data, "data", ("synthetic",))
+            dim = check_int(dim, "dim", low=1)
+            pool_size = check_int(pool_size, "pool_size", low=2)
+        k = check_int(k, "k", low=1, high=dim)
+        rank = min(2 * k, dim) if rank is None else check_int(rank, "rank", low=k, high=dim)
+        names = _algorithms(algorithms, "pca")
+        return cls(
+            grid=grid,
+            sites=layout,
+            privacy=privacy,
+            runs=count,
+            data=data,
+            dim=dim,
+            k=k,
+            rank=rank,
+            pool_size=pool_size,
+            faithful=check_bool(faithful, "faithful"),
+            algorithms=names,
+            metrics=_metrics(metrics, tuple(PCA_METRICS)),
+            stream_order=registry.names("pca"),
+            records=tuple(registry.get(n, "pca") for n in names),
+        )
+
+    def keywords(self, *, defaults: bool = True) -> dict[str, Any]:
+        """The :meth:`build` keywords of this spec, in :func:`dpcore.pca_sweep`'s order.
+
+        ``defaults=False`` leaves out the keywords at their default (``rank`` min(2K, D),
+        the default algorithms and metrics; ``dim`` and ``pool_size`` with a Dataset): the
+        short form for a code snippet. Either way ``PcaSpec.build(**kw) == self``.
+        """
+        out = {
+            **self._shared_keywords(),
+            "data": self.data,
+            "neighbouring": self.privacy.neighbouring,
+            "rank": self.rank,
+            "pool_size": self.pool_size,
+        }
+        out = {n: out[n] for n in _parameters(PcaSpec.build)}
+        if defaults:
+            return out
+        if isinstance(self.data, Dataset):
+            del out["dim"], out["pool_size"]
+        return _changed(self, out)
+
+    def replace(self, **keywords: Any) -> PcaSpec:
+        """Change some :meth:`build` keywords: a new spec, validated again.
+
+        The keywords left at their default stay defaults (``rank`` follows a new ``k``).
+        """
+        return PcaSpec.build(**{**self.keywords(defaults=False), **keywords})
+
+    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
+        """The sweep's cost on ``workers`` (:func:`dpcore.experiments.limits.estimate_pca`)."""
+        grid = self.grid
+        return estimate_pca(
+            dim=self.dim,
+            sites=int(grid.largest("sites")),
+            n_max=int(grid.largest("n_per_site")),
+            pool=self.pool_size,
+            points=len(grid.values),
+            runs=self.runs.count,
+            algorithms=self.records,
+            workers=workers,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class OtdSpec(SweepSpec):
+    """A validated tensor-decomposition sweep, made by :meth:`build` (keywords documented once).
+
+    Attributes beyond the groups: the planted ``model`` ("mog" or "stm") with ``dim`` ≤
+    :data:`~dpcore.experiments.limits.MAX_DIM_TENSOR` and ``k`` ≤ ``dim``; MOG preprocessing
+    (``sigma2``, ``scaling``, ``sigma2_source``); the tensor power method (``power``);
+    ``faithful``; ``algorithms`` and ``metrics`` as tuples of names; ``records`` and
+    ``stream_order`` as in :class:`PcaSpec`.
+
+    Examples
+    --------
+    >>> s = OtdSpec.build(epsilon=[0.5, 1.0], budget_split=0.25)
+    >>> s.stages(1.0)
+    (Budget(epsilon=0.25, delta=0.0025), Budget(epsilon=0.75, delta=0.0075))
+    >>> OtdSpec.build(**s.keywords()) == s
+    True
+    """
+
+    family: ClassVar[str] = "otd"
+    privacy_kind: ClassVar[type] = OtdPrivacy
+    known_metrics: ClassVar[tuple[str, ...]] = tuple(OTD_METRICS)
+
+    privacy: OtdPrivacy
+    model: str
+    sigma2: float
+    scaling: str
+    sigma2_source: str
+    power: PowerOptions
+
+    def _check_family(self) -> None:
+        if not isinstance(self.power, PowerOptions):
+            raise TypeError(f"power must be a PowerOptions; got {self.power!r}")
+        _check_power(self.power.restarts, self.power.max_iter, self.power.tol)
+        check_choice(self.model, "model", MODELS)
+        check_int(self.dim, "dim", low=1, high=MAX_DIM_TENSOR)
+        check_int(self.k, "k", low=1, high=self.dim)
+        check_real(self.sigma2, "sigma2", low=0.0, high=MAX_MAGNITUDE)
+        check_choice(self.scaling, "scaling", SCALINGS)
+        check_choice(self.sigma2_source, "sigma2_source", SIGMA2_SOURCES)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        model: str = "mog",
+        dim: int = 10,
+        k: int = 5,
+        sites: int | Sequence[int] = 5,
+        n_per_site: int | Sequence[int] = 20_000,
+        epsilon: float | Sequence[float],
+        delta: float | Sequence[float] = 0.01,
+        runs: int = 10,
+        algorithms: Sequence[str] | None = None,
+        metrics: Sequence[str] | None = None,
+        calibration: str = "classic",
+        sensitivity: str = "paper",
+        budget_split: float = 0.5,
+        sigma2: float = 0.05,
+        scaling: str = "public",
+        sigma2_source: str = "model",
+        restarts: int = 10,
+        max_iter: int = 100,
+        tol: float = 1e-8,
+        site_shares: Sequence[float] | None = None,
+        weighting: str = "proportional",
+        faithful: bool = False,
+        secagg_bits: int | Sequence[int] = DEFAULT_BITS,
+        secagg_scale: float | Sequence[float] | None = None,
+    ) -> OtdSpec:
+        """The validated spec of a tensor-decomposition sweep (:func:`dpcore.otd_sweep`).
+
+        Parameters
+        ----------
+        model : {"mog", "stm"}
+            Mixture of Gaussians or single topic model, planted from the sweep's ``rng``.
+        dim, k : int
+            D ≤ 100 and K (1 ≤ K ≤ D).
+        sites, n_per_site, epsilon, delta : scalar or list
+            As in :meth:`PcaSpec.build`; ε, δ are the totals, split between M2 and M3.
+        runs, site_shares, weighting, faithful, calibration
+            As in :meth:`PcaSpec.build`.
+        algorithms : sequence of str, optional
+            Names from :func:`dpcore.factorization.registry.names` ``("otd")`` (default: all but the
+            opt-in ones, :func:`dpcore.factorization.registry.defaults`).
+        metrics : sequence of str, optional
+            Columns from :data:`dpcore.experiments.sweeps.scores.OTD_METRICS` (default: all, in that
+            order).
+        sensitivity : {"paper", "add-remove", "replace"}
+            Sensitivities of M2, M3 (:func:`dpcore.factorization.moments.moment_sensitivities`).
+        budget_split : float
+            Fraction in [0.001, 0.999] of ε and δ given to M2: ε₁ = split·ε, ε₂ = (1 − split)·ε
+            (paper: 1/2; :meth:`stages`). capeAGN is (ε₁ + ε₂, δ₁ + δ₂)-DP (Theorem 2).
+        sigma2, scaling, sigma2_source : MOG preprocessing
+            σ² of the model; ``scaling`` "public" (clip to a public bound, private) or
+            "max-norm" (paper, non-private); ``sigma2_source`` "model" or "data" (paper,
+            non-private). See :func:`dpcore.factorization.moments.mog_site_moments`.
+        restarts, max_iter, tol : tensor power method settings
+            ``restarts=1, max_iter=1000, tol=1e-6`` is the authors' variant.
+        secagg_bits, secagg_scale
+            As in :meth:`PcaSpec.build`: the ``secagg`` baseline sends M2 at (ε₁, δ₁) and M3
+            at (ε₂, δ₂) through one round each, with these b and γ (one may be swept).
+
+        Returns
+        -------
+        OtdSpec
+
+        Raises
+        ------
+        ValueError, TypeError
+            Naming the parameter, its allowed range and the value.
+
+        Notes
+        -----
+        The sweep's frame (:func:`dpcore.otd_sweep`) has one row per (algorithm, grid point,
+        run): ``algorithm``, ``epsilon``, ``delta``, ``n_per_site``, ``sites``, ``run``, one
+        column per metric (by default ``component_error`` (q_comp),
+        ``component_error_matched``, ``weight_error``, ``invalid_components`` (STM columns
+        with no positive entry), ``iterations``) and ``private_preprocessing``. Moments are
+        computed once per data draw and reused across grid points and runs: once for ε and
+        δ sweeps, afresh per run for N_s and S sweeps. ``local_*`` use site 1. AVN uses
+        (ε₁, δ₁ + δ₂) for M2 and pure ε₂ for M3 (Algorithm 4).
+        """
+        grid = SweepGrid.of(
+            epsilon=epsilon,
+            delta=delta,
+            n_per_site=n_per_site,
+            sites=sites,
+            secagg_bits=secagg_bits,
+            secagg_scale=secagg_scale,
+        )
+        layout = SiteLayout.of(site_shares, weighting)
+        split = check_split(budget_split)
+        privacy = OtdPrivacy(calibration, sensitivity, split)
+        count = Runs(check_int(runs, "runs", low=1))
+        power = PowerOptions(*_check_power(restarts, max_iter, tol))
+        dim = check_int(dim, "dim", low=1, high=MAX_DIM_TENSOR)
+        names = _algorithms(algorithms, "otd")
+        return cls(
+            grid=grid,
+            sites=layout,
+            privacy=privacy,
+            runs=count,
+            model=check_choice(model, "model", MODELS),
+            dim=dim,
+            k=check_int(k, "k", low=1, high=dim),
+            sigma2=check_real(sigma2, "sigma2", low=0.0, high=MAX_MAGNITUDE),
+            scaling=scaling,
+            sigma2_source=sigma2_source,
+            power=power,
+            faithful=check_bool(faithful, "faithful"),
+            algorithms=names,
+            metrics=_metrics(metrics, tuple(OTD_METRICS)),
+            stream_order=registry.names("otd"),
+            records=tuple(registry.get(n, "otd") for n in names),
+        )
+
+    def keywords(self, *, defaults: bool = True) -> dict[str, Any]:
+        """The :meth:`build` keywords of this spec, in :func:`dpcore.otd_sweep`'s order.
+
+        ``defaults=False`` leaves out the keywords at their default, as in
+        :meth:`PcaSpec.keywords`. Either way ``OtdSpec.build(**kw) == self``.
+        """
+        out = {
+            **self._shared_keywords(),
+            "model": self.model,
+            "sensitivity": self.privacy.sensitivity,
+            "budget_split": self.privacy.budget_split,
+            "sigma2": self.sigma2,
+            "scaling": self.scaling,
+            "sigma2_source": self.sigma2_source,
+            "restarts": self.power.restarts,
+            "max_iter": self.power.max_iter,
+            "tol": self.power.tol,
+        }
+        out = {n: out[n] for n in _parameters(OtdSpec.build)}
+        return out if defaults else _changed(self, out)
+
+    def replace(self, **keywords: Any) -> OtdSpec:
+        """Change some :meth:`build` keywords: a new spec, validated again.
+
+        The keywords left at their default stay defaults (``rank`` follows a new ``k``).
+        """
+        return OtdSpec.build(**{**self.keywords(defaults=False), **keywords})
+
+    def stages(self, value: Setting | None = None) -> tuple[Budget, Budget]:
+        """(ε₁, δ₁) for M2 and (ε₂, δ₂) for M3 at one grid value (default: the first).
+
+        The per-stage budgets every algorithm's noise is calibrated to
+        (:meth:`OtdPrivacy.stages`, Theorem 2); a page shows them beside the total.
+        """
+        point = self.grid.point(self.grid.values[0] if value is None else value)
+        return self.privacy.stages(point.epsilon, point.delta)
+
+    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
+        """The sweep's cost on ``workers`` (:func:`dpcore.experiments.limits.estimate_otd`)."""
+        grid = self.grid
+        return estimate_otd(
+            dim=self.dim,
+            k=self.k,
+            sites=int(grid.largest("sites")),
+            n_total=int(grid.largest("sites")) * int(grid.largest("n_per_site")),
+            draws=len(grid.values) * self.runs.count if grid.resamples else 1,
+            points=len(grid.values),
+            runs=self.runs.count,
+            faithful=self.faithful,
+            algorithms=self.records,
+            restarts=self.power.restarts,
+            max_iter=self.power.max_iter,
+            workers=workers,
+        )
+
+
+def _check_power(restarts: Any, max_iter: Any, tol: Any) -> tuple[int, int, float]:
+    return (
+        check_int(restarts, "restarts", low=1),
+        check_int(max_iter, "max_iter", low=1),
+        check_real(tol, "tol", low=0.0, low_open=True),
+    )
+
+
+def fit_to_pool(values: Sequence[int], other: int, pool: int | None) -> tuple[int, ...]:
+    """The N_s (or S) values of a grid whose S·N_s rows the data pool holds.
+
+    A sweep along N_s (or S) with S (or N_s) fixed at ``other`` draws S·N_s rows without
+    replacement from a pool of ``pool`` rows; values past it cannot run. ``pool=None``
+    keeps every value.
+
+    Raises
+    ------
+    ValueError
+        If no value fits.
+
+    Examples
+    --------
+    >>> fit_to_pool((500, 1000, 5000), 10, 20_000)
+    (500, 1000)
+    """
+    if isinstance(values, (str, bytes)) or not _is_grid(values):
+        raise TypeError(f"values must be a sequence of integers; got {values!r}")
+    checked = tuple(check_int(_scalar(v), "values", low=1) for v in values)
+    other = check_int(other, "other", low=1)
+    if pool is None:
+        return checked
+    pool = check_int(pool, "pool", low=1)
+    fits = tuple(v for v in checked if v * other <= pool)
+    if not fits:
+        raise ValueError(
+            f"values must hold one v with v·other ≤ pool = {pool:,}; got {list(checked)} "
+            f"with other = {other:,}"
+        )
+    return fits
+
+
+def resolve_rng(rng: object, seed: object) -> np.random.Generator:
+    """SPEC 7: ``rng`` is None, an int seed or a Generator; ``seed`` is its older name.
+
+    Raises
+    ------
+    ValueError
+        If both are given (``rng`` other than its default 0).
+    TypeError
+        If the one given is neither an integer nor a Generator (nor None for ``rng``).
+
+    Warns
+    -----
+    DeprecationWarning
+        When ``seed`` is given.
+    """
+    if seed is not None:
+        warnings.warn(
+            "seed is deprecated; use rng (an int seed or a numpy Generator)",
+            DeprecationWarning,
+            stacklevel=caller_stacklevel(),  # the caller of the front, not the core
+        )
+        at_default = isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng == 0
+        if not at_default:  # never compare an array (its truth value is ambiguous)
+            raise ValueError("give rng or seed (its older name), not both")
+        if isinstance(seed, np.random.Generator):
+            raise TypeError(f"seed must be an integer; got {type(seed).__name__}")
+        return check_rng(seed, "seed")
+    return check_rng(rng)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def keywords_of(build: Callable[..., Any], *, before: str = "secagg_bits") -> Callable[[F], F]:
+    """Decorator: a sweep front's signature is ``build``'s keywords and the front's own.
+
+    The front's own keywords (workers, executor, rng, seed) go before ``before``, where the
+    sweeps always had them: the CLI and the contract tests read the signature (the CLI
+    records keywords in signature order), and a front documents only its own.
+    """
+
+    def decorate(front: F) -> F:
+        own = [
+            p
+            for p in inspect.signature(front).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        ]
+        params: list[inspect.Parameter] = []
+        for p in inspect.signature(build).parameters.values():
+            if p.name == before:
+                params += own
+            params.append(p)
+        front.__signature__ = inspect.signature(front).replace(parameters=params)  # type: ignore[attr-defined]
+        return front
+
+    return decorate

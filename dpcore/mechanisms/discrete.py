@@ -1,0 +1,514 @@
+"""The discrete Gaussian: an exact sampler, its pmf, and the privacy of a sum of shares.
+
+Secure aggregation (:mod:`dpcore.protocol.secagg`) adds integers modulo 2^b, so its noise must be an
+integer too. Each site adds an independent share Z_s ~ N_Z(0, σ²), the discrete Gaussian
+
+    P(Z = z) = exp(−z²/(2σ²)) / Σ_{y ∈ ℤ} exp(−y²/(2σ²)),    z ∈ ℤ,
+
+and the server sees the sum of the shares. That sum is *not* a discrete Gaussian; Kairouz,
+Liu & Steinke bound how far it is from one (the τ term below) and give its Rényi DP.
+
+References
+----------
+C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
+NeurIPS 2020, arXiv:2004.00010 (CKS): Algorithm 3 (exact sampler, from discrete Laplace
+rejection), Theorem 4 (it is (Δ²/2σ²)-concentrated DP like the continuous one),
+Proposition 12 in arXiv v4 (conversion from Rényi / concentrated DP to (ε, δ)).
+P. Kairouz, Z. Liu, T. Steinke, "The Distributed Discrete Gaussian Mechanism for Federated
+Learning with Secure Aggregation", ICML 2021, arXiv:2102.06387 (KLS): Theorem 1 (the sum of
+n shares; τ and the norm of a randomly rounded vector), Proposition 14, eq. (17) (Rényi DP
+of the sum with the τ term).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special
+
+from dpcore._validation import RngLike, check_delta, check_int, check_real, check_rng
+
+MAX_SIGMA = 2.0**40  # samples stay far inside int64 and float64's exact integers (2^53)
+MIN_SIGMA = 0.01  # below it N_Z(0, σ²) is 0 but for a mass e^{-5000}; 2σ² stays a normal float
+MAX_SAMPLES = 10**7  # per call: the candidates' temporaries stay below ~0.5 GB
+MIN_SHARE_SIGMA = 0.5  # KLS Proposition 14 holds for shares with σ ≥ 1/2
+ALPHAS = 1.0 + np.geomspace(1e-4, 1e6, 4000)  # Rényi orders searched by the conversion
+
+
+# --- sampling ------------------------------------------------------------------------------
+
+
+def _check_size(size: object) -> tuple[int, ...]:
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        size = (int(size),)
+    if not isinstance(size, tuple) or not all(
+        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in size
+    ):
+        raise TypeError(f"size must be a non-negative int or a tuple of them; got {size!r}")
+    return tuple(int(n) for n in size)
+
+
+def discrete_laplace(t: float, size: int, *, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Candidates for Y ~ Lap_ℤ(t), P(Y = y) ∝ exp(−|y|/t), and which of them to keep.
+
+    A geometric G on {0, 1, …} with P(G ≥ k) = e^{−k/t} is ⌊t·E⌋ for E ~ Exp(1), since
+    P(⌊tE⌋ ≥ k) = P(E ≥ k/t). With a fair sign B, ±G has P(y) ∝ e^{−|y|/t} for y ≠ 0 and
+    twice that at 0, so "−0" is rejected (CKS Algorithm 2's rule). Returns ``size``
+    candidates with −0 replaced by NaN: the caller drops them.
+    """
+    g = np.floor(t * rng.standard_exponential(size))
+    negative = rng.random(size) < 0.5
+    y = np.where(negative, -g, g)
+    y[negative & (g == 0)] = np.nan
+    return y
+
+
+def sample_discrete_gaussian(
+    sigma: float, size: int | tuple[int, ...] = (), *, rng: RngLike = None
+) -> NDArray[np.int64]:
+    """Exact samples of the discrete Gaussian N_ℤ(0, σ²) (CKS Algorithm 3, vectorised).
+
+    Parameters
+    ----------
+    sigma : float
+        σ in [0.01, 2^40]: the parameter of the pmf ∝ exp(−z²/(2σ²)) (its variance is σ² up to
+        a relative e^{−2π²σ²}; :func:`discrete_gaussian_variance`).
+    size : int or tuple of int
+        Output shape, at most 10⁷ samples.
+    rng : int, Generator or None
+        Seed or generator (SPEC 7).
+
+    Returns
+    -------
+    ndarray of int64
+
+    Notes
+    -----
+    With t = ⌊σ⌋ + 1, draw Y ~ Lap_ℤ(t) (:func:`discrete_laplace`) and accept it with
+    probability exp(−(|Y| − σ²/t)²/(2σ²)) (CKS Algorithm 3); the accepted Y are exactly
+    N_ℤ(0, σ²), and about 1.3 candidates are drawn per sample (acceptance ≈
+    √(π/2)·e^{−1/2} ≈ 0.76 for large σ). The Bernoulli(e^{−x}) test is E ≥ x with
+    E ~ Exp(1). Candidates are drawn in vectorised batches. The algorithm is exact; this
+    implementation evaluates the acceptance test in floating point (as TensorFlow
+    Privacy's does), where CKS use exact rational arithmetic — fine for a simulation, not a
+    hardened implementation (it is not constant-time either).
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SIGMA, high=MAX_SIGMA)
+    shape = _check_size(size)
+    n = math.prod(shape)
+    if n > MAX_SAMPLES:
+        raise ValueError(f"size must hold at most {MAX_SAMPLES:,} samples; got {size!r}")
+    gen = check_rng(rng)
+    t = math.floor(sigma) + 1.0
+    centre, two_var = sigma * sigma / t, 2.0 * sigma * sigma
+    out = np.empty(n, dtype=np.int64)
+    filled = 0
+    while filled < n:
+        batch = int(1.35 * (n - filled)) + 32
+        y = discrete_laplace(t, batch, rng=gen)  # NaN (a rejected −0) never passes the test
+        accept = gen.standard_exponential(batch) >= (np.abs(y) - centre) ** 2 / two_var
+        kept = y[accept][: n - filled]
+        out[filled : filled + kept.size] = kept
+        filled += kept.size
+    return out.reshape(shape)
+
+
+# --- the distribution ----------------------------------------------------------------------
+
+_POISSON_TERMS = np.arange(1, 6)  # k in the Poisson sums below; e^{−2π²σ²k²} < 1e-8 at σ ≥ 1, k=1
+
+
+def _direct_support(sigma: float) -> NDArray[np.float64]:
+    half = math.ceil(40.0 * sigma) + 40
+    return np.arange(-half, half + 1, dtype=float)
+
+
+def discrete_gaussian_pmf(values: ArrayLike, *, sigma: float) -> NDArray[np.float64]:
+    """P(Z = z) of N_ℤ(0, σ²) at integer ``values``.
+
+    The normaliser Σ_y exp(−y²/(2σ²)) is summed directly for σ < 1 and by Poisson summation,
+    σ√(2π)·(1 + 2 Σ_{k≥1} e^{−2π²σ²k²}), for σ ≥ 1 (exact up to rounding; CKS Fact 18).
+
+    Examples
+    --------
+    >>> round(float(discrete_gaussian_pmf(0, sigma=1.0)), 6)
+    0.398942
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SIGMA, high=MAX_SIGMA)
+    z = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(z)) or np.any(z != np.round(z)):
+        raise ValueError(f"values must be integers; got {values!r}")
+    if sigma < 1.0:
+        norm = float(np.sum(np.exp(-(_direct_support(sigma) ** 2) / (2 * sigma**2))))
+    else:
+        terms = np.exp(-2 * math.pi**2 * sigma**2 * _POISSON_TERMS**2)
+        norm = sigma * math.sqrt(2 * math.pi) * (1 + 2 * float(terms.sum()))
+    return np.exp(-(z**2) / (2 * sigma**2)) / norm
+
+
+def discrete_gaussian_variance(sigma: float) -> float:
+    """Var N_ℤ(0, σ²): slightly below σ² (CKS Corollary 9), equal to it for σ ≳ 3.
+
+    Direct sum for σ < 1; for σ ≥ 1 the Poisson-summation form
+    σ²·(1 + 2 Σ_k (1 − 4π²σ²k²) e^{−2π²σ²k²}) / (1 + 2 Σ_k e^{−2π²σ²k²}).
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SIGMA, high=MAX_SIGMA)
+    if sigma < 1.0:
+        y = _direct_support(sigma)
+        w = np.exp(-(y**2) / (2 * sigma**2))
+        return float(np.sum(y**2 * w) / np.sum(w))
+    k2 = _POISSON_TERMS**2
+    e = np.exp(-2 * math.pi**2 * sigma**2 * k2)
+    num = 1 + 2 * float(np.sum((1 - 4 * math.pi**2 * sigma**2 * k2) * e))
+    return sigma**2 * num / (1 + 2 * float(e.sum()))
+
+
+# --- privacy of the sum of n shares --------------------------------------------------------
+
+
+def ddg_tau(sigma: float, shares: int) -> float:
+    """KLS Theorem 1's τ = 10 Σ_{k=1}^{n−1} exp(−2π²σ² k/(k+1)) for n shares of N_ℤ(0, σ²).
+
+    τ measures how far the sum of n discrete Gaussians is from one discrete Gaussian of
+    variance nσ² (0 for a single share); it is negligible once σ ≳ 1.
+
+    Examples
+    --------
+    >>> ddg_tau(2.0, 1), ddg_tau(2.0, 10) < 1e-15
+    (0.0, True)
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SIGMA, high=MAX_SIGMA)
+    n = check_int(shares, "shares", low=1)
+    k = np.arange(1, min(n, 10_000), dtype=float)  # terms past k≈10⁴ equal the limit e^{−2π²σ²}
+    tau = float(np.sum(np.exp(-2 * math.pi**2 * sigma**2 * k / (k + 1))))
+    if n > 10_000:
+        tau += (n - 10_000) * math.exp(-2 * math.pi**2 * sigma**2)
+    return 10.0 * tau
+
+
+def ddg_rdp(
+    alpha: ArrayLike, *, sigma: float, shares: int, l2: float, l1: float, dim: int
+) -> NDArray[np.float64]:
+    """Rényi DP ε(α) of the sum of n shares N_ℤ(0, σ²)^d on a query of norms Δ₂, Δ₁.
+
+    KLS Proposition 14, eq. (17) (arXiv:2102.06387v4), with s = √n·σ:
+
+        ε(α) = min{ αΔ₂²/(2s²) + τd,  (α/2)(Δ₂²/s² + 2Δ₁τ/s + τ²d),  (α/2)(Δ₂/s + τ√d)² }.
+
+    With one share τ = 0 and this is the discrete Gaussian's αΔ₂²/(2σ²) (CKS Theorem 4).
+    Inputs are in integer units (after scaling by 1/γ). σ must be ≥ 1/2 (the proposition's
+    condition).
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SHARE_SIGMA, high=MAX_SIGMA)
+    n = check_int(shares, "shares", low=1)
+    l2 = check_real(l2, "l2", low=0.0, high=MAX_SIGMA**2)
+    l1 = check_real(l1, "l1", low=0.0, high=MAX_SIGMA**3)
+    d = check_int(dim, "dim", low=1)
+    a = np.asarray(alpha, dtype=float)
+    if np.any(~np.isfinite(a)) or np.any(a <= 1.0):
+        raise ValueError(f"every entry of alpha must be in (1, inf); got {alpha!r}")
+    tau = ddg_tau(sigma, n)
+    s = math.sqrt(n) * sigma
+    one = a * l2**2 / (2 * s**2) + tau * d
+    two = a / 2 * (l2**2 / s**2 + 2 * l1 * tau / s + tau**2 * d)
+    three = a / 2 * (l2 / s + tau * math.sqrt(d)) ** 2
+    return np.minimum(np.minimum(one, two), three)
+
+
+def rdp_to_epsilon(alpha: ArrayLike, rdp: ArrayLike, *, delta: float) -> float:
+    """(ε, δ) from a Rényi DP curve: min over α of ε(α) + log(1 − 1/α) − log(αδ)/(α − 1).
+
+    CKS Proposition 12 (arXiv:2004.00010v4; also Asoodeh et al. 2020): a mechanism with
+    D_α(P‖Q) ≤ ε(α) is (ε', δ)-DP with ε' as above, for every α > 1. Any α gives a valid
+    bound; the minimum over the grid is reported (never below 0).
+    """
+    a = np.asarray(alpha, dtype=float)
+    r = np.asarray(rdp, dtype=float)
+    dlt = check_delta(delta)
+    eps = r + np.log1p(-1.0 / a) - (math.log(dlt) + np.log(a)) / (a - 1.0)
+    return max(0.0, float(np.min(eps)))
+
+
+def ddg_epsilon(
+    sigma: float, *, shares: int, l2: float, l1: float | None = None, dim: int, delta: float
+) -> float:
+    """ε at δ of n shares N_ℤ(0, σ²)^d summed, for a query of L2 norm Δ₂ (integer units).
+
+    Rényi DP of KLS eq. (17) (:func:`ddg_rdp`) converted by CKS Proposition 12
+    (:func:`rdp_to_epsilon`). ``l1`` defaults to the bound Δ₂·min(√d, Δ₂) for integer
+    vectors (‖v‖₁ ≤ √d‖v‖₂, and ‖v‖₁ ≤ ‖v‖₂² when every non-zero |v_i| ≥ 1), as KLS do.
+
+    Examples
+    --------
+    >>> e1 = ddg_epsilon(20.0, shares=1, l2=5.0, dim=1, delta=1e-5)
+    >>> e10 = ddg_epsilon(20.0 / 10**0.5, shares=10, l2=5.0, dim=1, delta=1e-5)
+    >>> round(e1, 3), abs(e10 - e1) < 1e-9  # same total variance: same ε (τ ≈ 0 at σ ≈ 6)
+    (1.012, True)
+    """
+    if l1 is None:
+        l2f = check_real(l2, "l2", low=0.0, high=MAX_SIGMA**2)
+        l1 = l2f * min(math.sqrt(check_int(dim, "dim", low=1)), l2f)
+    rdp = ddg_rdp(ALPHAS, sigma=sigma, shares=shares, l2=l2, l1=l1, dim=dim)
+    return rdp_to_epsilon(ALPHAS, rdp, delta=delta)
+
+
+def rounded_l2_bound(l2: float, *, dim: int, beta: float) -> float:
+    """Bound on ‖round(v)‖₂ for ‖v‖₂ ≤ c after unbiased randomised rounding to ℤ^d.
+
+    KLS Theorem 1 (the rounding part, their eq. for Δ₂):
+    min{ c + √d,  sqrt(c² + d/4 + √(2 log(1/β))·(c + √d/2)) }; the first holds always, the
+    second with probability ≥ 1 − β. β = 0 gives the first.
+
+    Examples
+    --------
+    >>> round(rounded_l2_bound(100.0, dim=100, beta=1e-3), 2)
+    102.06
+    """
+    c = check_real(l2, "l2", low=0.0, high=MAX_SIGMA**2)
+    d = check_int(dim, "dim", low=1)
+    b = check_real(beta, "beta", low=0.0, high=1.0, high_open=True)
+    always = c + math.sqrt(d)
+    if b == 0.0:
+        return always
+    likely = math.sqrt(c**2 + d / 4 + math.sqrt(-2 * math.log(b)) * (c + math.sqrt(d) / 2))
+    return min(always, likely)
+
+
+def ddg_sigma(
+    *,
+    epsilon: float,
+    delta: float,
+    shares: int,
+    l2: float,
+    l1: float | None = None,
+    dim: int,
+) -> float:
+    """The smallest share σ (≥ 1/2) whose n-share sum is (ε, δ)-DP by :func:`ddg_epsilon`.
+
+    Bisection on log σ (ε is decreasing in σ: both the scale Δ/(√n σ) and τ shrink).
+    """
+    eps = check_real(epsilon, "epsilon", low=0.0, low_open=True, high_open=True)
+    check_delta(delta)
+
+    def eps_at(sig: float) -> float:
+        return ddg_epsilon(sig, shares=shares, l2=l2, l1=l1, dim=dim, delta=delta)
+
+    lo = MIN_SHARE_SIGMA
+    if eps_at(lo) <= eps:
+        return lo
+    hi = 2.0 * lo
+    while eps_at(hi) > eps:
+        hi *= 2.0
+        if hi > MAX_SIGMA:
+            raise ValueError(
+                f"epsilon is too small for this sensitivity: the share σ would exceed "
+                f"{MAX_SIGMA:g} (epsilon {epsilon!r}, l2 {l2!r})"
+            )
+    for _ in range(60):  # relative precision 2^-60 of the bracket in log space
+        mid = math.sqrt(lo * hi)
+        if eps_at(mid) > eps:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo < 1 + 1e-12:
+            break
+    return hi
+
+
+# --- the exact privacy of the sum, numerically ---------------------------------------------
+
+MAX_PMF_POINTS = 2**23  # the sum's pmf on at most 8M integers (64 MiB): a page move stays fast
+_TAIL_SIGMAS = 15.0  # the pmf's support: ±15 std, a mass of 2Φ(−15) ≈ 7e-51 left out
+
+
+def sum_of_shares_pmf(sigma: float, *, shares: int) -> tuple[int, NDArray[np.float64]]:
+    """The pmf of Z_1 + … + Z_n, Z_i ~ N_ℤ(0, σ²) i.i.d., on a window of integers.
+
+    The n-fold convolution of :func:`discrete_gaussian_pmf`, computed as the n-th power of
+    its discrete Fourier transform on a circle of L ≥ 2·15·√n·σ + 1 integers: what the circle
+    folds back is the mass beyond 15 standard deviations (≈ 7e-51). The transform's rounding
+    (≈ 1e-16 of the largest probability) is clipped at 0.
+
+    Parameters
+    ----------
+    sigma : float
+        σ of each share, in [0.01, 2^40].
+    shares : int
+        n ≥ 1.
+
+    Returns
+    -------
+    (int, ndarray)
+        The first integer of the window, x_0, and P(x_0), P(x_0 + 1), … (summing to 1).
+
+    Raises
+    ------
+    ValueError
+        If the window would exceed 2^23 integers (15·√n·σ above about 2.8 million).
+
+    Examples
+    --------
+    >>> x0, p = sum_of_shares_pmf(1.0, shares=2)
+    >>> round(float(p[-x0]), 6), round(float(p.sum()), 12)  # P(0) of the sum; total mass
+    (0.282124, 1.0)
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SIGMA, high=MAX_SIGMA)
+    n = check_int(shares, "shares", low=1)
+    half = math.ceil(_TAIL_SIGMAS * math.sqrt(n * discrete_gaussian_variance(sigma))) + 1
+    one_half = min(half, math.ceil(_TAIL_SIGMAS * sigma) + 1)
+    if 2 * half + 1 > MAX_PMF_POINTS:
+        raise ValueError(
+            f"sigma and shares give a pmf on {2 * half + 1:,} integers (limit "
+            f"{MAX_PMF_POINTS:,}); got sigma {sigma!r}, shares {n!r}"
+        )
+    single = discrete_gaussian_pmf(np.arange(-one_half, one_half + 1), sigma=sigma)
+    if n == 1:
+        return -one_half, single
+    size = 2 * half + 1
+    circle = np.zeros(size)
+    circle[: one_half + 1] = single[one_half:]  # z ≥ 0 at index z
+    circle[size - one_half :] = single[:one_half]  # z < 0 at index size + z
+    total = np.fft.irfft(np.fft.rfft(circle) ** n, n=size)
+    total = np.clip(np.roll(total, half), 0.0, None)  # index i ↔ the integer i − half
+    return -half, total / total.sum()
+
+
+def shift_hockey_stick(pmf: NDArray[np.float64], shift: int, epsilon: float) -> float:
+    """δ(ε) = Σ_x max(0, P(x) − e^ε P(x − v)) for a pmf on consecutive integers, v ≥ 0.
+
+    The hockey-stick divergence between the noise and the noise moved by v: the smallest δ
+    for which adding this noise to a query that moves by v is (ε, δ)-DP against that move
+    (both directions agree for a symmetric pmf). Mass moved off the window counts in full.
+    """
+    p = np.asarray(pmf, dtype=float)
+    q = np.zeros(p.size + shift)  # Q = P moved by v, on the window extended by v
+    q[shift:] = p
+    p_ext = np.concatenate([p, np.zeros(shift)])
+    return float(np.sum(np.maximum(p_ext - math.exp(epsilon) * q, 0.0)))
+
+
+EXACT_TAU = 1e-14  # below it the sum of shares is N_ℤ(0, nσ²) to a factor e^{±τ} (KLS Thm. 1)
+
+
+EULER_MACLAURIN_SIGMA = 1000.0  # from here on the cdf's closed form below is exact to ~1e-15
+
+
+@lru_cache(maxsize=8)
+def _discrete_gaussian_cdf(sigma: float) -> tuple[int, NDArray[np.float64]]:
+    """(x_0, F(x_0), F(x_0 + 1), …) of N_ℤ(0, σ²) on [−15σ, 15σ], summed from the left."""
+    half = math.ceil(_TAIL_SIGMAS * sigma) + 1
+    cdf = np.cumsum(discrete_gaussian_pmf(np.arange(-half, half + 1), sigma=sigma))
+    cdf.setflags(write=False)  # cached and shared
+    return -half, cdf
+
+
+def discrete_gaussian_cdf(x: int, *, sigma: float) -> float:
+    """P(Z ≤ x) for Z ~ N_ℤ(0, σ²), σ in [0.01, 2^40].
+
+    Summed over the support for σ < 1000; from there on by the Euler–Maclaurin formula for
+    the sum of f(y) = e^{−y²/(2σ²)} over y ≤ x, divided by the normaliser of
+    :func:`discrete_gaussian_pmf`:
+
+        ∫_{−∞}^x f + f(x)/2 + f′(x)/12 − f‴(x)/720,
+
+    whose next term is below f(x)·10⁻¹⁵ at σ ≥ 1000 (each derivative brings a factor
+    |x|/σ² or 1/σ², and |x| ≤ 40σ where F(x) is not 0 or 1 to double precision).
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SIGMA, high=MAX_SIGMA)
+    if sigma < EULER_MACLAURIN_SIGMA:
+        x0, cdf = _discrete_gaussian_cdf(sigma)
+        i = x - x0
+        return 0.0 if i < 0 else float(cdf[min(i, cdf.size - 1)])
+    if x > 0:  # the upper tail by symmetry, accurate where F is near 1
+        return 1.0 - discrete_gaussian_cdf(-x - 1, sigma=sigma)
+    s2 = sigma * sigma
+    f = math.exp(-x * x / (2 * s2))
+    d1 = -x / s2 * f
+    d3 = (3 * x / s2**2 - x**3 / s2**3) * f
+    integral = sigma * math.sqrt(2 * math.pi) * float(special.ndtr(x / sigma))
+    total = integral + f / 2 + d1 / 12 - d3 / 720
+    norm = float(discrete_gaussian_pmf(0, sigma=sigma)) ** -1  # Σ_y f(y), Poisson summation
+    return total / norm
+
+
+def _gaussian_hockey_stick(sigma: float, shift: int, epsilon: float) -> float:
+    """:func:`shift_hockey_stick` of N_ℤ(0, σ²), from its cdf at one threshold.
+
+    log P(x)/P(x − v) = (v² − 2xv)/(2σ²) decreases in x, so the x with P(x) > e^ε P(x − v)
+    are those below x* = (v² − 2εσ²)/(2v): δ = F(m) − e^ε F(m − v), m = ⌈x*⌉ − 1.
+    """
+    m = math.ceil((shift * shift - 2.0 * epsilon * sigma * sigma) / (2.0 * shift)) - 1
+    f = discrete_gaussian_cdf(m, sigma=sigma)
+    return max(0.0, f - math.exp(epsilon) * discrete_gaussian_cdf(m - shift, sigma=sigma))
+
+
+def ddg_exact_epsilon(sigma: float, *, shares: int, shift: int, delta: float) -> float:
+    """The exact ε at δ of n summed shares N_ℤ(0, σ²) against an integer move of v, numerically.
+
+    The smallest ε ≥ 0 with hockey-stick divergence δ(ε) ≤ δ between the sum's pmf and the
+    pmf moved by v, by bisection to 1e-12 (δ(ε) decreases in ε). Where KLS's τ
+    (:func:`ddg_tau`) is at least 1e-14 the pmf is the n-fold convolution
+    (:func:`sum_of_shares_pmf`, :func:`shift_hockey_stick`); below it, the sum is within a
+    factor e^{±τ} of N_ℤ(0, nσ²) at every point (KLS Theorem 1), whose δ(ε) has a closed
+    threshold (an error in ε below 1e-13).
+
+    This is the privacy of one coordinate moved by v: exact for that move, and so a *lower*
+    bound on the ε over every move of norm ≤ v in d dimensions; :func:`ddg_epsilon` (KLS)
+    is an upper bound over all of them. The true worst case lies between the two.
+
+    Parameters
+    ----------
+    sigma : float
+        σ of each share, in [0.01, 2^40].
+    shares : int
+        n ≥ 1.
+    shift : int
+        v ≥ 0 in integer units (e.g. ⌊Δ̃⌋, the rounded norm bound).
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+        ε (0 for v = 0; ∞ where no ε ≤ 10⁴ reaches δ).
+
+    Examples
+    --------
+    >>> round(ddg_exact_epsilon(4.0, shares=4, shift=8, delta=1e-5), 3)
+    4.372
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SIGMA, high=MAX_SIGMA)
+    n = check_int(shares, "shares", low=1)
+    v = check_int(shift, "shift", low=0)
+    dlt = check_delta(delta)
+    if v == 0:
+        return 0.0
+    if ddg_tau(sigma, n) < EXACT_TAU:
+        s = math.sqrt(n) * sigma
+
+        def hockey(eps: float) -> float:
+            return _gaussian_hockey_stick(s, v, eps)
+    else:
+        _, pmf = sum_of_shares_pmf(sigma, shares=n)
+
+        def hockey(eps: float) -> float:
+            return shift_hockey_stick(pmf, v, eps)
+
+    if hockey(0.0) <= dlt:
+        return 0.0
+    hi = 1.0
+    while hockey(hi) > dlt:
+        hi *= 2.0
+        if hi > 1e4:
+            return math.inf
+    lo = 0.0
+    while hi - lo > 1e-12 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if hockey(mid) > dlt:
+            lo = mid
+        else:
+            hi = mid
+    return hi

@@ -1,0 +1,51 @@
+"""Named sections of the app's long pages, so that a link can land on the one it is about.
+
+A link names its section in the URL (``?section=calibration``, the one key besides
+``present`` that no page owns: it says where to look, not what to compute). The page's header
+carries the same name as its anchor, and :func:`ui.sections.land` scrolls to it once the page
+has drawn (issue #40 item 2: lesson 1's calibration link opened three screens above its chart).
+"""
+
+from __future__ import annotations
+
+from learning.glossary import GLOSSARY
+
+PARAM = "section"
+
+# Privacy explorer (app_pages/privacy.py)
+PRIVACY_VIEWS = "who-sees-what"
+PRIVACY_COLLUSION = "collusion"
+PRIVACY_DROPOUTS = "dropouts"
+PRIVACY_CALIBRATION = "calibration"
+# Attack audit (app_pages/audit.py)
+AUDIT_NUMBERS = "audit-numbers"
+AUDIT_TRADEOFF = "attack-tradeoff"
+# Repeated releases (app_pages/composition.py)
+COMPOSITION_ACCOUNTANTS = "accountants"
+COMPOSITION_PROFILES = "privacy-profiles"
+COMPOSITION_LEDGER = "ledger"
+# Trust models (app_pages/trust_models.py)
+TRUST_SCHEMES = "schemes"
+
+ANCHORS = frozenset(
+    {
+        PRIVACY_VIEWS,
+        PRIVACY_COLLUSION,
+        PRIVACY_DROPOUTS,
+        PRIVACY_CALIBRATION,
+        AUDIT_NUMBERS,
+        AUDIT_TRADEOFF,
+        COMPOSITION_ACCOUNTANTS,
+        COMPOSITION_PROFILES,
+        COMPOSITION_LEDGER,
+        TRUST_SCHEMES,
+    }
+    | {term.anchor for term in GLOSSARY}  # the glossary page: one anchor per term
+)
+
+
+def requested(value: object) -> str | None:
+    """The section a URL value names, or None when it names none of :data:`ANCHORS` (a link
+    can only ask for a known section: the name goes into a script)."""
+    text = value[-1] if isinstance(value, list) and value else value
+    return text if isinstance(text, str) and text in ANCHORS else None

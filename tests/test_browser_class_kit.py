@@ -1,0 +1,154 @@
+"""Issue #40, items 7 and 9, in headless Chromium: the profile chart reads with a few curves,
+and what a lecturer expects — a glossary, a handout per lesson, a 50-minute plan, the class's
+quiz summary and a link that resets the room — is reachable and works.
+
+Screenshots go to artifacts/screenshots/class_kit/ (a 1280×720 presenter screen and a
+390×844 phone).
+"""
+
+from __future__ import annotations
+
+import browser_wait
+import pytest
+from test_browser import SHOTS, _assert_no_errors
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+OUT = SHOTS / "class_kit"
+SCREENS = {"presenter": (1280, 720), "phone": (390, 844)}
+
+
+def _shot(page, name: str) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(OUT / f"{name}.png"))
+
+
+def _traces(page, key: str) -> int:
+    """Line traces drawn in the chart with this key (Plotly's scatter traces, markers too)."""
+    return page.locator(f".st-key-{key} .scatterlayer g.trace").count()
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_the_profile_chart_opens_with_three_curves_and_takes_more_on_request(
+    server, tabs, screen
+):
+    """Issue #40 item 7: the profile chart overlaid 7 curves (and the promise's star)."""
+    width, height = SCREENS[screen]
+    page = tabs(width=width, height=height)
+    page.goto(f"{server}/composition")
+    browser_wait.settle(page, 120, charts=2)
+    _assert_no_errors(page)
+    chart = page.locator(".st-key-rr_profiles")
+    chart.scroll_into_view_if_needed()
+    assert _traces(page, "rr_profiles") == 3 + 1  # promise band, two curves, the star
+    _shot(page, f"profiles-{screen}")
+    page.get_by_role("button", name="aggregator + colluders — paper's design").click()
+    browser_wait.settle(page, 120, charts=2)
+    assert _traces(page, "rr_profiles") == 4 + 1
+    page.wait_for_url("**rr_curves=*", timeout=30_000)  # the pick is part of the link
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_a_pages_glossary_link_lands_on_its_term(server, tabs, screen):
+    """The Trust models page names KLS: its glossary link opens the glossary at KLS."""
+    from learning.glossary import BY_KEY
+
+    width, height = SCREENS[screen]
+    page = tabs(width=width, height=height)
+    page.goto(f"{server}/trust_models")
+    browser_wait.settle(page, 180, charts=1)
+    term = BY_KEY["kls"]
+    link = page.locator("[data-testid='stCaptionContainer'] a", has_text=term.name).first
+    href = link.get_attribute("href")
+    assert href == f"glossary?section={term.anchor}", href
+    page.goto(f"{server}/{href}")  # (Streamlit opens Markdown links in a new tab)
+    browser_wait.settle(page, 60)
+    _assert_no_errors(page)
+    page.wait_for_function(
+        "(s) => { const r = document.getElementById(s).getBoundingClientRect();"
+        " return r.top >= 0 && r.top < 200; }",
+        arg=term.anchor,
+        timeout=60_000,
+    )
+    assert "Kairouz" in page.locator("[data-testid='stMain']").inner_text()
+    _shot(page, f"glossary-{screen}")
+
+
+def test_a_lessons_handout_downloads_as_one_printable_page(server, tabs):
+    from learning.lessons import LESSONS
+
+    lesson = LESSONS[1]
+    page = tabs(width=1280, height=720)
+    page.goto(f"{server}/learn?learn_lesson={lesson.name.replace(' ', '+')}")
+    browser_wait.settle(page, 120, charts=1)
+    with page.expect_download(timeout=120_000) as got:
+        page.get_by_role("button", name="Handout").click()
+    text = open(got.value.path(), encoding="utf-8").read()
+    assert got.value.suggested_filename == f"cape_lesson_2_{lesson.key}.html"
+    for step in lesson.steps:
+        assert step.title in text
+    assert text.count("Answer: ") == len(lesson.steps) and "@media print" in text
+    printed = page.context.new_page()  # as printed: one page at A4
+    printed.set_content(text)
+    printed.emulate_media(media="print")
+    pdf = printed.pdf(format="A4")
+    printed.close()
+    assert pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages") == 1
+
+
+def _answers(page) -> int:
+    text = page.get_by_text("counted in this room").first.inner_text()
+    return int(text.split(" answer")[0].strip("* "))
+
+
+def test_the_quiz_summary_counts_a_learners_answer_and_the_reset_link_empties_it(
+    server, tabs
+):
+    """A learner (one browser) answers; the lecturer's screen (another) counts it within its
+    refresh; the reset link empties the room, and opened again resets nothing."""
+    lecturer = tabs(width=1280, height=720, dark=True)
+    lecturer.goto(f"{server}/classroom?present=true")
+    browser_wait.settle(lecturer, 60)
+    _assert_no_errors(lecturer)
+    before = _answers(lecturer)
+    _shot(lecturer, "classroom-presenter")
+
+    learner = tabs(width=390, height=844)
+    learner.goto(f"{server}/learn")
+    browser_wait.settle(learner, 120, charts=1)
+    learner.locator("[data-testid='stRadio'] [role='radiogroup'] label").first.click()
+    browser_wait.settle(learner, 120, charts=1)
+    lecturer.wait_for_function(  # the summary refreshes itself every 5 s
+        "(n) => [...document.querySelectorAll('p')].some(p =>"
+        " p.innerText.includes('counted in this room') && parseInt(p.innerText) === n)",
+        arg=before + 1,
+        timeout=30_000,
+    )
+    row = lecturer.locator("[data-testid='stTable'] tr", has_text="One person can move")
+    assert "1" in row.inner_text()
+
+    reset = lecturer.get_by_role("link", name="Reset the room")
+    href = reset.get_attribute("href") or ""
+    assert "cl_reset=" in href, href
+    reset.click()
+    lecturer.get_by_text("The room was reset").wait_for(timeout=60_000)
+    browser_wait.settle(lecturer, 60)
+    assert _answers(lecturer) == 0
+    _shot(lecturer, "classroom-reset")
+    lecturer.goto(f"{server}/classroom?{href.split('?', 1)[1]}")  # the same link, later
+    browser_wait.settle(lecturer, 60)
+    assert lecturer.get_by_text("earlier room").count() == 1
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_the_fifty_minute_plan_opens_its_lessons(server, tabs, screen):
+    width, height = SCREENS[screen]
+    page = tabs(width=width, height=height)
+    page.goto(f"{server}/classroom")
+    browser_wait.settle(page, 60)
+    page.get_by_role("heading", name="A 50-minute class").scroll_into_view_if_needed()
+    _shot(page, f"plan-{screen}")
+    page.get_by_role("link", name="Open: Who sees what").click()
+    page.wait_for_url("**/learn?learn_lesson=Who*", timeout=60_000)
+    browser_wait.settle(page, 120, charts=1)
+    _assert_no_errors(page)
+    assert page.locator("h1").first.inner_text().startswith("4 ·")

@@ -1,0 +1,266 @@
+"""Every number on screen unchanged across the floors refactor (issue #35), bit for bit.
+
+Each case computes what a page shows, through the same cached wrappers the page calls
+(ui/cached.py, ui/specs.py, ui/learn_core.py) or the same core call the page makes, on a small
+fixed setting, and compares it with ``tests/numbers_reference.json``, written before dpcore's
+modules moved into floors: every float exactly (``repr`` round-trips a float, so the JSON text
+of two results is equal only if every bit is), every string and integer exactly. A frame is
+written as :func:`test_frame_hashes.frame_record` writes it.
+
+Exact and not 1e-9 (as tests/test_frame_hashes.py allows): a move of code changes no
+arithmetic, and this machine's BLAS (one thread, the Haswell kernels tests/conftest.py
+chooses) is the one the reference was written with. On another CPU kernel or BLAS build the
+PCA and tensor cases may move by rounding; regenerate the reference there before a refactor::
+
+    PYTHONPATH=. .venv/bin/python tests/test_numbers_unchanged.py --write [CASE ...]
+
+A change meant to move numbers (a fixed bug) says so in its commit and regenerates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_frame_hashes import frame_record
+from threadpoolctl import threadpool_limits
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::dpcore.ClassicGaussianWarning", "ignore:No runtime found"
+)
+
+REFERENCE = Path(__file__).with_name("numbers_reference.json")
+
+# one sites table, as the sites-table pages pass it: (N_s, ε_s, δ_s, weights, calibration)
+N, EPS, DELTA, W = (100, 200, 300), (0.5, 1.0, 2.0), (0.01, 0.01, 0.001), (1 / 6, 1 / 3, 1 / 2)
+SITES = (N, EPS, DELTA, W, "analytic")
+CLASSIC = (N, EPS, DELTA, W, "classic")
+
+
+def record(value: object) -> object:
+    """A result as JSON-able data: frames as their record, dataclasses field by field,
+    arrays as lists, numpy scalars as Python ones; floats kept as they are (``repr``)."""
+    if isinstance(value, pd.DataFrame):
+        return frame_record(value)
+    if isinstance(value, pd.Series):
+        return record(value.to_frame())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: record(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): record(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [record(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return record(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def _pca():
+    from learning.settings import PcaControls
+    from ui import cached
+    from ui.specs import pca_spec
+
+    controls = PcaControls(
+        dim=10,
+        k=2,
+        sites=3,
+        n_per_site=80,
+        epsilon=0.5,
+        delta=0.01,
+        runs=2,
+        seed=7,
+        algorithms=("nonprivate", "cape", "conv", "local", "dpdis"),
+        calibration="analytic",
+        neighbouring="add-remove",
+        pool=2000,
+    )
+    return cached.pca_frame(pca_spec(controls), controls.seed)
+
+
+def _tensor():
+    from dataclasses import replace
+
+    from learning.settings import OTD_SETTINGS
+    from ui import cached
+    from ui.specs import otd_example_spec, otd_spec
+
+    chosen = replace(OTD_SETTINGS, dim=4, k=2, sites=3, n_per_site=300, runs=1, seed=11)
+    return {
+        "frame": cached.otd_frame(otd_spec(chosen), chosen.seed),
+        "example": cached.otd_example(otd_example_spec(chosen), chosen.seed),
+    }
+
+
+def _averaging():
+    from ui import cached
+
+    return {
+        "design": cached.averaging_design(*SITES),
+        "monte_carlo": cached.averaging_monte_carlo(*SITES, draws=40, seed=3),
+        "gain_curve": cached.gain_curve(600, 3, points=7),
+        "equal_sites": cached.equal_sites_noise(4, 250, 0.8, 0.01),
+    }
+
+
+def _privacy():
+    import dpcore
+    from ui import cached
+
+    out = {}
+    for args in (SITES, CLASSIC):
+        for design in cached.DESIGNS:
+            key = f"{args[4]}-{design}"
+            out[f"parties-{key}"] = cached.party_table(*args, design=design)
+            out[f"coalition-{key}"] = cached.coalition_table(*args, (1,), True, design=design)
+            out[f"curve-{key}"] = cached.collusion_curve_table(*args, False, design=design)
+    out["dropout"] = cached.dropout_report(*SITES, (1,))
+    out["calibration"] = cached.calibration_curve(0.01, (0.1, 0.5, 1.0, 5.0))
+    out["collusion_bound"] = dpcore.collusion_bound(3)
+    return out
+
+
+def _dropout_pca():
+    from ui import cached
+
+    return cached.dropout_pca_frame(*SITES, (1,), 5)
+
+
+def _trust():
+    from ui import cached
+
+    common = (*SITES, 6, 16, None, "analytic")
+    return {
+        "table": cached.trust_models_table(*common),
+        "ddg": cached.trust_models_table(*CLASSIC, 6, 12, 0.01, "ddg"),
+        "pca": cached.trust_models_pca(*common, 1, 4),
+    }
+
+
+def _composition():
+    import dpcore
+    from ui import cached
+
+    out = {}
+    for design in cached.DESIGNS:
+        for view in ("aggregator's joint view", "own release"):
+            out[f"z-{design}-{view}"] = cached.release_multipliers(*SITES, design, view)
+    z_all = out["z-cape-aggregator's joint view"]
+    out["curve"] = cached.accountant_curve(z_all[0], 50, 0.001)
+    out["growth"] = cached.release_growth(z_all[0], 20, 0.001)
+    out["top"] = dpcore.composed_epsilon(z_all[0], releases=3, delta=0.001)
+    out["profiles"] = cached.release_profiles(*SITES, 0, (2,), 3, (0.25, 0.5, 1.0, 2.0, 4.0))
+    for accountant in dpcore.ACCOUNTANTS:
+        ledger = dpcore.PrivacyLedger(
+            budget=[2.0, 4.0, 8.0], delta=list(DELTA), accountant=accountant
+        )
+        ledger = ledger.add(list(z_all), label="release of each site's mean", count=4)
+        out[f"summary-{accountant}"] = ledger.summary()
+        out[f"after-{accountant}"] = ledger.spent_after(list(z_all))
+        out[f"statement-{accountant}"] = dpcore.privacy_statement(
+            ledger,
+            calibration="analytic",
+            design="cape",
+            view="aggregator's joint view",
+            statistic="each site's mean of values in [0, 1] (sensitivity 1/N_s)",
+        )
+    return out
+
+
+def _audit():
+    from ui import cached
+
+    audit = (*SITES, 1, (2,), 20_000, 9)
+    rows, curves = cached.audit_tradeoff(*audit)
+    return {
+        "table": cached.audit_table(*audit),
+        "tradeoff": rows,
+        "curves": curves.iloc[::25],  # every 25th point of the chart's curves: smaller JSON
+        "statistics": cached.audit_statistics(*SITES, 1, "joint", 200, 9),
+    }
+
+
+def _protocol():
+    from ui.learn_core import protocol_run
+
+    return {kind: protocol_run(4, kind, 1.0, 2) for kind in ("scalar", "2x2")}
+
+
+CASES = {
+    "pca": _pca,
+    "tensor": _tensor,
+    "averaging": _averaging,
+    "privacy": _privacy,
+    "dropout-pca": _dropout_pca,
+    "trust": _trust,
+    "composition": _composition,
+    "audit": _audit,
+    "protocol": _protocol,
+}
+
+
+def run_case(case: str) -> str:
+    """The case's numbers as canonical JSON text (floats by ``repr``: exact)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        value = CASES[case]()
+    return json.dumps(record(value), sort_keys=True)
+
+
+def _reference() -> dict:
+    return json.loads(REFERENCE.read_text(encoding="utf-8"))
+
+
+def _differences(have: object, want: object, where: str = "") -> list[str]:
+    """Where two records differ, by path (NaN equals NaN: the JSON text decides)."""
+    if isinstance(want, dict) and isinstance(have, dict):
+        if set(have) != set(want):
+            return [f"{where}: keys {sorted(set(have) ^ set(want))}"]
+        return [d for k in want for d in _differences(have[k], want[k], f"{where}/{k}")]
+    if isinstance(want, list) and isinstance(have, list) and len(have) == len(want):
+        return [
+            d
+            for i, (h, w) in enumerate(zip(have, want, strict=True))
+            for d in _differences(h, w, f"{where}[{i}]")
+        ]
+    if json.dumps(have) != json.dumps(want):
+        return [f"{where}: {have!r} != {want!r}"]
+    return []
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_number_on_screen_is_unchanged(case):
+    have, want = json.loads(run_case(case)), _reference()[case]
+    assert json.dumps(have, sort_keys=True) == json.dumps(want, sort_keys=True), (
+        case,
+        _differences(have, want)[:5],
+    )
+
+
+def test_a_one_ulp_change_is_caught():
+    # the comparison's power: the reference with one float moved by one unit in the last
+    # place differs from the reference
+    want = _reference()["composition"]
+    moved = json.loads(json.dumps(want))
+    top = moved["top"]
+    moved["top"] = math.nextafter(top, math.inf)
+    assert _differences(moved, want) == [f"/top: {moved['top']!r} != {top!r}"]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["--write"]:
+        sys.exit(f"usage: PYTHONPATH=. python {sys.argv[0]} --write [CASE ...]")
+    sys.path.insert(0, str(Path(__file__).parent))
+    ref = _reference() if REFERENCE.exists() else {}
+    for name in sys.argv[2:] or sorted(CASES):
+        ref[name] = json.loads(run_case(name))
+        print(f"wrote {name}")
+    REFERENCE.write_text(json.dumps(ref, indent=0, sort_keys=True) + "\n", encoding="utf-8")
