@@ -905,6 +905,7 @@ def _reliability() -> dict[str, Any]:
     "  key) {factor:g} × {unknown:g} s, {ceiling} on one request.",
     "computing here for the next {memory_s:g} s`; the failure is\n  remembered for {memory_s:g} s "
     "(`FAILURE_MEMORY_SECONDS`",
+    "A run estimated at {progress:g} s or more prints a progress",
 )
 def _scale_out() -> dict[str, Any]:
     from dpcore import cli, cluster, resources
@@ -919,6 +920,7 @@ def _scale_out() -> dict[str, Any]:
         "floor": cluster.REMOTE_FLOOR_SECONDS,
         "unknown": cluster.UNKNOWN_WORK_SECONDS,
         "memory_s": cluster.FAILURE_MEMORY_SECONDS,
+        "progress": cli.PROGRESS_SECONDS,
     }
 
 

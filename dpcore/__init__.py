@@ -1,6 +1,6 @@
 """dpcore — the pure computational core of CAPE Lab.
 
-Distributed differentially private PCA (and, later, tensor decomposition) with the CAPE
+Distributed differentially private PCA and orthogonal tensor decomposition with the CAPE
 correlated-noise protocol of Imtiaz & Sarwate, "Distributed Differentially-Private
 Algorithms for Matrix and Tensor Factorization". No UI code lives here.
 """
@@ -37,6 +37,7 @@ from dpcore.analysis.views import (
     dropout_run,
     party_views,
 )
+from dpcore.experiments.limits import WorkBudget
 from dpcore.experiments.sweeps import (
     SWEEP_AXES,
     OtdSpec,
@@ -48,6 +49,7 @@ from dpcore.experiments.sweeps import (
     otd_frame,
     otd_sweep,
     pca_sweep,
+    rerun,
     run_otd_sweep,
     run_pca_sweep,
 )
@@ -82,6 +84,7 @@ from dpcore.mechanisms.calibration import (
 )
 from dpcore.mechanisms.discrete import sample_discrete_gaussian
 from dpcore.mechanisms.noise import symmetric_noise
+from dpcore.parallel import ExecutorLost
 from dpcore.protocol.cape import (
     AveragingRun,
     CapeDesign,
@@ -128,6 +131,7 @@ __all__ = [
     "CapeDesign",
     "ClassicGaussianWarning",
     "Dataset",
+    "ExecutorLost",
     "LedgerEntry",
     "MeanReleaseDesigns",
     "Message",
@@ -136,6 +140,7 @@ __all__ = [
     "PcaSpec",
     "PrivacyLedger",
     "SecAggDesign",
+    "WorkBudget",
     "agn_budget",
     "attack_statistics",
     "audit_gaussian",
@@ -192,6 +197,7 @@ __all__ = [
     "plan_threshold",
     "privacy_statement",
     "register",
+    "rerun",
     "run_otd_sweep",
     "run_pca_sweep",
     "sample_discrete_gaussian",

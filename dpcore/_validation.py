@@ -7,7 +7,10 @@ parameter, the allowed range and the value received, e.g.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
 from collections.abc import Sequence
 from numbers import Integral, Real
 
@@ -20,6 +23,32 @@ from dpcore.resources import MAX_DESIGN_SITES
 # values and sums over thousands of sites stay finite in float64 (max ≈ 1.8e308), so no
 # result becomes inf or NaN. Nothing physical comes near it (τ = 1e100 is pure noise).
 MAX_MAGNITUDE = 1e100
+
+
+_PACKAGE = os.path.dirname(__file__) + os.sep  # as code objects name their files
+_SKIPPED = (contextlib.__file__,)  # @contextmanager's __exit__ between a with and its body
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` at which ``warnings.warn`` names the first frame outside dpcore.
+
+    Called by the function that warns: a warning raised deep in the core (a sweep's
+    calibration, an argument's older name) then points at the user's line, however many of
+    the core's own frames lie between (Python 3.12's ``skip_file_prefixes``, for 3.11).
+
+    Examples
+    --------
+    >>> caller_stacklevel()  # a doctest is outside dpcore
+    1
+    """
+    frame = sys._getframe(1)  # the function that will call warnings.warn
+    level = 1
+    while frame.f_back is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE) or frame.f_code.co_filename in _SKIPPED
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def show(value: object, limit: int = 60) -> str:

@@ -8,6 +8,12 @@ metrics named), the seed, the version, the commit, the Python/NumPy/SciPy versio
 CSV's SHA-256. ``python -m dpcore sweep --from run.json`` reruns that record and checks that
 the new CSV is the same file, bit for bit (exit 1 when it is not).
 
+No limit applies unless asked: ``--max-tasks``, ``--max-minutes`` and ``--max-memory-gib``
+refuse a sweep whose estimate, counted on the workers that run it (``--workers``, the
+``--scheduler``'s cluster, else this machine's cores), passes them. ``--estimate`` prints the
+estimate and writes nothing. A run estimated at :data:`PROGRESS_SECONDS` or more prints a
+progress line on stderr.
+
 Examples
 --------
 ::
@@ -17,6 +23,8 @@ Examples
     python -m dpcore sweep otd --model mog --epsilon 0.5,1,5 --n-per-site 2000 --runs 3
     python -m dpcore sweep --from eps.json --out again.csv
     python -m dpcore sweep pca --epsilon 0.1,1 --scheduler tcp://10.0.0.5:8786
+    python -m dpcore sweep pca --epsilon 0.1,1,10 --runs 2000 --estimate
+    python -m dpcore sweep pca --epsilon 0.1,1 --dim 1000 --runs 100 --max-minutes 60
 """
 
 from __future__ import annotations
@@ -28,9 +36,11 @@ import hashlib
 import inspect
 import json
 import logging
+import math
 import platform
 import shlex
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -42,21 +52,26 @@ import numpy as np
 import pandas as pd
 import scipy
 
+from dpcore.experiments.limits import WorkBudget, WorkEstimate, check_budget
 from dpcore.experiments.realdata import BUNDLED
 from dpcore.experiments.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_sweep
-from dpcore.experiments.sweeps.spec import SWEEP_AXES
+from dpcore.experiments.sweeps.spec import SWEEP_AXES, OtdSpec, PcaSpec
 from dpcore.factorization import registry
 from dpcore.mechanisms.calibration import ClassicGaussianWarning
+from dpcore.parallel import ExecutorLost, planned_workers, report_progress
 from dpcore.version import __version__, source_commit
 
 SWEEPS: dict[str, Callable[..., pd.DataFrame]] = {"pca": pca_sweep, "otd": otd_sweep}
+SPECS: dict[str, type[PcaSpec] | type[OtdSpec]] = {"pca": PcaSpec, "otd": OtdSpec}
+WHAT = {"pca": "this PCA sweep", "otd": "this tensor sweep"}
 METRICS = {"pca": tuple(PCA_METRICS), "otd": tuple(OTD_METRICS)}
 # Where the tasks run and the older name of rng: not part of what a sweep computes.
-NOT_RECORDED = ("workers", "executor", "seed")
+NOT_RECORDED = ("workers", "executor", "seed", "budget")
 LISTS = ("algorithms", "metrics", "site_shares")
 RECORD_FORMAT = 1
 CONNECT_SECONDS = 10  # an unreachable scheduler is reported after this long (Dask: 30 s)
 MAX_RECORD_BYTES = 2**20  # a record is a few kB; --from reads no more than this (/dev/zero)
+PROGRESS_SECONDS = 10.0  # a run estimated at least this long prints a progress line
 
 
 class CliError(Exception):
@@ -121,17 +136,101 @@ def resolve(task: str, given: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run(task: str, params: dict[str, Any], executor: Executor | None = None, workers=None):
-    """The sweep's frame for recorded parameters (a bundled data set by its name)."""
+def sweep_keywords(task: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The sweep's keywords for recorded parameters (a bundled data set loaded by its name)."""
     call = dict(params)
     if task == "pca" and call.get("data") != "synthetic":
         from dpcore.experiments.realdata import load_bundled
 
+        if call.get("data") not in BUNDLED:  # load_bundled's own error names its "name"
+            raise CliError(
+                f"--data must be 'synthetic' or one of {', '.join(BUNDLED)}; "
+                f"got {call.get('data')!r}"
+            )
         call["data"] = load_bundled(call["data"])
         call.pop("dim", None)
-    with warnings.catch_warnings():
+    return call
+
+
+def estimate(task: str, call: dict[str, Any], workers: int) -> WorkEstimate:
+    """The cost of the sweep of :func:`sweep_keywords` on ``workers`` workers.
+
+    :func:`dpcore.experiments.limits.estimate_pca` / ``estimate_otd`` through the spec.
+    """
+    spec = {name: value for name, value in call.items() if name != "rng"}  # rng: not the work
+    return SPECS[task].build(**spec).estimate(workers=workers)
+
+
+def describe(what: str, cost: WorkEstimate, workers: int) -> str:
+    """One line: the tasks, the time on ``workers`` workers and the memory of an estimate."""
+    minutes = cost.seconds / 60
+    duration = f"{cost.seconds:.1f} s" if minutes < 1 else f"{minutes:,.1f} minutes"
+    return (
+        f"{what}: {cost.tasks:,} grid points × runs, about {duration} on {workers} "
+        f"worker{'s' if workers != 1 else ''} and {cost.memory_bytes / 2**30:.2f} GiB of memory "
+        "(estimates within a small factor)"
+    )
+
+
+class ProgressLine:
+    """``report_progress`` sink: "progress: 120 of 6,000 tasks (2 %), … left" on ``stream``.
+
+    At most one line every ``every`` seconds (and the last one); on a terminal each line
+    overwrites the one before.
+    """
+
+    def __init__(self, stream: Any = None, every: float | None = None) -> None:
+        self.stream = sys.stderr if stream is None else stream
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.every = every if every is not None else (1.0 if self.tty else 15.0)
+        self.started = time.monotonic()
+        self.shown = -math.inf
+        self.lock = threading.Lock()
+
+    def __call__(self, done: int, total: int) -> None:
+        """Show ``done`` of ``total`` tasks, unless a line was shown under ``every`` s ago."""
+        now = time.monotonic()
+        with self.lock:
+            if now - self.shown < self.every and done < total:
+                return
+            self.shown = now
+            elapsed = now - self.started
+            left = ""
+            if 0 < done < total:
+                left = f", about {_clock(elapsed * (total - done) / done)} left"
+            line = (
+                f"progress: {done:,} of {total:,} tasks ({100 * done / max(total, 1):.0f} %), "
+                f"{_clock(elapsed)} elapsed{left}"
+            )
+            end = "\r" if self.tty and done < total else "\n"
+            print(line, end=end, file=self.stream, flush=True)
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def run(
+    task: str,
+    call: dict[str, Any],
+    executor: Executor | None = None,
+    workers: int | None = None,
+    budget: WorkBudget | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """The sweep's frame for its keywords (:func:`sweep_keywords`), within ``budget``.
+
+    ``budget`` None: no limit. ``progress``: a :func:`dpcore.parallel.report_progress` sink
+    for the run's tasks.
+    """
+    with (
+        warnings.catch_warnings(),
+        report_progress(progress) if progress else contextlib.nullcontext(),
+    ):
         warnings.simplefilter("ignore", ClassicGaussianWarning)  # the record names the method
-        return SWEEPS[task](**call, workers=workers, executor=executor)
+        return SWEEPS[task](**call, workers=workers, executor=executor, budget=budget)
 
 
 @contextlib.contextmanager
@@ -176,15 +275,18 @@ def scheduler_executor(address: str | None) -> Iterator[Executor | None]:
                 connected = True
                 yield executor
         except lost as err:
+            raised: BaseException = err
+            if isinstance(err, ExecutorLost) and err.__cause__ is not None:
+                raised = err.__cause__  # what Dask raised; the address is said below
             what = (
                 "stopped answering during the run"
                 if connected
                 else f"cannot be reached (waited {CONNECT_SECONDS} s)"
             )
-            detail = str(err).splitlines()[0][:160] if str(err) else ""
+            detail = str(raised).splitlines()[0][:160] if str(raised) else ""
             raise CliError(
-                f"the Dask scheduler at {address} {what}: {type(err).__name__}"
-                + (f" ({detail})" if detail and detail != type(err).__name__ else "")
+                f"the Dask scheduler at {address} {what}: {type(raised).__name__}"
+                + (f" ({detail})" if detail and detail != type(raised).__name__ else "")
                 + "; nothing was written"
             ) from None
         except RuntimeError as err:
@@ -254,6 +356,10 @@ def read_record(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
     try:
         with path.open("rb") as file:
             text = file.read(MAX_RECORD_BYTES + 1)
+    except FileNotFoundError:
+        raise CliError(f"--from {path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"--from {path}: a directory, not a sweep record") from None
     except OSError as err:
         raise CliError(f"{path} is not a sweep record ({type(err).__name__})") from None
     if len(text) > MAX_RECORD_BYTES:
@@ -283,6 +389,20 @@ def _where(parser: argparse.ArgumentParser, default: Any) -> None:
         "--scheduler", default=default, help="run the tasks on this Dask scheduler (tcp://…)"
     )
     parser.add_argument("--workers", type=int, default=default, help="threads on this machine")
+    limits = (
+        ("--max-tasks", int, "refuse more grid points × runs than this (default: no limit)"),
+        ("--max-minutes", float, "refuse a sweep estimated longer, on its workers (default: none)"),
+        ("--max-memory-gib", float, "refuse a sweep estimated to need more memory (default: none)"),
+    )
+    for flag, kind, text in limits:
+        parser.add_argument(flag, type=kind, default=default, help=text)
+    parser.add_argument(
+        "--estimate",
+        action="store_const",
+        const=True,
+        default=default,
+        help="print the estimated tasks, time and memory, and write nothing",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -339,8 +459,21 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise CliError("name a task (pca or otd) or --from RECORD.json")
     if out.suffix.lower() != ".csv":
         raise CliError(f"--out must name a .csv file; got {out}")
+    budget = _budget(args)
     with scheduler_executor(args.scheduler) as executor:
-        df = run(task, params, executor, args.workers)
+        workers = planned_workers(args.workers, executor)
+        call = sweep_keywords(task, params)
+        cost = estimate(task, call, workers)
+        if args.estimate:
+            if budget is not None:
+                check_budget(cost, what=WHAT[task], budget=budget)
+            print(describe(WHAT[task], cost, workers))
+            print(
+                "within the budget" if budget is not None else "no limit applies (--max-minutes …)"
+            )
+            return 0
+        progress = ProgressLine() if cost.seconds >= PROGRESS_SECONDS else None
+        df = run(task, call, executor, args.workers, budget, progress)
     command = "python -m dpcore " + shlex.join(argv)
     written = write(task, params, df, out, command)
     print(f"wrote {out} ({len(df)} rows) and {record_path(out)}")
@@ -355,6 +488,22 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
             return 1
         print(f"reproduced bit for bit: SHA-256 {written['csv_sha256']}")
     return 0
+
+
+def _budget(args: argparse.Namespace) -> WorkBudget | None:
+    """The ``--max-*`` options as a budget; None when none is given (no limit)."""
+    given = {
+        "max_tasks": args.max_tasks,
+        "max_minutes": args.max_minutes,
+        "max_memory_gib": args.max_memory_gib,
+    }
+    given = {name: value for name, value in given.items() if value is not None}
+    if not given:
+        return None
+    for name, value in given.items():
+        if not value > 0:
+            raise CliError(f"--{name.replace('_', '-')} must be a number > 0; got {value}")
+    return WorkBudget.of(**given)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

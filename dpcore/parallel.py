@@ -22,6 +22,7 @@ Two resources are managed here, once for the whole package:
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
 import os
@@ -41,6 +42,15 @@ R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
 
 WORKERS_ENV = "CAPE_WORKERS"
+
+
+class ExecutorLost(ConnectionError):
+    """The executor cancelled a map's tasks before they finished: its cluster went away.
+
+    With Dask, the scheduler died or dropped the connection mid-run (its futures raise a bare
+    ``CancelledError``). A ``ConnectionError``, so a caller that retries lost connections
+    retries this too; nothing of the map is returned.
+    """
 
 
 def available_cpus() -> int:
@@ -211,6 +221,17 @@ def executor_workers(executor: Executor) -> int:
     return default_workers()
 
 
+def planned_workers(workers: int | None, executor: Executor | None) -> int:
+    """How many tasks :func:`parallel_map` will run at once for these arguments.
+
+    ``workers`` when given; else the executor's (:func:`executor_workers`: a Dask cluster's
+    threads), else :func:`default_workers`. What a work estimate divides the time by.
+    """
+    if workers is not None:
+        return check_int(workers, "workers", low=1)
+    return executor_workers(executor) if executor is not None else default_workers()
+
+
 def run_chunk(payload: bytes, chunk: Sequence[Any]) -> list[Any]:
     """Worker side of :func:`parallel_map`: unpickle the task once, run it on each item.
 
@@ -239,10 +260,31 @@ def _chunked(
     futures = [executor.submit(run_chunk, payload, items[i::chunks]) for i in range(chunks)]
     out: list[Any] = [None] * len(items)
     for i, future in enumerate(futures):
-        out[i::chunks] = future.result()
+        try:
+            out[i::chunks] = future.result()
+        except concurrent.futures.CancelledError as err:
+            for rest in futures:
+                rest.cancel()
+            raise ExecutorLost(_lost(executor, err)) from err
         if count:  # tasks run elsewhere: counted a chunk at a time
             _PROGRESS.add(done=len(out[i::chunks]))
     return out
+
+
+def _lost(executor: Executor, err: BaseException) -> str:
+    """One line for :class:`ExecutorLost`: which executor, what it raised, what to do."""
+    client = getattr(executor, "_client", None)  # a Dask ClientExecutor's client
+    address = getattr(getattr(client, "scheduler", None), "address", None)
+    where = (
+        f"the Dask scheduler at {address} died or dropped the connection"
+        if address
+        else f"{type(executor).__name__} was shut down or lost its workers"
+    )
+    return (
+        f"the executor cancelled the tasks before they finished: {where} "
+        f"({type(err).__name__}); nothing was returned. Rerun when it is back: the same rng "
+        "gives the same frame"
+    )
 
 
 def parallel_map(
@@ -279,6 +321,11 @@ def parallel_map(
     -------
     list
         ``fn(x)`` for each item, in input order.
+
+    Raises
+    ------
+    ExecutorLost
+        When ``executor`` cancels the tasks before they finish (a Dask scheduler that died).
     """
     if workers is not None:
         workers = check_int(workers, "workers", low=1)

@@ -19,6 +19,7 @@ MAX_DIM_TENSOR = 100  # D³ doubles per site and per message
 # most MAX_MEMORY/64 = 32 MiB, so 2048 sites (issue #36: 100,000 sites asked for 74 GiB).
 # The paper goes to 50 sites; every design builder and sweep refuses more than this.
 MAX_DESIGN_SITES = math.isqrt(MAX_MEMORY // 64 // 8)
+TASK_BYTES = 4096  # one (grid point, run) task's streams and rows while it waits (upper bound)
 EIGH_200 = 2.7e-3  # seconds for one 200×200 eigendecomposition (benchmarks/)
 FLOPS = 1e10  # effective rate of the moment products
 DRAW_SECONDS = 8e-8  # one rounding + one discrete Gaussian share (secure aggregation, ~1.3

@@ -1,33 +1,125 @@
-"""The package version (read by ``pyproject.toml``) and the commit a run came from."""
+"""The package version and the commit a run came from, both from git.
+
+Releases are annotated git tags ``vX.Y.Z``. The version follows setuptools-scm's default
+scheme: ``0.2.0`` at the tag ``v0.2.0``; ``0.2.1.dev3+g1a2b3c4d5`` three commits after it
+(``.d20261127`` added when the tree has uncommitted changes).
+
+- **An installed wheel**: setuptools-scm wrote both into ``dpcore/_build_info.py`` when the
+  wheel was built (``pyproject.toml``, ``[tool.setuptools_scm]``; the file is not in git).
+- **A checkout** (``PYTHONPATH=.``, ``streamlit run app.py``): read from git the same way,
+  so a record names its commit whichever way the code runs.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import re
 import subprocess
+import time
 from pathlib import Path
 
-__version__ = "0.1.0"
+ROOT = Path(__file__).resolve().parent.parent
+UNKNOWN = "unknown"
+DIRTY_NOTE = " (with uncommitted changes)"
 
 
-def source_commit() -> str:
-    """The git commit of the checkout this code runs from, for the records the CLIs write.
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], capture_output=True, text=True, check=True, cwd=ROOT, timeout=30
+    ).stdout.strip()
 
-    ``"<sha> (with uncommitted changes to dpcore/ or paper/)"`` when those differ from it;
-    ``"unknown"`` for an installed package outside a checkout (or without git).
+
+def _checkout() -> bool:
+    return (ROOT / ".git").exists() and (ROOT / "dpcore").is_dir()
+
+
+@functools.cache
+def git_state() -> tuple[str, int, str, bool] | None:
+    """(release, commits since it, full commit, dirty) of the checkout; None outside one.
+
+    ``release`` is the last ``vX.Y.Z`` tag without its ``v`` (``"0.0"`` before any tag, as
+    setuptools-scm counts then: every commit is "since" it).
     """
-    root = Path(__file__).resolve().parent.parent
-    if not (root / ".git").exists():
-        return "unknown"
+    if not _checkout():
+        return None
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=root
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "dpcore", "paper"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=root,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" (with uncommitted changes to dpcore/ or paper/)" if dirty else "")
+        commit = _git("rev-parse", "HEAD")
+        dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
+        try:
+            described = _git("describe", "--tags", "--long", "--match", "v[0-9]*", "HEAD")
+        except subprocess.CalledProcessError:  # no release tag yet
+            return "0.0", int(_git("rev-list", "--count", "HEAD")), commit, dirty
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    match = re.fullmatch(r"v(?P<tag>.+)-(?P<distance>\d+)-g[0-9a-f]+", described)
+    if match is None:
+        return None
+    return match["tag"], int(match["distance"]), commit, dirty
+
+
+def scm_version(release: str, distance: int, commit: str, dirty: bool) -> str:
+    """setuptools-scm's default version (guess-next-dev, node-and-date) for a git state.
+
+    Examples
+    --------
+    >>> scm_version("0.2.0", 0, "1a2b3c4d5e", False)
+    '0.2.0'
+    >>> scm_version("0.2.0", 3, "1a2b3c4d5e", False)
+    '0.2.1.dev3+g1a2b3c4d5'
+    >>> scm_version("0.0", 12, "1a2b3c4d5e", False)
+    '0.1.dev12+g1a2b3c4d5'
+    """
+    if distance == 0 and not dirty:
+        return release
+    parts = release.split(".")
+    parts[-1] = str(int(parts[-1]) + 1)
+    local = f"+g{commit[:9]}" + (time.strftime(".d%Y%m%d", time.gmtime()) if dirty else "")
+    return ".".join(parts) + f".dev{distance}" + local
+
+
+def _build_info() -> tuple[str, str, bool] | None:
+    """(version, commit, dirty) written into the wheel; None without the file."""
+    try:
+        info = importlib.import_module("dpcore._build_info")
+    except ImportError:
+        return None
+    commit = str(getattr(info, "COMMIT", "") or "")
+    commit = commit[1:] if re.fullmatch(r"g[0-9a-f]{7,40}", commit) else commit
+    return str(info.__version__), commit or UNKNOWN, bool(info.DIRTY)
+
+
+def _version() -> str:
+    state = git_state()
+    if state is not None:
+        return scm_version(*state)
+    built = _build_info()
+    return built[0] if built is not None else "0.0.0+unknown"
+
+
+def release() -> str:
+    """The last release's version (``0.2.0`` for the tag ``v0.2.0``): CITATION.cff's."""
+    state = git_state()
+    if state is not None:
+        return state[0]
+    return str(importlib.import_module("dpcore._build_info").RELEASE)  # written at build
+
+
+@functools.cache
+def source_commit() -> str:
+    """The git commit the running code came from, for every record, frame and export.
+
+    ``"<sha> (with uncommitted changes)"`` when the tree differed from it (in a checkout,
+    or in the checkout a wheel was built from); ``"unknown"`` only for code that is neither
+    a checkout nor a built wheel (or without git).
+    """
+    state = git_state()
+    if state is not None:
+        return state[2] + (DIRTY_NOTE if state[3] else "")
+    built = _build_info()
+    if built is None or built[1] == UNKNOWN:
+        return UNKNOWN
+    return built[1] + (DIRTY_NOTE if built[2] else "")
+
+
+__version__ = _version()

@@ -17,6 +17,8 @@ from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 
+from dpcore.version import __version__, source_commit
+
 DEFAULT_BASE = "http://localhost:8501"  # `bash run.sh`; used when the browser's URL is unknown
 
 
@@ -98,5 +100,11 @@ def standalone_html(fig: go.Figure, spec: FigureExport, link: str) -> str:
         "<h2>Reproduce in Python</h2>\n"
         f"<pre><code>{html.escape(spec.snippet)}</code></pre>\n"
         "<p>Made with CAPE Lab (Imtiaz &amp; Sarwate, Distributed Differentially-Private "
-        "Algorithms for Matrix and Tensor Factorization).</p></body></html>\n"
+        "Algorithms for Matrix and Tensor Factorization).</p>\n"
+        f"<p class='code'><b>Code:</b> {html.escape(code_stamp())}</p></body></html>\n"
     )
+
+
+def code_stamp() -> str:
+    """"dpcore <version>, commit <sha>": the code that computed the numbers (dpcore.version)."""
+    return f"dpcore {__version__}, commit {source_commit()}"

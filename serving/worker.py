@@ -182,9 +182,11 @@ def pca_frame(spec, seed: int, source: tuple, data_dir: str | None):
 
     import dpcore
     from dpcore import cluster
+    from serving import classroom
 
     if source[0] != "synthetic":
         spec = spec.replace(data=source_data(source, data_dir))
+    classroom.check(spec)  # the class server's limits (issue #39), on the loaded data
     return cluster.run(dpcore.run_pca_sweep, spec, np.random.default_rng(seed))
 
 
@@ -195,10 +197,12 @@ def rounds_table(spec, seed: int, source: tuple, data_dir: str | None):
 
     from dpcore import cluster
     from dpcore.experiments.sweeps.rounds import rounds_summary, run_rounds_sweep
+    from serving import classroom
 
     if source[0] != "synthetic":
         data = source_data(source, data_dir)
         spec = dataclasses.replace(spec, sweep=spec.sweep.replace(data=data))
+    classroom.check(spec)
     return rounds_summary(cluster.run(run_rounds_sweep, spec, seed))
 
 
@@ -208,7 +212,9 @@ def otd_frame(spec, seed: int):
 
     import dpcore
     from dpcore import cluster
+    from serving import classroom
 
+    classroom.check(spec)
     run = cluster.run(dpcore.run_otd_sweep, spec, np.random.default_rng(seed))
     return dpcore.otd_frame(spec, run)
 
@@ -219,7 +225,9 @@ def otd_example(spec, seed: int):
 
     import dpcore
     from dpcore import cluster
+    from serving import classroom
 
+    classroom.check(spec if spec.runs.count == 1 else spec.replace(runs=1))
     return cluster.run(dpcore.otd_example_of, spec, np.random.default_rng(seed))
 
 
@@ -228,11 +236,18 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str, dat
     child."""
     from dpcore import cluster
     from dpcore.experiments import paper
+    from serving import classroom
 
     panel = paper.panel_by_key(key)  # a paper panel or MNIST's subset ("2b~mnist_5k")
     data = None
     if panel.task == "pca" and panel.data != "synthetic":
         data = load_source(panel.data, path, data_dir)
     return cluster.run(
-        paper.run_panel, key, runs=runs, seed=seed, calibration=calibration, data=data
+        paper.run_panel,
+        key,
+        runs=runs,
+        seed=seed,
+        calibration=calibration,
+        data=data,
+        budget=classroom.BUDGET,
     )

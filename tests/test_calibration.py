@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import dpcore
 from dpcore import (
     ClassicGaussianWarning,
     gaussian_delta,
@@ -236,3 +237,38 @@ def test_no_statement_the_numbers_do_not_support(phrase, where):
         files += [p] if p.is_file() else [*p.rglob("*.py"), *p.rglob("*.md")]
     hits = [str(f.relative_to(root)) for f in files if phrase in f.read_text(encoding="utf-8")]
     assert not hits, f"{phrase!r} still in {hits}"
+
+
+# --- a warning names the caller's line, not the core's (issue #39, item 5) ----------------
+
+
+def _warned_here(call) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    assert caught, "no warning"
+    return caught
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: dpcore.pca_sweep(epsilon=[0.5, 2.0], dim=6, k=2, runs=1, pool_size=300,
+                                 n_per_site=20, sites=3),
+        lambda: dpcore.run_pca_sweep(
+            dpcore.PcaSpec.build(epsilon=2.0, dim=6, k=2, runs=1, pool_size=300,
+                                 n_per_site=20, sites=3), 0),
+        lambda: dpcore.otd_sweep(epsilon=2.0, dim=3, k=2, runs=1, n_per_site=100),
+        lambda: dpcore.gaussian_sigmas([1.0, 2.0], epsilon=2.0, delta=0.01),
+        lambda: dpcore.gaussian_sigma(1.0, epsilon=2.0, delta=0.01),
+        lambda: dpcore.site_noise_std([10, 20], epsilon=2.0, delta=0.01),
+        lambda: dpcore.pca_sweep(epsilon=0.5, dim=6, k=2, runs=1, pool_size=300,
+                                 n_per_site=20, sites=3, seed=1),
+    ],
+    ids=["pca_sweep", "run_pca_sweep", "otd_sweep", "gaussian_sigmas", "gaussian_sigma",
+         "site_noise_std", "seed (deprecated)"],
+)  # fmt: skip
+def test_a_core_warning_points_at_the_callers_line(call):
+    # before: the sweeps' ClassicGaussianWarning named dpcore/sweeps/pca.py (stacklevel)
+    for w in _warned_here(call):
+        assert w.filename == __file__, (w.category.__name__, w.filename, w.lineno)

@@ -3,6 +3,7 @@ and `python -m paper` without its optional packages."""
 
 import hashlib
 import json
+import re
 import resource
 import subprocess
 import sys
@@ -102,6 +103,25 @@ def test_a_record_that_is_not_one_is_refused(tmp_path, capsys):
     assert "keywords this version does not know: ['warp']" in capsys.readouterr().err
     path.write_text("not json")
     assert cli.main(["sweep", "--from", str(path)]) == 2
+
+
+def test_a_missing_record_file_is_no_such_file(tmp_path, capsys):
+    # issue #39: it was "… is not a sweep record (FileNotFoundError)"
+    missing = tmp_path / "nope.json"
+    assert cli.main(["sweep", "--from", str(missing)]) == 2
+    assert capsys.readouterr().err.strip() == f"error: --from {missing}: no such file"
+    assert cli.main(["sweep", "--from", str(tmp_path)]) == 2
+    assert "a directory, not a sweep record" in capsys.readouterr().err
+
+
+def test_an_unknown_data_set_names_the_data_option(tmp_path, capsys, monkeypatch):
+    # issue #39: `--data mnist` blamed a parameter called `name` (load_bundled's)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["sweep", "pca", "--data", "mnist", "--epsilon", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --data must be 'synthetic' or one of digits,")
+    assert "mnist_5k; got 'mnist'" in err and "name" not in err
+    assert not list(tmp_path.iterdir())
 
 
 def test_a_record_missing_a_keyword_is_refused_naming_it(tmp_path, capsys):
@@ -231,3 +251,74 @@ def test_claim_evidence_reads_the_way_the_verdict_goes(cape, verdict, words, abs
     got, evidence = check(_frame({"cape": cape, "conv": [0.5, 0.5]}, 0.01), "epsilon", "q")
     assert got == verdict and words in evidence and absent not in evidence
     assert "(0.028)" in evidence or "= 0.028" in evidence
+
+
+# --- a researcher's budget, not the classroom's limits (issue #39, item 1) ---------------
+
+MANY_RUNS = ["sweep", "pca", "--epsilon", "0.1,1,10", "--runs", "2000"]
+LARGE_DIM = ["sweep", "pca", "--epsilon", "0.1,1,10", "--runs", "100", "--dim", "1000",
+             "--k", "10"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [(MANY_RUNS, "6,000 grid points × runs"), (LARGE_DIM, "300 grid points × runs")],
+    ids=["runs", "dim"],
+)
+def test_the_refused_research_sweeps_run_without_a_limit(tmp_path, capsys, monkeypatch, argv, says):
+    # before: "…; the limit is 5,000" and "would take about 18 minutes" (exit 2)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([*argv, "--workers", "2", "--estimate"]) == 0
+    out = capsys.readouterr().out
+    assert says in out and "on 2 workers" in out and "no limit applies" in out
+    assert not list(tmp_path.iterdir())  # an estimate writes nothing
+
+
+def test_the_large_sweep_is_estimated_at_minutes_that_a_budget_can_refuse(tmp_path, capsys):
+    assert cli.main([*LARGE_DIM, "--workers", "2", "--estimate"]) == 0
+    minutes = float(re.search(r"about ([\d.,]+) minutes", capsys.readouterr().out).group(1))
+    assert minutes > 10  # the classroom's 10 minutes on 2 cores: what the issue was refused
+    out = tmp_path / "x.csv"
+    assert cli.main([*LARGE_DIM, "--workers", "2", "--max-minutes", "10", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: dim = 1,000") and "the limit is 10 minutes" in err
+    assert not out.exists()
+    # the same budget on the 64 workers of a cluster: the estimate divides by them
+    assert cli.main([*LARGE_DIM, "--workers", "64", "--max-minutes", "10", "--estimate"]) == 0
+    assert "within the budget" in capsys.readouterr().out
+
+
+def test_max_tasks_refuses_before_any_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([*MANY_RUNS, "--max-tasks", "5000"]) == 2
+    err = capsys.readouterr().err
+    assert "runs = 2,000 (with 3 grid points)" in err and "the limit is 5,000" in err
+    assert cli.main([*MANY_RUNS, "--max-minutes", "-1"]) == 2
+    assert "--max-minutes must be a number > 0; got -1.0" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_long_run_prints_a_progress_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "PROGRESS_SECONDS", 0.0)  # this small sweep counts as long
+    assert cli.main([*SMALL_PCA, "--workers", "1", "--out", str(tmp_path / "a.csv")]) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("progress:")]
+    tasks = 3 * 2  # grid points × runs
+    assert lines and lines[-1].startswith(f"progress: {tasks} of {tasks} tasks (100 %)")
+    monkeypatch.setattr(cli, "PROGRESS_SECONDS", 1e9)  # a short run: no line
+    assert cli.main([*SMALL_PCA, "--out", str(tmp_path / "b.csv")]) == 0
+    assert "progress:" not in capsys.readouterr().err
+
+
+def test_a_progress_line_is_throttled_and_estimates_the_time_left():
+    import io
+
+    stream = io.StringIO()
+    line = cli.ProgressLine(stream, every=3600.0)
+    line(0, 10)
+    line(5, 10)  # within the interval: not shown
+    line(10, 10)  # the last one always is
+    shown = stream.getvalue().splitlines()
+    assert [s.split(" tasks")[0] for s in shown] == ["progress: 0 of 10", "progress: 10 of 10"]
+    stream = io.StringIO()
+    cli.ProgressLine(stream, every=0.0)(4, 10)
+    assert "about" in stream.getvalue() and "left" in stream.getvalue()

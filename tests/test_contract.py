@@ -39,6 +39,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpcore
+from dpcore.experiments.limits import CLASSROOM
 from dpcore.experiments.realdata import load_csv
 from dpcore.factorization import registry
 
@@ -86,10 +87,15 @@ JUNK: dict[str, object] = {
 }
 
 
+# a sweep's frame with its attrs, for dpcore.rerun (issue #39)
+_FRAME = dpcore.pca_sweep(epsilon=0.5, dim=4, k=2, runs=1, pool_size=100, n_per_site=20, sites=2)
+
+
 def _valid() -> dict[str, object]:
     """A small valid value for every parameter name the core uses."""
     eye = np.eye(4)
     return {
+        "frame": _FRAME,
         "sensitivity": 1.0,
         "epsilon": 0.5,
         "delta": 0.01,
@@ -293,7 +299,7 @@ def _targets() -> dict[str, Callable[..., object]]:
         obj = getattr(dpcore, name)
         if not callable(obj) or name in SKIP:
             continue
-        if isinstance(obj, type) and issubclass(obj, Warning):
+        if isinstance(obj, type) and issubclass(obj, BaseException):  # warnings, errors
             continue
         out[name] = obj
     ledger = dpcore.PrivacyLedger(budget=[1.0] * 3, delta=[0.01] * 3)
@@ -569,11 +575,15 @@ def _issue_cases():
             lambda: dpcore.synthetic_dataset(dim=20000, k=5, rng=0),
             "dim",
         ),
+        # issue #39: only a budget refuses a long sweep (here the class server's)
         "otd_sweep max_iter=10**9": (
-            lambda: dpcore.otd_sweep(epsilon=1.0, max_iter=10**9),
+            lambda: dpcore.otd_sweep(epsilon=1.0, max_iter=10**9, budget=CLASSROOM),
             "max_iter",
         ),
-        "otd_sweep dim=100 k=100": (lambda: dpcore.otd_sweep(epsilon=1.0, dim=100, k=100), "k"),
+        "otd_sweep dim=100 k=100": (
+            lambda: dpcore.otd_sweep(epsilon=1.0, dim=100, k=100, budget=CLASSROOM),
+            "k",
+        ),
         "collusion_curve S=300": (
             lambda: dpcore.collusion_curve(
                 dpcore.cape_design(np.ones(300)), sensitivity=[0.01] * 300, epsilon=0.5, delta=0.01
@@ -652,7 +662,7 @@ def test_validation_comes_before_any_work_estimate(k):
 
 def test_the_work_estimate_refuses_a_huge_iteration_count():
     with pytest.raises((ValueError, TypeError)):
-        dpcore.otd_sweep(epsilon=1.0, max_iter=10**9)
+        dpcore.otd_sweep(epsilon=1.0, max_iter=10**9, budget=CLASSROOM)
 
 
 # --- an uploaded CSV: any bytes, any table ---------------------------------------------------

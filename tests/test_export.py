@@ -3,6 +3,7 @@ states every parameter and the link that reproduces it."""
 
 from __future__ import annotations
 
+import html
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -11,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+import dpcore
 from learning import snippets
 from learning.settings import OTD_SETTINGS, PcaControls
 from ui import cached
@@ -127,6 +129,10 @@ def test_standalone_figure_states_every_parameter_the_link_and_the_code():
     assert "ε = (0.1, 1); S = 10; calibration = analytic" in page
     assert "pca_eps=2&amp;pca_sites=20" in page
     assert "dpcore.pca_sweep(k=1)" in page
+    # issue #39: the figure names the code that computed it
+    commit = dpcore.version.source_commit()
+    assert f"dpcore {dpcore.__version__}, commit {html.escape(commit)}" in page
+    assert len(commit.split()[0]) == 40
     assert caption({"a": 0.5, "b": (1, 2)}) == "a = 0.5; b = (1, 2)"
 
 

@@ -3,8 +3,8 @@ and the floors below, and no module imports another module's private (``_``) nam
 
 The floors, bottom up: the base (``_validation``, ``version``, ``parallel``, ``resources``),
 ``mechanisms``, ``protocol``, ``factorization``, ``analysis``, ``experiments``, and on top the
-runtime (``cli``, ``cluster``, ``__main__``). The root ``dpcore/__init__`` re-exports the public
-names of every floor and stands outside them. The import graph is the one
+runtime (``cli``, ``paper_cli``, ``cluster``, ``__main__``). The root ``dpcore/__init__``
+re-exports the public names of every floor and stands outside them. The import graph is the one
 tests/test_imports.py reads (function-level imports included, ``TYPE_CHECKING`` ones not);
 it also checks that the graph has no cycle.
 """
@@ -22,13 +22,14 @@ CORE = ROOT / "dpcore"
 
 # Bottom up. A floor is a subpackage, or the top-level modules named here.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("_validation", "version", "parallel", "resources")),
+    # _build_info: written by setuptools-scm into a checkout that built a wheel (not in git)
+    ("base", ("_validation", "version", "parallel", "resources", "_build_info")),
     ("mechanisms", ()),
     ("protocol", ()),
     ("factorization", ()),
     ("analysis", ()),
     ("experiments", ()),
-    ("runtime", ("cli", "cluster", "__main__")),
+    ("runtime", ("cli", "paper_cli", "cluster", "__main__")),
 )
 RANK = {name: rank for rank, (name, _) in enumerate(FLOORS)}
 

@@ -211,3 +211,12 @@ def test_rooms_import_only_what_they_may(room, forbidden):
     }
     offenders = {p: names for p, names in offenders.items() if names}
     assert offenders == {}, f"{room}/ imports what it must not: {offenders}"
+
+
+def test_the_package_docstring_promises_nothing_that_is_already_there():
+    # issue #39: it said "(and, later, tensor decomposition)"; the tensor sweep ships
+    import dpcore
+
+    doc = " ".join(dpcore.__doc__.split())
+    assert "later" not in doc
+    assert "tensor decomposition" in doc and callable(dpcore.otd_sweep)

@@ -1,23 +1,33 @@
 """The resource guard: requests past the documented limits are refused before any work."""
 
+import concurrent.futures
 import re
 import time
 
 import pytest
 
-from dpcore import OtdSpec, PcaSpec, dropout_pca, otd_sweep, pca_sweep, synthetic_dataset
+import dpcore
+from dpcore import OtdSpec, PcaSpec, dropout_pca, otd_sweep, parallel, pca_sweep, synthetic_dataset
 from dpcore.experiments import limits, paper
 from dpcore.experiments.limits import MAX_SECONDS, estimate_otd, estimate_pca, is_heavy, work
+
+CLASS = limits.CLASSROOM  # the class server's budget, asked for explicitly (issue #39)
 
 
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: pca_sweep(epsilon=[0.1, 1.0], runs=4000), "grid points × runs"),
-        (lambda: pca_sweep(epsilon=1.0, dim=5000, k=5), "GiB of memory"),
-        (lambda: pca_sweep(epsilon=list(range(1, 21)), dim=1000, k=5, runs=20), "minutes"),
+        (lambda: pca_sweep(epsilon=[0.1, 1.0], runs=4000, budget=CLASS), "grid points × runs"),
+        (lambda: pca_sweep(epsilon=1.0, dim=5000, k=5, budget=CLASS), "GiB of memory"),
+        (
+            lambda: pca_sweep(epsilon=list(range(1, 21)), dim=1000, k=5, runs=20, budget=CLASS),
+            "minutes",
+        ),
         (lambda: otd_sweep(epsilon=1.0, dim=101, k=3), r"dim must be an integer in \[1, 100\]"),
-        (lambda: otd_sweep(epsilon=1.0, dim=100, k=5, n_per_site=5_000_000), "minutes"),
+        (
+            lambda: otd_sweep(epsilon=1.0, dim=100, k=5, n_per_site=5_000_000, budget=CLASS),
+            "minutes",
+        ),
     ],
     ids=["tasks", "memory", "time-pca", "tensor-dim", "time-tensor"],
 )
@@ -41,13 +51,22 @@ DROPOUT = {
     ("call", "lead"),
     [
         # memory: the pool term 8·pool·D dominates (8·2^62·50 B), then the D² term
-        (lambda: dropout_pca(**DROPOUT, pool_size=2**62), "pool_size = 4,611,686,018,427,387,904"),
-        (lambda: pca_sweep(epsilon=1.0, dim=5000, k=5), "dim = 5,000"),
+        (
+            lambda: dropout_pca(**DROPOUT, pool_size=2**62, budget=CLASS),
+            "pool_size = 4,611,686,018,427,387,904",
+        ),
+        (lambda: pca_sweep(epsilon=1.0, dim=5000, k=5, budget=CLASS), "dim = 5,000"),
         # time: the power method's k·restarts·max_iter·20 µs term, then its k³ products
-        (lambda: otd_sweep(epsilon=1.0, max_iter=10**9), "max_iter = 1,000,000,000"),
-        (lambda: otd_sweep(epsilon=1.0, dim=100, k=100), "k = 100"),
-        (lambda: otd_sweep(epsilon=1.0, dim=100, k=5, n_per_site=5_000_000), "n_per_site"),
-        (lambda: pca_sweep(epsilon=[0.1, 1.0], runs=4000), "runs = 4,000 (with 2 grid points)"),
+        (lambda: otd_sweep(epsilon=1.0, max_iter=10**9, budget=CLASS), "max_iter = 1,000,000,000"),
+        (lambda: otd_sweep(epsilon=1.0, dim=100, k=100, budget=CLASS), "k = 100"),
+        (
+            lambda: otd_sweep(epsilon=1.0, dim=100, k=5, n_per_site=5_000_000, budget=CLASS),
+            "n_per_site",
+        ),
+        (
+            lambda: pca_sweep(epsilon=[0.1, 1.0], runs=4000, budget=CLASS),
+            "runs = 4,000 (with 2 grid points)",
+        ),
     ],
     ids=["pool", "dim", "max_iter", "k", "n_per_site", "runs"],
 )
@@ -133,3 +152,132 @@ def test_is_heavy_reads_its_threshold_when_called(monkeypatch):
     assert not limits.is_heavy(spec)
     monkeypatch.setattr(limits, "HEAVY_SECONDS", 0.0)  # a test's tiny threshold
     assert limits.is_heavy(spec)
+
+
+# --- the classroom's limits belong to the class server, not the research API (issue #39) --
+
+# The two sweeps the issue's researcher was refused: 6,000 tasks; and ~18 minutes on 2 cores.
+MANY_RUNS = {"epsilon": [0.1, 1.0, 10.0], "runs": 2000}
+LARGE_DIM = {"epsilon": [0.1, 1.0, 10.0], "dim": 1000, "k": 10, "runs": 100}
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
+def test_the_library_sets_no_limit_unless_asked(monkeypatch):
+    # before: pca_sweep refused both with "the limit is 5,000" / "about 18 minutes"
+    from dpcore.experiments.sweeps import pca as sweep_module
+
+    ran = []
+    monkeypatch.setattr(
+        sweep_module, "parallel_map", lambda fn, tasks, *a, **k: ran.append(tasks) or []
+    )
+    for keywords in (MANY_RUNS, LARGE_DIM):
+        spec = PcaSpec.build(**keywords)
+        assert work(spec, workers=2).tasks > limits.MAX_TASKS or (
+            work(spec, workers=2).seconds > MAX_SECONDS
+        )  # past the classroom's limits on this 2-core machine
+        if keywords is MANY_RUNS:  # the data-free part is instant; the large D draws a pool
+            frame = pca_sweep(**keywords)
+            assert frame.empty and len(ran[-1]) == 6000  # every task reached the map
+
+
+def test_a_budget_counts_the_workers_that_run_the_sweep():
+    spec = PcaSpec.build(**LARGE_DIM)
+    two, sixty_four = work(spec, workers=2), work(spec, workers=64)
+    # seconds = A/workers + B: the eigendecompositions and draws divide by the workers, the
+    # moment products do not; so s(2) − s(4) = A/4 = 2·(s(4) − s(8))
+    s2, s4, s8 = (work(spec, workers=w).seconds for w in (2, 4, 8))
+    assert s2 - s4 == pytest.approx(2 * (s4 - s8), rel=1e-12) and s4 - s8 > 0
+    budget = dpcore.WorkBudget.of(max_minutes=10)
+    assert two.seconds > 600 > sixty_four.seconds
+    with pytest.raises(ValueError, match=r"would take about \d+ minutes; the limit is 10 minutes"):
+        limits.check_budget(two, what="this sweep", budget=budget)
+    assert limits.check_budget(sixty_four, what="this sweep", budget=budget) is sixty_four
+
+    class Pool(concurrent.futures.Executor):  # an executor of 64 workers (a cluster)
+        _max_workers = 64
+
+    assert parallel.planned_workers(None, Pool()) == 64
+    assert parallel.planned_workers(3, Pool()) == 3
+
+
+def test_a_work_budget_validates_its_bounds():
+    assert dpcore.WorkBudget.of(max_tasks=10, max_memory_gib=0.5) == dpcore.WorkBudget(
+        10, None, 2**29
+    )
+    with pytest.raises(ValueError, match=r"max_minutes must be a float in \(0, inf"):
+        dpcore.WorkBudget.of(max_minutes=0)
+    with pytest.raises(ValueError, match=r"max_tasks must be an integer in \[1, inf\]; got -3"):
+        dpcore.WorkBudget.of(max_tasks=-3)
+    with pytest.raises(TypeError, match="budget must be a WorkBudget"):
+        limits.check_budget(work(PcaSpec.build(epsilon=1.0)), what="x", budget=600)
+
+
+@pytest.mark.parametrize(
+    ("keywords", "match"),
+    [(MANY_RUNS, "6,000 grid points × runs; the limit is 5,000"), (LARGE_DIM, "minutes")],
+    ids=["runs", "dim"],
+)
+def test_the_class_server_still_refuses_them_for_students(monkeypatch, keywords, match):
+    from serving import classroom, worker
+
+    monkeypatch.setenv("CAPE_WORKERS", "2")  # the class server's two cores
+    spec = PcaSpec.build(**keywords)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=match):
+        classroom.check(spec)
+    with pytest.raises(ValueError, match=match):  # the heavy-job child's own check
+        worker.pca_frame(spec, 0, ("synthetic",), None)
+    with pytest.raises(ValueError, match=match):  # the page's thread (ui.cached)
+        import ui.cached
+
+        ui.cached.pca_frame.__wrapped__(spec, 0)
+    assert time.perf_counter() - start < 5.0  # refused before the work
+
+
+def test_the_class_server_refuses_tensor_sweeps_and_paper_panels_past_the_limits(monkeypatch):
+    from serving import classroom, worker
+
+    monkeypatch.setenv("CAPE_WORKERS", "2")
+    heavy = OtdSpec.build(epsilon=1.0, dim=100, k=5, n_per_site=5_000_000)
+    for call in (
+        lambda: classroom.check(heavy),
+        lambda: worker.otd_frame(heavy, 0),
+        lambda: worker.paper_panel("2a", 100_000, 0, "classic", "", ""),
+    ):
+        with pytest.raises(ValueError, match="the limit is"):
+            call()
+
+
+def test_no_budget_still_refuses_what_cannot_fit_this_machine():
+    # no policy limit, but runs=2**62 would spawn streams until the process died
+    start = time.perf_counter()
+    match = r"^runs = 4,611,686,018,427,387,904.*this machine's memory"
+    with pytest.raises(ValueError, match=match):
+        pca_sweep(epsilon=1.0, runs=2**62)
+    assert time.perf_counter() - start < 2.0
+    machine = limits.machine()
+    assert machine.memory_bytes is None or machine.memory_bytes > 2**28  # a real machine
+
+
+def test_the_class_server_refuses_a_rounds_sweep_past_the_limits(monkeypatch):
+    # main's rounds axis (#38) ran its PCA sweeps under the core's old default limit; with no
+    # limit in the core (#39) the class server checks the whole request, summed over its sweeps
+    from dpcore.experiments.sweeps.rounds import RoundsSpec
+    from serving import classroom, worker
+
+    monkeypatch.setenv("CAPE_WORKERS", "2")
+    heavy = RoundsSpec.build(rounds=(1, 2), **MANY_RUNS)
+    assert work(heavy, workers=2).tasks == sum(
+        work(part, workers=2).tasks for _, part in heavy.parts()
+    )
+    start = time.perf_counter()
+    for call in (
+        lambda: classroom.check(heavy),
+        lambda: worker.rounds_table(heavy, 0, ("synthetic",), None),
+    ):
+        with pytest.raises(ValueError, match="this rounds sweep asks for 6,000 grid points"):
+            call()
+    assert time.perf_counter() - start < 5.0  # refused before the work
+    light = RoundsSpec.build(epsilon=1.0, runs=2)
+    assert is_heavy(light) is False  # the estimate takes the workers like a sweep spec's
+    classroom.check(light)  # within the limits: no error

@@ -5,6 +5,7 @@ serves the app."""
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -47,31 +48,81 @@ def test_core_ranges_are_the_ones_the_lock_is_compiled_from():
         assert txt[_name(requirement)] == requirement
 
 
-def test_every_subpackage_of_dpcore_is_packaged():
+def test_every_subpackage_of_dpcore_and_nothing_else_is_packaged():
+    # issue #39: paper, figures, learning (and federated) were top-level packages of the wheel
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
     found = {
         ".".join(p.parent.relative_to(ROOT).parts)
-        for top in ("dpcore", "paper", "figures", "learning", "federated")
-        for p in (ROOT / top).rglob("__init__.py")
+        for p in (ROOT / "dpcore").rglob("__init__.py")
         if "__pycache__" not in p.parts
     }
     assert found == listed
+    assert (ROOT / "dpcore" / "py.typed").is_file()  # PEP 561: the core is typed
+    assert PYPROJECT["tool"]["setuptools"]["package-data"] == {"dpcore": ["py.typed"]}
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_version_licence_citation_and_changelog_agree():
-    dynamic = PYPROJECT["tool"]["setuptools"]["dynamic"]["version"]["attr"]
-    assert dynamic == "dpcore.version.__version__"
-    assert re.fullmatch(r"\d+\.\d+\.\d+", dpcore.__version__)
+    # issue #39: the version was a constant, "0.1.0" for every commit; now from git
+    scm = PYPROJECT["tool"]["setuptools_scm"]
+    assert scm["version_file"] == "dpcore/_build_info.py"
+    assert "dynamic" not in PYPROJECT["tool"]["setuptools"]  # no attr= constant any more
+    release = dpcore.version.release()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", release)
+    after = dpcore.version.scm_version(release, 1, "0" * 40, False).split(".dev")[0]
+    assert dpcore.__version__ == release or dpcore.__version__.startswith(after + ".dev")
     cff = (ROOT / "CITATION.cff").read_text()
-    assert re.search(rf"^version: {re.escape(dpcore.__version__)}$", cff, flags=re.M)
+    assert re.search(rf"^version: {re.escape(release)}$", cff, flags=re.M)
     assert "10.1109/JSTSP.2018.2877842" in cff and "license: BSD-3-Clause" in cff
-    assert f"## [{dpcore.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
+    assert f"## [{release}]" in (ROOT / "CHANGELOG.md").read_text()
+    assert f"version = {{{release}}}" in (ROOT / "README.md").read_text()
     licence = (ROOT / "LICENSE").read_text()
     assert licence.startswith("BSD 3-Clause License") and "Neither the name" in licence
     readme = (ROOT / "README.md").read_text()
     assert "## Cite" in readme
     assert re.search(r"doi\s*=\s*\{10\.1109/JSTSP\.2018\.2877842\}", readme)
     assert "## Install as a package" in readme
+
+
+def test_the_release_is_an_annotated_tag_and_the_version_is_setuptools_scms():
+    release = dpcore.version.release()
+    assert _git("cat-file", "-t", f"v{release}") == "tag"  # annotated, not lightweight
+    head = _git("rev-parse", "HEAD")
+    assert dpcore.version.source_commit().startswith(head)
+    distance = int(_git("rev-list", "--count", f"v{release}..HEAD"))
+    if distance:
+        assert f".dev{distance}+g{head[:9]}" in dpcore.__version__
+    scm = pytest.importorskip("setuptools_scm")  # the build's own computation (the lock)
+    assert scm.get_version(root=str(ROOT)) == dpcore.__version__
+
+
+def test_a_built_wheel_without_git_reads_its_build_info(tmp_path, monkeypatch):
+    # what an installed wheel sees: no checkout around it, the file setuptools-scm wrote
+    from dpcore import version
+
+    info = tmp_path / "dpcore" / "_build_info.py"
+    info.parent.mkdir()
+    info.write_text(
+        '__version__ = "0.2.1.dev3+g1a2b3c4d5"\nRELEASE = "0.2.0"\n'
+        'COMMIT = "g1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"\nDIRTY = False\n'
+    )
+    monkeypatch.setattr(version, "ROOT", tmp_path)  # no .git there
+    monkeypatch.setattr(sys.modules["dpcore"], "__path__", [str(info.parent)])
+    monkeypatch.delitem(sys.modules, "dpcore._build_info", raising=False)
+    version.git_state.cache_clear()
+    version.source_commit.cache_clear()
+    try:
+        assert version.git_state() is None
+        assert version._version() == "0.2.1.dev3+g1a2b3c4d5" and version.release() == "0.2.0"
+        assert version.source_commit() == "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
+    finally:
+        version.git_state.cache_clear()
+        version.source_commit.cache_clear()
 
 
 def _free_port() -> int:
@@ -113,7 +164,7 @@ def test_pip_install_outside_the_checkout_gives_dpcore_the_clis_and_the_app(tmp_
     run(bin_ / "cape-sweep", "pca", "--epsilon", "0.5,5", "--runs", "1", "--dim", "10",
         "--k", "2", "--pool-size", "500", "--n-per-site", "20", "--out", "s.csv")  # fmt: skip
     assert json.loads((tmp_path / "s.json").read_text())["version"] == version
-    out = run(bin_ / "python", "-m", "paper", "--figure", "3a", "--runs", "1", "--out", "p")
+    out = run(bin_ / "cape-paper", "--figure", "3a", "--runs", "1", "--out", "p")
     assert "HTML figures skipped: they need plotly: pip install 'cape-lab[app]'" in out
     assert {"fig3a.csv", "claims.csv", "run.json"} == {p.name for p in (tmp_path / "p").iterdir()}
 
@@ -153,3 +204,70 @@ def test_pip_install_outside_the_checkout_gives_dpcore_the_clis_and_the_app(tmp_
     )
     errors, titles = run(bin_ / "python", "-c", script, cwd=ROOT).strip().splitlines()[-2:]
     assert errors == "[]" and "CAPE Lab" in titles
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel `pip wheel <checkout>` builds (its build requirements from the registry)."""
+    out = tmp_path_factory.mktemp("dist")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # setuptools copies what an earlier build left in build/lib into the wheel (a package
+    # since dropped from the list among them): that directory is only a build's leftover
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
+        env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    (built,) = out.glob("cape_lab-*.whl")
+    return built
+
+
+@pytest.mark.slow
+def test_a_fresh_venv_install_of_the_wheel_names_the_version_and_the_commit(tmp_path, wheel):
+    # issue #39: "from an installed package every record says version 0.1.0, commit unknown"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    venv, head = tmp_path / "venv", _git("rev-parse", "HEAD")
+
+    def run(*args, timeout=900):
+        done = subprocess.run(
+            [str(a) for a in args], cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=timeout,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        return done.stdout
+
+    run(sys.executable, "-m", "venv", venv)
+    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-compile", wheel)
+    probe = (
+        "import dpcore, json; from dpcore import version; "
+        "print(json.dumps([dpcore.__version__, version.source_commit(), version.release(), "
+        "dpcore.__file__]))"
+    )
+    got, commit, release, where = json.loads(run(venv / "bin" / "python", "-c", probe))
+    assert Path(where).is_relative_to(venv)  # the wheel's copy, no checkout around it
+    assert got == dpcore.__version__ and release == dpcore.version.release()
+    assert commit.startswith(head) and commit == dpcore.version.source_commit()
+    if got != release:  # past the tag: the commit is in the version's local part too
+        assert f"+g{head[:9]}" in got
+    run(venv / "bin" / "cape-sweep", "pca", "--epsilon", "0.5,5", "--runs", "1", "--dim", "6",
+        "--k", "2", "--pool-size", "300", "--n-per-site", "20", "--out", "s.csv")  # fmt: skip
+    record = json.loads((tmp_path / "s.json").read_text())
+    assert (record["version"], record["commit"]) == (got, commit)
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_only_dpcore_and_its_typing_marker(wheel):
+    # issue #39: `paper`, `figures`, `learning` were installed as top-level packages
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == {"dpcore"}
+    assert "dpcore/py.typed" in names and "dpcore/_build_info.py" in names
+    assert "dpcore/paper_cli.py" in names  # the paper CLI, without the app's figure code
+    assert not any(n.endswith("precomputed.csv.gz") for n in names)
+    (entry,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    scripts = zipfile.ZipFile(wheel).read(entry).decode()
+    assert "cape-paper = dpcore.paper_cli:main" in scripts
+    assert "cape-sweep = dpcore.cli:main" in scripts

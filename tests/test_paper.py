@@ -205,6 +205,23 @@ def test_precomputed_file_round_trips(tmp_path):
 SHIPPED = Path(__file__).resolve().parents[1] / "paper" / "precomputed.csv.gz"
 
 
+def test_a_precomputed_file_names_the_version_and_the_commit(tmp_path, monkeypatch):
+    # issue #39: the header had the commit but not the version
+    import dpcore
+
+    panel = paper.data_free_panels()[0]
+    monkeypatch.setattr(paper, "data_free_panels", lambda: [panel])
+    tiny = pd.DataFrame({"algorithm": ["cape"], "epsilon": [0.5], "run": [0], "q": [0.25]})
+    monkeypatch.setattr(paper, "run_panel", lambda *a, **k: tiny)
+    out = tmp_path / "p.csv.gz"
+    assert main(["--precompute", str(out), "--runs", "1"]) == 0
+    _, meta = paper.read_precomputed(out)
+    assert meta["version"] == dpcore.__version__
+    assert meta["commit"] == dpcore.version.source_commit()
+    _, shipped = paper.read_precomputed(SHIPPED)  # the shipped file's header says both
+    assert shipped["version"].endswith(f"+g{shipped['commit'][:9]}")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("key", ["2b~digits", "3a", "4c"])
 def test_shipped_results_agree_with_a_fresh_reduced_run(key):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -112,3 +113,75 @@ def test_workers_follow_the_machine_and_the_environment(monkeypatch):
         monkeypatch.setenv("CAPE_WORKERS", bad)
         with pytest.raises(ValueError, match="CAPE_WORKERS"):
             default_workers()
+
+
+# --- an executor that goes away mid-map (issue #39, item 5) -------------------------------
+
+
+class _Cancelling(concurrent.futures.Executor):
+    """An executor whose futures are cancelled before they run (a scheduler that died)."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future = concurrent.futures.Future()
+        future.cancel()
+        return future
+
+
+def test_a_cancelled_executor_is_one_clear_error_not_a_bare_cancelled_error():
+    # before: concurrent.futures.CancelledError with no message reached the caller
+    with pytest.raises(parallel.ExecutorLost) as caught:
+        parallel_map(abs, [-1, -2, -3], executor=_Cancelling())
+    message = str(caught.value)
+    assert "cancelled the tasks before they finished" in message
+    assert "_Cancelling" in message and "CancelledError" in message and "\n" not in message
+    assert isinstance(caught.value, ConnectionError)  # retried like a lost connection
+    assert isinstance(caught.value.__cause__, concurrent.futures.CancelledError)
+
+
+LOST_PORTS = (8631, 8632, 8633)  # this helper's ports: scheduler, worker, nanny
+
+
+@pytest.mark.slow
+def test_a_dask_scheduler_that_dies_mid_sweep_is_named_in_one_line():
+    pytest.importorskip("distributed")
+    import signal
+    import socket
+    import threading
+    import time
+
+    from distributed import Client
+
+    address = f"tcp://127.0.0.1:{LOST_PORTS[0]}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env, "cwd": ROOT}
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", str(LOST_PORTS[0]), "--no-dashboard", "--no-show"], **quiet,
+    )  # fmt: skip
+    worker = None
+    try:
+        deadline = time.monotonic() + 60
+        while socket.socket().connect_ex(("127.0.0.1", LOST_PORTS[0])) != 0:
+            assert time.monotonic() < deadline and scheduler.poll() is None
+            time.sleep(0.2)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+             "--host", "127.0.0.1", "--worker-port", str(LOST_PORTS[1]),
+             "--nanny-port", str(LOST_PORTS[2]), "--no-dashboard"], **quiet,
+        )  # fmt: skip
+        with Client(address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=60)
+            killer = threading.Timer(2.0, scheduler.send_signal, (signal.SIGKILL,))
+            killer.start()
+            start = time.monotonic()
+            with pytest.raises(parallel.ExecutorLost) as caught:
+                parallel_map(time.sleep, [30.0, 30.0], executor=client.get_executor())
+            killer.join()
+            assert time.monotonic() - start < 60
+        assert f"the Dask scheduler at {address} died" in str(caught.value)
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.wait(timeout=30)

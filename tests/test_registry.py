@@ -69,6 +69,8 @@ def test_builtin_names_and_order():
         "npm_cape_joint",
         "fedpower",
         "fedpca",
+        "central_gauss",  # issue #39: the central peers, appended
+        "central_laplace",
     )
     assert registry.names("otd")[:7] == (
         "nonprivate",

@@ -39,7 +39,9 @@ def test_grid_finds_the_swept_axis_and_validates_every_value():
     with pytest.raises(ValueError, match="at most one"):
         SweepGrid.of(epsilon=[1.0], delta=[0.1], n_per_site=1, sites=2)
     with pytest.raises(ValueError, match="sites must be an integer in"):
-        SweepGrid.of(epsilon=1.0, delta=0.1, n_per_site=1, sites=[2, 1])
+        SweepGrid.of(epsilon=1.0, delta=0.1, n_per_site=1, sites=[2, 0])
+    # one site is a grid value (issue #39); the algorithms decide (PcaSpec: min_sites)
+    assert SweepGrid.of(epsilon=1.0, delta=0.1, n_per_site=1, sites=[2, 1]).values == (2, 1)
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ from dpcore.experiments import realdata
 from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
 from dpcore.factorization.iterative import cape_round_design
 from dpcore.protocol.joint_safe import design_for
-from serving import worker
+from serving import classroom, worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot, flight
 from serving.jobs import load_blocking
@@ -154,6 +154,7 @@ def pca_frame(spec: PcaSpec, seed: int, source: tuple = ("synthetic",)) -> pd.Da
     """
     rng = np.random.default_rng(seed)
     spec = _on_source(spec, source)
+    classroom.check(spec)  # the class server's limits: here, not in the core (issue #39)
     return cluster.run_slotted(compute_slot, dpcore.run_pca_sweep, spec, rng)
 
 
@@ -161,6 +162,7 @@ def pca_frame(spec: PcaSpec, seed: int, source: tuple = ("synthetic",)) -> pd.Da
 def otd_frame(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """:func:`dpcore.run_otd_sweep` of a page's spec as its tidy frame."""
     rng = np.random.default_rng(seed)
+    classroom.check(spec)
     run = cluster.run_slotted(compute_slot, dpcore.run_otd_sweep, spec, rng)
     return dpcore.otd_frame(spec, run)
 
@@ -169,6 +171,7 @@ def otd_frame(spec: OtdSpec, seed: int) -> pd.DataFrame:
 def otd_example(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """True vs recovered weights of one run (``spec`` at one grid point, one run)."""
     rng = np.random.default_rng(seed)
+    classroom.check(spec if spec.runs.count == 1 else spec.replace(runs=1))  # as it runs
     return cluster.run_slotted(compute_slot, dpcore.otd_example_of, spec, rng)
 
 
@@ -186,6 +189,7 @@ def rounds_table(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",)) ->
     the numbers ``spec.command(seed)`` prints."""
     if source[0] != "synthetic":
         spec = dataclasses.replace(spec, sweep=_on_source(spec.sweep, source))
+    classroom.check(spec)  # the class server's limits (issue #39)
     frame = cluster.run_slotted(compute_slot, run_rounds_sweep, spec, seed)
     return rounds_summary(frame)
 
@@ -385,6 +389,7 @@ def dropout_pca_frame(
         dropped=dropped,
         calibration=calibration,
         rng=seed,
+        budget=classroom.BUDGET,
     )
 
 
@@ -412,7 +417,14 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
     if panel.task == "pca" and panel.data != "synthetic":
         data = load_dataset(panel.data, path)
     return cluster.run_slotted(
-        compute_slot, paper.run_panel, key, runs=runs, seed=seed, calibration=calibration, data=data
+        compute_slot,
+        paper.run_panel,
+        key,
+        runs=runs,
+        seed=seed,
+        calibration=calibration,
+        data=data,
+        budget=classroom.BUDGET,
     )
 
 

@@ -3,7 +3,7 @@
 The sweeps behind the PCA, tensor and dropout pages (:mod:`.sweeps`), their work limits
 (:mod:`.limits`), the paper's figures (:mod:`.paper`), the quiz questions (:mod:`.questions`)
 real data (:mod:`.realdata`, :mod:`.csv_text`) and the reproduction of a published baseline
-figure (:mod:`.grammenos`). Only ``cli`` and ``cluster`` sit above.
+figure (:mod:`.grammenos`). Only ``cli``, ``paper_cli`` and ``cluster`` sit above.
 """
 
 from dpcore.experiments import csv_text, grammenos, limits, paper, questions, realdata, sweeps

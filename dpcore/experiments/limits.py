@@ -1,19 +1,26 @@
-"""Resource guard: estimate a request's work and memory before running it, refuse past limits.
+"""Resource guard: estimate a request's work and memory before running it, refuse past a budget.
 
 The estimates are deliberately simple cost models, calibrated on the benchmark machine
 (2 cores, ``benchmarks/``): a symmetric D×D eigendecomposition takes about 2.7 ms·(D/200)³,
-the third-moment accumulation about N·D³/10¹⁰ s, and runs are spread over the workers of
-:func:`dpcore.parallel.default_workers`. They
+the third-moment accumulation about N·D³/10¹⁰ s, and runs are spread over the workers that
+run them (``workers``: a cluster's, or :func:`dpcore.parallel.default_workers`). They
 only need to be right within a small factor: their job is to stop a request that would take
 the server down (a classroom of thirty shares two cores), not to predict to the second.
+
+Who applies a budget: the library and ``python -m dpcore`` compute what they are asked,
+with no limit unless the caller gives one (``budget=WorkBudget.of(max_minutes=…)``,
+``--max-minutes``); the class server applies :data:`CLASSROOM` to every student's request
+(``serving.classroom``: the page's thread and the heavy-job queue).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from dpcore._validation import check_int, check_real
 from dpcore.factorization.registry import Algorithm, OtdMethod, PcaMethod, otd_method, pca_method
 from dpcore.parallel import default_workers
 from dpcore.resources import (
@@ -25,9 +32,11 @@ from dpcore.resources import (
     MAX_MEMORY,
     MAX_SECONDS,
     MAX_TASKS,
+    TASK_BYTES,
 )
 
 __all__ = [
+    "CLASSROOM",
     "DRAW_SECONDS",
     "EIGH_200",
     "FLOPS",
@@ -37,11 +46,14 @@ __all__ = [
     "MAX_MEMORY",
     "MAX_SECONDS",
     "MAX_TASKS",
+    "WorkBudget",
     "WorkEstimate",
     "check_budget",
+    "check_feasible",
     "estimate_otd",
     "estimate_pca",
     "is_heavy",
+    "machine",
     "work",
 ]
 
@@ -81,16 +93,96 @@ def _largest(
     return tuple((name, values[name]) for name in names)
 
 
+@dataclass(frozen=True)
+class WorkBudget:
+    """The most a request may cost: tasks (grid points × runs), seconds, bytes; None: no bound.
+
+    Made by :meth:`of` from the units a person gives (minutes, GiB). A sweep given one
+    (``budget=``) is refused before any work when its estimate, counted on the workers that
+    will run it, passes a bound (:func:`check_budget`).
+    """
+
+    tasks: int | None = None
+    seconds: float | None = None
+    memory_bytes: float | None = None
+    label: str = field(default="", compare=False)  # whose bound: said after the limit
+
+    def __post_init__(self) -> None:
+        if self.tasks is not None:
+            object.__setattr__(self, "tasks", check_int(self.tasks, "tasks", low=1))
+        for name in ("seconds", "memory_bytes"):
+            if getattr(self, name) is not None:  # no bound is None, not inf
+                value = getattr(self, name)
+                value = check_real(value, name, low=0.0, low_open=True, high_open=True)
+                object.__setattr__(self, name, value)
+        if not isinstance(self.label, str):
+            raise TypeError(f"label must be a str; got {type(self.label).__name__}")
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        max_tasks: int | None = None,
+        max_minutes: float | None = None,
+        max_memory_gib: float | None = None,
+    ) -> WorkBudget:
+        """A budget in a person's units (``--max-tasks``, ``--max-minutes``, ``--max-memory-gib``).
+
+        Examples
+        --------
+        >>> WorkBudget.of(max_minutes=30).seconds
+        1800.0
+        """
+        if max_tasks is not None:
+            max_tasks = check_int(max_tasks, "max_tasks", low=1)
+        minutes, gib = (
+            None if v is None else check_real(v, name, low=0.0, low_open=True, high_open=True)
+            for v, name in ((max_minutes, "max_minutes"), (max_memory_gib, "max_memory_gib"))
+        )
+        return cls(
+            max_tasks,
+            None if minutes is None else 60.0 * minutes,
+            None if gib is None else float(2**30) * gib,
+        )
+
+
+# The class server's limits (a classroom of thirty shares two cores): applied by the server
+# layer to every student's request (serving.classroom), not by the library or the CLI.
+CLASSROOM = WorkBudget(MAX_TASKS, MAX_SECONDS, MAX_MEMORY)
+
+
+def machine() -> WorkBudget:
+    """What no sweep can pass on this machine: its physical memory (no bound where unknown).
+
+    Not a policy: a sweep whose estimate needs more memory than the machine has cannot
+    finish (``runs=2**62`` would spawn streams until it dies), so every sweep is checked
+    against it, budget or not, with its per-worker memory counted once.
+    """
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX
+        return WorkBudget(label="this machine's memory")
+    return WorkBudget(memory_bytes=float(total), label="this machine's memory")
+
+
+def check_feasible(spec: Estimable, *, what: str) -> None:
+    """Refuse ``spec`` (a ValueError naming its driver) when it cannot fit :func:`machine`."""
+    check_budget(spec.estimate(workers=1), what=what, budget=machine())
+
+
 class Estimable(Protocol):
     """What :func:`work` reads: a sweep spec (:class:`dpcore.PcaSpec`, :class:`dpcore.OtdSpec`)."""
 
-    def estimate(self) -> WorkEstimate:
-        """The request's estimated cost."""
+    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
+        """The request's estimated cost on ``workers`` workers."""
         ...
 
 
-def work(spec: Estimable) -> WorkEstimate:
+def work(spec: Estimable, *, workers: int | None = None) -> WorkEstimate:
     """The one work estimate of a sweep spec (its records' costs, its grid and runs).
+
+    ``workers``: how many run its tasks at once (a cluster's threads); default
+    :func:`dpcore.parallel.default_workers`.
 
     Examples
     --------
@@ -98,7 +190,7 @@ def work(spec: Estimable) -> WorkEstimate:
     >>> work(PcaSpec.build(epsilon=1.0, runs=3)).tasks
     3
     """
-    return spec.estimate()
+    return spec.estimate(workers=workers)
 
 
 def is_heavy(spec: Estimable) -> bool:
@@ -147,13 +239,15 @@ def estimate_pca(
     points: int,
     runs: int,
     algorithms: Sequence[str | Algorithm],
+    workers: int | None = None,
 ) -> WorkEstimate:
     """Cost of :func:`dpcore.pca_sweep`: eigendecompositions per run, data draws, the pool.
 
     Each algorithm's eigendecompositions and extra random draws per run come from its
-    registry record (``algorithms``: names or the records themselves).
+    registry record (``algorithms``: names or the records themselves). The tasks spread over
+    ``workers`` (default :func:`dpcore.parallel.default_workers`).
     """
-    workers = default_workers()
+    workers = workers or default_workers()
     methods = [_pca(a) for a in algorithms]
     per_run = sum(m.eighs(sites) for m in methods)
     draws = sum(m.draws(sites, dim) for m in methods)
@@ -169,12 +263,14 @@ def estimate_pca(
         (8.0 * pool * dim, ("pool_size", "dim")),
         (8.0 * workers * (sites + 4) * dim**2, ("dim", "sites")),
         (8.0 * 3 * sites * n_max * dim, ("n_per_site", "sites", "dim")),
+        (float(TASK_BYTES) * tasks, ("runs", "grid")),
     ]
     seconds = tasks * (per_run * _eigh_seconds(dim) + draws * DRAW_SECONDS) / workers
     seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled
     return WorkEstimate(
         seconds,
-        8.0 * (pool * dim + workers * (sites + 4) * dim**2 + 3 * sites * n_max * dim),
+        8.0 * (pool * dim + workers * (sites + 4) * dim**2 + 3 * sites * n_max * dim)
+        + float(TASK_BYTES) * tasks,
         tasks,
         _largest(time_terms, values),
         _largest(memory_terms, values),
@@ -195,14 +291,16 @@ def estimate_otd(
     algorithms: Sequence[str | Algorithm] | None = None,
     restarts: int = 10,
     max_iter: int = 100,
+    workers: int | None = None,
 ) -> WorkEstimate:
     """Cost of :func:`dpcore.otd_sweep`: moments, noisy tensors, power method per run.
 
     The power method is counted at its iteration bound (batched over every tensor: ~20 µs
     a step). Each algorithm whose registry record decomposes a tensor costs one noisy tensor and
-    one power method per run; without ``algorithms``, the paper's six.
+    one power method per run; without ``algorithms``, the paper's six. The draws and
+    whitenings spread over ``workers`` (default :func:`dpcore.parallel.default_workers`).
     """
-    workers = default_workers()
+    workers = workers or default_workers()
     tasks = points * runs
     methods = [] if algorithms is None else [_otd(a) for a in algorithms]
     per_run = 6 if algorithms is None else sum(m.decomposes for m in methods)
@@ -213,6 +311,7 @@ def estimate_otd(
     seconds += k * restarts * max_iter * (2e-5 + tasks * per_run * k**3 / FLOPS)
     tensors = sites * dim**3 * (4 if faithful else 2)
     memory = 8.0 * (workers * tensors + 4096 * dim**2 * 3 + tasks * per_run * k**3)
+    memory += float(TASK_BYTES) * tasks
     values = {"dim": dim, "k": k, "sites": sites, "n_per_site": n_total // max(sites, 1)}
     values |= {"grid": points, "runs": runs, "restarts": restarts, "max_iter": max_iter}
     moments = ("n_per_site", "sites", "dim") + (("runs", "grid") if draws > 1 else ())
@@ -230,6 +329,7 @@ def estimate_otd(
         (8.0 * workers * tensors, ("dim", "sites")),
         (8.0 * 4096 * dim**2 * 3, ("dim",)),
         (8.0 * tasks * per_run * k**3, ("k", "runs", "grid")),
+        (float(TASK_BYTES) * tasks, ("runs", "grid")),
     ]
     return WorkEstimate(
         seconds,
@@ -279,8 +379,13 @@ def _gib(memory_bytes: float) -> str:
     return f"{gib:.1f}" if gib < 1e4 else f"{gib:.3g}"
 
 
-def check_budget(estimate: WorkEstimate, *, what: str) -> WorkEstimate:
-    """Raise ValueError if the estimate passes a limit, naming the parameters that drive it.
+def check_budget(
+    estimate: WorkEstimate, *, what: str, budget: WorkBudget = CLASSROOM
+) -> WorkEstimate:
+    """Raise ValueError if the estimate passes a bound of ``budget``, naming what drives it.
+
+    ``budget`` defaults to :data:`CLASSROOM`: a caller that checks without saying against
+    what checks against the class server's limits.
 
     Examples
     --------
@@ -291,31 +396,35 @@ def check_budget(estimate: WorkEstimate, *, what: str) -> WorkEstimate:
     ...
     ValueError: pool_size = 100,000,000 (with dim = 5): this sweep needs about 3.7 GiB ...
     """
-    if estimate.tasks > MAX_TASKS:
+    if not isinstance(budget, WorkBudget):
+        raise TypeError(f"budget must be a WorkBudget; got {type(budget).__name__}")
+    if budget.tasks is not None and estimate.tasks > budget.tasks:
         raise ValueError(
             _refusal(
                 estimate.tasks_by,
                 what,
                 f"asks for {estimate.tasks:,} grid points × runs",
-                f"{MAX_TASKS:,}",
+                f"{budget.tasks:,}" + (f" ({budget.label})" if budget.label else ""),
             )
         )
-    if estimate.memory_bytes > MAX_MEMORY:
+    if budget.memory_bytes is not None and estimate.memory_bytes > budget.memory_bytes:
         raise ValueError(
             _refusal(
                 estimate.memory_by,
                 what,
                 f"needs about {_gib(estimate.memory_bytes)} GiB of memory",
-                f"{MAX_MEMORY / 2**30:.0f} GiB",
+                f"{budget.memory_bytes / 2**30:.3g} GiB"
+                + (f" ({budget.label})" if budget.label else ""),
             )
         )
-    if estimate.seconds > MAX_SECONDS:
+    if budget.seconds is not None and estimate.seconds > budget.seconds:
         raise ValueError(
             _refusal(
                 estimate.seconds_by,
                 what,
                 f"would take about {estimate.seconds / 60:,.0f} minutes",
-                f"{MAX_SECONDS / 60:.0f} minutes",
+                f"{budget.seconds / 60:g} minutes"
+                + (f" ({budget.label})" if budget.label else ""),
             )
         )
     return estimate

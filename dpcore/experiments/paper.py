@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validation import check_choice, check_int
+from dpcore.experiments.limits import WorkBudget
 from dpcore.experiments.sweeps import otd_sweep, pca_sweep
 
 EPS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
@@ -588,6 +589,7 @@ def run_panel(
     data=None,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
 ) -> pd.DataFrame:
     """Regenerate one panel's tidy frame.
 
@@ -602,6 +604,8 @@ def run_panel(
     workers, executor
         Where the tasks run (:func:`dpcore.parallel.parallel_map`: threads by default, or a
         process pool or Dask cluster's executor); the frame is the same for any choice.
+    budget : WorkBudget, optional
+        Refuse a panel whose estimate passes it (the class server's); default: no bound.
     """
     panel = panel_by_key(panel) if isinstance(panel, str) else panel
     runs = check_int(runs, "runs", low=1)
@@ -612,6 +616,7 @@ def run_panel(
         "workers": workers,
         "algorithms": panel.algorithms,
         "executor": executor,
+        "budget": budget,
     }
     if panel.task == "pca":
         params: dict[str, Any] = dict(panel.params)

@@ -2,11 +2,12 @@
 
 PCA (:mod:`.pca`, paper Sec. 4) and orthogonal tensor decomposition (:mod:`.otd`,
 :mod:`.tensor`, :mod:`.moments`, Sec. 5) with their models, data sets and metrics, the
-iterative baselines, the cost model and the registry of algorithms. Imports the protocol and
-mechanisms floors and the base only.
+iterative baselines, the central peers (:mod:`.central`), the cost model and the registry of
+algorithms. Imports the protocol and mechanisms floors and the base only.
 """
 
 from dpcore.factorization import (
+    central,
     costs,
     datasets,
     fedpca,
@@ -22,6 +23,7 @@ from dpcore.factorization import (
 )
 
 __all__ = [
+    "central",
     "costs",
     "datasets",
     "fedpca",

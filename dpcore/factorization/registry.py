@@ -30,6 +30,12 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcore.factorization.central import (
+    central_gaussian_pca,
+    l1_per_l2,
+    laplace_covariance_pca,
+    pooled_sensitivity,
+)
 from dpcore.factorization.fedpca import (
     DEFAULT_LOCAL_ITERATIONS,
     federated_pca,
@@ -113,6 +119,8 @@ class SitePrivacy:
         Secure aggregation's bit width b.
     scale : float or None
         Its scale γ (``None``: automatic, :func:`dpcore.protocol.secagg.auto_scale`).
+    neighbouring : {"add-remove", "replace"}
+        The relation Δ_s was computed for (the central Laplace entry's L1 bound reads it).
     """
 
     sensitivity: NDArray[np.float64]
@@ -121,6 +129,7 @@ class SitePrivacy:
     calibration: str
     bits: int
     scale: float | None
+    neighbouring: str = "add-remove"
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,6 +250,9 @@ class PcaMethod:
     with_rounds : callable, optional
         ``with_rounds(T) -> PcaMethod``: the same algorithm with T rounds (iterative
         algorithms only; the rounds axis, :func:`dpcore.experiments.sweeps.rounds.rounds_sweep`).
+    min_sites : int
+        The fewest sites S it runs with: 2 for the protocols (S×S noise designs), 1 for the
+        curator's (``central_*``, ``nonprivate``) and one site's (``local``).
     """
 
     run: Callable[[PcaInputs, np.random.Generator], NDArray[np.float64]]
@@ -250,9 +262,12 @@ class PcaMethod:
     draws: Callable[[int, int], int] = _no_draws
     rounds: int = 1
     with_rounds: Callable[[int], PcaMethod] | None = None
+    min_sites: int = 2
 
     def __post_init__(self) -> None:
         _check_callables(self, ("run", "cost", "eighs", "draws"))
+        if self.min_sites not in (1, 2):
+            raise ValueError(f"min_sites must be 1 or 2; got {self.min_sites!r}")
         check_rounds(self.rounds)
         if self.with_rounds is not None and not callable(self.with_rounds):
             raise TypeError(f"with_rounds must be callable or None; got {self.with_rounds!r}")
@@ -658,13 +673,37 @@ def _dpdis_eighs(sites: int) -> int:
     return sites + 1
 
 
+def _central_gauss(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
+    p = _site_privacy(x.privacy)
+    return central_gaussian_pca(
+        x.moments,
+        x.k,
+        weights=x.weights,
+        sensitivity=pooled_sensitivity(p.sensitivity, x.weights),
+        epsilon=p.epsilon,
+        delta=p.delta,
+        rng=rng,
+    )
+
+
+def _central_laplace(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
+    p = _site_privacy(x.privacy)
+    dim = x.moments.shape[1]
+    l1 = pooled_sensitivity(p.sensitivity, x.weights) * l1_per_l2(dim, p.neighbouring)
+    return laplace_covariance_pca(
+        x.moments, x.k, weights=x.weights, l1_sensitivity=l1, epsilon=p.epsilon, rng=rng
+    )
+
+
 BUILTIN = (
     Algorithm(
         name="nonprivate",
         label="Non-private (pooled)",
         color="#000000",
         description="all data pooled at a trusted curator, no noise — the best possible",
-        pca=PcaMethod(run=_nonprivate_pca, cost=_pca_sites, eighs=_no_eigh, noiseless=True),
+        pca=PcaMethod(
+            run=_nonprivate_pca, cost=_pca_sites, eighs=_no_eigh, noiseless=True, min_sites=1
+        ),
         otd=OtdMethod(run=_nonprivate_otd, cost=_otd_sites, decomposes=True),
         role="upper",
         dash="dash",
@@ -693,7 +732,7 @@ BUILTIN = (
         label="Local (one site)",
         color="#009E73",
         description="one site alone, with its own data and noise",
-        pca=PcaMethod(run=_local_pca, cost=_silent, eighs=_one),
+        pca=PcaMethod(run=_local_pca, cost=_silent, eighs=_one, min_sites=1),
         featured=True,
     ),
     Algorithm(
@@ -817,6 +856,27 @@ BUILTIN = (
         "server merges the subspaces pairwise up a tree (Grammenos et al. 2020)",
         pca=PcaMethod(run=_federated_pca, cost=_federated_pca_cost, eighs=_federated_pca_eighs),
         dash="dash",
+        opt_in=True,
+    ),
+    # Central peers (issue #39, docs/peers.md): a trusted curator, S = 1 allowed; opt-in.
+    Algorithm(
+        name="central_gauss",
+        label="Central analytic Gaussian (trusted curator)",
+        color="#999933",
+        description="a trusted curator adds analytic-Gaussian noise to the pooled second "
+        "moment once (Dwork et al. 2014; Balle & Wang 2018): (ε, δ), one site allowed",
+        pca=PcaMethod(run=_central_gauss, cost=_pca_sites, eighs=_one, min_sites=1),
+        dash="dash",
+        opt_in=True,
+    ),
+    Algorithm(
+        name="central_laplace",
+        label="Central Laplace covariance (pure ε)",
+        color="#DDCC77",
+        description="a trusted curator adds Laplace noise to the pooled second moment's upper "
+        "triangle: pure ε, δ = 0 (the Laplace mechanism; a baseline of Jiang et al. 2016)",
+        pca=PcaMethod(run=_central_laplace, cost=_pca_sites, eighs=_one, min_sites=1),
+        dash="dot",
         opt_in=True,
     ),
 )

@@ -30,6 +30,7 @@ from scipy.special import log_ndtr
 from dpcore._validation import (
     MAX_MAGNITUDE,
     as_float_array,
+    caller_stacklevel,
     check_broadcast,
     check_choice,
     check_delta,
@@ -196,7 +197,7 @@ def gaussian_sigma(
                 f"epsilon < 1; got epsilon = {epsilon:g}. The value is returned to reproduce the "
                 f"paper; use method='analytic' for a calibration that is a proof.",
                 ClassicGaussianWarning,
-                stacklevel=2,
+                stacklevel=caller_stacklevel(),  # the user's line, not the core's
             )
         sigma = _classic_sigma(sensitivity, epsilon, delta)
     else:
@@ -386,7 +387,7 @@ def gaussian_sigmas(
         delta=as_float_array(delta, "delta"),
     )
     out = np.empty(sens.shape)
-    with classic_warning_once(stacklevel=4):
+    with classic_warning_once():
         for idx in np.ndindex(sens.shape):
             out[idx] = gaussian_sigma(
                 float(sens[idx]), epsilon=float(eps[idx]), delta=float(dlt[idx]), method=method
@@ -395,14 +396,19 @@ def gaussian_sigmas(
 
 
 @contextmanager
-def classic_warning_once(stacklevel: int = 3) -> Iterator[None]:
-    """Collapse the ClassicGaussianWarnings raised inside into one; re-emit all others."""
+def classic_warning_once(stacklevel: int | None = None) -> Iterator[None]:
+    """Collapse the ClassicGaussianWarnings raised inside into one; re-emit all others.
+
+    The one warning names the first line outside dpcore (:func:`caller_stacklevel`) unless
+    ``stacklevel`` is given.
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
     classic = [w for w in caught if issubclass(w.category, ClassicGaussianWarning)]
     if classic:
-        warnings.warn(classic[0].message, ClassicGaussianWarning, stacklevel=stacklevel)
+        level = caller_stacklevel() if stacklevel is None else stacklevel
+        warnings.warn(classic[0].message, ClassicGaussianWarning, stacklevel=level)
     for w in caught:
         if not issubclass(w.category, ClassicGaussianWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

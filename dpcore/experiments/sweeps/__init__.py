@@ -4,7 +4,9 @@
 - :mod:`~dpcore.experiments.sweeps.scores`: the metrics a frame can report, by name;
 - :mod:`~dpcore.experiments.sweeps.pca`: :func:`pca_sweep` (distributed PCA);
 - :mod:`~dpcore.experiments.sweeps.otd`: :func:`otd_sweep` and :func:`otd_example` (tensors);
-- :mod:`~dpcore.experiments.sweeps.dropout`: :func:`dropout_pca` (capePCA when sites drop out).
+- :mod:`~dpcore.experiments.sweeps.dropout`: :func:`dropout_pca` (capePCA when sites drop out);
+- :mod:`~dpcore.experiments.sweeps.provenance`: a frame's ``attrs`` (spec, seed, code);
+  :mod:`~dpcore.experiments.sweeps.rerun`: :func:`rerun`, the frame again from them.
 """
 
 from dpcore.experiments.sweeps.dropout import DROPOUT_CASES, dropout_pca
@@ -19,6 +21,7 @@ from dpcore.experiments.sweeps.otd import (
     run_otd_sweep,
 )
 from dpcore.experiments.sweeps.pca import pca_sweep, run_pca_sweep
+from dpcore.experiments.sweeps.rerun import rerun
 from dpcore.experiments.sweeps.scores import OTD_METRICS, PCA_METRICS
 from dpcore.experiments.sweeps.spec import (
     SWEEP_AXES,
@@ -58,6 +61,7 @@ __all__ = [
     "otd_spec",
     "otd_sweep",
     "pca_sweep",
+    "rerun",
     "run_otd_sweep",
     "run_pca_sweep",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from concurrent.futures import Executor
 
@@ -10,12 +11,12 @@ import pandas as pd
 
 from dpcore._validation import check_choice, check_design_sites, check_int, show
 from dpcore.analysis.views import check_sites, dropout_run
-from dpcore.experiments.limits import check_budget, estimate_pca
+from dpcore.experiments.limits import WorkBudget, check_budget, estimate_pca, machine
 from dpcore.experiments.sweeps.spec import resolve_rng
 from dpcore.factorization.datasets import draw_sites, second_moments, synthetic_dataset
 from dpcore.factorization.metrics import captured_energy, optimal_energy, top_k_eigvecs
 from dpcore.mechanisms.calibration import CALIBRATIONS, site_noise_std
-from dpcore.parallel import parallel_map, single_blas
+from dpcore.parallel import parallel_map, planned_workers, single_blas
 from dpcore.protocol.cape import cape_design
 
 DROPOUT_CASES = ("no dropout", "none", "naive", "cape")
@@ -36,6 +37,7 @@ def dropout_pca(
     pool_size: int = 60_000,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
 ) -> pd.DataFrame:
@@ -53,6 +55,9 @@ def dropout_pca(
     workers, executor
         Where the runs go, as in :func:`dpcore.pca_sweep`; the frame is identical for any
         choice.
+    budget : WorkBudget, optional
+        Refuse the study before any work past it (as in :func:`dpcore.pca_sweep`); no bound
+        unless given.
     rng, seed
         As in :func:`dpcore.pca_sweep` (SPEC 7; ``seed`` is the older name).
 
@@ -77,18 +82,21 @@ def dropout_pca(
     k = check_int(k, "k", low=1, high=dim)
     runs = check_int(runs, "runs", low=1)
     pool_size = check_int(pool_size, "pool_size", low=int(sizes.sum()))
-    check_budget(  # four capePCA runs (no dropout and three remedies) per run, one data draw
-        estimate_pca(
-            dim=dim,
-            sites=sizes.size,
-            n_max=int(sizes.max()),
-            pool=pool_size,
-            points=len(DROPOUT_CASES),
-            runs=runs,
-            algorithms=("cape",),
-        ),
-        what="this dropout study",
+    # four capePCA runs (no dropout, three remedies) per run, one data draw
+    cost = functools.partial(
+        estimate_pca,
+        dim=dim,
+        sites=sizes.size,
+        n_max=int(sizes.max()),
+        pool=pool_size,
+        points=len(DROPOUT_CASES),
+        runs=runs,
+        algorithms=("cape",),
     )
+    check_budget(cost(workers=1), what="this dropout study", budget=machine())
+    if budget is not None:
+        estimate = cost(workers=planned_workers(workers, executor))
+        check_budget(estimate, what="this dropout study", budget=budget)
     dropped = check_sites(dropped, design.n_sites, "dropped")
     data_rng, draw_rng, noise_rng = resolve_rng(rng, seed).spawn(3)
     dataset = synthetic_dataset(dim=dim, k=k, n_samples=pool_size, rng=data_rng)

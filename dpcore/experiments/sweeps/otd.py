@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validation import RngLike, check_rng
-from dpcore.experiments.limits import check_budget
+from dpcore.experiments.limits import WorkBudget, check_budget, check_feasible
+from dpcore.experiments.sweeps.provenance import Seed, frame_attrs, seed_of
 from dpcore.experiments.sweeps.scores import OTD_METRICS
 from dpcore.experiments.sweeps.spec import GridPoint, OtdSpec, RunStreams, keywords_of, resolve_rng
 from dpcore.factorization.metrics import matching
@@ -23,7 +24,7 @@ from dpcore.factorization.otd import WhitenedTensor, decompose_batch
 from dpcore.factorization.registry import NoiseScales, OtdInputs, OtdMethod, SitePrivacy, streams
 from dpcore.factorization.tensor import Recovery
 from dpcore.mechanisms.calibration import classic_warning_once, gaussian_sigmas
-from dpcore.parallel import parallel_map, single_blas
+from dpcore.parallel import parallel_map, planned_workers, single_blas
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +98,7 @@ class OtdRun:
 
     model: MixtureModel
     outcomes: list[Outcome]
+    seed: Seed = None  # the rng it ran from (provenance.seed_of), for the frame's attrs
 
 
 @single_blas
@@ -106,6 +108,7 @@ def run_otd_sweep(
     *,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
 ) -> OtdRun:
     """Run a validated tensor sweep: one :class:`Outcome` per (grid point, run, algorithm).
 
@@ -117,12 +120,17 @@ def run_otd_sweep(
     then the tensor power method runs batched over every whitened tensor, in this process.
     ``workers`` and ``executor`` say where the draws and whitenings run
     (:func:`dpcore.parallel.parallel_map`); the outcomes are identical for any choice.
+    ``budget``: as in :func:`dpcore.run_pca_sweep` (default None, no bound).
     """
     if not isinstance(spec, OtdSpec):
         raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
-    check_budget(spec.estimate(), what="this tensor sweep")
+    check_feasible(spec, what="this tensor sweep")  # no budget but this machine's memory
+    if budget is not None:
+        estimate = spec.estimate(workers=planned_workers(workers, executor))
+        check_budget(estimate, what="this tensor sweep", budget=budget)
+    seed = seed_of(rng)  # before spawning (see run_pca_sweep)
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     planted = make_model(spec.model, spec.dim, spec.k, sigma2=spec.sigma2, rng=data_rng)
     moment_opts = (
@@ -205,7 +213,7 @@ def run_otd_sweep(
         rec = next(recovered) if p.decomposes else p.result
         assert isinstance(rec, Recovery)
         outcomes.append(Outcome(p.point, p.run, p.algorithm, rec, p.private_preprocessing))
-    return OtdRun(planted, outcomes)
+    return OtdRun(planted, outcomes, seed)
 
 
 def otd_frame(spec: OtdSpec, result: OtdRun) -> pd.DataFrame:
@@ -226,7 +234,9 @@ def otd_frame(spec: OtdSpec, result: OtdRun) -> pd.DataFrame:
         for o in result.outcomes
     ]
     columns = ["algorithm", *spec.grid.columns, "run", *metrics, "private_preprocessing"]
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.attrs.update(frame_attrs("otd", spec.keywords(), result.seed))  # see run_pca_sweep
+    return frame
 
 
 def example_table(result: OtdRun) -> pd.DataFrame:
@@ -260,6 +270,7 @@ def otd_sweep(
     *,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
     **keywords: Any,
@@ -275,6 +286,8 @@ def otd_sweep(
     workers, executor
         Where the data draws and noisy moments run, as in :func:`dpcore.pca_sweep`; the
         batched power method runs in this process.
+    budget : WorkBudget, optional
+        As in :func:`dpcore.pca_sweep`: no bound unless given.
     rng : int, Generator or None
         Everything random derives from it (SPEC 7): same seed, same frame. Default 0.
     seed : int, optional
@@ -286,15 +299,18 @@ def otd_sweep(
     -------
     pandas.DataFrame
         One row per (algorithm, grid point, run), one column per axis and metric, and
-        ``private_preprocessing``.
+        ``private_preprocessing``; its ``attrs`` hold the spec, the seed and the code
+        (:func:`dpcore.rerun` redoes it).
     """
     spec = OtdSpec.build(**keywords)
-    result = run_otd_sweep(spec, resolve_rng(rng, seed), workers=workers, executor=executor)
+    generator = resolve_rng(rng, seed)
+    result = run_otd_sweep(spec, generator, workers=workers, executor=executor, budget=budget)
     return otd_frame(spec, result)
 
 
-
-def otd_example_of(spec: OtdSpec, rng: RngLike, *, workers: int | None = None) -> pd.DataFrame:
+def otd_example_of(
+    spec: OtdSpec, rng: RngLike, *, workers: int | None = None, budget: WorkBudget | None = None
+) -> pd.DataFrame:
     """True and recovered mixing weights of one run of ``spec`` (at one run), per algorithm.
 
     ``spec`` should hold one grid point (scalar ε, δ, N_s, S); with more, every point's first
@@ -310,7 +326,7 @@ def otd_example_of(spec: OtdSpec, rng: RngLike, *, workers: int | None = None) -
         raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
     if spec.runs.count != 1:
         spec = spec.replace(runs=1)
-    return example_table(run_otd_sweep(spec, rng, workers=workers))
+    return example_table(run_otd_sweep(spec, rng, workers=workers, budget=budget))
 
 
 @single_blas

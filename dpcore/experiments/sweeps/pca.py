@@ -10,7 +10,8 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpcore._validation import RngLike, check_rng
-from dpcore.experiments.limits import check_budget
+from dpcore.experiments.limits import WorkBudget, check_budget, check_feasible
+from dpcore.experiments.sweeps.provenance import frame_attrs, seed_of
 from dpcore.experiments.sweeps.scores import PCA_METRICS, PcaTruth
 from dpcore.experiments.sweeps.spec import GridPoint, PcaSpec, RunStreams, keywords_of, resolve_rng
 from dpcore.factorization.datasets import (
@@ -27,7 +28,7 @@ from dpcore.mechanisms.calibration import (
     second_moment_sensitivity,
     site_noise_std,
 )
-from dpcore.parallel import parallel_map, single_blas
+from dpcore.parallel import parallel_map, planned_workers, single_blas
 
 
 def _noise_std(spec: PcaSpec, point: GridPoint) -> NDArray[np.float64]:
@@ -51,6 +52,7 @@ def _privacy(spec: PcaSpec, point: GridPoint) -> SitePrivacy:
         calibration=spec.privacy.calibration,
         bits=point.secagg_bits,
         scale=point.secagg_scale,
+        neighbouring=spec.privacy.neighbouring,
     )
 
 
@@ -61,13 +63,16 @@ def run_pca_sweep(
     *,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
 ) -> pd.DataFrame:
     """Run a validated PCA sweep; see :func:`pca_sweep` for the frame it returns.
 
     ``rng`` is spawned into the data stream (synthetic pool), the draw stream (which rows
     each site holds) and the noise stream (one child per grid value, run and algorithm).
     ``workers`` and ``executor`` say where the (grid point, run) tasks run
-    (:func:`dpcore.parallel.parallel_map`); the frame is identical for any choice. The
+    (:func:`dpcore.parallel.parallel_map`); the frame is identical for any choice.
+    ``budget`` (:class:`dpcore.WorkBudget`; default None, no bound) refuses the sweep
+    before any work when its estimate on those workers passes it. The
     algorithms run from the spec's own records, so a spec pickled to another process runs
     there with algorithms registered at runtime in this one.
 
@@ -82,7 +87,11 @@ def run_pca_sweep(
         raise TypeError(f"spec must be a PcaSpec (PcaSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
-    check_budget(spec.estimate(), what="this PCA sweep")
+    check_feasible(spec, what="this PCA sweep")  # no budget but this machine's memory
+    if budget is not None:
+        estimate = spec.estimate(workers=planned_workers(workers, executor))
+        check_budget(estimate, what="this PCA sweep", budget=budget)
+    seed = seed_of(rng)  # before spawning: the frame's attrs rebuild this Generator
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     if isinstance(spec.data, Dataset):
         dataset = spec.data
@@ -166,7 +175,9 @@ def run_pca_sweep(
     tasks = list(spec.runs.streams(grid, noise_rng, draw_rng))
     chunks = parallel_map(task, tasks, workers, executor=executor)
     rows = [row for chunk in chunks for row in chunk]
-    return pd.DataFrame(rows, columns=["algorithm", *grid.columns, "run", *metrics])
+    frame = pd.DataFrame(rows, columns=["algorithm", *grid.columns, "run", *metrics])
+    frame.attrs.update(frame_attrs("pca", spec.keywords(), seed))  # dpcore.rerun(frame) redoes it
+    return frame
 
 
 @single_blas
@@ -175,6 +186,7 @@ def pca_sweep(
     *,
     workers: int | None = None,
     executor: Executor | None = None,
+    budget: WorkBudget | None = None,
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
     **keywords: Any,
@@ -189,6 +201,9 @@ def pca_sweep(
     workers, executor
         Where the (grid point, run) tasks run (:func:`dpcore.parallel.parallel_map`: threads,
         a process pool, Dask's ``Client.get_executor()``); the frame is identical for any.
+    budget : WorkBudget, optional
+        Refuse the sweep before any work when its estimate on those workers passes this
+        (:class:`dpcore.experiments.limits.WorkBudget`); default: no bound.
     rng : int, Generator or None
         Everything random derives from it (SPEC 7): same seed, same frame. Default 0.
     seed : int, optional
@@ -199,8 +214,9 @@ def pca_sweep(
     Returns
     -------
     pandas.DataFrame
-        One row per (algorithm, grid point, run), one column per axis and metric.
+        One row per (algorithm, grid point, run), one column per axis and metric; its
+        ``attrs`` hold the spec, the seed and the code (:func:`dpcore.rerun` redoes it).
     """
     spec = PcaSpec.build(**keywords)
-    return run_pca_sweep(spec, resolve_rng(rng, seed), workers=workers, executor=executor)
-
+    generator = resolve_rng(rng, seed)
+    return run_pca_sweep(spec, generator, workers=workers, executor=executor, budget=budget)

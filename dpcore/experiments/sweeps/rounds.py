@@ -131,9 +131,9 @@ class RoundsSpec:
             out.append((t, dataclasses.replace(spec, algorithms=names, records=records)))
         return tuple(out)
 
-    def estimate(self) -> WorkEstimate:
-        """The summed estimate of its sweeps (:meth:`dpcore.PcaSpec.estimate`)."""
-        parts = [p.estimate() for _, p in self.parts()]
+    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
+        """The summed estimate of its sweeps on ``workers`` (:meth:`dpcore.PcaSpec.estimate`)."""
+        parts = [p.estimate(workers=workers) for _, p in self.parts()]
         return WorkEstimate(
             seconds=sum(p.seconds for p in parts),
             memory_bytes=max(p.memory_bytes for p in parts),

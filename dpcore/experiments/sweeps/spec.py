@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from dpcore._validation import (
     MAX_MAGNITUDE,
+    caller_stacklevel,
     check_bool,
     check_choice,
     check_delta,
@@ -69,7 +70,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "epsilon": check_epsilon,
     "delta": check_delta,
     "n_per_site": lambda v: check_int(v, "n_per_site", low=1),
-    "sites": lambda v: check_int(v, "sites", low=2, high=MAX_DESIGN_SITES),  # S×S designs
+    # S×S designs need 2; one site only where every algorithm runs with it (_check_records)
+    "sites": lambda v: check_int(v, "sites", low=1, high=MAX_DESIGN_SITES),
     "secagg_bits": lambda v: check_int(v, "secagg_bits", low=2, high=64),
     "secagg_scale": _check_scale,
 }
@@ -422,6 +424,18 @@ def _check_records(spec: SweepSpec) -> None:
             f"records must be the {family} records of {list(spec.algorithms)} "
             "(build the spec with build() or change it with replace())"
         )
+    fewest = min(int(spec.grid.point(v).sites) for v in spec.grid.values)
+    if fewest < 2:  # one site: the curator's and one site's algorithms only (issue #39)
+        need = [r.name for r in records if getattr(getattr(r, family), "min_sites", 2) > 1]
+        if need:
+            one = [
+                n
+                for n in registry.names(family)
+                if getattr(registry.get(n, family).method(family), "min_sites", 2) == 1
+            ]
+            raise ValueError(
+                f"sites must be at least 2 for {need}; got {fewest} (with one site: {one})"
+            )
 
 
 @functools.cache
@@ -780,8 +794,8 @@ class PcaSpec(SweepSpec):
         """
         return PcaSpec.build(**{**self.keywords(defaults=False), **keywords})
 
-    def estimate(self) -> WorkEstimate:
-        """The sweep's estimated cost (:func:`dpcore.experiments.limits.estimate_pca`)."""
+    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
+        """The sweep's cost on ``workers`` (:func:`dpcore.experiments.limits.estimate_pca`)."""
         grid = self.grid
         return estimate_pca(
             dim=self.dim,
@@ -791,6 +805,7 @@ class PcaSpec(SweepSpec):
             points=len(grid.values),
             runs=self.runs.count,
             algorithms=self.records,
+            workers=workers,
         )
 
 
@@ -988,8 +1003,8 @@ class OtdSpec(SweepSpec):
         point = self.grid.point(self.grid.values[0] if value is None else value)
         return self.privacy.stages(point.epsilon, point.delta)
 
-    def estimate(self) -> WorkEstimate:
-        """The sweep's estimated cost (:func:`dpcore.experiments.limits.estimate_otd`)."""
+    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
+        """The sweep's cost on ``workers`` (:func:`dpcore.experiments.limits.estimate_otd`)."""
         grid = self.grid
         return estimate_otd(
             dim=self.dim,
@@ -1003,6 +1018,7 @@ class OtdSpec(SweepSpec):
             algorithms=self.records,
             restarts=self.power.restarts,
             max_iter=self.power.max_iter,
+            workers=workers,
         )
 
 
@@ -1066,7 +1082,7 @@ def resolve_rng(rng: object, seed: object) -> np.random.Generator:
         warnings.warn(
             "seed is deprecated; use rng (an int seed or a numpy Generator)",
             DeprecationWarning,
-            stacklevel=4,  # resolve_rng ← the front ← single_blas's wrapper ← its caller
+            stacklevel=caller_stacklevel(),  # the caller of the front, not the core
         )
         at_default = isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng == 0
         if not at_default:  # never compare an array (its truth value is ambiguous)
