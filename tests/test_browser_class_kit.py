@@ -57,7 +57,8 @@ def test_a_pages_glossary_link_lands_on_its_term(server, tabs, screen):
     page.goto(f"{server}/trust_models")
     browser_wait.settle(page, 180, charts=1)
     term = BY_KEY["kls"]
-    link = page.locator("[data-testid='stCaptionContainer'] a", has_text=term.name).first
+    glossary_links = "[data-testid='stMain'] a[href^='glossary?section=']"
+    link = page.locator(glossary_links, has_text=term.name).first
     href = link.get_attribute("href")
     assert href == f"glossary?section={term.anchor}", href
     page.goto(f"{server}/{href}")  # (Streamlit opens Markdown links in a new tab)

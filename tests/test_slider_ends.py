@@ -18,6 +18,8 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 pytestmark = [pytest.mark.app, pytest.mark.slow]
+# Reference pages with nothing to slide: the glossary and the classroom's join page.
+WITHOUT_SLIDERS = {"classroom.py", "glossary.py"}
 
 
 def open_page(name: str) -> AppTest:
@@ -78,6 +80,9 @@ def test_every_slider_at_its_ends_with_the_others_never_shows_an_error(name):
     at = open_page(name)
     assert not at.exception and not at.error
     ends = slider_ends(at)
+    if name in WITHOUT_SLIDERS:
+        assert not ends, f"{name} has sliders now: take it out of WITHOUT_SLIDERS"
+        return
     assert ends, f"{name}: no sliders found"
     keys = sorted(ends)
     for row in covering_rows(len(keys)):
