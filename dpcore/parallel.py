@@ -221,6 +221,16 @@ def executor_workers(executor: Executor) -> int:
     return default_workers()
 
 
+# More local processes than any one machine can start; a Dask cluster's size comes from the
+# cluster (executor_workers), not from this number.
+MAX_WORKERS = 4096
+
+
+def check_workers(workers: object) -> int:
+    """``workers`` as an int in 1…:data:`MAX_WORKERS` (a ValueError naming it otherwise)."""
+    return check_int(workers, "workers", low=1, high=MAX_WORKERS)
+
+
 def planned_workers(workers: int | None, executor: Executor | None) -> int:
     """How many tasks :func:`parallel_map` will run at once for these arguments.
 
@@ -228,7 +238,7 @@ def planned_workers(workers: int | None, executor: Executor | None) -> int:
     threads), else :func:`default_workers`. What a work estimate divides the time by.
     """
     if workers is not None:
-        return check_int(workers, "workers", low=1)
+        return check_workers(workers)
     return executor_workers(executor) if executor is not None else default_workers()
 
 
@@ -328,7 +338,7 @@ def parallel_map(
         When ``executor`` cancels the tasks before they finish (a Dask scheduler that died).
     """
     if workers is not None:
-        workers = check_int(workers, "workers", low=1)
+        workers = check_workers(workers)
     if executor is not None and not isinstance(executor, Executor):
         raise TypeError(
             f"executor must be a concurrent.futures.Executor; got {type(executor).__name__}"

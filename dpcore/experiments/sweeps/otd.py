@@ -335,6 +335,7 @@ def otd_example(
     rng: int | np.random.Generator | None = 0,
     seed: int | None = None,
     workers: int | None = None,
+    budget: WorkBudget | None = None,
     **params: Any,
 ) -> pd.DataFrame:
     """True and recovered mixing weights of one run, per algorithm (matched components).
@@ -343,7 +344,7 @@ def otd_example(
 
     Parameters
     ----------
-    rng, seed, workers
+    rng, seed, workers, budget
         As in :func:`otd_sweep`.
     **params
         The keywords of :meth:`dpcore.OtdSpec.build`, with scalar ε, δ, N_s and S; ``runs``
@@ -356,4 +357,4 @@ def otd_example(
         algorithm, under the one-to-one matching of :func:`dpcore.factorization.metrics.matching`.
     """
     spec = OtdSpec.build(**{**params, "runs": 1})
-    return otd_example_of(spec, resolve_rng(rng, seed), workers=workers)
+    return otd_example_of(spec, resolve_rng(rng, seed), workers=workers, budget=budget)
