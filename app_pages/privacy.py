@@ -143,15 +143,16 @@ def _rounds_note(rounds: int) -> str:
     """What the page shows at T > 1, and why it equals the one-shot view."""
     return (
         f"**CAPE in every round of the noisy power method, T = {rounds}** (Hardt & Price, "
-        "NeurIPS 2014, Fig. 1: round t releases A X_{t−1} + G_t). Each round is one CAPE run "
-        f"with fresh, independent E, F and G and per-round std sqrt({rounds})·τ_s; a record "
-        "moves a site's round value by at most Δ_s in every round. The rounds' noises are "
-        "independent, so every party's view of all T rounds composes exactly: T Gaussian "
-        "releases of std σ are one release of std σ/sqrt(T) (Dong, Roth & Su, JRSS-B 2022, "
-        "Cor. 3.3; adaptive: Thm. 3.2). Every ε below is over all T rounds, the aggregator's "
-        "joint view included (dpcore.analysis.round_views). CAPE's design is linear in τ, so "
-        "the views over the rounds equal the one-shot views: what the paper's design leaks to "
-        "the aggregator in one shot it leaks over the rounds, no more and no less."
+        "NeurIPS 2014, Fig. 1: every round releases A·X + G for the current basis X). "
+        "Each round is one CAPE run with fresh, independent E, F and G and per-round std "
+        f"√{rounds}·τ_s; a record moves a site's round value by at most Δ_s in every round. "
+        "The rounds' noises are independent, so every party's view of all T rounds "
+        "composes exactly: T Gaussian releases of std σ are one release of std σ/√T "
+        "(Dong, Roth & Su, JRSS-B 2022, Cor. 3.3; adaptive: Thm. 3.2). Every ε below is "
+        "over all T rounds, the aggregator's joint view included "
+        "(dpcore.analysis.round_views). CAPE's design is linear in τ, so the views over the "
+        "rounds equal the one-shot views: what the paper's design leaks to the aggregator "
+        "in one shot it leaks over the rounds, no more and no less."
     )
 
 

@@ -191,7 +191,7 @@ def test_rounds_put_cape_per_round_into_the_coalition_analysis(monkeypatch):
     assert not at.exception
     assert set(calls) == set(ROUND_VIEWS)
     note = next(i.value for i in at.info if "Hardt & Price" in i.value)
-    assert "T = 11" in note and "sqrt(11)·τ_s" in note and "Dong, Roth & Su" in note
+    assert "T = 11" in note and "√11·τ_s" in note and "Dong, Roth & Su" in note
     assert "over all 11 rounds" in at.error[0].value  # the aggregator's joint view breaks
     assert aggregator_cell(at) == one_cell
     # equal sites tie, so which coalition is "worst" may differ by rounding; its ε may not
