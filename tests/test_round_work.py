@@ -121,3 +121,10 @@ def test_the_baselines_sweep_at_small_dimension_is_a_heavy_job():
     # at D = 20 the rounds are overhead: at least STEP_SECONDS per counted step, per run
     assert spec.estimate(workers=1).seconds >= 5 * steps * limits.STEP_SECONDS
     assert is_heavy(spec) is (spec.estimate().seconds >= limits.HEAVY_SECONDS)
+
+
+def test_an_iterative_record_must_state_its_work():
+    # no silent zero: a record with rounds but no steps would make its sweeps look free
+    npm = registry.pca_method("npm")
+    with pytest.raises(TypeError, match="steps"):
+        registry.PcaMethod(run=npm.run, cost=npm.cost, eighs=npm.eighs, with_rounds=npm.with_rounds)

@@ -283,6 +283,8 @@ class PcaMethod:
         check_rounds(self.rounds)
         if self.with_rounds is not None and not callable(self.with_rounds):
             raise TypeError(f"with_rounds must be callable or None; got {self.with_rounds!r}")
+        if self.with_rounds is not None and self.steps is _no_steps:  # no silent zero work
+            raise TypeError("an iterative PcaMethod (with_rounds) must state its steps")
 
 
 @dataclass(frozen=True, kw_only=True)
