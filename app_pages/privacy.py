@@ -24,6 +24,9 @@ from ui.cached import (
     dropout_pca_frame,
     dropout_report,
     party_table,
+    rounds_coalition_table,
+    rounds_collusion_table,
+    rounds_party_table,
 )
 from ui.controls import seed_controls
 from ui.explain import explain
@@ -133,6 +136,26 @@ def _dropout_pca_table(pca: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame
     )
 
 
+ROUNDS = (1, 2, 5, 11, 20, 50)  # T of CAPE per round (11: the power method's default)
+
+
+def _rounds_note(rounds: int) -> str:
+    """What the page shows at T > 1, and why it equals the one-shot view."""
+    return (
+        f"**CAPE in every round of the noisy power method, T = {rounds}** (Hardt & Price, "
+        "NeurIPS 2014, Fig. 1: every round releases A·X + G for the current basis X). "
+        "Each round is one CAPE run with fresh, independent E, F and G and per-round std "
+        f"√{rounds}·τ_s; a record moves a site's round value by at most Δ_s in every round. "
+        "The rounds' noises are independent, so every party's view of all T rounds "
+        "composes exactly: T Gaussian releases of std σ are one release of std σ/√T "
+        "(Dong, Roth & Su, JRSS-B 2022, Cor. 3.3; adaptive: Thm. 3.2). Every ε below is "
+        "over all T rounds, the aggregator's joint view included "
+        "(dpcore.analysis.round_views). CAPE's design is linear in τ, so the views over the "
+        "rounds equal the one-shot views: what the paper's design leaks to the aggregator "
+        "in one shot it leaks over the rounds, no more and no less."
+    )
+
+
 design_kind = url_bound(
     st.radio,
     "CAPE design",
@@ -144,7 +167,24 @@ design_kind = url_bound(
     "design (docs/privacy.md) also protects each site in the aggregator's view of all "
     "releases together, for an aggregate std 5% above the pooled requirement.",
 )
+rounds = int(
+    url_bound(
+        st.select_slider,
+        "Rounds T (CAPE in every round of the power method)",
+        f"{P}rounds",
+        options=ROUNDS,
+        value=1,
+        help="T = 1: one release per site, the paper's protocol. T > 1: the noisy power method "
+        "with CAPE's noise in every round (PCA page, Baselines): T protocol runs with fresh "
+        "E, F and G, per-round std sqrt(T)·τ_s, so that the T rounds together spend each "
+        "site's (ε_s, δ_s). Every ε below is then over all T rounds.",
+    )
+)
 design_args = (*args, design_kind)
+view_key = design_args if rounds == 1 else (*design_args, rounds)  # memo keys (figures/memo)
+over = "" if rounds == 1 else f" over all {rounds} rounds"
+if rounds > 1:
+    st.info(_rounds_note(rounds), icon=":material/replay:")
 noise = call_core(averaging_design, *args)
 st.caption(
     f"The price in accuracy — aggregate noise std: pooled requirement {noise.cape.tau_pool:.3g}; "
@@ -178,21 +218,30 @@ def _views_table(parties: pd.DataFrame) -> pd.DataFrame:
     return pivot.loc[order].rename_axis("party")
 
 
-parties = call_core(party_table, *design_args)
+parties = (
+    call_core(party_table, *design_args)
+    if rounds == 1
+    else call_core(rounds_party_table, *design_args, rounds)
+)
 # built once per table of views (figures/memo.py): no pandas reshaping on a cached rerun
-st.dataframe(built(_views_table, parties, key=design_args), width="stretch")
+st.dataframe(built(_views_table, parties, key=view_key), width="stretch")
 st.caption(
     "Each cell: the exact ε (at the site's δ_s) of **everything that party sees at once** "
-    "about the site, against the ε_s the site was promised: ✓ when ε ≤ ε_s. The paper's "
+    f"about the site{over}, against the ε_s the site was promised: ✓ when ε ≤ ε_s. The paper's "
     "argument looks at each release on its own (the collusion table below shows both)."
+    + ("" if rounds == 1 else " 'receives': in each round.")
 )
 agg = parties[parties.party == "aggregator"]
-coalition0 = call_core(coalition_table, *args, (), False, design_kind)
+coalition0 = (
+    call_core(coalition_table, *args, (), False, design_kind)
+    if rounds == 1
+    else call_core(rounds_coalition_table, *args, (), False, design_kind, rounds)
+)
 worst = agg.loc[(agg.epsilon_joint / agg.promised_epsilon).idxmax()]
 if not agg.meets.all():
     st.error(
-        f"**The aggregator's joint view breaks the promise.** Combining all releases (the E's "
-        f"are correlated: they sum to zero) gives site {worst.site} ε = "
+        f"**The aggregator's joint view{over} breaks the promise.** Combining all releases "
+        f"(the E's are correlated: they sum to zero) gives site {worst.site} ε = "
         f"{worst.epsilon_joint:.3g} > ε_s = {worst.promised_epsilon:.3g} at its δ_s. The "
         "paper checks each release on its own. Choose the joint-view-safe design above for a "
         "guarantee in the joint view (docs/privacy.md).",
@@ -202,15 +251,16 @@ elif "joint_meets_exact" in coalition0 and not coalition0.joint_meets_exact.all(
     exact = coalition0.loc[coalition0.epsilon_joint_exact.idxmax()]
     st.warning(
         f"**The promise holds here only because the classic calibration over-calibrates.** "
-        f"In the aggregator's joint view site {exact.site} has ε = {exact.epsilon_joint:.3g} "
-        f"≤ ε_s = {exact.promised_epsilon:.3g}, but the design leaves {exact.joint_ratio:.2f} "
-        f"× τ_s: with τ_s calibrated exactly (analytic) the same view gives "
-        f"ε = {exact.epsilon_joint_exact:.3g} > ε_s. The joint-view-safe design closes the gap.",
+        f"In the aggregator's joint view{over} site {exact.site} has "
+        f"ε = {exact.epsilon_joint:.3g} ≤ ε_s = {exact.promised_epsilon:.3g}, but the design "
+        f"leaves {exact.joint_ratio:.2f} × τ_s: with τ_s calibrated exactly (analytic) the "
+        f"same view gives ε = {exact.epsilon_joint_exact:.3g} > ε_s. The joint-view-safe "
+        "design closes the gap.",
         icon=":material/warning:",
     )
 else:
     st.success(
-        "Every site's promise (ε_s, δ_s) holds in the aggregator's joint view.",
+        f"Every site's promise (ε_s, δ_s) holds in the aggregator's joint view{over}.",
         icon=":material/check_circle:",
     )
 
@@ -245,15 +295,18 @@ with table_box:
     if len(colluders) == sites:
         st.info("Every site colludes: no honest site is left to protect.")
     else:
-        report = call_core(
-            coalition_table, *args, tuple(s - 1 for s in colluders), bool(with_ng), design_kind
+        gang = tuple(s - 1 for s in colluders)
+        report = (
+            call_core(coalition_table, *args, gang, bool(with_ng), design_kind)
+            if rounds == 1
+            else call_core(rounds_coalition_table, *args, gang, bool(with_ng), design_kind, rounds)
         )
         chosen = (
             len(colluders),
             float(report.epsilon_release.max()),
             float(report.epsilon_joint.max()),
         )
-        shown = built(_coalition_shown, report, key=(design_args, tuple(colluders), with_ng))
+        shown = built(_coalition_shown, report, key=(view_key, tuple(colluders), with_ng))
         st.dataframe(
             shown,
             hide_index=True,
@@ -266,8 +319,9 @@ with table_box:
         )
         st.caption(
             "ε: the exact (analytic) ε at the site's δ_s of its own release, and of all honest "
-            "releases together, once the coalition removes what it knows. ✓ means ε ≤ the promised "
-            "ε_s — nothing else. σ/τ_s < 1: the design leaves less noise than the site's τ_s. "
+            f"releases together{over}, once the coalition removes what it knows. ✓ means ε ≤ the "
+            "promised ε_s — nothing else. σ/τ_s < 1: the design leaves less noise than the "
+            "site's τ_s. "
             "'ε of τ_s alone' is what the site's own calibration gives (below ε_s for classic at "
             "small ε, which over-calibrates; above it at large ε, where classic fails)."
             + (
@@ -278,9 +332,13 @@ with table_box:
             )
         )
 with chart_box:
-    curve = call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
+    curve = (
+        call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
+        if rounds == 1
+        else call_core(rounds_collusion_table, *args, bool(with_ng), design_kind, rounds)
+    )
     bound = call_core(dpcore.collusion_bound, sites)
-    shown_key = (design_args, bool(with_ng), chosen)
+    shown_key = (view_key, bool(with_ng), chosen)
     collusion_fig = built(collusion_figure, curve, bound=bound, chosen=chosen, key=shown_key)
     st.plotly_chart(
         presenter.style(collusion_fig),
@@ -306,8 +364,8 @@ with chart_box:
             stem="cape_collusion",
             title="Privacy explorer: effective ε of the most exposed site vs colluding sites",
             page="privacy",
-            params={**site_params, "noise generator colludes": bool(with_ng)},
-            snippet=snippets.collusion(*args, ng=bool(with_ng), design=design_kind),
+            params={**site_params, "noise generator colludes": bool(with_ng), "rounds T": rounds},
+            snippet=snippets.collusion(*args, ng=bool(with_ng), design=design_kind, rounds=rounds),
         ),
     )
     st.markdown(
@@ -335,7 +393,14 @@ with chart_box:
 
 # --- dropouts -----------------------------------------------------------------------------------
 st.header("Dropouts", anchor=sections.PRIVACY_DROPOUTS)
-st.caption("Shown for the paper's design, whichever design is chosen above.")
+st.caption(
+    "Shown for the paper's design, whichever design is chosen above"
+    + (
+        "."
+        if rounds == 1
+        else ", and for one release (T = 1): a dropout in a later round is not modelled."
+    )
+)
 _valid(f"{P}dropped")
 dropped = url_bound(
     st.multiselect,

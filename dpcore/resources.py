@@ -22,5 +22,13 @@ MAX_DESIGN_SITES = math.isqrt(MAX_MEMORY // 64 // 8)
 TASK_BYTES = 4096  # one (grid point, run) task's streams and rows while it waits (upper bound)
 EIGH_200 = 2.7e-3  # seconds for one 200×200 eigendecomposition (benchmarks/)
 FLOPS = 1e10  # effective rate of the moment products
+# The iterative methods' rounds (PcaMethod.steps): each step (a QR, a noise draw and product on
+# a D×K block, one site's share of a protocol round) has a fixed overhead of validation and
+# small numpy calls, and their products A_s X run through einsum, slower than BLAS. Measured
+# single-threaded on the 2-core benchmark machine: at D = 20, K = 10 a step takes 40–220 µs
+# (central_round 40, orthonormalise 100, a site's share of site_round 150 and of cape_round
+# 220); at D = 200, K = 50 a site's share of a round 1.9 ms (2D²K = 4·10⁶ flops at ~3·10⁹/s).
+STEP_SECONDS = 1.5e-4
+ROUND_FLOPS = 3e9
 DRAW_SECONDS = 8e-8  # one rounding + one discrete Gaussian share (secure aggregation, ~1.3
 # candidates of three exponentials each; benchmarks/ measures the sweep it adds to)

@@ -85,8 +85,20 @@ def averaging(n_per_site, epsilon, delta, weights, calibration, *, draws: int, s
     )
 
 
-def collusion(n_per_site, epsilon, delta, weights, calibration, *, ng: bool, design: str) -> str:
-    """Effective ε of the most exposed site against the number of colluders."""
+def collusion(
+    n_per_site, epsilon, delta, weights, calibration, *, ng: bool, design: str, rounds: int = 1
+) -> str:
+    """Effective ε of the most exposed site against the number of colluders (over all T
+    rounds of CAPE per round when ``rounds`` > 1)."""
+    if rounds > 1:
+        return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
+            "from dpcore.analysis.round_views import rounds_collusion_curve\n\n"
+            "curve = rounds_collusion_curve(\n"
+            f"    tau, rounds={rounds!r}, sensitivity=1.0 / np.asarray(n_per_site, float),\n"
+            f"    epsilon=epsilon, delta=delta, weights=weights, design={design!r}, "
+            f"noise_generator={ng!r}\n)\n"
+            "print(curve)\n"
+        )
     return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
         "from dpcore.protocol.joint_safe import design_for\n\n"
         f"made = design_for({design!r}, tau, weights=weights)\n"

@@ -97,6 +97,12 @@ def test_collusion_snippet_gives_the_curve(design):
     pd.testing.assert_frame_equal(scope["curve"], expected)
 
 
+def test_collusion_snippet_over_the_rounds_gives_the_curve():
+    scope = run(snippets.collusion(*SITES, ng=False, design="joint", rounds=5))
+    expected = cached.rounds_collusion_table(*SITES, False, "joint", 5)
+    pd.testing.assert_frame_equal(scope["curve"], expected)
+
+
 def test_calibration_and_gain_snippets_give_the_plotted_numbers():
     grid = (0.01, 0.1, 1.0, 10.0)
     got = run(snippets.calibration(grid, 1e-5))["table"]

@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
@@ -156,3 +157,43 @@ def test_each_export_downloads_the_numbers_of_its_own_chart(monkeypatch):
     calibration = exports["calibration"]()
     assert "colluding" in collusion.columns, list(collusion.columns)
     assert "colluding" not in calibration.columns
+
+
+ROUND_VIEWS = ("rounds_party_views", "rounds_coalition_report", "rounds_collusion_curve")
+
+
+def test_rounds_put_cape_per_round_into_the_coalition_analysis(monkeypatch):
+    # Issue #38: the rounds control T. At T = 1 the page is the one-shot screen and computes no
+    # view over rounds (no extra work per move); at T > 1 every view is over all T rounds
+    # (dpcore.analysis.round_views), and since CAPE's design is linear in τ the numbers equal
+    # the one-shot ones — what the page's note says.
+    import streamlit as st
+
+    from dpcore.analysis import round_views
+
+    calls: list[str] = []
+    for name in ROUND_VIEWS:
+        real = getattr(round_views, name)
+
+        def spy(*a, _real=real, _name=name, **k):
+            calls.append(_name)
+            return _real(*a, **k)
+
+        monkeypatch.setattr(round_views, name, spy)
+    st.cache_data.clear()  # a cached result from another test would hide a call
+    at = page("privacy.py")
+    at.radio(key="prv_calib").set_value("analytic").run()
+    assert not at.exception and calls == []
+    assert not [i for i in at.info if "Hardt & Price" in i.value]
+    one_cell, one_worst = aggregator_cell(at), worst_table(at)
+    assert one_cell == "0.678 > 0.5 ✗"
+    at.select_slider(key="prv_rounds").set_value(11).run()
+    assert not at.exception
+    assert set(calls) == set(ROUND_VIEWS)
+    note = next(i.value for i in at.info if "Hardt & Price" in i.value)
+    assert "T = 11" in note and "√11·τ_s" in note and "Dong, Roth & Su" in note
+    assert "over all 11 rounds" in at.error[0].value  # the aggregator's joint view breaks
+    assert aggregator_cell(at) == one_cell
+    # equal sites tie, so which coalition is "worst" may differ by rounding; its ε may not
+    ties = [c for c in one_worst.columns if c.startswith("worst coalition")]
+    pd.testing.assert_frame_equal(worst_table(at).drop(columns=ties), one_worst.drop(columns=ties))

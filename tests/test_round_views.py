@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dp_accounting as dpa
 import numpy as np
+import pandas as pd
 import pytest
 from dp_accounting import pld
 from scipy.linalg import block_diag
@@ -17,7 +18,11 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 import dpcore
-from dpcore.analysis.round_views import rounds_collusion_curve, rounds_party_views
+from dpcore.analysis.round_views import (
+    rounds_coalition_report,
+    rounds_collusion_curve,
+    rounds_party_views,
+)
 from dpcore.factorization.iterative import cape_round_design
 
 SIZES = np.array([300, 700, 1000, 1500])
@@ -137,10 +142,71 @@ def test_collusion_curve_over_the_rounds_matches_the_direct_composition(setting)
     assert (curve.rounds == ROUNDS).all()
 
 
+@pytest.mark.parametrize("ng", [False, True])
+def test_a_coalitions_view_over_the_rounds_is_the_block_diagonal_gaussian(setting, ng):
+    # Sites 2 and 4 collude (their E_j and G_j of every round; with the noise generator, every
+    # E): each honest site's view of all T rounds, computed here from one round's coalition
+    # covariance stacked T times, must be the report's ε; its std columns the composed σ/sqrt(T).
+    tau, sens, mu = setting
+    colluding = (1, 3)
+    report = rounds_coalition_report(
+        tau,
+        colluding,
+        rounds=ROUNDS,
+        sensitivity=sens,
+        epsilon=EPS,
+        delta=DELTA,
+        weights=mu,
+        noise_generator=ng,
+    )
+    seen = dpcore.coalition_view(
+        cape_round_design(tau, weights=mu, rounds=ROUNDS), colluding, noise_generator=ng
+    )
+    big = block_diag(*[seen.covariance] * ROUNDS)
+    h = len(seen.honest)
+    for i, s in enumerate(seen.honest):
+        shift = np.zeros(big.shape[0])
+        shift[i::h] = sens[s]
+        mu_s = float(np.sqrt(shift @ np.linalg.solve(big, shift)))
+        row = report[report.site == s + 1].iloc[0]
+        assert row.epsilon_joint == pytest.approx(_gdp_epsilon(mu_s, DELTA), rel=1e-7)
+        assert row.joint_std == pytest.approx(seen.joint_std[i] / np.sqrt(ROUNDS), rel=1e-12)
+        own = _gdp_epsilon(np.sqrt(ROUNDS) * sens[s] / seen.release_std[i], DELTA)
+        assert row.epsilon_release == pytest.approx(own, rel=1e-7)
+    assert (report.rounds == ROUNDS).all() and list(report.site) == [1, 3]
+
+
+def test_the_coalition_report_over_the_rounds_keeps_the_exact_calibration_columns(setting):
+    # classic τ_s with the analytic ones as the exact calibration: the *_exact columns are the
+    # report of the analytic per-round design, and with T = 1 the whole report is the one-shot
+    # coalition report of the same designs.
+    _, sens, mu = setting
+    eps = 0.8  # below 1, where the classic formula is a proof
+    classic = dpcore.site_noise_std(SIZES, epsilon=eps, delta=DELTA, method="classic")
+    exact = dpcore.site_noise_std(SIZES, epsilon=eps, delta=DELTA, method="analytic")
+    kw = dict(sensitivity=sens, epsilon=eps, delta=DELTA)
+    over = rounds_coalition_report(
+        classic, (2,), rounds=ROUNDS, exact_tau_site=exact, weights=mu, **kw
+    )
+    tight = rounds_coalition_report(exact, (2,), rounds=ROUNDS, weights=mu, **kw)
+    np.testing.assert_allclose(over.epsilon_joint_exact, tight.epsilon_joint, rtol=1e-12)
+    np.testing.assert_array_equal(over.joint_meets_exact, tight.joint_meets)
+    one = rounds_coalition_report(classic, (2,), rounds=1, exact_tau_site=exact, weights=mu, **kw)
+    direct = dpcore.coalition_report(
+        dpcore.cape_design(classic, weights=mu),
+        (2,),
+        exact_design=dpcore.cape_design(exact, weights=mu),
+        **kw,
+    )
+    pd.testing.assert_frame_equal(one.drop(columns="rounds"), direct)
+
+
 def test_bad_rounds_are_refused_by_name(setting):
     tau, sens, _ = setting
     with pytest.raises(ValueError, match="rounds"):
         rounds_party_views(tau, rounds=0, sensitivity=sens, delta=DELTA, epsilon=EPS)
+    with pytest.raises(ValueError, match="rounds"):
+        rounds_coalition_report(tau, rounds=1001, sensitivity=sens, delta=DELTA, epsilon=EPS)
     with pytest.raises(ValueError, match="design"):
         rounds_collusion_curve(
             tau, rounds=3, sensitivity=sens, delta=DELTA, epsilon=EPS, design="bogus"

@@ -27,7 +27,7 @@ from dpcore import (
     PcaSpec,
     cluster,
 )
-from dpcore.analysis import tradeoff
+from dpcore.analysis import round_views, tradeoff
 from dpcore.analysis.audit import AuditResult
 from dpcore.analysis.trust_iterative import iterative_trust_table
 from dpcore.analysis.trust_models import TrustOverview
@@ -364,6 +364,60 @@ def collusion_curve_table(
     return dpcore.collusion_curve(
         made, sensitivity=sens, delta=delta, epsilon=epsilon, noise_generator=ng
     )
+
+
+# CAPE in every round of the power method, all T rounds together (dpcore.analysis.round_views):
+# the round value A_s X moves by Δ_s = 1/N_s under add-remove neighbours, as the site's mean.
+def _round_views_args(n_per_site, epsilon, delta, weights, calibration, design, rounds):
+    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
+    sens = dpcore.mean_sensitivity(n_per_site)
+    return tau, {
+        "rounds": rounds,
+        "sensitivity": sens,
+        "epsilon": epsilon,
+        "delta": delta,
+        "weights": weights,
+        "design": design,
+    }
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def rounds_party_table(
+    n_per_site, epsilon, delta, weights, calibration, design: str, rounds: int
+) -> pd.DataFrame:
+    """:func:`party_table` over all T rounds (:func:`round_views.rounds_party_views`)."""
+    tau, kw = _round_views_args(n_per_site, epsilon, delta, weights, calibration, design, rounds)
+    return round_views.rounds_party_views(tau, **kw)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def rounds_coalition_table(
+    n_per_site,
+    epsilon,
+    delta,
+    weights,
+    calibration,
+    colluding: tuple[int, ...],
+    ng: bool,
+    design: str,
+    rounds: int,
+) -> pd.DataFrame:
+    """:func:`coalition_table` over all T rounds (:func:`round_views.rounds_coalition_report`)."""
+    tau, kw = _round_views_args(n_per_site, epsilon, delta, weights, calibration, design, rounds)
+    exact = _mean_taus(n_per_site, epsilon, delta, "analytic") if calibration == "classic" else None
+    return round_views.rounds_coalition_report(
+        tau, colluding, noise_generator=ng, exact_tau_site=exact, **kw
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+@compute_slot
+def rounds_collusion_table(
+    n_per_site, epsilon, delta, weights, calibration, ng: bool, design: str, rounds: int
+) -> pd.DataFrame:
+    """:func:`collusion_curve_table` over all T rounds (round_views.rounds_collusion_curve)."""
+    tau, kw = _round_views_args(n_per_site, epsilon, delta, weights, calibration, design, rounds)
+    return round_views.rounds_collusion_curve(tau, noise_generator=ng, **kw)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

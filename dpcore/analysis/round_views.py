@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from dpcore.analysis.views import collusion_curve, party_views
+from dpcore.analysis.views import coalition_report, collusion_curve, party_views
 from dpcore.factorization.iterative import cape_round_design, check_rounds
 from dpcore.protocol.cape import CapeDesign
 
@@ -90,14 +90,71 @@ def rounds_party_views(
     """
     made, rounds = _per_round(tau_site, weights, rounds, design)
     out = party_views(made, sensitivity=_scaled(sensitivity, rounds), delta=delta, epsilon=epsilon)
+    return _composed(out.assign(round_joint_std=out["joint_std"]), rounds)
+
+
+def _composed(frame: pd.DataFrame, rounds: int) -> pd.DataFrame:
+    """One round's views as one release: the std columns over sqrt(T), plus ``rounds``.
+
+    One release with these std's spends exactly what the T rounds spend.
+    """
     root = math.sqrt(rounds)
-    return out.assign(
-        round_joint_std=out["joint_std"],
-        release_std=out["release_std"] / root,
-        joint_std=out["joint_std"] / root,
-        required_std=out["required_std"] / root,
+    return frame.assign(
+        **{c: frame[c] / root for c in ("release_std", "joint_std", "required_std")},
         rounds=rounds,
     )
+
+
+def rounds_coalition_report(
+    tau_site: ArrayLike,
+    colluding=(),
+    *,
+    rounds: int,
+    sensitivity,
+    epsilon,
+    delta,
+    weights: ArrayLike | None = None,
+    design: str = "cape",
+    noise_generator: bool = False,
+    exact_tau_site: ArrayLike | None = None,
+) -> pd.DataFrame:
+    """One coalition's view of all T rounds of CAPE per round, per honest site.
+
+    Parameters as in :func:`rounds_party_views`; ``colluding`` (0-based sites) and
+    ``noise_generator`` as in :func:`dpcore.coalition_report`, which knows the colluders'
+    E_j and G_j of every round. ``exact_tau_site``: τ_s calibrated exactly (analytic), for a
+    ``tau_site`` from the classic formula; given, the per-round design built from it gives
+    :func:`dpcore.coalition_report`'s ``*_exact`` columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`dpcore.coalition_report`'s columns for the T rounds together: the ε's are of
+        all T rounds at δ_s, ``release_std``, ``joint_std`` and ``required_std`` the composed
+        σ/sqrt(T) (the ratios σ/τ_s are the same per round and composed); plus ``rounds``.
+
+    Examples
+    --------
+    >>> kw = dict(sensitivity=0.2, delta=1e-5, epsilon=1.0)
+    >>> one = rounds_coalition_report([1.0] * 4, rounds=1, **kw)
+    >>> many = rounds_coalition_report([1.0] * 4, rounds=9, **kw)
+    >>> bool(np.allclose(many.epsilon_joint, one.epsilon_joint))  # CAPE is linear in τ
+    True
+    """
+    made, rounds = _per_round(tau_site, weights, rounds, design)
+    exact = None
+    if exact_tau_site is not None:
+        exact = _per_round(exact_tau_site, weights, rounds, design)[0]
+    out = coalition_report(
+        made,
+        colluding,
+        sensitivity=_scaled(sensitivity, rounds),
+        epsilon=epsilon,
+        delta=delta,
+        noise_generator=noise_generator,
+        exact_design=exact,
+    )
+    return _composed(out, rounds)
 
 
 def rounds_collusion_curve(

@@ -32,6 +32,8 @@ from dpcore.resources import (
     MAX_MEMORY,
     MAX_SECONDS,
     MAX_TASKS,
+    ROUND_FLOPS,
+    STEP_SECONDS,
     TASK_BYTES,
 )
 
@@ -46,6 +48,8 @@ __all__ = [
     "MAX_MEMORY",
     "MAX_SECONDS",
     "MAX_TASKS",
+    "ROUND_FLOPS",
+    "STEP_SECONDS",
     "WorkBudget",
     "WorkEstimate",
     "check_budget",
@@ -54,6 +58,7 @@ __all__ = [
     "estimate_pca",
     "is_heavy",
     "machine",
+    "round_seconds",
     "work",
 ]
 
@@ -85,9 +90,7 @@ class WorkEstimate:
     tasks_by: Drivers = field(default=(), compare=False, repr=False)
 
 
-def _largest(
-    terms: Sequence[tuple[float, tuple[str, ...]]], values: Mapping[str, int]
-) -> Drivers:
+def _largest(terms: Sequence[tuple[float, tuple[str, ...]]], values: Mapping[str, int]) -> Drivers:
     """The settings of the largest of a cost's terms, as (parameter, value) pairs."""
     _, names = max(terms, key=lambda term: term[0])
     return tuple((name, values[name]) for name in names)
@@ -214,6 +217,22 @@ def is_heavy(spec: Estimable) -> bool:
     return work(spec).seconds >= HEAVY_SECONDS
 
 
+def round_seconds(steps: int, products: int, *, dim: int, k: int) -> float:
+    """Seconds of an iterative algorithm's rounds in one run (:attr:`PcaMethod.steps`).
+
+    Each step pays :data:`STEP_SECONDS` of fixed overhead and a QR-sized 4DK² flops, each
+    product A X its 2D²K flops, at :data:`ROUND_FLOPS`.
+
+    Examples
+    --------
+    >>> round(round_seconds(1, 0, dim=20, k=10) / STEP_SECONDS, 3)  # overhead-bound at small D
+    1.018
+    """
+    return (steps * (STEP_SECONDS + 4 * dim * k * k / ROUND_FLOPS)) + (
+        products * 2 * dim * dim * k / ROUND_FLOPS
+    )
+
+
 def _eigh_seconds(dim: int) -> float:
     return max(1e-4, EIGH_200 * (dim / 200) ** 3)
 
@@ -239,18 +258,23 @@ def estimate_pca(
     points: int,
     runs: int,
     algorithms: Sequence[str | Algorithm],
+    k: int | None = None,
+    faithful: bool = True,
     workers: int | None = None,
 ) -> WorkEstimate:
     """Cost of :func:`dpcore.pca_sweep`: eigendecompositions per run, data draws, the pool.
 
-    Each algorithm's eigendecompositions and extra random draws per run come from its
-    registry record (``algorithms``: names or the records themselves). The tasks spread over
-    ``workers`` (default :func:`dpcore.parallel.default_workers`).
+    Each algorithm's eigendecompositions, extra random draws and round steps per run come
+    from its registry record (``algorithms``: names or the records themselves). An iterative
+    algorithm's T rounds cost :func:`round_seconds` of its ``steps`` (K: ``k``, default D, and
+    ``faithful``, default True: upper bounds). The tasks spread over ``workers`` (default
+    :func:`dpcore.parallel.default_workers`).
     """
     workers = workers or default_workers()
     methods = [_pca(a) for a in algorithms]
     per_run = sum(m.eighs(sites) for m in methods)
     draws = sum(m.draws(sites, dim) for m in methods)
+    rounds = sum(round_seconds(*m.steps(sites, faithful), dim=dim, k=k or dim) for m in methods)
     tasks = points * runs
     values = {"dim": dim, "sites": sites, "n_per_site": n_max, "pool_size": pool}
     values |= {"grid": points, "runs": runs}
@@ -258,6 +282,7 @@ def estimate_pca(
         (tasks * per_run * _eigh_seconds(dim) / workers, ("dim", "runs", "grid")),
         (tasks * draws * DRAW_SECONDS / workers, ("sites", "dim", "runs", "grid")),
         (tasks * sites * n_max * dim**2 / FLOPS, ("n_per_site", "sites", "dim", "runs", "grid")),
+        (tasks * rounds / workers, ("sites", "dim", "runs", "grid")),
     ]
     memory_terms = [
         (8.0 * pool * dim, ("pool_size", "dim")),
@@ -265,7 +290,7 @@ def estimate_pca(
         (8.0 * 3 * sites * n_max * dim, ("n_per_site", "sites", "dim")),
         (float(TASK_BYTES) * tasks, ("runs", "grid")),
     ]
-    seconds = tasks * (per_run * _eigh_seconds(dim) + draws * DRAW_SECONDS) / workers
+    seconds = tasks * (per_run * _eigh_seconds(dim) + draws * DRAW_SECONDS + rounds) / workers
     seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled
     return WorkEstimate(
         seconds,
@@ -322,8 +347,10 @@ def estimate_otd(
         (tasks * per_run * dim**3 * (sites if faithful else 1) * 3e-8, whitening),
         (tasks * per_run * 2e-4 * k, ("runs", "grid", "k")),
         (k * restarts * max_iter * 2e-5, ("max_iter", "restarts", "k")),
-        (k * restarts * max_iter * tasks * per_run * k**3 / FLOPS,
-         ("k", "max_iter", "restarts", "runs", "grid")),
+        (
+            k * restarts * max_iter * tasks * per_run * k**3 / FLOPS,
+            ("k", "max_iter", "restarts", "runs", "grid"),
+        ),
     ]
     memory_terms = [
         (8.0 * workers * tensors, ("dim", "sites")),
@@ -423,8 +450,7 @@ def check_budget(
                 estimate.seconds_by,
                 what,
                 f"would take about {estimate.seconds / 60:,.0f} minutes",
-                f"{budget.seconds / 60:g} minutes"
-                + (f" ({budget.label})" if budget.label else ""),
+                f"{budget.seconds / 60:g} minutes" + (f" ({budget.label})" if budget.label else ""),
             )
         )
     return estimate

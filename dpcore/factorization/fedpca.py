@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpcore._validation import check_int, check_rng
 from dpcore.factorization.iterative import (
     DEFAULT_ROUNDS,
+    central_round,
     check_moments,
     check_rounds,
     check_sites,
@@ -141,7 +142,7 @@ def fedpower_pca(
     for t in range(1, rounds + 1):
         site_rngs = streams[t].spawn(arr.shape[0])
         ys = [
-            a @ z + s * r.standard_normal(z.shape)
+            central_round(a, z, s, rng=r)  # A_s Z + G, on the site's own data
             for a, z, s, r in zip(arr, bases, std, site_rngs, strict=True)
         ]
         if t in sync:

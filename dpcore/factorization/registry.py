@@ -22,7 +22,6 @@ of the existing ones do not change.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -217,6 +216,10 @@ def _no_draws(sites: int, dim: int) -> int:
     return 0
 
 
+def _no_steps(sites: int, faithful: bool) -> tuple[int, int]:
+    return (0, 0)
+
+
 def _check_callables(record: object, fields: tuple[str, ...]) -> None:
     for name in fields:
         if not callable(getattr(record, name)):
@@ -250,6 +253,14 @@ class PcaMethod:
     with_rounds : callable, optional
         ``with_rounds(T) -> PcaMethod``: the same algorithm with T rounds (iterative
         algorithms only; the rounds axis, :func:`dpcore.experiments.sweeps.rounds.rounds_sweep`).
+    steps : callable
+        ``steps(S, faithful) -> (steps, products)`` per run, the work of an iterative
+        algorithm (the work estimate; ``faithful`` as in :class:`PcaInputs`). ``steps``
+        counts the calls of the round steps of :mod:`dpcore.factorization.iterative` ("one
+        step each": ``orthonormalise``, ``central_round``, one per site in ``site_round`` and
+        ``cape_round``) and FedPower's ``procrustes_rotation``, each charged a fixed
+        overhead; ``products`` counts the D×D by D×K products A X, 2D²K flops each. (0, 0)
+        for the one-shot algorithms.
     min_sites : int
         The fewest sites S it runs with: 2 for the protocols (S×S noise designs), 1 for the
         curator's (``central_*``, ``nonprivate``) and one site's (``local``).
@@ -262,15 +273,18 @@ class PcaMethod:
     draws: Callable[[int, int], int] = _no_draws
     rounds: int = 1
     with_rounds: Callable[[int], PcaMethod] | None = None
+    steps: Callable[[int, bool], tuple[int, int]] = _no_steps
     min_sites: int = 2
 
     def __post_init__(self) -> None:
-        _check_callables(self, ("run", "cost", "eighs", "draws"))
+        _check_callables(self, ("run", "cost", "eighs", "draws", "steps"))
         if self.min_sites not in (1, 2):
             raise ValueError(f"min_sites must be 1 or 2; got {self.min_sites!r}")
         check_rounds(self.rounds)
         if self.with_rounds is not None and not callable(self.with_rounds):
             raise TypeError(f"with_rounds must be callable or None; got {self.with_rounds!r}")
+        if self.with_rounds is not None and self.steps is _no_steps:  # no silent zero work
+            raise TypeError("an iterative PcaMethod (with_rounds) must state its steps")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -381,9 +395,7 @@ class Algorithm:
         """The record's method for ``family`` ("pca" or "otd"); ValueError if it has none."""
         method = self.pca if family == "pca" else self.otd if family == "otd" else None
         if method is None:
-            raise ValueError(
-                f"algorithms must be one of {list(names(family))}; got {self.name!r}"
-            )
+            raise ValueError(f"algorithms must be one of {list(names(family))}; got {self.name!r}")
         return method
 
 
@@ -409,9 +421,7 @@ def _cape_pca(
 
 
 def _conv_pca(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
-    return conv_pca(
-        x.moments, x.k, tau_site=x.tau, weights=x.weights, faithful=x.faithful, rng=rng
-    )
+    return conv_pca(x.moments, x.k, tau_site=x.tau, weights=x.weights, faithful=x.faithful, rng=rng)
 
 
 def _local_pca(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
@@ -455,9 +465,7 @@ def _local_agn(x: OtdInputs, rng: np.random.Generator) -> WhitenedTensor:
 
 def _local_avn(x: OtdInputs, rng: np.random.Generator) -> WhitenedTensor:
     m, n = x.moments, x.noise
-    return avn_otd(
-        m.m2[0], m.m3[0], x.k, tau2=float(n.tau2_avn[0]), beta=float(n.beta[0]), rng=rng
-    )
+    return avn_otd(m.m2[0], m.m3[0], x.k, tau2=float(n.tau2_avn[0]), beta=float(n.beta[0]), rng=rng)
 
 
 def _random_otd(x: OtdInputs, rng: np.random.Generator) -> Recovery:
@@ -529,9 +537,7 @@ def _pca_dpdis(c: CostShape) -> PartyCost:
 
 def _otd_sites(c: CostShape) -> PartyCost:
     # M̂2 (D×D) and M̃3 (K×K×K) from each site; W (D×K) from the aggregator
-    return PartyCost(
-        aggregator=c.sites * c.dim * c.k, sites=c.sites * (c.dim**2 + c.k**3)
-    )
+    return PartyCost(aggregator=c.sites * c.dim * c.k, sites=c.sites * (c.dim**2 + c.k**3))
 
 
 def _otd_cape(c: CostShape) -> PartyCost:
@@ -557,9 +563,7 @@ def _npm(x: PcaInputs, rng: np.random.Generator, *, rounds: int) -> NDArray[np.f
     return npm_pca(x.moments, x.k, tau_site=x.tau, weights=x.weights, rounds=rounds, rng=rng)
 
 
-def _distributed_npm(
-    x: PcaInputs, rng: np.random.Generator, *, rounds: int
-) -> NDArray[np.float64]:
+def _distributed_npm(x: PcaInputs, rng: np.random.Generator, *, rounds: int) -> NDArray[np.float64]:
     return distributed_npm_pca(
         x.moments,
         x.k,
@@ -635,19 +639,33 @@ def _federated_pca_eighs(sites: int) -> int:
     return sites  # one per site; the S − 1 merges are SVDs of D×2K (small)
 
 
-def _rounds_work(sites: int, *, rounds: int) -> int:
-    """Work of T rounds in D×D eigendecomposition equivalents (the work estimate).
+# Work per run of T rounds (PcaMethod.steps): X₀ and every round's X_t are one orthonormalise
+# each (T + 1); the round itself is one central_round on the pooled A, or one step per site
+# (site_round, cape_round) when the protocol runs message by message.
+def _pooled_steps(sites: int, faithful: bool, *, rounds: int) -> tuple[int, int]:
+    return (2 * rounds + 1, rounds)
 
-    A round multiplies every A_s by a D×K matrix, 2D²K flops each; an eigendecomposition
-    costs about 9D³ (tridiagonalisation and vectors), so a round is at most 2K/(9D) < 1/4
-    of one per site.
-    """
-    return max(1, math.ceil(rounds * sites / 4))
+
+def _site_steps(sites: int, faithful: bool, *, rounds: int) -> tuple[int, int]:
+    if not faithful:  # the aggregate noise drawn directly: the pooled power method
+        return _pooled_steps(sites, faithful, rounds=rounds)
+    return (rounds + 1 + rounds * sites, rounds * sites)
+
+
+def _fedpower_steps(
+    sites: int, faithful: bool, *, rounds: int, local_iterations: int
+) -> tuple[int, int]:
+    # always message by message: every site T central_round's; a synchronisation S
+    # procrustes_rotation's and one orthonormalise, any other round S orthonormalise's; X₀
+    syncs = len(synchronisations(rounds, min(local_iterations, rounds)))
+    steps = 1 + rounds * sites + syncs * (sites + 1) + (rounds - syncs) * sites
+    return (steps, rounds * sites)
 
 
 def _iterative(
     run: Callable[..., NDArray[np.float64]],
     cost: Callable[..., PartyCost],
+    steps: Callable[..., tuple[int, int]],
     rounds: int,
 ) -> PcaMethod:
     """The PcaMethod of an iterative algorithm with T = ``rounds``."""
@@ -655,9 +673,10 @@ def _iterative(
     return PcaMethod(
         run=partial(run, rounds=rounds),
         cost=partial(cost, rounds=rounds),
-        eighs=partial(_rounds_work, rounds=rounds),
+        eighs=_no_eigh,
+        steps=partial(steps, rounds=rounds),
         rounds=rounds,
-        with_rounds=partial(_iterative, run, cost),
+        with_rounds=partial(_iterative, run, cost, steps),
     )
 
 
@@ -800,7 +819,7 @@ BUILTIN = (
         color="#882255",
         description="a trusted curator runs T rounds of the private power method on the pooled "
         "data (Hardt & Price 2014), every round charged against the one (ε, δ)",
-        pca=_iterative(_npm, _npm_cost, DEFAULT_ROUNDS),
+        pca=_iterative(_npm, _npm_cost, _pooled_steps, DEFAULT_ROUNDS),
         dash="dash",
         opt_in=True,
     ),
@@ -810,7 +829,7 @@ BUILTIN = (
         color="#44AA99",
         description="every site adds its own noise to A_s X in each of T rounds; the "
         "aggregator sums (Balcan et al. 2016)",
-        pca=_iterative(_distributed_npm, _distributed_npm_cost, DEFAULT_ROUNDS),
+        pca=_iterative(_distributed_npm, _distributed_npm_cost, _site_steps, DEFAULT_ROUNDS),
         dash="dot",
         opt_in=True,
     ),
@@ -820,7 +839,7 @@ BUILTIN = (
         color="#AA4499",
         description="the distributed power method with CAPE's zero-sum noise in each of T "
         "rounds: every round's aggregate carries only the pooled noise",
-        pca=_iterative(_cape_npm, _cape_npm_cost, DEFAULT_ROUNDS),
+        pca=_iterative(_cape_npm, _cape_npm_cost, _site_steps, DEFAULT_ROUNDS),
         opt_in=True,
     ),
     Algorithm(
@@ -829,7 +848,9 @@ BUILTIN = (
         color="#117733",
         description="as CAPE in every round, with the design whose aggregator's joint view of "
         "every round also meets each site's budget (docs/privacy.md)",
-        pca=_iterative(partial(_cape_npm, design="joint"), _cape_npm_cost, DEFAULT_ROUNDS),
+        pca=_iterative(
+            partial(_cape_npm, design="joint"), _cape_npm_cost, _site_steps, DEFAULT_ROUNDS
+        ),
         dash="dash",
         opt_in=True,
     ),
@@ -843,6 +864,7 @@ BUILTIN = (
         pca=_iterative(
             partial(_fedpower, local_iterations=DEFAULT_LOCAL_ITERATIONS),
             partial(_fedpower_cost, local_iterations=DEFAULT_LOCAL_ITERATIONS),
+            partial(_fedpower_steps, local_iterations=DEFAULT_LOCAL_ITERATIONS),
             DEFAULT_ROUNDS,
         ),
         dash="dot",
@@ -900,7 +922,8 @@ def names(family: str | None = None) -> tuple[str, ...]:
     --------
     >>> names("pca")  # doctest: +NORMALIZE_WHITESPACE
     ('nonprivate', 'cape', 'conv', 'local', 'dpdis', 'cape_joint', 'secagg', 'npm',
-     'npm_distributed', 'npm_cape', 'npm_cape_joint', 'fedpower', 'fedpca')
+     'npm_distributed', 'npm_cape', 'npm_cape_joint', 'fedpower', 'fedpca', 'central_gauss',
+     'central_laplace')
     """
     family = _check_family(family)
     return tuple(

@@ -805,6 +805,8 @@ class PcaSpec(SweepSpec):
             points=len(grid.values),
             runs=self.runs.count,
             algorithms=self.records,
+            k=self.k,
+            faithful=self.faithful,
             workers=workers,
         )
 
