@@ -80,7 +80,7 @@ def test_entry_points_taking_sizes_name_n_per_site():
 
 
 def test_a_sweep_spec_refuses_more_sites_than_a_design_holds():
-    with pytest.raises(ValueError, match=rf"sites must be an integer in \[2, {MAX_DESIGN_SITES}\]"):
+    with pytest.raises(ValueError, match=rf"sites must be an integer in \[1, {MAX_DESIGN_SITES}\]"):
         dpcore.PcaSpec.build(sites=TOO_MANY, n_per_site=10, epsilon=1.0)
-    with pytest.raises(ValueError, match=rf"sites must be an integer in \[2, {MAX_DESIGN_SITES}\]"):
+    with pytest.raises(ValueError, match=rf"sites must be an integer in \[1, {MAX_DESIGN_SITES}\]"):
         dpcore.OtdSpec.build(sites=[10, TOO_MANY], n_per_site=10, epsilon=1.0)

@@ -216,7 +216,7 @@ def test_unequal_sites_and_faithful_path_run():
         ({"epsilon": 0.0}, "epsilon must be a float in"),
         ({"epsilon": []}, "at least one value"),
         ({"epsilon": 0.5, "k": 30}, "k must be an integer in"),
-        ({"epsilon": 0.5, "sites": 1}, "sites must be an integer in"),
+        ({"epsilon": 0.5, "sites": 1}, "sites must be at least 2 for"),  # the distributed ones
         ({"epsilon": 0.5, "n_per_site": 1000}, "pool size"),
         ({"epsilon": 0.5, "algorithms": ["magic"]}, "algorithms must be one of"),
         ({"epsilon": 0.5, "calibration": "exact"}, "calibration"),
