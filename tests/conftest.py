@@ -2,6 +2,7 @@
 marked ``browser`` the real app and Debian's Chromium."""
 
 import functools
+import json
 import os
 import platform
 from pathlib import Path
@@ -12,6 +13,9 @@ from streamlit import config as streamlit_config
 from streamlit.components.v2 import manifest_scanner
 
 from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+
+# seconds per test of one full run, to start the longest first (scripts/durations.py writes it)
+DURATIONS = Path(__file__).with_name("durations.json")
 
 try:
     from playwright.sync_api import sync_playwright
@@ -96,13 +100,16 @@ BROWSER_MISSING = sync_playwright is None or not Path(CHROMIUM).exists()
 
 
 def pytest_collection_modifyitems(config, items):
-    """Run the ``slow`` tests first (a stable sort: files keep their order), so that under
-    pytest-xdist (test.sh: ``-n 2``) the longest tests start early and the short ones fill the
-    end on every worker, instead of one long test finishing alone.
+    """Run the ``slow`` tests first, longest first by ``tests/durations.json`` (seconds per
+    test of one full run; tests it does not list keep their file order after those it does),
+    so that under pytest-xdist (test.sh: ``-n 2``) the longest tests start early and the short
+    ones fill the end on every worker, instead of one long test finishing alone. The file only
+    orders the run: a stale or missing entry costs time, never a test.
 
     Skip the ``browser`` tests where Playwright or Chromium is missing, unless
     REQUIRE_BROWSER=1 (set by .ci/run): there a missing browser is a failure, not a skip."""
-    items.sort(key=lambda item: "slow" not in item.keywords)
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    items.sort(key=lambda item: ("slow" not in item.keywords, -known.get(item.nodeid, 0.0)))
     if not BROWSER_MISSING or not any("browser" in item.keywords for item in items):
         return
     if os.environ.get("REQUIRE_BROWSER") == "1":

@@ -1,6 +1,6 @@
-"""The package: metadata, version, licence and citation agree; `pip install <checkout>` in a
-fresh venv outside the checkout gives dpcore and its CLIs, `pip install "<checkout>[app]"`
-serves the app."""
+"""The package: metadata, version, licence and citation agree; the checkout's wheel installed
+in a fresh venv outside the checkout gives dpcore, its commit and its CLIs, and with `[app]`
+serves the app; the wheel holds only dpcore."""
 
 import json
 import os
@@ -131,10 +131,35 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel `pip wheel <checkout>` builds (its build requirements from the registry), as
+    `pip install <checkout>` builds it before installing."""
+    out = tmp_path_factory.mktemp("dist")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # setuptools copies what an earlier build left in build/lib into the wheel (a package
+    # since dropped from the list among them): that directory is only a build's leftover
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
+        env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    (built,) = out.glob("cape_lab-*.whl")
+    return built
+
+
 @pytest.mark.slow
-def test_pip_install_outside_the_checkout_gives_dpcore_the_clis_and_the_app(tmp_path):
+@pytest.mark.xdist_group("wheel")  # one worker builds the wheel once for both tests
+def test_a_fresh_venv_install_gives_dpcore_its_commit_the_clis_and_with_app_the_app(
+    tmp_path, wheel
+):
+    """`pip install` of the checkout's wheel in a fresh venv outside the checkout: dpcore, its
+    version and commit (issue #39: an installed package said 0.1.0, commit unknown), the CLIs
+    and their records; then the `[app]` extra serves app.py. One venv for both installs: the
+    core's dependencies are installed once (two venvs cost ~100 s more per run)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing from the checkout
-    venv = tmp_path / "venv"
+    venv, head = tmp_path / "venv", _git("rev-parse", "HEAD")
     bin_ = venv / "bin"
 
     def run(*args, cwd=tmp_path, timeout=900):
@@ -148,28 +173,32 @@ def test_pip_install_outside_the_checkout_gives_dpcore_the_clis_and_the_app(tmp_
     run(sys.executable, "-m", "venv", venv)
     # --no-compile: no .pyc for every installed module (the test took 71-90 s with them, 36 s
     # without); the checks below import what they need and compile it then
-    run(bin_ / "python", "-m", "pip", "install", "--quiet", "--no-compile", ROOT)
+    run(bin_ / "python", "-m", "pip", "install", "--quiet", "--no-compile", wheel)
     probe = (
-        "import dpcore, importlib.metadata as m, json, sys; "
-        "print(json.dumps([dpcore.__version__, dpcore.__file__, m.requires('cape-lab'), "
-        "'streamlit' in sys.modules]))"
+        "import dpcore, importlib.metadata as m, json, sys; from dpcore import version; "
+        "print(json.dumps([dpcore.__version__, version.source_commit(), version.release(), "
+        "dpcore.__file__, m.requires('cape-lab'), 'streamlit' in sys.modules]))"
     )
-    version, where, requires, streamlit = json.loads(run(bin_ / "python", "-c", probe))
-    assert version == dpcore.__version__
-    assert Path(where).is_relative_to(venv)  # the installed copy, not the checkout
+    got, commit, release, where, requires, streamlit = json.loads(run(bin_ / "python", "-c", probe))
+    assert Path(where).is_relative_to(venv)  # the wheel's copy, no checkout around it
+    assert got == dpcore.__version__ and release == dpcore.version.release()
+    assert commit.startswith(head) and commit == dpcore.version.source_commit()
+    if got != release:  # past the tag: the commit is in the version's local part too
+        assert f"+g{head[:9]}" in got
     assert CORE <= {_name(r) for r in requires if "extra ==" not in r}
     assert not streamlit
 
     # The CLIs of the core install: a sweep and its record; the paper without plotly.
     run(bin_ / "cape-sweep", "pca", "--epsilon", "0.5,5", "--runs", "1", "--dim", "10",
         "--k", "2", "--pool-size", "500", "--n-per-site", "20", "--out", "s.csv")  # fmt: skip
-    assert json.loads((tmp_path / "s.json").read_text())["version"] == version
+    record = json.loads((tmp_path / "s.json").read_text())
+    assert (record["version"], record["commit"]) == (got, commit)
     out = run(bin_ / "cape-paper", "--figure", "3a", "--runs", "1", "--out", "p")
     assert "HTML figures skipped: they need plotly: pip install 'cape-lab[app]'" in out
     assert {"fig3a.csv", "claims.csv", "run.json"} == {p.name for p in (tmp_path / "p").iterdir()}
 
     # The app extra: streamlit serves app.py, and the app's script runs without an error.
-    run(bin_ / "python", "-m", "pip", "install", "--quiet", "--no-compile", f"{ROOT}[app]")
+    run(bin_ / "python", "-m", "pip", "install", "--quiet", "--no-compile", f"{wheel}[app]")
     port = _free_port()
     serve = ["--server.headless", "true", "--server.port", str(port)]
     serve += ["--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
@@ -206,57 +235,8 @@ def test_pip_install_outside_the_checkout_gives_dpcore_the_clis_and_the_app(tmp_
     assert errors == "[]" and "CAPE Lab" in titles
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """The wheel `pip wheel <checkout>` builds (its build requirements from the registry)."""
-    out = tmp_path_factory.mktemp("dist")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    # setuptools copies what an earlier build left in build/lib into the wheel (a package
-    # since dropped from the list among them): that directory is only a build's leftover
-    shutil.rmtree(ROOT / "build", ignore_errors=True)
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
-        env=env, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    (built,) = out.glob("cape_lab-*.whl")
-    return built
-
-
 @pytest.mark.slow
-def test_a_fresh_venv_install_of_the_wheel_names_the_version_and_the_commit(tmp_path, wheel):
-    # issue #39: "from an installed package every record says version 0.1.0, commit unknown"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    venv, head = tmp_path / "venv", _git("rev-parse", "HEAD")
-
-    def run(*args, timeout=900):
-        done = subprocess.run(
-            [str(a) for a in args], cwd=tmp_path, env=env, capture_output=True, text=True,
-            timeout=timeout,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-        return done.stdout
-
-    run(sys.executable, "-m", "venv", venv)
-    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-compile", wheel)
-    probe = (
-        "import dpcore, json; from dpcore import version; "
-        "print(json.dumps([dpcore.__version__, version.source_commit(), version.release(), "
-        "dpcore.__file__]))"
-    )
-    got, commit, release, where = json.loads(run(venv / "bin" / "python", "-c", probe))
-    assert Path(where).is_relative_to(venv)  # the wheel's copy, no checkout around it
-    assert got == dpcore.__version__ and release == dpcore.version.release()
-    assert commit.startswith(head) and commit == dpcore.version.source_commit()
-    if got != release:  # past the tag: the commit is in the version's local part too
-        assert f"+g{head[:9]}" in got
-    run(venv / "bin" / "cape-sweep", "pca", "--epsilon", "0.5,5", "--runs", "1", "--dim", "6",
-        "--k", "2", "--pool-size", "300", "--n-per-site", "20", "--out", "s.csv")  # fmt: skip
-    record = json.loads((tmp_path / "s.json").read_text())
-    assert (record["version"], record["commit"]) == (got, commit)
-
-
-@pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
 def test_the_wheel_holds_only_dpcore_and_its_typing_marker(wheel):
     # issue #39: `paper`, `figures`, `learning` were installed as top-level packages
     import zipfile
