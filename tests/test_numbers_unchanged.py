@@ -5,10 +5,10 @@ Each case computes what a page shows, through the same cached wrappers the page 
 fixed setting, and compares it with ``tests/numbers_reference.json``, written before dpcore's
 modules moved into floors: every float exactly (``repr`` round-trips a float, so the JSON text
 of two results is equal only if every bit is), every string and integer exactly. A frame is
-written as :func:`test_frame_hashes.frame_record` writes it.
+written as :func:`frames.frame_record` (tests/frames.py) writes it.
 
-Exact and not 1e-9 (as tests/test_frame_hashes.py allows): a move of code changes no
-arithmetic, and this machine's BLAS (one thread, the Haswell kernels tests/conftest.py
+Exact and not 1e-9 (as tests/core/experiments/test_frame_hashes.py allows): a move of code
+changes no arithmetic, and this machine's BLAS (one thread, the Haswell kernels tests/conftest.py
 chooses) is the one the reference was written with. On another CPU kernel or BLAS build the
 PCA and tensor cases may move by rounding; regenerate the reference there before a refactor::
 
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_frame_hashes import frame_record
+from frames import frame_record
 from threadpoolctl import threadpool_limits
 
 pytestmark = pytest.mark.filterwarnings(

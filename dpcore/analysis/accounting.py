@@ -476,8 +476,8 @@ def composition_growth(
     ε ≈ μ²/2 + μ√(2 ln(1/δ)), an upper bound on the exact ε. With μ = √T·μ₁ its first term grows
     like T, its second like √T; they are equal at T* = 8 ln(1/δ)/μ₁². Even below T* the exact
     ratio ε_T/ε₁ is not √T but more: the exact ε of one Gaussian release over its μ grows with
-    μ (``tests/test_accounting.py`` checks it), so T rounds, one release of √T·μ₁, cost at
-    least √T times one round, and towards T times once T passes T*.
+    μ (``tests/core/analysis/test_accounting.py`` checks it), so T rounds, one release of
+    √T·μ₁, cost at least √T times one round, and towards T times once T passes T*.
 
     Examples
     --------
