@@ -49,8 +49,8 @@ preset_buttons(P)
 side = st.sidebar
 table, calibration = site_settings(side, P)
 seed = seed_controls(side, prefix=P)
-args = site_args(table, calibration)
-classic_warning(calibration, args[1])
+the_sites = site_args(table, calibration)
+classic_warning(calibration, the_sites.epsilon)
 sites = len(table)
 site_names = list(range(1, sites + 1))
 
@@ -144,8 +144,8 @@ design_kind = url_bound(
     "design (docs/privacy.md) also protects each site in the aggregator's view of all "
     "releases together, for an aggregate std 5% above the pooled requirement.",
 )
-design_args = (*args, design_kind)
-noise = call_core(averaging_design, *args)
+design_args = (the_sites, design_kind)
+noise = call_core(averaging_design, the_sites)
 st.caption(
     f"The price in accuracy — aggregate noise std: pooled requirement {noise.cape.tau_pool:.3g}; "
     f"paper's design {noise.cape.tau_agg:.3g} (= pooled); joint-view-safe "
@@ -178,7 +178,7 @@ def _views_table(parties: pd.DataFrame) -> pd.DataFrame:
     return pivot.loc[order].rename_axis("party")
 
 
-parties = call_core(party_table, *design_args)
+parties = call_core(party_table, the_sites, design_kind)
 # built once per table of views (figures/memo.py): no pandas reshaping on a cached rerun
 st.dataframe(built(_views_table, parties, key=design_args), width="stretch")
 st.caption(
@@ -187,7 +187,7 @@ st.caption(
     "argument looks at each release on its own (the collusion table below shows both)."
 )
 agg = parties[parties.party == "aggregator"]
-coalition0 = call_core(coalition_table, *args, (), False, design_kind)
+coalition0 = call_core(coalition_table, the_sites, (), False, design_kind)
 worst = agg.loc[(agg.epsilon_joint / agg.promised_epsilon).idxmax()]
 if not agg.meets.all():
     st.error(
@@ -246,7 +246,7 @@ with table_box:
         st.info("Every site colludes: no honest site is left to protect.")
     else:
         report = call_core(
-            coalition_table, *args, tuple(s - 1 for s in colluders), bool(with_ng), design_kind
+            coalition_table, the_sites, tuple(s - 1 for s in colluders), bool(with_ng), design_kind
         )
         chosen = (
             len(colluders),
@@ -278,7 +278,7 @@ with table_box:
             )
         )
 with chart_box:
-    curve = call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
+    curve = call_core(collusion_curve_table, the_sites, bool(with_ng), design_kind)
     bound = call_core(dpcore.collusion_bound, sites)
     shown_key = (design_args, bool(with_ng), chosen)
     collusion_fig = built(collusion_figure, curve, bound=bound, chosen=chosen, key=shown_key)
@@ -297,7 +297,7 @@ with chart_box:
             key=shown_key,
         )
     )
-    site_params = {**site_params_of(args), "design": design_kind}
+    site_params = {**site_params_of(the_sites), "design": design_kind}
     export_controls(
         st,
         collusion_fig,
@@ -307,7 +307,7 @@ with chart_box:
             title="Privacy explorer: effective ε of the most exposed site vs colluding sites",
             page="privacy",
             params={**site_params, "noise generator colludes": bool(with_ng)},
-            snippet=snippets.collusion(*args, ng=bool(with_ng), design=design_kind),
+            snippet=snippets.collusion(the_sites, ng=bool(with_ng), design=design_kind),
         ),
     )
     st.markdown(
@@ -352,7 +352,7 @@ elif len(dropped) == sites:
     st.error("Every site dropped out: there is nothing to aggregate.", icon=":material/error:")
 else:
     gone = tuple(s - 1 for s in dropped)
-    drop = call_core(dropout_report, *args, gone)
+    drop = call_core(dropout_report, the_sites, gone)
     names = {
         "none": "no remedy (the E's do not cancel)",
         "naive": "noise generator sends Σ μ_d E_d",
@@ -383,9 +383,9 @@ else:
     st.dataframe(
         built(
             _dropout_pca_table,
-            call_core(dropout_pca_frame, *args, gone, seed),
+            call_core(dropout_pca_frame, the_sites, gone, seed),
             names,
-            key=(args, gone, seed),
+            key=(the_sites, gone, seed),
         ),
         hide_index=True,
         column_config={
@@ -407,15 +407,17 @@ else:
 # --- calibration ----------------------------------------------------------------------------------
 st.header("Calibration: classic or analytic", anchor=sections.PRIVACY_CALIBRATION)
 grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
-eps_sites = args[1]
-calib_curve = call_core(calibration_curve, float(args[2][0]), grid)
-calib_fig = built(calibration_figure, calib_curve, current=eps_sites, key=(eps_sites, args[2][0]))
+eps_sites = the_sites.epsilon
+calib_curve = call_core(calibration_curve, float(the_sites.delta[0]), grid)
+calib_fig = built(
+    calibration_figure, calib_curve, current=eps_sites, key=(eps_sites, the_sites.delta[0])
+)
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )
-mine = call_core(dpcore.calibration_comparison, eps_sites, delta=float(args[2][0]))
+mine = call_core(dpcore.calibration_comparison, eps_sites, delta=float(the_sites.delta[0]))
 ratio = 1.0 - mine.saving  # analytic σ / classic σ at each of your sites' ε
-explain(explanations.calibration(eps_sites, ratio, delta=float(args[2][0])))
+explain(explanations.calibration(eps_sites, ratio, delta=float(the_sites.delta[0])))
 export_controls(
     st,
     calib_fig,
@@ -425,11 +427,11 @@ export_controls(
         title="Privacy explorer: classic vs analytic Gaussian calibration (σ/Δ over ε)",
         page="privacy",
         params={
-            "δ": float(args[2][0]),
+            "δ": float(the_sites.delta[0]),
             "ε grid": f"{grid[0]:g} … {grid[-1]:g}, {len(grid)} log-spaced points",
             "your sites' ε": eps_sites,
         },
-        snippet=snippets.calibration(grid, float(args[2][0])),
+        snippet=snippets.calibration(grid, float(the_sites.delta[0])),
     ),
 )
 low, high = ratio.min(), ratio.max()
@@ -441,14 +443,14 @@ more = (
     else ""
 )
 st.caption(
-    f"At δ = {args[2][0]:g} (site 1). Dotted lines: your sites' ε. The classic formula "
+    f"At δ = {the_sites.delta[0]:g} (site 1). Dotted lines: your sites' ε. The classic formula "
     f"σ = Δ√(2 ln(1.25/δ))/ε (Dwork & Roth, Thm. A.1; used by the paper for every τ) is a "
     f"proof only for ε < 1. The analytic calibration (Balle & Wang 2018) is exact for every ε; "
     f"for your sites its noise std is {span} the classic one.{more}"
 )
-b = call_core(agn_budget, float(eps_sites[0]), float(args[2][0]))
+b = call_core(agn_budget, float(eps_sites[0]), float(the_sites.delta[0]))
 st.markdown(
-    f"**capeAGN's budget** (Theorem 2): at (ε, δ) = ({eps_sites[0]:g}, {args[2][0]:g}) "
+    f"**capeAGN's budget** (Theorem 2): at (ε, δ) = ({eps_sites[0]:g}, {the_sites.delta[0]:g}) "
     f"it spends (ε₁, δ₁) = ({b['epsilon1']:g}, {b['delta1']:g}) on M2 and "
     f"(ε₂, δ₂) = ({b['epsilon2']:g}, {b['delta2']:g}) on M3; by composition the whole "
     f"algorithm is (ε₁ + ε₂, δ₁ + δ₂)-DP."

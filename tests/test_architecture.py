@@ -1,5 +1,6 @@
-"""The app on the core's specs (issue #23): no page reaches the core through ``**`` of a dict,
-and a spec is a stable, cheap cache key (docs/architecture.md, "slider → spec → mechanism")."""
+"""The app on the core's specs (issue #23): no page reaches the core through ``**`` of a dict
+or ``*`` of a tuple (the sites are one ``dpcore.Sites``, issue #35), and a spec is a stable,
+cheap cache key (docs/architecture.md, "slider → spec → mechanism")."""
 
 from __future__ import annotations
 
@@ -102,6 +103,55 @@ def test_no_page_calls_the_core_with_a_dict_splat(path):
     assert not found, (
         f"{path.relative_to(ROOT)} calls the core with ** of a dict at {found}: name each "
         "keyword, or pass the spec (docs/architecture.md)"
+    )
+
+
+def core_star_splats(source: str, module: str = "page") -> list[tuple[int, str]]:
+    """(line, callee) of every call to a core name, or of a call handed a core function
+    (``call_core(party_table, *args)``), whose positional arguments hold a ``*`` expansion.
+
+    The sites-table pages passed their sites as a 5-tuple spread with ``*`` into the cached
+    wrappers (issue #35); they pass one :class:`dpcore.Sites` now, and a call into the core
+    names each argument, as it names each keyword. A ``*`` in a tuple or list display
+    (``(*a, b)``) is data, not a call.
+    """
+    tree = ast.parse(source)
+    core = _core_names(tree, module)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not any(isinstance(a, ast.Starred) for a in node.args):
+            continue
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if _root(node.func) in core or any(
+            isinstance(a, (ast.Name, ast.Attribute)) and _root(a) in core for a in arguments
+        ):
+            found.append((node.lineno, ast.unparse(node.func)))
+    return sorted(found)
+
+
+def test_the_star_finder_flags_the_old_sites_table_pages():
+    # The Privacy explorer and a lesson before the Sites record (issue #35), reduced to calls.
+    old = (
+        "from ui.cached import call_core, party_table, averaging_design\n"
+        "import dpcore\n"
+        "args = site_args(table, calibration)\n"
+        "design_args = (*args, 'cape')\n"  # a tuple display: not a call
+        "noise = call_core(averaging_design, *args)\n"
+        "table = party_table(*args)\n"
+        "dpcore.party_views(*made)\n"
+        "print(*args)\n"  # not a core call
+        "call_core(party_table, the_sites, 'cape')\n"  # one record: fine
+    )
+    flagged = [(5, "call_core"), (6, "party_table"), (7, "dpcore.party_views")]
+    assert core_star_splats(old) == flagged
+
+
+@pytest.mark.parametrize("path", SCREEN, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_spreads_a_tuple_into_the_core(path):
+    found = core_star_splats(path.read_text(), _module(path))
+    assert not found, (
+        f"{path.relative_to(ROOT)} spreads a tuple with * into a core call at {found}: pass "
+        "one dpcore.Sites (or the spec) and name each argument (docs/architecture.md)"
     )
 
 

@@ -31,16 +31,19 @@ import pytest
 from frames import frame_record
 from threadpoolctl import threadpool_limits
 
+import dpcore
+
 pytestmark = pytest.mark.filterwarnings(
     "ignore::dpcore.ClassicGaussianWarning", "ignore:No runtime found"
 )
 
 REFERENCE = Path(__file__).with_name("numbers_reference.json")
 
-# one sites table, as the sites-table pages pass it: (N_s, ε_s, δ_s, weights, calibration)
+# one sites table, as the sites-table pages pass it: one dpcore.Sites (N_s, ε_s, δ_s, weights,
+# calibration); before #35's Sites record these were the 5-tuples (N, EPS, DELTA, W, "analytic")
 N, EPS, DELTA, W = (100, 200, 300), (0.5, 1.0, 2.0), (0.01, 0.01, 0.001), (1 / 6, 1 / 3, 1 / 2)
-SITES = (N, EPS, DELTA, W, "analytic")
-CLASSIC = (N, EPS, DELTA, W, "classic")
+SITES = dpcore.Sites(N, EPS, DELTA, W, "analytic")
+CLASSIC = SITES.replace(calibration="classic")
 
 
 def record(value: object) -> object:
@@ -105,8 +108,8 @@ def _averaging():
     from ui import cached
 
     return {
-        "design": cached.averaging_design(*SITES),
-        "monte_carlo": cached.averaging_monte_carlo(*SITES, draws=40, seed=3),
+        "design": cached.averaging_design(SITES),
+        "monte_carlo": cached.averaging_monte_carlo(SITES, draws=40, seed=3),
         "gain_curve": cached.gain_curve(600, 3, points=7),
         "equal_sites": cached.equal_sites_noise(4, 250, 0.8, 0.01),
     }
@@ -119,11 +122,11 @@ def _privacy():
     out = {}
     for args in (SITES, CLASSIC):
         for design in cached.DESIGNS:
-            key = f"{args[4]}-{design}"
-            out[f"parties-{key}"] = cached.party_table(*args, design=design)
-            out[f"coalition-{key}"] = cached.coalition_table(*args, (1,), True, design=design)
-            out[f"curve-{key}"] = cached.collusion_curve_table(*args, False, design=design)
-    out["dropout"] = cached.dropout_report(*SITES, (1,))
+            key = f"{args.calibration}-{design}"
+            out[f"parties-{key}"] = cached.party_table(args, design=design)
+            out[f"coalition-{key}"] = cached.coalition_table(args, (1,), True, design=design)
+            out[f"curve-{key}"] = cached.collusion_curve_table(args, False, design=design)
+    out["dropout"] = cached.dropout_report(SITES, (1,))
     out["calibration"] = cached.calibration_curve(0.01, (0.1, 0.5, 1.0, 5.0))
     out["collusion_bound"] = dpcore.collusion_bound(3)
     return out
@@ -132,17 +135,16 @@ def _privacy():
 def _dropout_pca():
     from ui import cached
 
-    return cached.dropout_pca_frame(*SITES, (1,), 5)
+    return cached.dropout_pca_frame(SITES, (1,), 5)
 
 
 def _trust():
     from ui import cached
 
-    common = (*SITES, 6, 16, None, "analytic")
     return {
-        "table": cached.trust_models_table(*common),
-        "ddg": cached.trust_models_table(*CLASSIC, 6, 12, 0.01, "ddg"),
-        "pca": cached.trust_models_pca(*common, 1, 4),
+        "table": cached.trust_models_table(SITES, 6, 16, None, "analytic"),
+        "ddg": cached.trust_models_table(CLASSIC, 6, 12, 0.01, "ddg"),
+        "pca": cached.trust_models_pca(SITES, 6, 16, None, "analytic", 1, 4),
     }
 
 
@@ -153,12 +155,12 @@ def _composition():
     out = {}
     for design in cached.DESIGNS:
         for view in ("aggregator's joint view", "own release"):
-            out[f"z-{design}-{view}"] = cached.release_multipliers(*SITES, design, view)
+            out[f"z-{design}-{view}"] = cached.release_multipliers(SITES, design, view)
     z_all = out["z-cape-aggregator's joint view"]
     out["curve"] = cached.accountant_curve(z_all[0], 50, 0.001)
     out["growth"] = cached.release_growth(z_all[0], 20, 0.001)
     out["top"] = dpcore.composed_epsilon(z_all[0], releases=3, delta=0.001)
-    out["profiles"] = cached.release_profiles(*SITES, 0, (2,), 3, (0.25, 0.5, 1.0, 2.0, 4.0))
+    out["profiles"] = cached.release_profiles(SITES, 0, (2,), 3, (0.25, 0.5, 1.0, 2.0, 4.0))
     for accountant in dpcore.ACCOUNTANTS:
         ledger = dpcore.PrivacyLedger(
             budget=[2.0, 4.0, 8.0], delta=list(DELTA), accountant=accountant
@@ -179,13 +181,12 @@ def _composition():
 def _audit():
     from ui import cached
 
-    audit = (*SITES, 1, (2,), 20_000, 9)
-    rows, curves = cached.audit_tradeoff(*audit)
+    rows, curves = cached.audit_tradeoff(SITES, 1, (2,), 20_000, 9)
     return {
-        "table": cached.audit_table(*audit),
+        "table": cached.audit_table(SITES, 1, (2,), 20_000, 9),
         "tradeoff": rows,
         "curves": curves.iloc[::25],  # every 25th point of the chart's curves: smaller JSON
-        "statistics": cached.audit_statistics(*SITES, 1, "joint", 200, 9),
+        "statistics": cached.audit_statistics(SITES, 1, "joint", 200, 9),
     }
 
 

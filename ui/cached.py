@@ -3,8 +3,9 @@
 What it holds: the ``st.cache_data`` wrappers around dpcore, the compute slots and single
 flight that share them between sessions, and the one error boundary (:func:`call_core`).
 
-Every wrapper takes hashable primitives (seed included) and builds its Generator inside, so
-the same arguments give the same numbers in every session and process.
+Every wrapper takes hashable primitives or frozen records (a spec, one :class:`dpcore.Sites`
+for the sites-table pages; seed included) and builds its Generator inside, so the same
+arguments give the same numbers in every session and process.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dpcore import (
     ClassicGaussianWarning,
     OtdSpec,
     PcaSpec,
+    Sites,
     cluster,
 )
 from dpcore.analysis import tradeoff
@@ -35,7 +37,6 @@ from dpcore.analysis.views import EPS_TOL
 from dpcore.experiments import realdata
 from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
 from dpcore.factorization.iterative import cape_round_design
-from dpcore.protocol.joint_safe import design_for
 from serving import classroom, worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot, flight
@@ -127,18 +128,24 @@ def load_dataset(kind: str, arg: Any = None) -> dpcore.Dataset:
     return dataset
 
 
-# How st.cache_data keys a spec: its repr, which names every field that decides the frame
-# (grid, sites, privacy, runs, the data's name, D, K, …, the algorithms) in the same text in
-# every session and process. Hashing the dataclass field by field would reach the registry
-# records it carries (functions: unhashable) and cost more. The page's spec names its data
-# ("synthetic"; a real data set joins only where the sweep runs), so its repr stays short.
-SPEC_HASH = {PcaSpec: repr, OtdSpec: repr, RoundsSpec: repr}
+# How st.cache_data keys a spec or the sites (dpcore.Sites): its repr, which names every field
+# that decides the frame (grid, sites, privacy, runs, the data's name, D, K, …, the algorithms)
+# in the same text in every session and process (floats by repr: every bit). Hashing the
+# dataclass field by field would reach the registry records it carries (functions: unhashable)
+# and cost more. The page's spec names its data ("synthetic"; a real data set joins only where
+# the sweep runs), so its repr stays short.
+SPEC_HASH = {PcaSpec: repr, OtdSpec: repr, RoundsSpec: repr, Sites: repr}
+
+
+def load_source(source: tuple) -> dpcore.Dataset:
+    """:func:`load_dataset` of a page's ``source``: ``(kind,)`` or ``(kind, name or bytes)``."""
+    return load_dataset(source[0], source[1] if len(source) > 1 else None)
 
 
 def _on_source(spec: PcaSpec, source: tuple) -> PcaSpec:
     """The spec on its data: a page's spec names the data by ``source`` (small, hashable),
     the data set itself joins it only here, where the sweep runs."""
-    return spec if source[0] == "synthetic" else spec.replace(data=load_dataset(*source))
+    return spec if source[0] == "synthetic" else spec.replace(data=load_source(source))
 
 
 # The sweeps below run here under a compute slot, or on CAPE_DASK_SCHEDULER's cluster
@@ -207,43 +214,34 @@ def otd_job(spec: OtdSpec, seed: int, *, gate: str, example: bool = False) -> pd
     return jobs.run_heavy(fn, spec, seed, gate=gate, follow_up=example, then_follow_up=not example)
 
 
-def _mean_taus(n_per_site, epsilon, delta, calibration: str) -> np.ndarray:
-    """τ_s for each site's mean of values in [0, 1] (:func:`dpcore.mean_noise_std`)."""
-    return dpcore.mean_noise_std(n_per_site, epsilon=epsilon, delta=delta, method=calibration)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def averaging_design(
-    n_per_site: tuple[int, ...],
-    epsilon: tuple[float, ...],
-    delta: tuple[float, ...],
-    weights: tuple[float, ...],
-    calibration: str,
+    sites: Sites,
 ) -> dpcore.MeanReleaseDesigns:
     """:func:`dpcore.mean_release_designs` for per-site settings (a mean in [0, 1])."""
     return dpcore.mean_release_designs(
-        n_per_site, epsilon=epsilon, delta=delta, weights=weights, calibration=calibration
+        sites.n_per_site,
+        epsilon=sites.epsilon,
+        delta=sites.delta,
+        weights=sites.weights,
+        calibration=sites.calibration,
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs=SPEC_HASH)
 @compute_slot
 def averaging_monte_carlo(
-    n_per_site: tuple[int, ...],
-    epsilon: tuple[float, ...],
-    delta: tuple[float, ...],
-    weights: tuple[float, ...],
-    calibration: str,
+    sites: Sites,
     draws: int,
     seed: int,
 ) -> dict[str, np.ndarray]:
     """Aggregate noise of many faithful CAPE runs and conventional runs on a scalar mean."""
-    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
+    tau = sites.taus
     rng = np.random.default_rng(seed)
     zeros = np.zeros((len(tau), draws))  # one protocol run, `draws` independent entries
     cape_rng, conv_rng = rng.spawn(2)
-    cape = dpcore.cape_average(zeros, tau, weights=weights, rng=cape_rng)
-    conv = dpcore.conventional_average(zeros, tau, weights=weights, rng=conv_rng)
+    cape = dpcore.cape_average(zeros, tau, weights=sites.weights, rng=cape_rng)
+    conv = dpcore.conventional_average(zeros, tau, weights=sites.weights, rng=conv_rng)
     return {
         "cape": cape.estimate,
         "conv": conv.estimate,
@@ -308,26 +306,16 @@ DESIGNS = {
 }
 
 
-def _mean_design(n_per_site, epsilon, delta, weights, calibration, design: str = "cape"):
-    """CAPE design and sensitivities for each site's mean of values in [0, 1]."""
-    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
-    return design_for(design, tau, weights=weights), dpcore.mean_sensitivity(n_per_site)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def party_table(n_per_site, epsilon, delta, weights, calibration, design="cape") -> pd.DataFrame:
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
+def party_table(sites: Sites, design: str = "cape") -> pd.DataFrame:
     """What each party receives and each site's ε in its view against the promised ε_s."""
-    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
-    return dpcore.party_views(made, sensitivity=sens, delta=delta, epsilon=epsilon)
+    made, sens = (sites.design(design), sites.sensitivities)
+    return dpcore.party_views(made, sensitivity=sens, delta=sites.delta, epsilon=sites.epsilon)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def coalition_table(
-    n_per_site,
-    epsilon,
-    delta,
-    weights,
-    calibration,
+    sites: Sites,
     colluding: tuple[int, ...],
     ng: bool,
     design: str = "cape",
@@ -337,57 +325,57 @@ def coalition_table(
     With the classic calibration, also the ε the same views give when τ_s is calibrated
     exactly (analytic): where classic's slack hides a break, that one exceeds ε_s.
     """
-    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
+    made, sens = (sites.design(design), sites.sensitivities)
     exact = (
-        _mean_design(n_per_site, epsilon, delta, weights, "analytic", design)[0]
-        if calibration == "classic"
+        sites.replace(calibration="analytic").design(design)
+        if sites.calibration == "classic"
         else None
     )
     return dpcore.coalition_report(
         made,
         sensitivity=sens,
-        delta=delta,
+        delta=sites.delta,
         colluding=colluding,
-        epsilon=epsilon,
+        epsilon=sites.epsilon,
         noise_generator=ng,
         exact_design=exact,
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 @compute_slot
 def collusion_curve_table(
-    n_per_site, epsilon, delta, weights, calibration, ng: bool, design: str = "cape"
+    sites: Sites, ng: bool, design: str = "cape"
 ) -> pd.DataFrame:
     """The worst coalition of each size (:func:`dpcore.collusion_curve`: exact up to S = 12)."""
-    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
+    made, sens = (sites.design(design), sites.sensitivities)
     return dpcore.collusion_curve(
-        made, sensitivity=sens, delta=delta, epsilon=epsilon, noise_generator=ng
+        made, sensitivity=sens, delta=sites.delta, epsilon=sites.epsilon, noise_generator=ng
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def dropout_report(
-    n_per_site, epsilon, delta, weights, calibration, dropped: tuple[int, ...]
+    sites: Sites, dropped: tuple[int, ...]
 ) -> dpcore.DropoutAnalysis:
     """Dropout noise per remedy (:func:`dpcore.dropout_analysis`) on the sites' mean design."""
-    design, _ = _mean_design(n_per_site, epsilon, delta, weights, calibration)
+    design = sites.design()
     return dpcore.dropout_analysis(design, dropped)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 @compute_slot
 def dropout_pca_frame(
-    n_per_site, epsilon, delta, weights, calibration, dropped: tuple[int, ...], seed: int
+    sites: Sites, dropped: tuple[int, ...], seed: int
 ) -> pd.DataFrame:
     """capePCA's captured energy with and without the dropout (:func:`dpcore.dropout_pca`)."""
     return dpcore.dropout_pca(
-        n_per_site=n_per_site,
-        epsilon=epsilon,
-        delta=delta,
-        weights=weights,
+        n_per_site=sites.n_per_site,
+        epsilon=sites.epsilon,
+        delta=sites.delta,
+        weights=sites.weights,
         dropped=dropped,
-        calibration=calibration,
+        calibration=sites.calibration,
         rng=seed,
         budget=classroom.BUDGET,
     )
@@ -504,14 +492,12 @@ def _audit_row(kind: str, view: str, r: AuditResult, promised: float) -> dict[st
     }
 
 
-@st.cache_data(show_spinner="Playing the distinguishing game…", max_entries=64)
+@st.cache_data(
+    show_spinner="Playing the distinguishing game…", max_entries=64, hash_funcs=SPEC_HASH
+)
 @compute_slot
 def audit_table(
-    n_per_site: tuple[int, ...],
-    epsilon: tuple[float, ...],
-    delta: tuple[float, ...],
-    weights: tuple[float, ...],
-    calibration: str,
+    sites: Sites,
     site: int,
     colluding: tuple[int, ...],
     trials: int,
@@ -522,10 +508,10 @@ def audit_table(
     """
     views = [("release", ()), ("joint", ())] + ([("coalition", colluding)] if colluding else [])
     streams = iter(np.random.default_rng(seed).spawn(len(DESIGNS) * len(views)))
-    promised = epsilon[site]
+    promised = sites.epsilon[site]
     rows = []
     for kind in DESIGNS:
-        design, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, kind)
+        design, sens = (sites.design(kind), sites.sensitivities)
         for view, col in views:
             found = dpcore.audit_protocol(
                 design,
@@ -533,7 +519,7 @@ def audit_table(
                 site=site,
                 view=view,
                 colluding=col,
-                delta=delta[site],
+                delta=sites.delta[site],
                 trials=trials,
                 rng=next(streams),
             )
@@ -541,14 +527,12 @@ def audit_table(
     return pd.DataFrame(rows)
 
 
-@st.cache_data(show_spinner="Playing the game over the rounds…", max_entries=64)
+@st.cache_data(
+    show_spinner="Playing the game over the rounds…", max_entries=64, hash_funcs=SPEC_HASH
+)
 @compute_slot
 def audit_rounds_table(
-    n_per_site: tuple[int, ...],
-    epsilon: tuple[float, ...],
-    delta: tuple[float, ...],
-    weights: tuple[float, ...],
-    calibration: str,
+    sites: Sites,
     site: int,
     rounds: int,
     trials: int,
@@ -561,32 +545,28 @@ def audit_rounds_table(
     neighbours: the same Δ_s, and so the same τ_s, as the site's mean). :func:`audit_table`'s
     columns, plus ``rounds``.
     """
-    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
-    sens = dpcore.mean_sensitivity(n_per_site)
+    tau = sites.taus
+    sens = sites.sensitivities
     streams = iter(np.random.default_rng(seed).spawn(len(DESIGNS)))
     rows = []
     for kind in DESIGNS:
         found = dpcore.audit_protocol(
-            cape_round_design(tau, weights=weights, rounds=rounds, design=kind),
+            cape_round_design(tau, weights=sites.weights, rounds=rounds, design=kind),
             sensitivity=sens,
             site=site,
             view="joint",
-            delta=delta[site],
+            delta=sites.delta[site],
             trials=trials,
             rounds=rounds,
             rng=next(streams),
         )
-        rows.append(_audit_row(kind, "joint", found.audit, epsilon[site]))
+        rows.append(_audit_row(kind, "joint", found.audit, sites.epsilon[site]))
     return pd.DataFrame(rows).assign(rounds=rounds)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def audit_tradeoff(
-    n_per_site: tuple[int, ...],
-    epsilon: tuple[float, ...],
-    delta: tuple[float, ...],
-    weights: tuple[float, ...],
-    calibration: str,
+    sites: Sites,
     site: int,
     colluding: tuple[int, ...],
     trials: int,
@@ -596,10 +576,8 @@ def audit_tradeoff(
     designs and views: one row per view (μ = Δ_s/σ, its ε at δ_s, the dip under the promise,
     the largest posterior at each prior, the attack's (FPR, FNR) and its Clopper–Pearson box),
     and the curves (each view's and the promise's)."""
-    audit = audit_table(
-        n_per_site, epsilon, delta, weights, calibration, site, colluding, trials, seed
-    )
-    promised, d = epsilon[site], delta[site]
+    audit = audit_table(sites, site, colluding, trials, seed)
+    promised, d = sites.epsilon[site], sites.delta[site]
     rows, curves = [], []
     for design, part in audit.groupby("design", sort=False):
         mus = {}
@@ -655,13 +633,9 @@ def audit_tradeoff(
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs=SPEC_HASH)
 def audit_statistics(
-    n_per_site: tuple[int, ...],
-    epsilon: tuple[float, ...],
-    delta: tuple[float, ...],
-    weights: tuple[float, ...],
-    calibration: str,
+    sites: Sites,
     site: int,
     design: str,
     trials: int,
@@ -669,7 +643,7 @@ def audit_statistics(
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """The aggregator's joint-view statistic in both worlds and the theory's separation μ
     (:func:`dpcore.attack_statistics`)."""
-    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
+    made, sens = (sites.design(design), sites.sensitivities)
     return dpcore.attack_statistics(
         made, sensitivity=sens, site=site, view="joint", trials=trials, rng=seed
     )
@@ -678,12 +652,12 @@ def audit_statistics(
 # --- repeated releases (app_pages/composition.py) ---------------------------------------------
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def release_multipliers(
-    n_per_site, epsilon, delta, weights, calibration, design: str, view: str
+    sites: Sites, design: str, view: str
 ) -> tuple[float, ...]:
     """σ_s/Δ_s protecting each site in one view of one release (a site's mean in [0, 1])."""
-    made, sens = _mean_design(n_per_site, epsilon, delta, weights, calibration, design)
+    made, sens = (sites.design(design), sites.sensitivities)
     z = dpcore.view_noise_multipliers(made, sensitivity=sens, view=view)
     return tuple(float(v) for v in z)
 
@@ -700,24 +674,20 @@ def release_growth(noise_multiplier: float, releases: int, delta: float):
     return dpcore.composition_growth(noise_multiplier, releases=releases, delta=delta)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def release_profiles(
-    n_per_site,
-    epsilon,
-    delta,
-    weights,
-    calibration,
+    sites: Sites,
     site: int,
     colluding: tuple[int, ...],
     releases: int,
     grid: tuple[float, ...],
 ) -> pd.DataFrame:
     """:func:`dpcore.view_profiles` of one site for both designs (a site's mean in [0, 1])."""
-    tau = _mean_taus(n_per_site, epsilon, delta, calibration)
+    tau = sites.taus
     return dpcore.view_profiles(
         tau,
-        sensitivity=dpcore.mean_sensitivity(n_per_site),
-        weights=weights,
+        sensitivity=sites.sensitivities,
+        weights=sites.weights,
         site=site,
         colluding=colluding,
         epsilons=grid,
@@ -728,42 +698,43 @@ def release_profiles(
 # --- trust models (app_pages/trust_models.py) -------------------------------------------------
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def trust_models_table(
-    n_per_site, epsilon, delta, weights, calibration, dim: int, bits: int, scale, sa_cal: str
+    sites: Sites, dim: int, bits: int, scale, sa_cal: str
 ) -> TrustOverview:
     """:func:`dpcore.trust_overview`: the table and the secure-aggregation round."""
     return dpcore.trust_overview(
-        n_per_site,
-        epsilon=epsilon,
-        delta=delta,
-        weights=weights,
+        sites.n_per_site,
+        epsilon=sites.epsilon,
+        delta=sites.delta,
+        weights=sites.weights,
         dim=dim,
-        calibration=calibration,
+        calibration=sites.calibration,
         bits=bits,
         scale=scale,
         secagg_calibration=sa_cal,
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def trust_models_iterative(
-    n_per_site, epsilon, delta, weights, calibration, dim: int
+    sites: Sites, dim: int
 ) -> pd.DataFrame:
     """:func:`dpcore.analysis.trust_iterative.iterative_trust_table` at the page's sites."""
     return iterative_trust_table(
-        n_per_site, epsilon=epsilon, delta=delta, weights=weights, dim=dim, calibration=calibration
+        sites.n_per_site,
+        epsilon=sites.epsilon,
+        delta=sites.delta,
+        weights=sites.weights,
+        dim=dim,
+        calibration=sites.calibration,
     )
 
 
-@st.cache_data(show_spinner="Running PCA for every scheme…", max_entries=64)
+@st.cache_data(show_spinner="Running PCA for every scheme…", max_entries=64, hash_funcs=SPEC_HASH)
 @compute_slot
 def trust_models_pca(
-    n_per_site,
-    epsilon,
-    delta,
-    weights,
-    calibration,
+    sites: Sites,
     dim: int,
     bits: int,
     scale,
@@ -776,13 +747,13 @@ def trust_models_pca(
     from dpcore.analysis import trust_models
 
     return trust_models.trust_pca(
-        n_per_site,
-        epsilon=epsilon,
-        delta=delta,
-        weights=weights,
+        sites.n_per_site,
+        epsilon=sites.epsilon,
+        delta=sites.delta,
+        weights=sites.weights,
         dim=dim,
         k=min(5, dim),
-        calibration=calibration,
+        calibration=sites.calibration,
         bits=bits,
         scale=scale,
         secagg_calibration=sa_cal,
