@@ -31,6 +31,7 @@ from dpcore import (
 )
 from dpcore.analysis import tradeoff
 from dpcore.analysis.audit import AuditResult
+from dpcore.analysis.site_releases import SiteReleases
 from dpcore.analysis.trust_iterative import iterative_trust_table
 from dpcore.analysis.trust_models import TrustOverview
 from dpcore.analysis.views import EPS_TOL
@@ -662,16 +663,37 @@ def release_multipliers(
     return tuple(float(v) for v in z)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def accountant_curve(noise_multiplier: float, max_releases: int, delta: float) -> pd.DataFrame:
-    """:func:`dpcore.epsilon_curve` for every accountant."""
-    return dpcore.epsilon_curve(noise_multiplier, max_releases=max_releases, delta=delta)
+# ε on the Repeated releases page reaches the accountants in one step from the sites
+# (docs/architecture.md, "ε on the Repeated releases page"): the wrappers below take the page's
+# Sites and choices, never a noise multiplier the page read out of another call.
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def release_growth(noise_multiplier: float, releases: int, delta: float):
-    """:func:`dpcore.composition_growth`: the exact ε of T releases against √T and T."""
-    return dpcore.composition_growth(noise_multiplier, releases=releases, delta=delta)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
+def accountant_curve(
+    sites: Sites, design: str, view: str, site: int, max_releases: int
+) -> pd.DataFrame:
+    """Site ``site``'s (0-based) ε over T releases, every accountant record
+    (:meth:`dpcore.analysis.site_releases.SiteReleases.epsilon_curve`)."""
+    return SiteReleases(sites, design, view).epsilon_curve(site, max_releases=max_releases)
+
+
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
+def release_growth(sites: Sites, design: str, view: str, site: int, releases: int):
+    """The exact ε of T releases against √T and T (:func:`dpcore.composition_growth`)."""
+    return SiteReleases(sites, design, view).growth(site, releases=releases)
+
+
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
+def release_ledger(
+    sites: Sites, design: str, view: str, accountant: str, budget_multiple: float, made: int
+) -> tuple[dpcore.PrivacyLedger, pd.DataFrame, np.ndarray, np.ndarray]:
+    """The ledger after ``made`` releases of every site's mean, its summary, each site's ε
+    after one more release and whether that exceeds its budget
+    (:meth:`~dpcore.analysis.site_releases.SiteReleases.ledger`)."""
+    seen = SiteReleases(sites, design, view)
+    ledger = seen.ledger(budget_multiple=budget_multiple, accountant=accountant, releases=made)
+    z = [float(v) for v in seen.noise_multipliers]
+    return ledger, ledger.summary(), ledger.spent_after(z), ledger.would_exceed(z)
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)

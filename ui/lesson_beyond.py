@@ -100,9 +100,10 @@ GROWTH_WORDS = ("about 1× (the same)", "about √T×", "about T×")
 
 def releases_scene(releases: int) -> Scene:
     """Total ε of site 1 over T releases (every accountant), and how the exact one grew."""
-    z = release_multipliers(beyond_args(), "cape", JOINT_VIEW)[0]
-    curve = accountant_curve(z, int(releases), LESSON_DELTA)
-    growth = release_growth(z, int(releases), LESSON_DELTA)
+    sites = beyond_args()  # every site at δ = LESSON_DELTA
+    z = release_multipliers(sites, "cape", JOINT_VIEW)[0]  # for the words
+    curve = accountant_curve(sites, "cape", JOINT_VIEW, 0, int(releases))
+    growth = release_growth(sites, "cape", JOINT_VIEW, 0, int(releases))
     ratio = growth.ratio if growth.ratio is not None else 1.0
     fig = accountants_figure(curve)
     fig.update_layout(height=380)
