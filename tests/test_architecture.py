@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREEN = sorted(
-    [*ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("learning/**/*.py")]
+    [*ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/**/*.py"), *ROOT.glob("learning/**/*.py")]
 )
 CORE = ("dpcore", "ui.cached")  # a call to anything imported from these is a core call
 
@@ -25,21 +25,26 @@ CORE = ("dpcore", "ui.cached")  # a call to anything imported from these is a co
 ALLOWED: set[tuple[str, str]] = set()
 
 
+def _is_cached(module: str) -> bool:
+    """``ui.cached`` or one of its page families (``ui.cached.sites``, …)."""
+    return module == "ui.cached" or module.startswith("ui.cached.")
+
+
 def _core_names(tree: ast.Module, module: str) -> set[str]:
     """The names a file binds to the core: imports from dpcore or ui.cached (at any level,
-    function-level imports included) and, in ui/cached.py itself, its own functions."""
+    function-level imports included) and, in ui/cached/ itself, its own functions."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == "dpcore" or alias.name == "ui.cached":
+                if alias.name.split(".")[0] == "dpcore" or _is_cached(alias.name):
                     names.add((alias.asname or alias.name).split(".")[0])
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.split(".")[0] == "dpcore" or node.module == "ui.cached":
+            if node.module.split(".")[0] == "dpcore" or _is_cached(node.module):
                 names.update(alias.asname or alias.name for alias in node.names)
             elif node.module == "ui" and any(a.name == "cached" for a in node.names):
                 names.update(a.asname or a.name for a in node.names if a.name == "cached")
-    if module == "ui.cached":
+    if _is_cached(module):
         names.update(
             n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         )

@@ -183,7 +183,7 @@ def test_epsilon_reaches_the_accountant_record_in_five_typed_hops():
     assert hops == {
         (
             ("app_pages/composition.py", "<module>", ()),
-            ("ui/cached.py", "accountant_curve", ("Sites", "str", "str", "int", "int")),
+            ("ui/cached/sites.py", "accountant_curve", ("Sites", "str", "str", "int", "int")),
             ("dpcore/analysis/site_releases.py", "epsilon_curve", ("int", "int")),
             ("dpcore/analysis/accounting.py", "epsilon_curve", ("float", "int", "float", "tuple")),
             ("dpcore/analysis/accounting.py", "composed_epsilon", ("float", "int", "float", "str")),

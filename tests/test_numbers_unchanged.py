@@ -1,7 +1,7 @@
 """Every number on screen unchanged across the floors refactor (issue #35), bit for bit.
 
 Each case computes what a page shows, through the same cached wrappers the page calls
-(ui/cached.py, ui/specs.py, ui/learn_core.py) or the same core call the page makes, on a small
+(ui/cached/, ui/specs.py, ui/learn_core.py) or the same core call the page makes, on a small
 fixed setting, and compares it with ``tests/numbers_reference.json``, written before dpcore's
 modules moved into floors: every float exactly (``repr`` round-trips a float, so the JSON text
 of two results is equal only if every bit is), every string and integer exactly. A frame is
