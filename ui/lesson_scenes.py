@@ -244,6 +244,8 @@ def cancelling(sites: int) -> Scene:
             showlegend=False,
         )
     )
+    if run.design is None:  # the demo runs CAPE's protocol: its run always has a design
+        raise ValueError("the noise-cancellation scene needs a CAPE run; got one without a design")
     tau_e = float(run.design.tau_e[0])
     e_sum = float(demo.e_sum)
     shown = min(max(sites, 3), 5)  # the protocol page draws 3 to 5 sites
@@ -581,7 +583,8 @@ def _stats(df: pd.DataFrame, metric: str, epsilon: float) -> dict[str, tuple[flo
     """Mean and standard error (std/√runs) of ``metric`` per algorithm at ``epsilon``."""
     part = df[df["epsilon"] == epsilon].groupby("algorithm")[metric].agg(["mean", "std", "count"])
     return {
-        a: (float(r["mean"]), float(r["std"] / math.sqrt(r["count"]))) for a, r in part.iterrows()
+        str(a): (float(r["mean"]), float(r["std"] / math.sqrt(r["count"])))
+        for a, r in part.iterrows()
     }
 
 

@@ -30,7 +30,7 @@ from dpcore.protocol.joint_safe import design_for
 from dpcore.protocol.mean_release import MeanReleaseDesigns, mean_release_designs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Sites:
     """S sites: sizes, privacy, the aggregator's weights, the calibration and neighbours.
 
@@ -70,36 +70,44 @@ class Sites:
     n_per_site: tuple[int, ...]
     epsilon: tuple[float, ...]
     delta: tuple[float, ...]
-    weights: tuple[float, ...] | None = None
-    calibration: str = "analytic"
-    neighbouring: str = "add-remove"
+    weights: tuple[float, ...]
+    calibration: str
+    neighbouring: str
 
-    def __post_init__(self) -> None:
-        sizes = check_sizes(self.n_per_site)
+    def __init__(
+        self,
+        n_per_site: ArrayLike,
+        epsilon: ArrayLike,
+        delta: ArrayLike,
+        weights: ArrayLike | None = None,
+        calibration: str = "analytic",
+        neighbouring: str = "add-remove",
+    ) -> None:
+        # the fields as stored (tuples of Python numbers), whatever array-likes came in
+        sizes = check_sizes(n_per_site)
         count = check_design_sites(sizes.size, "n_per_site")
-        per_site: dict[str, Any] = {
-            "n_per_site": tuple(int(n) for n in sizes),
-            "epsilon": _floats(
-                check_per_site(self.epsilon, count, "epsilon", sites_of="n_per_site")
-            ),
-            "delta": _floats(
-                check_per_site(self.delta, count, "delta", high=1.0, sites_of="n_per_site")
-            ),
-        }
-        if self.weights is None:
-            per_site["weights"] = (1.0 / count,) * count
+        if weights is None:
+            mu: tuple[float, ...] = (1.0 / count,) * count
         else:
-            normalise_weights(self.weights)  # each ≥ 0 and finite, a positive sum
-            weights = np.asarray(self.weights, dtype=float)
-            if weights.shape != (count,):
+            normalise_weights(weights)  # each ≥ 0 and finite, a positive sum
+            given = np.asarray(weights, dtype=float)
+            if given.shape != (count,):
                 raise ValueError(
                     f"weights must be one number per site of n_per_site ({count}); "
-                    f"got {show(self.weights)}"
+                    f"got {show(weights)}"
                 )
-            per_site["weights"] = _floats(weights)
-        per_site["calibration"] = check_choice(self.calibration, "calibration", CALIBRATIONS)
-        per_site["neighbouring"] = check_choice(self.neighbouring, "neighbouring", NEIGHBOURING)
-        for name, value in per_site.items():
+            mu = _floats(given)
+        fields: dict[str, Any] = {
+            "n_per_site": tuple(int(n) for n in sizes),
+            "epsilon": _floats(check_per_site(epsilon, count, "epsilon", sites_of="n_per_site")),
+            "delta": _floats(
+                check_per_site(delta, count, "delta", high=1.0, sites_of="n_per_site")
+            ),
+            "weights": mu,
+            "calibration": check_choice(calibration, "calibration", CALIBRATIONS),
+            "neighbouring": check_choice(neighbouring, "neighbouring", NEIGHBOURING),
+        }
+        for name, value in fields.items():
             object.__setattr__(self, name, value)
 
     @property

@@ -158,23 +158,23 @@ def audit_tradeoff(
     rows, curves = [], []
     for design, part in audit.groupby("design", sort=False):
         mus = {}
-        for r in part.itertuples():
-            mu = 1.0 / r.noise_multiplier
-            mus[r.view] = mu
+        for r in part.to_dict("records"):  # plain Python values
+            mu = 1.0 / r["noise_multiplier"]
+            mus[r["view"]] = mu
             seen = tradeoff.read_view(mu, epsilon=promised, delta=d)
             box = tradeoff.attack_box(
-                r.false_positives,
-                r.negatives,
-                r.false_negatives,
-                r.positives,
-                confidence=r.confidence,
+                r["false_positives"],
+                r["negatives"],
+                r["false_negatives"],
+                r["positives"],
+                confidence=r["confidence"],
             )
             # the promise's β at the point's and the box's α's: how far under it they lie
             at = tradeoff.dp_tradeoff([box.fpr, box.fpr_low, box.fpr_high], promised, d)
             rows.append(
                 {
                     "design": design,
-                    "view": r.view,
+                    "view": r["view"],
                     "mu": mu,
                     "epsilon": seen.epsilon,
                     "promised_epsilon": promised,
@@ -201,8 +201,8 @@ def audit_tradeoff(
                     "under": at[0] - box.fnr,
                     "under_low": at[2] - box.fnr_high,  # > 0: the audit proves a break
                     "under_high": at[1] - box.fnr_low,
-                    "attack_breaks": bool(r.attack_breaks),
-                    "trials": r.trials,
+                    "attack_breaks": bool(r["attack_breaks"]),
+                    "trials": r["trials"],
                 }
             )
         frame = tradeoff.tradeoff_curves(mus, epsilon=promised, delta=d)

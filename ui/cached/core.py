@@ -59,4 +59,9 @@ def classic_warning(calibration: str, epsilons) -> None:
 # dataclass field by field would reach the registry records it carries (functions: unhashable)
 # and cost more. The page's spec names its data ("synthetic"; a real data set joins only where
 # the sweep runs), so its repr stays short.
-SPEC_HASH = {PcaSpec: repr, OtdSpec: repr, RoundsSpec: repr, Sites: repr}
+SPEC_HASH: dict[str | type[Any], Callable[[Any], Any]] = {
+    PcaSpec: repr,
+    OtdSpec: repr,
+    RoundsSpec: repr,
+    Sites: repr,
+}

@@ -15,6 +15,7 @@ from dpcore import (
 from dpcore.analysis.site_releases import SiteReleases
 from dpcore.analysis.trust_iterative import iterative_trust_table
 from dpcore.analysis.trust_models import TrustOverview
+from dpcore.analysis.views import DropoutAnalysis
 from serving import classroom
 from serving.flight import compute_slot
 from ui.cached.core import SPEC_HASH
@@ -172,7 +173,7 @@ def collusion_curve_table(
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def dropout_report(
     sites: Sites, dropped: tuple[int, ...]
-) -> dpcore.DropoutAnalysis:
+) -> DropoutAnalysis:
     """Dropout noise per remedy (:func:`dpcore.dropout_analysis`) on the sites' mean design."""
     design = sites.design()
     return dpcore.dropout_analysis(design, dropped)
