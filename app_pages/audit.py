@@ -136,8 +136,8 @@ show_stats = bound(
     f"design), {STAT_TRIALS:,} fresh trials.",
 )
 
-args = site_args(table, calibration)
-classic_warning(calibration, args[1])
+the_sites = site_args(table, calibration)
+classic_warning(calibration, the_sites.epsilon)
 cap = audit_trials_cap(sites)
 trials = min(int(trials_asked), cap)
 if trials < trials_asked:
@@ -145,8 +145,9 @@ if trials < trials_asked:
         f"Capped at {trials:,} trials per audit for {sites} sites (about a second per "
         "click on a shared server)."
     )
-audit_key = (*args, int(site) - 1, tuple(sorted(s - 1 for s in colluders)), trials, seed)
-audit = call_core(audit_table, *audit_key)
+site0, colluding0 = int(site) - 1, tuple(sorted(s - 1 for s in colluders))  # 0-based
+audit_key = (the_sites, site0, colluding0, trials, seed)
+audit = call_core(audit_table, the_sites, site0, colluding0, trials, seed)
 promised = float(audit["promised_epsilon"].iloc[0])
 
 
@@ -227,7 +228,7 @@ with chart_box:
         "release alone, the aggregator's view of all releases"
         + (f", or that view plus the E's of colluding sites {colluders}" if colluders else "")
         + ". Pale bars: the theory's exact ε of that view at the site's δ_s = "
-        f"{args[2][site - 1]:.3g}; solid bars: the ε the attack **proves** from "
+        f"{the_sites.delta[site - 1]:.3g}; solid bars: the ε the attack **proves** from "
         f"{trials:,} games, with 95 % confidence. Orange: the paper's design; blue: the "
         f"joint-view-safe design. The dotted line is the promised ε_s = {promised:.3g}. "
         f"Here the paper's design gives the aggregator's joint view ε = "
@@ -314,7 +315,7 @@ with numbers_box:
 
 with tradeoff_box:
     st.header("ε in an attacker's words: the trade-off", anchor=sections.AUDIT_TRADEOFF)
-    views, curves = call_core(audit_tradeoff, *audit_key)
+    views, curves = call_core(audit_tradeoff, the_sites, site0, colluding0, trials, seed)
     trade_fig = built(tradeoff_figure, views, curves, key=audit_key)
     st.plotly_chart(
         presenter.style(trade_fig),
@@ -355,13 +356,13 @@ with tradeoff_box:
             title="Attack audit: trade-off curves of each view, the promise and the attack",
             page="audit",
             params={
-                **site_params_of(args),
+                **site_params_of(the_sites),
                 "target site": int(site),
                 "colluding sites": list(colluders),
                 "trials": trials,
                 "seed": seed,
             },
-            snippet=snippets.audit_tradeoff(*audit_key),
+            snippet=snippets.audit_tradeoff(the_sites, site0, colluding0, trials, seed),
         ),
     )
     st.markdown(
@@ -400,7 +401,7 @@ with rounds_box:
         "each site's (ε_s, δ_s).",
     )
     rounds_trials = max(2_000, min(trials, cap // int(rounds)) // 1_000 * 1_000)
-    over = call_core(audit_rounds_table, *args, int(site) - 1, int(rounds), rounds_trials, seed)
+    over = call_core(audit_rounds_table, the_sites, int(site) - 1, int(rounds), rounds_trials, seed)
     st.table(
         pd.DataFrame(
             {
@@ -429,7 +430,7 @@ with rounds_box:
 if show_stats:
     st.header("What the attacker sees")
     on_d, on_d_prime, mu = call_core(
-        audit_statistics, *args, int(site) - 1, "cape", STAT_TRIALS, seed
+        audit_statistics, the_sites, int(site) - 1, "cape", STAT_TRIALS, seed
     )
     threshold = float(paper_joint.threshold)  # the audit's test, planned from the theory
     st.plotly_chart(

@@ -55,8 +55,8 @@ draws = bound(
 )
 seed = seed_controls(side, prefix=P)
 
-args = site_args(table, calibration)
-design = call_core(averaging_design, *args)
+the_sites = site_args(table, calibration)
+design = call_core(averaging_design, the_sites)
 
 
 def _design_table(design) -> pd.DataFrame:
@@ -75,7 +75,7 @@ def _gains_table(gains: dict) -> pd.DataFrame:
     ).set_index("comparison")
 
 
-classic_warning(calibration, args[1])
+classic_warning(calibration, the_sites.epsilon)
 
 if not presenting:
     main.header("Noise in the aggregate")
@@ -113,7 +113,7 @@ st.markdown(
     "of all releases together is exactly τ_s."
 )
 st.dataframe(
-    built(_design_table, design, key=args),
+    built(_design_table, design, key=the_sites),
     hide_index=True,
     column_config={
         c: st.column_config.NumberColumn(format="%.4g")
@@ -144,19 +144,19 @@ else:
         icon=":material/warning:",
     )
 
-mc = call_core(averaging_monte_carlo, *args, draws=int(draws), seed=seed)
+mc = call_core(averaging_monte_carlo, the_sites, draws=int(draws), seed=seed)
 fig = built(
     noise_histogram_figure,
     {"CAPE": mc["cape"], "Conventional": mc["conv"]},
     {"CAPE": design.cape.tau_agg, "Conventional": design.cape.tau_conv},
     {"CAPE": style("cape").color, "Conventional": style("conv").color},
-    key=(args, int(draws), seed),  # what made mc and design
+    key=(the_sites, int(draws), seed),  # what made mc and design
 )
 main.plotly_chart(
     presenter.style(fig), key="hist_chart", config=presenter.chart_config("cape_noise")
 )
 explain(explanations.NOISE_HISTOGRAM, container=main)
-site_params = site_params_of(args)
+site_params = site_params_of(the_sites)
 export_controls(
     main,
     fig,
@@ -168,7 +168,7 @@ export_controls(
         title="CAPE averaging: noise in the aggregate, CAPE vs conventional",
         page="averaging",
         params={**site_params, "draws": int(draws), "seed": seed},
-        snippet=snippets.averaging(*args, draws=int(draws), seed=seed),
+        snippet=snippets.averaging(the_sites, draws=int(draws), seed=seed),
     ),
 )
 main.caption(
@@ -177,13 +177,13 @@ main.caption(
 )
 
 st.header("What CAPE gains, and against what")
-sizes = np.asarray(args[0])
+sizes = np.asarray(the_sites.n_per_site)
 gains = design.gains
-st.table(built(_gains_table, gains, key=args))
+st.table(built(_gains_table, gains, key=the_sites))
 differs = design.paper_formula_differs
 st.markdown(
     f"**The paper's G(n)** (Proposition 1) = (N²/S²) Σ 1/N_s² = {design.paper_formula:.3g}× "
-    f"for sizes {list(args[0])}"
+    f"for sizes {list(the_sites.n_per_site)}"
     + (
         f" — a formula, **not your sites' gain**: it assumes one common (ε, δ) and "
         f"μ_s = N_s/N, and {' and '.join(differs)}. On your sites the comparison it stands for "

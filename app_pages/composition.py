@@ -29,6 +29,7 @@ from ui.cached import (
     call_core,
     classic_warning,
     release_growth,
+    release_ledger,
     release_multipliers,
     release_profiles,
 )
@@ -71,8 +72,8 @@ if not presenting:
     preset_buttons(P)
 controls, main = presenter.split()
 table, calibration = site_settings(side, P)
-args = site_args(table, calibration)
-classic_warning(calibration, args[1])
+the_sites = site_args(table, calibration)
+classic_warning(calibration, the_sites.epsilon)
 sites = len(table)
 site_names = list(range(1, sites + 1))
 for key in (f"{P}site",):  # S was lowered below the chosen site: back to site 1
@@ -130,23 +131,23 @@ made = bound(
     "link carries the ledger. Every release repeats the current settings.",
 )
 s0 = site - 1
-delta_s = args[2][s0]
-epsilon_s = args[1][s0]
-z_all = call_core(release_multipliers, *args, design_kind, view)
+delta_s = the_sites.delta[s0]
+epsilon_s = the_sites.epsilon[s0]
+z_all = call_core(release_multipliers, the_sites, design_kind, view)
 z = z_all[s0]
 
 # --- ε over T releases, five accountants --------------------------------------------------------
 with main:
     st.header("ε after T releases: five accountants", anchor=sections.COMPOSITION_ACCOUNTANTS)
-    curve = call_core(accountant_curve, z, int(max_releases), delta_s)
+    curve = call_core(accountant_curve, the_sites, design_kind, view, s0, int(max_releases))
     # the curve is a function of these settings: name the built results by them (figures/memo)
-    acc_key = (args, design_kind, view, site, int(max_releases))
+    acc_key = (the_sites, design_kind, view, site, int(max_releases))
     current = made if 0 < made <= max_releases else None
     fig = built(accountants_figure, curve, current=current, key=(*acc_key, current))
     st.plotly_chart(
         presenter.style(fig), key=f"{P}chart", config=presenter.chart_config("composition")
     )
-    growth = call_core(release_growth, z, int(max_releases), delta_s)
+    growth = call_core(release_growth, the_sites, design_kind, view, s0, int(max_releases))
     lesson = built(
         accountants_text,
         curve,
@@ -188,12 +189,12 @@ colluders = bound(
 )
 coalition = tuple(sorted(s - 1 for s in colluders if s != site))
 profile_releases = max(made, 1)
-joint_cape = call_core(release_multipliers, *args, "cape", "aggregator's joint view")[s0]
+joint_cape = call_core(release_multipliers, the_sites, "cape", "aggregator's joint view")[s0]
 top = call_core(dpcore.composed_epsilon, joint_cape, releases=profile_releases, delta=delta_s)
 top = max(2.5 * top, 2.0 * epsilon_s, 0.5)
 grid = tuple(sorted({*(top * (i + 1) / 80 for i in range(80)), epsilon_s}))
-profiles = call_core(release_profiles, *args, s0, coalition, profile_releases, grid)
-prof_key = (args, s0, coalition, profile_releases)
+profiles = call_core(release_profiles, the_sites, s0, coalition, profile_releases, grid)
+prof_key = (the_sites, s0, coalition, profile_releases)
 offered = profile_curves(profiles)  # name → (design, view); the promise is always drawn
 picked = bound(
     st.pills,
@@ -271,24 +272,15 @@ budget_multiple = bound(
     step=0.5,
     help="Each site may spend this multiple of its per-release ε_s in total, at its δ_s.",
 )
-budget = [budget_multiple * e for e in args[1]]
 
 
-def _ledger_view(z_all, budget, delta, accountant: str, made: int):
-    """The ledger after ``made`` releases of every site's mean, its summary, each site's ε
-    after one more release, whether that exceeds the budget, and the table as shown."""
-    ledger = dpcore.PrivacyLedger(budget=list(budget), delta=list(delta), accountant=accountant)
-    if made:
-        ledger = ledger.add(list(z_all), label="release of each site's mean", count=made)
-    summary = ledger.summary()
-    after = ledger.spent_after(list(z_all))
-    exceed = ledger.would_exceed(list(z_all))
-    shown = summary.assign(
+def _ledger_shown(summary, after):
+    """The ledger's table as shown: the share used, ε after one more release, the status."""
+    return summary.assign(
         used=summary.fraction,  # the true share: the column caps the bar, not its label
         after=after,
         status=["over budget" if x else "within" for x in summary.exceeded],
     )
-    return ledger, summary, after, exceed, shown
 
 
 def _release_again() -> None:
@@ -299,10 +291,11 @@ def _start_over() -> None:
     st.session_state[f"{P}made"] = 0
 
 
-ledger_key = (args, design_kind, view, accountant, float(budget_multiple), int(made))
-ledger, summary, after, exceed, shown = call_core(
-    built, _ledger_view, tuple(z_all), tuple(budget), args[2], accountant, made, key=ledger_key
+ledger_key = (the_sites, design_kind, view, accountant, float(budget_multiple), int(made))
+ledger, summary, after, exceed = call_core(
+    release_ledger, the_sites, design_kind, view, accountant, float(budget_multiple), int(made)
 )
+shown = built(_ledger_shown, summary, after, key=ledger_key)
 st.dataframe(
     shown[["site", "spent", "budget", "used", "after", "status"]],
     hide_index=True,
@@ -320,7 +313,7 @@ st.dataframe(
 already = summary["exceeded"].to_numpy()
 if already.any():
     over = [
-        f"site {i + 1} (ε {summary.spent[i]:.3g} > {budget[i]:.3g}, "
+        f"site {i + 1} (ε {summary.spent[i]:.3g} > {summary.budget[i]:.3g}, "
         f"{summary.fraction[i]:.0%} of it)"
         for i in range(sites)
         if already[i]
@@ -332,7 +325,7 @@ if already.any():
     )
 if (exceed & ~already).any():
     over = [
-        f"site {i + 1} (ε {after[i]:.3g} > {budget[i]:.3g})"
+        f"site {i + 1} (ε {after[i]:.3g} > {summary.budget[i]:.3g})"
         for i in range(sites)
         if exceed[i] and not already[i]
     ]

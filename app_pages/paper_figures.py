@@ -170,11 +170,11 @@ if todo:
     bar = st.progress(0.0, text="Regenerating…")
     for i, panel in enumerate(todo):
         bar.progress(i / len(todo), text=f"Panel {panel.key}: {panel.title}")
-        args = (panel.key, runs, seed, calibration, paths.get(panel.data, ""))
+        path = paths.get(panel.data, "")
         if panel.heavy:  # a bounded child process, queued, with Cancel (ui.jobs)
-            paper_panel_job(*args, gate="paper")
+            paper_panel_job(panel.key, runs, seed, calibration, path, gate="paper")
         else:
-            call_core(paper_panel, *args)
+            call_core(paper_panel, panel.key, runs, seed, calibration, path)
         if panel.pool_spread:
             call_core(paper_pool_spread, panel.key, calibration)
         done.add((panel.key, *token))
@@ -198,11 +198,11 @@ for row in range(0, len(panels), width):
             box.caption(f":material/folder_off: {reason} Below: {below}")
         computed = (panel.key, *token) in done
         if computed:
-            args = (panel.key, runs, seed, calibration, paths.get(panel.data, ""))
+            path = paths.get(panel.data, "")
             df = (
-                paper_panel_job(*args, gate="paper")
+                paper_panel_job(panel.key, runs, seed, calibration, path, gate="paper")
                 if panel.heavy
-                else call_core(paper_panel, *args)
+                else call_core(paper_panel, panel.key, runs, seed, calibration, path)
             )
         elif ships and panel.key in shipped:
             df = shipped[panel.key]

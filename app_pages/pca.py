@@ -15,7 +15,7 @@ from ui.cached import (
     FILE_SOURCES,
     call_core,
     classic_warning,
-    load_dataset,
+    load_source,
     pca_frame,
     pca_job,
 )
@@ -89,7 +89,7 @@ elif kind == "upload":
         st.stop()
     source = (kind, upload.getvalue())
 if kind != "synthetic":
-    dataset = call_core(load_dataset, *source)
+    dataset = call_core(load_source, source)
     dim = dataset.dim
     side.caption(f"D = {dataset.dim}, {dataset.n_samples:,} samples in the pool.")
     st.caption(

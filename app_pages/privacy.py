@@ -1,14 +1,18 @@
 """Privacy explorer: who sees what, collusion, dropouts and honest calibration."""
 
-import math
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import dpcore
 from figures.charts import calibration_figure, collusion_figure
 from figures.memo import built
+from figures.privacy import (
+    coalition_shown,
+    dropout_pca_table,
+    views_table,
+    worst_table,
+)
 from learning import explanations, sections, snippets
 from learning.glossary import terms_line
 from ui import presenter
@@ -52,8 +56,8 @@ preset_buttons(P)
 side = st.sidebar
 table, calibration = site_settings(side, P)
 seed = seed_controls(side, prefix=P)
-args = site_args(table, calibration)
-classic_warning(calibration, args[1])
+the_sites = site_args(table, calibration)
+classic_warning(calibration, the_sites.epsilon)
 sites = len(table)
 site_names = list(range(1, sites + 1))
 
@@ -62,78 +66,6 @@ def _valid(key: str) -> None:
     """Drop selections of sites that no longer exist (S was lowered)."""
     if key in st.session_state:
         st.session_state[key] = [s for s in st.session_state[key] if s in site_names]
-
-
-def _verdict(eps: float, promised: float, ok: bool) -> str:
-    """'ε ≤ ε_s ✓' or 'ε > ε_s ✗': exactly whether the site's promise holds in this view."""
-    if eps == 0:
-        return "sees nothing ✓"
-    return f"{eps:.3g} {'≤' if ok else '>'} {promised:.3g} {'✓' if ok else '✗'}"
-
-
-def _worst_table(curve: pd.DataFrame, ng: bool, sites: int) -> pd.DataFrame:
-    """One row per coalition size: both views' worst ε, verdict, coalition and how it was found.
-
-    A lower-bound row shows '≥ ε' and no ✓ (it may only show ✗: a coalition it found breaks
-    the promise, which is true whatever else exists).
-    """
-    rows = []
-    for n, part in curve.groupby("colluding", sort=True):
-        row: dict[str, object] = {"colluding sites": n}
-        for view in ("own release", "all releases"):
-            r = part[part.view == view].iloc[0]
-            meets = None if pd.isna(r.meets) else bool(r.meets)
-            row[f"worst ε, {view}"] = f"{'' if r.exact else '≥ '}{r.epsilon:.4g}"
-            row[f"promise, {view}"] = (
-                f"≤ {r.promised_epsilon:.3g} ✓"
-                if meets
-                else f"> {r.promised_epsilon:.3g} ✗"
-                if meets is False
-                else "unknown (lower bound)"
-            )
-            who = "any" if ng else ", ".join(f"site {k}" for k in r.coalition) or "none"
-            row[f"worst coalition, {view}"] = f"{who} → site {r.site}"
-        tried = int(part.searched.max())
-        if ng:
-            row["search"] = "exact: only the G's are left, whoever colludes"
-        elif part.exact.all():
-            row["search"] = f"exact: all {tried:,} coalitions" if tried > 1 else "exact"
-        else:
-            row["search"] = f"lower bound: {tried:,} of {math.comb(sites, n):,} coalitions tried"
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _coalition_shown(report: pd.DataFrame) -> pd.DataFrame:
-    """The chosen coalition's table as shown: ε of each view, its verdict and σ/τ_s."""
-    shown = pd.DataFrame(
-        {
-            "site": report.site,
-            "promised ε_s": report.promised_epsilon,
-            "ε own release": report.epsilon_release,
-            "own": np.where(report.release_meets, "✓", "✗"),
-            "ε all releases": report.epsilon_joint,
-            "joint": np.where(report.joint_meets, "✓", "✗"),
-            "σ own / τ_s": report.release_ratio,
-            "σ all / τ_s": report.joint_ratio,
-            "ε of τ_s alone": report.epsilon_at_required,
-        }
-    )
-    if "epsilon_joint_exact" in report:
-        shown["ε all releases, τ_s exact"] = report.epsilon_joint_exact
-    return shown
-
-
-def _dropout_pca_table(pca: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
-    """capePCA's captured energy per dropout case: mean and std over the runs."""
-    stats = pca.groupby("case", sort=False).captured_energy_ratio.agg(["mean", "std"])
-    return pd.DataFrame(
-        {
-            "case": ["no dropout", *[names[c] for c in ("none", "naive", "cape")]],
-            "captured energy (of optimum)": stats["mean"].to_numpy(),
-            "± std over runs": stats["std"].to_numpy(),
-        }
-    )
 
 
 ROUNDS = (1, 2, 5, 11, 20, 50)  # T of CAPE per round (11: the power method's default)
@@ -180,12 +112,12 @@ rounds = int(
         "site's (ε_s, δ_s). Every ε below is then over all T rounds.",
     )
 )
-design_args = (*args, design_kind)
+design_args = (the_sites, design_kind)
 view_key = design_args if rounds == 1 else (*design_args, rounds)  # memo keys (figures/memo)
 over = "" if rounds == 1 else f" over all {rounds} rounds"
 if rounds > 1:
     st.info(_rounds_note(rounds), icon=":material/replay:")
-noise = call_core(averaging_design, *args)
+noise = call_core(averaging_design, the_sites)
 st.caption(
     f"The price in accuracy — aggregate noise std: pooled requirement {noise.cape.tau_pool:.3g}; "
     f"paper's design {noise.cape.tau_agg:.3g} (= pooled); joint-view-safe "
@@ -197,34 +129,13 @@ st.caption(
 st.header("Who sees what", anchor=sections.PRIVACY_VIEWS)
 
 
-def _views_table(parties: pd.DataFrame) -> pd.DataFrame:
-    """One row per kind of party, one column per site: the verdict of its joint view."""
-    parties = parties.assign(
-        party_kind=np.where(
-            parties["party"].str.startswith("site "), "each other site", parties["party"]
-        )
-    )
-    show = parties.drop_duplicates(["party_kind", "site"])
-    cells = show.assign(
-        joint=[_verdict(r.epsilon_joint, r.promised_epsilon, r.meets) for r in show.itertuples()],
-    )
-    receives = cells.drop_duplicates("party_kind").set_index("party_kind")["receives"]
-    receives["each other site"] = "E_j and F_j only; no other site's release"
-    pivot = cells.pivot(index="party_kind", columns="site", values="joint").rename(
-        columns=lambda s: f"site {s}"
-    )
-    pivot.insert(0, "receives", receives)
-    order = ["noise generator", "aggregator", "each other site", "anyone (final output)"]
-    return pivot.loc[order].rename_axis("party")
-
-
 parties = (
-    call_core(party_table, *design_args)
+    call_core(party_table, the_sites, design_kind)
     if rounds == 1
-    else call_core(rounds_party_table, *design_args, rounds)
+    else call_core(rounds_party_table, the_sites, design_kind, rounds)
 )
 # built once per table of views (figures/memo.py): no pandas reshaping on a cached rerun
-st.dataframe(built(_views_table, parties, key=view_key), width="stretch")
+st.dataframe(built(views_table, parties, key=view_key), width="stretch")
 st.caption(
     "Each cell: the exact ε (at the site's δ_s) of **everything that party sees at once** "
     f"about the site{over}, against the ε_s the site was promised: ✓ when ε ≤ ε_s. The paper's "
@@ -233,9 +144,9 @@ st.caption(
 )
 agg = parties[parties.party == "aggregator"]
 coalition0 = (
-    call_core(coalition_table, *args, (), False, design_kind)
+    call_core(coalition_table, the_sites, (), False, design_kind)
     if rounds == 1
-    else call_core(rounds_coalition_table, *args, (), False, design_kind, rounds)
+    else call_core(rounds_coalition_table, the_sites, (), False, design_kind, rounds)
 )
 worst = agg.loc[(agg.epsilon_joint / agg.promised_epsilon).idxmax()]
 if not agg.meets.all():
@@ -297,16 +208,18 @@ with table_box:
     else:
         gang = tuple(s - 1 for s in colluders)
         report = (
-            call_core(coalition_table, *args, gang, bool(with_ng), design_kind)
+            call_core(coalition_table, the_sites, gang, bool(with_ng), design_kind)
             if rounds == 1
-            else call_core(rounds_coalition_table, *args, gang, bool(with_ng), design_kind, rounds)
+            else call_core(
+                rounds_coalition_table, the_sites, gang, bool(with_ng), design_kind, rounds
+            )
         )
         chosen = (
             len(colluders),
             float(report.epsilon_release.max()),
             float(report.epsilon_joint.max()),
         )
-        shown = built(_coalition_shown, report, key=(view_key, tuple(colluders), with_ng))
+        shown = built(coalition_shown, report, key=(view_key, tuple(colluders), with_ng))
         st.dataframe(
             shown,
             hide_index=True,
@@ -333,9 +246,9 @@ with table_box:
         )
 with chart_box:
     curve = (
-        call_core(collusion_curve_table, *args, bool(with_ng), design_kind)
+        call_core(collusion_curve_table, the_sites, bool(with_ng), design_kind)
         if rounds == 1
-        else call_core(rounds_collusion_table, *args, bool(with_ng), design_kind, rounds)
+        else call_core(rounds_collusion_table, the_sites, bool(with_ng), design_kind, rounds)
     )
     bound = call_core(dpcore.collusion_bound, sites)
     shown_key = (view_key, bool(with_ng), chosen)
@@ -355,7 +268,7 @@ with chart_box:
             key=shown_key,
         )
     )
-    site_params = {**site_params_of(args), "design": design_kind}
+    site_params = {**site_params_of(the_sites), "design": design_kind}
     export_controls(
         st,
         collusion_fig,
@@ -365,7 +278,9 @@ with chart_box:
             title="Privacy explorer: effective ε of the most exposed site vs colluding sites",
             page="privacy",
             params={**site_params, "noise generator colludes": bool(with_ng), "rounds T": rounds},
-            snippet=snippets.collusion(*args, ng=bool(with_ng), design=design_kind, rounds=rounds),
+            snippet=snippets.collusion(
+                the_sites, ng=bool(with_ng), design=design_kind, rounds=rounds
+            ),
         ),
     )
     st.markdown(
@@ -381,7 +296,7 @@ with chart_box:
         )
     )
     st.dataframe(
-        built(_worst_table, curve, bool(with_ng), sites, key=shown_key[:2]),
+        built(worst_table, curve, bool(with_ng), sites, key=shown_key[:2]),
         hide_index=True,
         width="stretch",
     )
@@ -417,7 +332,7 @@ elif len(dropped) == sites:
     st.error("Every site dropped out: there is nothing to aggregate.", icon=":material/error:")
 else:
     gone = tuple(s - 1 for s in dropped)
-    drop = call_core(dropout_report, *args, gone)
+    drop = call_core(dropout_report, the_sites, gone)
     names = {
         "none": "no remedy (the E's do not cancel)",
         "naive": "noise generator sends Σ μ_d E_d",
@@ -447,10 +362,10 @@ else:
     st.markdown("**Effect on capePCA** (synthetic D = 50, K = 10, 20 runs, these sites):")
     st.dataframe(
         built(
-            _dropout_pca_table,
-            call_core(dropout_pca_frame, *args, gone, seed),
+            dropout_pca_table,
+            call_core(dropout_pca_frame, the_sites, gone, seed),
             names,
-            key=(args, gone, seed),
+            key=(the_sites, gone, seed),
         ),
         hide_index=True,
         column_config={
@@ -472,15 +387,17 @@ else:
 # --- calibration ----------------------------------------------------------------------------------
 st.header("Calibration: classic or analytic", anchor=sections.PRIVACY_CALIBRATION)
 grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
-eps_sites = args[1]
-calib_curve = call_core(calibration_curve, float(args[2][0]), grid)
-calib_fig = built(calibration_figure, calib_curve, current=eps_sites, key=(eps_sites, args[2][0]))
+eps_sites = the_sites.epsilon
+calib_curve = call_core(calibration_curve, float(the_sites.delta[0]), grid)
+calib_fig = built(
+    calibration_figure, calib_curve, current=eps_sites, key=(eps_sites, the_sites.delta[0])
+)
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )
-mine = call_core(dpcore.calibration_comparison, eps_sites, delta=float(args[2][0]))
+mine = call_core(dpcore.calibration_comparison, eps_sites, delta=float(the_sites.delta[0]))
 ratio = 1.0 - mine.saving  # analytic σ / classic σ at each of your sites' ε
-explain(explanations.calibration(eps_sites, ratio, delta=float(args[2][0])))
+explain(explanations.calibration(eps_sites, ratio, delta=float(the_sites.delta[0])))
 export_controls(
     st,
     calib_fig,
@@ -490,11 +407,11 @@ export_controls(
         title="Privacy explorer: classic vs analytic Gaussian calibration (σ/Δ over ε)",
         page="privacy",
         params={
-            "δ": float(args[2][0]),
+            "δ": float(the_sites.delta[0]),
             "ε grid": f"{grid[0]:g} … {grid[-1]:g}, {len(grid)} log-spaced points",
             "your sites' ε": eps_sites,
         },
-        snippet=snippets.calibration(grid, float(args[2][0])),
+        snippet=snippets.calibration(grid, float(the_sites.delta[0])),
     ),
 )
 low, high = ratio.min(), ratio.max()
@@ -506,14 +423,14 @@ more = (
     else ""
 )
 st.caption(
-    f"At δ = {args[2][0]:g} (site 1). Dotted lines: your sites' ε. The classic formula "
+    f"At δ = {the_sites.delta[0]:g} (site 1). Dotted lines: your sites' ε. The classic formula "
     f"σ = Δ√(2 ln(1.25/δ))/ε (Dwork & Roth, Thm. A.1; used by the paper for every τ) is a "
     f"proof only for ε < 1. The analytic calibration (Balle & Wang 2018) is exact for every ε; "
     f"for your sites its noise std is {span} the classic one.{more}"
 )
-b = call_core(agn_budget, float(eps_sites[0]), float(args[2][0]))
+b = call_core(agn_budget, float(eps_sites[0]), float(the_sites.delta[0]))
 st.markdown(
-    f"**capeAGN's budget** (Theorem 2): at (ε, δ) = ({eps_sites[0]:g}, {args[2][0]:g}) "
+    f"**capeAGN's budget** (Theorem 2): at (ε, δ) = ({eps_sites[0]:g}, {the_sites.delta[0]:g}) "
     f"it spends (ε₁, δ₁) = ({b['epsilon1']:g}, {b['delta1']:g}) on M2 and "
     f"(ε₂, δ₂) = ({b['epsilon2']:g}, {b['delta2']:g}) on M3; by composition the whole "
     f"algorithm is (ε₁ + ε₂, δ₁ + δ₂)-DP."

@@ -59,8 +59,8 @@ runs = url_bound(
     value=10,
     help="Noise draws per scheme for the captured energy (mean ± std).",
 )
-args = site_args(table_in, calibration)
-classic_warning(calibration, args[1])
+the_sites = site_args(table_in, calibration)
+classic_warning(calibration, the_sites.epsilon)
 
 SCALES = ["automatic", "1e-9", "1e-8", "1e-7", "1e-6", "1e-5", "1e-4", "1e-3", "1e-2"]
 if presenter.is_on():  # the two controls the demo turns, beside the chart
@@ -104,9 +104,11 @@ sa_choice = url_bound(
 )
 scale = None if scale_text == "automatic" else float(scale_text)
 sa_cal = calibration if sa_choice == "matched" else "ddg"
-common = (*args, int(dim), int(bits), scale, sa_cal)
-info = call_core(trust_models_table, *common)
-pca = call_core(trust_models_pca, *common, int(runs), seed)
+common = (the_sites, int(dim), int(bits), scale, sa_cal)
+info = call_core(trust_models_table, the_sites, int(dim), int(bits), scale, sa_cal)
+pca = call_core(
+    trust_models_pca, the_sites, int(dim), int(bits), scale, sa_cal, int(runs), seed
+)
 table = info.table
 settings = (common, int(runs), seed)  # what every figure and table below is a function of
 sa = pca[pca.scheme == "secagg"]
@@ -166,13 +168,13 @@ with chart_box:
             shuffle_parties=info.shuffle_parties,
             dim=int(dim),
             bits=int(bits),
-            sites=len(args[0]),
+            sites=the_sites.count,
             key=settings,
         )
     )
 
 st.header("The schemes side by side", anchor=sections.TRUST_SCHEMES)
-shown = built(display_table, table, pca, sites=len(args[0]), key=settings)
+shown = built(display_table, table, pca, sites=the_sites.count, key=settings)
 # Two views of one table, each as wide as the page (issue #40: at 1400 px 61 % of the one wide
 # grid was off-screen): the numbers in a grid, the worded columns in a table that wraps.
 st.dataframe(
@@ -192,13 +194,13 @@ st.dataframe(
         "± std": st.column_config.NumberColumn(format="%.3f"),
     },
 )
-iterative = call_core(trust_models_iterative, *args, int(dim))
+iterative = call_core(trust_models_iterative, the_sites, int(dim))
 worded = ["what the aggregator sees", "who must be trusted", "colluders tolerated"]
 st.table(
     pd.concat(
         [
             shown[["scheme", *worded, "one dropout (site 1)", "source"]],
-            iterative_display(iterative, sites=len(args[0])),
+            iterative_display(iterative, sites=the_sites.count),
         ]
     ).set_index("scheme")
 )
@@ -267,7 +269,8 @@ with st.expander("How it works — the equations"):
     )
     st.markdown(
         f"only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ {info.shuffle_parties:,} parties "
-        f"at site 1's ε₀ = {args[1][0]:g}. With S = {len(args[0])} sites it gives nothing, "
+        f"at site 1's ε₀ = {the_sites.epsilon[0]:g}. With S = {the_sites.count} sites it "
+        "gives nothing, "
         "and the theorem also needs a pure-DP local randomiser (the Gaussian is not): the row "
         "is a negative control, its noise is conventional's."
     )

@@ -336,7 +336,8 @@ AUDIT_ROWS = {  # the table's rows: (design label, attacker label) -> (design, v
 
 @cache
 def _audit(kind: str, view: str) -> dict[str, Any]:
-    """The seeded audit of tests/test_audit.py's headline: 400,000 trials, seed 2026."""
+    """The seeded audit of tests/core/analysis/test_audit.py's headline: 400,000 trials, seed
+    2026."""
     tau, sens = _equal(10, "analytic")
     design = design_for(kind, tau, weights=np.full(10, 0.1))
     audit = dpcore.audit_protocol(
@@ -836,7 +837,8 @@ def _reliability() -> dict[str, Any]:
 
     config = tomllib.loads((ROOT / ".streamlit/config.toml").read_text())
     heavy, loads = jobs.HEAVY.limits, jobs.LOADS.limits
-    mnist = paper.PANELS["2e"]  # MNIST against N_s (tests/test_limits.py: the heaviest)
+    # MNIST against N_s (tests/core/experiments/test_limits.py: the heaviest)
+    mnist = paper.PANELS["2e"]
     grid = mnist.params["n_per_site"]
     estimate = estimate_pca(
         dim=784,

@@ -103,6 +103,7 @@ from dpcore.protocol.cape import (
 from dpcore.protocol.joint_safe import joint_safe_design
 from dpcore.protocol.mean_release import MeanReleaseDesigns, mean_release_designs
 from dpcore.protocol.secagg import SecAggDesign, secagg_design, secagg_sum
+from dpcore.protocol.sites import Sites
 from dpcore.version import __version__ as __version__  # not in __all__: not an API name
 
 
@@ -140,6 +141,7 @@ __all__ = [
     "PcaSpec",
     "PrivacyLedger",
     "SecAggDesign",
+    "Sites",
     "WorkBudget",
     "agn_budget",
     "attack_statistics",

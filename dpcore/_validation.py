@@ -88,6 +88,33 @@ def as_float_array(value: object, name: str) -> NDArray[np.float64]:
     return arr
 
 
+def as_numbers(
+    value: object, name: str, what: str = "a number or one number per site"
+) -> NDArray[np.float64]:
+    """``value``, a number or a sequence of numbers, as a new float array (its shape kept).
+
+    The one converter of the per-site checks (:func:`check_per_site`) and the accountants'
+    noise multipliers (:func:`dpcore.analysis.accounting.check_multipliers`): a TypeError
+    naming ``name`` and saying what it ``must be`` for anything that holds no numbers (a
+    string, None, a bool, a dict, a set, a ragged list).
+
+    Examples
+    --------
+    >>> as_numbers((1, 2.5), "epsilon")
+    array([1. , 2.5])
+    >>> as_numbers(True, "epsilon")
+    Traceback (most recent call last):
+    ...
+    TypeError: epsilon must be a number or one number per site; got bool True
+    """
+    if value is None or isinstance(value, (str, bytes, dict, set, bool, np.bool_)):
+        raise TypeError(f"{name} must be {what}; got {type(value).__name__} {show(value)}")
+    try:
+        return np.array(value, dtype=float)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise TypeError(f"{name} must be {what}; got {show(value)}") from err
+
+
 def check_broadcast(**arrays: NDArray[np.float64]) -> list[NDArray[np.float64]]:
     """The arrays broadcast against each other; a ValueError naming all of them if they don't.
 
@@ -188,17 +215,7 @@ def check_per_site(
     ValueError
         Not one number per site, or an entry out of range.
     """
-    if value is None or isinstance(value, (str, bytes, dict, set, bool, np.bool_)):
-        raise TypeError(
-            f"{name} must be a number or one number per site; got {type(value).__name__} "
-            f"{show(value)}"
-        )
-    try:
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError(
-            f"{name} must be a number or one number per site; got {show(value)}"
-        ) from err
+    arr = as_numbers(value, name)
     if n_sites is None:
         if arr.ndim != 1 or arr.size == 0:
             raise ValueError(

@@ -80,6 +80,8 @@ def site_name(s: int) -> str:
 def protocol_steps(demo: ProtocolDemo) -> list[ProtocolStep]:
     """The 3S + 5 steps of one run, in the order of Algorithm 1 (steps 1–8)."""
     run, design = demo.run, demo.run.design
+    if design is None:  # a conventional run has no design; the demo runs CAPE's protocol
+        raise ValueError("protocol_steps needs a CAPE run (its design); got a run without one")
     n = run.values.shape[0]
     tau, tau_e, tau_g = design.tau_site[0], design.tau_e[0], design.tau_g[0]
     by_name = {m.name: m for m in run.messages}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dpcore import OtdSpec, PcaSpec
+from dpcore import OtdSpec, PcaSpec, Sites
 
 
 def _kwargs(params: Mapping[str, Any], indent: str = "    ") -> str:
@@ -58,23 +58,23 @@ class _Raw(str):
         return str(self)
 
 
-def _site_lines(n_per_site, epsilon, delta, weights, calibration) -> str:
+def _site_lines(sites: Sites) -> str:
     return (
         "import numpy as np\n\nimport dpcore\n\n"
-        f"n_per_site = {tuple(n_per_site)!r}\n"
-        f"epsilon = {tuple(epsilon)!r}\n"
-        f"delta = {tuple(delta)!r}\n"
-        f"weights = {tuple(weights)!r}  # normalised to sum 1\n"
+        f"n_per_site = {sites.n_per_site!r}\n"
+        f"epsilon = {sites.epsilon!r}\n"
+        f"delta = {sites.delta!r}\n"
+        f"weights = {sites.weights!r}  # normalised to sum 1\n"
         "# each site releases its mean of values in [0, 1]: sensitivity 1/N_s\n"
         "tau = dpcore.gaussian_sigmas(\n"
         "    1.0 / np.asarray(n_per_site, float), epsilon=epsilon, delta=delta, "
-        f"method={calibration!r}\n)\n"
+        f"method={sites.calibration!r}\n)\n"
     )
 
 
-def averaging(n_per_site, epsilon, delta, weights, calibration, *, draws: int, seed: int) -> str:
+def averaging(sites: Sites, *, draws: int, seed: int) -> str:
     """The aggregate noise of ``draws`` CAPE and conventional runs (the histogram's draws)."""
-    return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
+    return _site_lines(sites) + (
         f"rng = np.random.default_rng({seed})\n"
         f"zeros = np.zeros((len(tau), {draws}))  # {draws} independent entries, one run\n"
         "cape_rng, conv_rng = rng.spawn(2)\n"
@@ -85,13 +85,11 @@ def averaging(n_per_site, epsilon, delta, weights, calibration, *, draws: int, s
     )
 
 
-def collusion(
-    n_per_site, epsilon, delta, weights, calibration, *, ng: bool, design: str, rounds: int = 1
-) -> str:
+def collusion(sites: Sites, *, ng: bool, design: str, rounds: int = 1) -> str:
     """Effective ε of the most exposed site against the number of colluders (over all T
     rounds of CAPE per round when ``rounds`` > 1)."""
     if rounds > 1:
-        return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
+        return _site_lines(sites) + (
             "from dpcore.analysis.round_views import rounds_collusion_curve\n\n"
             "curve = rounds_collusion_curve(\n"
             f"    tau, rounds={rounds!r}, sensitivity=1.0 / np.asarray(n_per_site, float),\n"
@@ -99,7 +97,7 @@ def collusion(
             f"noise_generator={ng!r}\n)\n"
             "print(curve)\n"
         )
-    return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
+    return _site_lines(sites) + (
         "from dpcore.protocol.joint_safe import design_for\n\n"
         f"made = design_for({design!r}, tau, weights=weights)\n"
         "curve = dpcore.collusion_curve(\n"
@@ -109,15 +107,13 @@ def collusion(
     )
 
 
-def audit_tradeoff(
-    n_per_site, epsilon, delta, weights, calibration, site: int, colluding, trials: int, seed: int
-) -> str:
+def audit_tradeoff(sites: Sites, site: int, colluding, trials: int, seed: int) -> str:
     """The Attack audit's trade-off chart: each view's audit, its μ, curve, dip and posteriors
     (``site`` and ``colluding`` 0-based, as the page's cached call takes them)."""
     views = [("release", ()), ("joint", ())] + (
         [("coalition", tuple(colluding))] if colluding else []
     )
-    return _site_lines(n_per_site, epsilon, delta, weights, calibration) + (
+    return _site_lines(sites) + (
         "from dpcore.analysis import tradeoff\n"
         "from dpcore.protocol.joint_safe import design_for\n\n"
         f"site, trials, views = {site}, {trials}, {views!r}\n"

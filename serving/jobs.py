@@ -161,8 +161,9 @@ class Lane:
             self._drop_holds(owner)  # the owner's next job: the held slot is free for it
             ticket = next((t for t in self._queue + self._running if t.key == key), None)
             previous = self._by_owner.get(owner)
-            replaced = previous is not None and previous is not ticket
-            if replaced:
+            replaced = False
+            if previous is not None and previous is not ticket:
+                replaced = True
                 self._release(previous, owner)
             if ticket is None:
                 ticket = Ticket(key, fn, args, kwargs, then_follow_up=then_follow_up)
@@ -305,6 +306,8 @@ class Lane:
         while True:
             with self._cond:
                 for ticket in list(self._running):
+                    # _pump gives every ticket its job as it starts running
+                    assert ticket.job is not None, "a running ticket without its job"
                     outcome = ticket.job.poll()
                     if outcome is not None:
                         self._finish(ticket, outcome)

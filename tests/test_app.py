@@ -105,8 +105,8 @@ def test_pca_heavy_settings_wait_for_run(monkeypatch):
     at = page("pca.py").run()
     assert at.metric  # the default settings are light: computed at once
     # What is heavy is the core's one rule (dpcore.experiments.limits.is_heavy, tested in
-    # tests/test_limits.py); a tiny threshold makes a small sweep heavy, so this test checks
-    # the gate and the job's wiring without a real D = 200 sweep.
+    # tests/core/experiments/test_limits.py); a tiny threshold makes a small sweep heavy, so
+    # this test checks the gate and the job's wiring without a real D = 200 sweep.
     monkeypatch.setattr(limits, "HEAVY_SECONDS", 1e-6)
     at.select_slider(key="pca_dim").set_value(20).run()
     assert not at.metric  # nothing computed yet

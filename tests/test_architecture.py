@@ -1,5 +1,6 @@
-"""The app on the core's specs (issue #23): no page reaches the core through ``**`` of a dict,
-and a spec is a stable, cheap cache key (docs/architecture.md, "slider → spec → mechanism")."""
+"""The app on the core's specs (issue #23): no page reaches the core through ``**`` of a dict
+or ``*`` of a tuple (the sites are one ``dpcore.Sites``, issue #35), and a spec is a stable,
+cheap cache key (docs/architecture.md, "slider → spec → mechanism")."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREEN = sorted(
-    [*ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("learning/**/*.py")]
+    [*ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/**/*.py"), *ROOT.glob("learning/**/*.py")]
 )
 CORE = ("dpcore", "ui.cached")  # a call to anything imported from these is a core call
 
@@ -24,21 +25,26 @@ CORE = ("dpcore", "ui.cached")  # a call to anything imported from these is a co
 ALLOWED: set[tuple[str, str]] = set()
 
 
+def _is_cached(module: str) -> bool:
+    """``ui.cached`` or one of its page families (``ui.cached.sites``, …)."""
+    return module == "ui.cached" or module.startswith("ui.cached.")
+
+
 def _core_names(tree: ast.Module, module: str) -> set[str]:
     """The names a file binds to the core: imports from dpcore or ui.cached (at any level,
-    function-level imports included) and, in ui/cached.py itself, its own functions."""
+    function-level imports included) and, in ui/cached/ itself, its own functions."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == "dpcore" or alias.name == "ui.cached":
+                if alias.name.split(".")[0] == "dpcore" or _is_cached(alias.name):
                     names.add((alias.asname or alias.name).split(".")[0])
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.split(".")[0] == "dpcore" or node.module == "ui.cached":
+            if node.module.split(".")[0] == "dpcore" or _is_cached(node.module):
                 names.update(alias.asname or alias.name for alias in node.names)
             elif node.module == "ui" and any(a.name == "cached" for a in node.names):
                 names.update(a.asname or a.name for a in node.names if a.name == "cached")
-    if module == "ui.cached":
+    if _is_cached(module):
         names.update(
             n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         )
@@ -102,6 +108,55 @@ def test_no_page_calls_the_core_with_a_dict_splat(path):
     assert not found, (
         f"{path.relative_to(ROOT)} calls the core with ** of a dict at {found}: name each "
         "keyword, or pass the spec (docs/architecture.md)"
+    )
+
+
+def core_star_splats(source: str, module: str = "page") -> list[tuple[int, str]]:
+    """(line, callee) of every call to a core name, or of a call handed a core function
+    (``call_core(party_table, *args)``), whose positional arguments hold a ``*`` expansion.
+
+    The sites-table pages passed their sites as a 5-tuple spread with ``*`` into the cached
+    wrappers (issue #35); they pass one :class:`dpcore.Sites` now, and a call into the core
+    names each argument, as it names each keyword. A ``*`` in a tuple or list display
+    (``(*a, b)``) is data, not a call.
+    """
+    tree = ast.parse(source)
+    core = _core_names(tree, module)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not any(isinstance(a, ast.Starred) for a in node.args):
+            continue
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if _root(node.func) in core or any(
+            isinstance(a, (ast.Name, ast.Attribute)) and _root(a) in core for a in arguments
+        ):
+            found.append((node.lineno, ast.unparse(node.func)))
+    return sorted(found)
+
+
+def test_the_star_finder_flags_the_old_sites_table_pages():
+    # The Privacy explorer and a lesson before the Sites record (issue #35), reduced to calls.
+    old = (
+        "from ui.cached import call_core, party_table, averaging_design\n"
+        "import dpcore\n"
+        "args = site_args(table, calibration)\n"
+        "design_args = (*args, 'cape')\n"  # a tuple display: not a call
+        "noise = call_core(averaging_design, *args)\n"
+        "table = party_table(*args)\n"
+        "dpcore.party_views(*made)\n"
+        "print(*args)\n"  # not a core call
+        "call_core(party_table, the_sites, 'cape')\n"  # one record: fine
+    )
+    flagged = [(5, "call_core"), (6, "party_table"), (7, "dpcore.party_views")]
+    assert core_star_splats(old) == flagged
+
+
+@pytest.mark.parametrize("path", SCREEN, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_spreads_a_tuple_into_the_core(path):
+    found = core_star_splats(path.read_text(), _module(path))
+    assert not found, (
+        f"{path.relative_to(ROOT)} spreads a tuple with * into a core call at {found}: pass "
+        "one dpcore.Sites (or the spec) and name each argument (docs/architecture.md)"
     )
 
 
@@ -181,21 +236,44 @@ def test_a_specs_cache_key_is_the_same_in_every_process():
     assert len(keys) == 1 and len(keys.pop()) == 32
 
 
-# Modules whose tests live elsewhere, and why: the rest have tests/test_<module>.py (#23).
+# Modules whose tests live elsewhere, and why: the rest have tests/core/<floor>/test_<module>.py
+# (#23, #35).
 OWN_TEST_FILE_EXCEPTIONS = {
-    "__init__": "the public names: tests/test_api.py",
-    "__main__": "python -m dpcore: tests/test_cli.py",
-    "resources": "plain constants, read by the limits: tests/test_limits.py",
+    "__init__": "the public names: tests/core/test_api.py",
+    "__main__": "python -m dpcore: tests/core/test_cli.py",
+    "resources": "plain constants, read by the limits: tests/core/experiments/test_limits.py",
     "version": "the version string: tests/test_packaging.py",
     "mechanisms/__init__": "a floor's list of modules (tests/test_floors.py)",
     "protocol/__init__": "a floor's list of modules (tests/test_floors.py)",
     "factorization/__init__": "a floor's list of modules (tests/test_floors.py)",
     "analysis/__init__": "a floor's list of modules (tests/test_floors.py)",
-    "analysis/views": "each party's view (was dpcore/privacy.py): tests/test_privacy.py",
+    "analysis/views": "each party's view (was privacy.py): tests/core/analysis/test_privacy.py",
     "experiments/__init__": "a floor's list of modules (tests/test_floors.py)",
     "experiments/sweeps/__init__": "re-exports of the sweeps",
-    "experiments/sweeps/spec": "tests/test_sweep_spec.py",
+    "experiments/sweeps/spec": "tests/core/experiments/test_sweep_spec.py",
+    # Their test_<module> names are the factorisation's (tests/core/factorization/test_pca.py
+    # tests the algorithm); the sweeps' frames and specs are tested beside the other sweeps.
+    "experiments/sweeps/pca": "tests/core/experiments/test_frame_hashes.py, test_sweep_spec.py",
+    "experiments/sweeps/otd": "tests/core/experiments/test_frame_hashes.py, test_sweep_spec.py",
 }
+
+
+def _own_test_file(module: Path) -> Path:
+    """Where a core module's tests live: the tests mirror the floors (#35), so
+    dpcore/<floor>/…/m.py is tested in tests/core/<floor>/test_m.py and a module on the top
+    (dpcore/m.py) in tests/core/test_m.py."""
+    floor = module.parts[:1] if len(module.parts) > 1 else ()
+    return ROOT.joinpath("tests", "core", *floor, f"test_{module.stem.lstrip('_')}.py")
+
+
+def test_tests_mirror_the_floors():
+    # A floor's test file is in its floor's folder, not loose in tests/ (#35): no test of a
+    # core module named like one of them is left at the top of tests/.
+    modules = {p.stem.lstrip("_") for p in (ROOT / "dpcore").rglob("*.py")}
+    loose = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.stem[5:] in modules]
+    assert not loose, f"tests of core modules outside tests/core/<floor>/: {loose}"
+    floors = {p.parent.name for p in (ROOT / "dpcore").glob("*/__init__.py")}
+    assert {p.name for p in (ROOT / "tests" / "core").iterdir() if p.is_dir()} <= floors
 
 
 def test_every_core_module_has_a_test_file_of_its_own():
@@ -205,8 +283,8 @@ def test_every_core_module_has_a_test_file_of_its_own():
         name = path.relative_to(core).with_suffix("").as_posix()
         if name in OWN_TEST_FILE_EXCEPTIONS or name == "_build_info":  # a wheel build's output
             continue
-        if not (ROOT / "tests" / f"test_{path.stem.lstrip('_')}.py").exists():
+        if not _own_test_file(path.relative_to(core)).exists():
             missing.append(name)
-    assert not missing, f"core modules without tests/test_<module>.py: {missing}"
+    assert not missing, f"core modules without tests/core/<floor>/test_<module>.py: {missing}"
     for name in OWN_TEST_FILE_EXCEPTIONS:
         assert (core / f"{name}.py").exists(), f"stale exception {name}"

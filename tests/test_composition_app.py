@@ -132,3 +132,60 @@ def test_accountant_buttons_read_as_words_and_each_is_explained():
     shown = " ".join(m.value for m in how.markdown)
     for name in ("exact", "rdp", "zcdp", "advanced"):
         assert ACCOUNTANTS_IN_WORDS[name] in shown, name
+
+
+def test_epsilon_reaches_the_accountant_record_in_five_typed_hops():
+    """ε on this page, hop by hop (docs/architecture.md, issue #35: it took 10, bouncing back
+    through the page, which read z out of one cached call and handed the float to the next):
+    (1) the sites table → one ``dpcore.Sites`` (ui/sites_table.py); (2) the page →
+    ``ui.cached.accountant_curve(sites, design, view, site, T)``; (3) →
+    ``SiteReleases.epsilon_curve`` (z_s and δ_s from the record); (4) → ``dpcore.epsilon_curve``;
+    (5) → ``composed_epsilon`` → the ``Accountant`` record's ε function on a ``Composition``.
+    A test-only record spies on the frames (and their arguments' types) that call it."""
+    import math
+    import sys
+
+    import streamlit as st
+
+    from dpcore.analysis.accounting import Accountant, register_accountant, unregister_accountant
+
+    calls = []
+
+    def spy(c):
+        frames, frame = [], sys._getframe(1)
+        while frame is not None:
+            path = Path(frame.f_code.co_filename).resolve()
+            if path.is_relative_to(ROOT) and ".venv" not in path.parts:
+                code = frame.f_code
+                args = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+                types = tuple(type(frame.f_locals[a]).__name__ for a in args if a != "self")
+                frames.append((path.relative_to(ROOT).as_posix(), code.co_name, types))
+            frame = frame.f_back
+        calls.append(frames[::-1])
+        return c.rho + 2.0 * math.sqrt(c.rho * math.log(1.0 / c.delta))  # zCDP's bound
+
+    register_accountant(
+        Accountant(name="spy", label="spy (test only)", citation="a test's spy", epsilon=spy)
+    )
+    st.cache_data.clear()  # a curve cached before the spy existed would not call it
+    try:
+        at = page().run()
+    finally:
+        unregister_accountant("spy")
+        st.cache_data.clear()
+    assert not at.exception and not at.error
+    assert calls, "the page never reached the spy accountant"
+    hops = set()
+    for frames in calls:
+        start = max(i for i, f in enumerate(frames) if f[0].startswith("app_pages/"))
+        # ui.cached.call_core is the error boundary around a call, not a hop
+        hops.add(tuple(f for f in frames[start:] if f[1] != "call_core"))
+    assert hops == {
+        (
+            ("app_pages/composition.py", "<module>", ()),
+            ("ui/cached/sites.py", "accountant_curve", ("Sites", "str", "str", "int", "int")),
+            ("dpcore/analysis/site_releases.py", "epsilon_curve", ("int", "int")),
+            ("dpcore/analysis/accounting.py", "epsilon_curve", ("float", "int", "float", "tuple")),
+            ("dpcore/analysis/accounting.py", "composed_epsilon", ("float", "int", "float", "str")),
+        )
+    }

@@ -19,7 +19,7 @@ from ui import cached
 from ui.export import FigureExport, caption, standalone_html
 from ui.specs import otd_spec, pca_spec
 
-SITES = ((1000, 500, 2000), (0.5, 1.0, 0.5), (1e-3, 1e-3, 1e-2), (0.3, 0.2, 0.5), "analytic")
+SITES = dpcore.Sites((1000, 500, 2000), (0.5, 1.0, 0.5), (1e-3, 1e-3, 1e-2), (0.3, 0.2, 0.5))
 
 
 def run(code: str) -> dict:
@@ -84,22 +84,22 @@ def test_tensor_snippet_gives_the_pages_frame():
 
 
 def test_averaging_snippet_gives_the_histograms_draws():
-    scope = run(snippets.averaging(*SITES, draws=500, seed=3))
-    mc = cached.averaging_monte_carlo(*SITES, draws=500, seed=3)
+    scope = run(snippets.averaging(SITES, draws=500, seed=3))
+    mc = cached.averaging_monte_carlo(SITES, draws=500, seed=3)
     np.testing.assert_array_equal(scope["cape"], mc["cape"])
     np.testing.assert_array_equal(scope["conv"], mc["conv"])
 
 
 @pytest.mark.parametrize("design", ["cape", "joint"])
 def test_collusion_snippet_gives_the_curve(design):
-    scope = run(snippets.collusion(*SITES, ng=True, design=design))
-    expected = cached.collusion_curve_table(*SITES, True, design)
+    scope = run(snippets.collusion(SITES, ng=True, design=design))
+    expected = cached.collusion_curve_table(SITES, True, design)
     pd.testing.assert_frame_equal(scope["curve"], expected)
 
 
 def test_collusion_snippet_over_the_rounds_gives_the_curve():
-    scope = run(snippets.collusion(*SITES, ng=False, design="joint", rounds=5))
-    expected = cached.rounds_collusion_table(*SITES, False, "joint", 5)
+    scope = run(snippets.collusion(SITES, ng=False, design="joint", rounds=5))
+    expected = cached.rounds_collusion_table(SITES, False, "joint", 5)
     pd.testing.assert_frame_equal(scope["curve"], expected)
 
 
@@ -179,7 +179,7 @@ def test_the_reproduce_link_keeps_every_value_of_a_repeated_key():
 def test_audit_tradeoff_snippet_gives_the_charts_views_and_attack():
     from ui.cached import audit_tradeoff
 
-    key = (*SITES, 1, (2,), 2000, 7)  # site 2, site 3 colluding (0-based), few trials
+    key = (SITES, 1, (2,), 2000, 7)  # site 2, site 3 colluding (0-based), few trials
     views, _ = audit_tradeoff(*key)
     rows = run(snippets.audit_tradeoff(*key))["rows"]
     assert [(k, v) for k, v, _, _ in rows] == list(zip(views.design, views.view, strict=True))

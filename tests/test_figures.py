@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpcore
 from figures.charts import figure_html, gain_figure, noise_histogram_figure, summarise, sweep_figure
 from figures.theme import style
 
@@ -253,3 +254,28 @@ def test_protocol_waterfall_shows_every_bar_whole(sites, seed):
     running = np.cumsum([y for y, m in zip(trace.y, trace.measure, strict=True) if m != "total"])
     lo, hi = fig.layout.yaxis.range
     assert lo <= running.min() and running.max() <= hi
+
+
+def test_privacy_views_table_is_one_verdict_per_party_kind_and_site():
+    # figures/privacy.py (moved out of the Privacy explorer, issue #35): each cell is the
+    # party's joint-view ε against the promise, ✓ exactly when the core says it meets it.
+    from figures.privacy import verdict, views_table
+
+    sites = dpcore.Sites((100, 200, 300), (0.5, 1.0, 2.0), (0.01, 0.01, 0.001))
+    parties = dpcore.party_views(
+        sites.design(), sensitivity=sites.sensitivities, delta=sites.delta, epsilon=sites.epsilon
+    )
+    table = views_table(parties)
+    assert list(table.index) == [
+        "noise generator", "aggregator", "each other site", "anyone (final output)"
+    ]
+    assert list(table.columns) == ["receives", "site 1", "site 2", "site 3"]
+    agg = parties[parties.party == "aggregator"].set_index("site")
+    for s in (1, 2, 3):
+        r = agg.loc[s]
+        assert table.loc["aggregator", f"site {s}"] == verdict(
+            r.epsilon_joint, r.promised_epsilon, r.meets
+        )
+        assert table.loc["aggregator", f"site {s}"].endswith("✓" if r.meets else "✗")
+    assert verdict(0.0, 1.0, True) == "sees nothing ✓"
+    assert verdict(2.0, 1.0, False) == "2 > 1 ✗"

@@ -114,7 +114,7 @@ def test_plain_bounds_long_messages():
 
 
 def _cache_decorators():
-    for path in [*ROOT.glob("ui/*.py"), *ROOT.glob("app_pages/*.py"), ROOT / "app.py"]:
+    for path in [*ROOT.glob("ui/**/*.py"), *ROOT.glob("app_pages/*.py"), ROOT / "app.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr in ("cache_data", "cache_resource"):

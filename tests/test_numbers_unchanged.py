@@ -1,14 +1,14 @@
 """Every number on screen unchanged across the floors refactor (issue #35), bit for bit.
 
 Each case computes what a page shows, through the same cached wrappers the page calls
-(ui/cached.py, ui/specs.py, ui/learn_core.py) or the same core call the page makes, on a small
+(ui/cached/, ui/specs.py, ui/learn_core.py) or the same core call the page makes, on a small
 fixed setting, and compares it with ``tests/numbers_reference.json``, written before dpcore's
 modules moved into floors: every float exactly (``repr`` round-trips a float, so the JSON text
 of two results is equal only if every bit is), every string and integer exactly. A frame is
-written as :func:`test_frame_hashes.frame_record` writes it.
+written as :func:`frames.frame_record` (tests/frames.py) writes it.
 
-Exact and not 1e-9 (as tests/test_frame_hashes.py allows): a move of code changes no
-arithmetic, and this machine's BLAS (one thread, the Haswell kernels tests/conftest.py
+Exact and not 1e-9 (as tests/core/experiments/test_frame_hashes.py allows): a move of code
+changes no arithmetic, and this machine's BLAS (one thread, the Haswell kernels tests/conftest.py
 chooses) is the one the reference was written with. On another CPU kernel or BLAS build the
 PCA and tensor cases may move by rounding; regenerate the reference there before a refactor::
 
@@ -28,8 +28,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_frame_hashes import frame_record
+from frames import frame_record
 from threadpoolctl import threadpool_limits
+
+import dpcore
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore::dpcore.ClassicGaussianWarning", "ignore:No runtime found"
@@ -37,10 +39,11 @@ pytestmark = pytest.mark.filterwarnings(
 
 REFERENCE = Path(__file__).with_name("numbers_reference.json")
 
-# one sites table, as the sites-table pages pass it: (N_s, ε_s, δ_s, weights, calibration)
+# one sites table, as the sites-table pages pass it: one dpcore.Sites (N_s, ε_s, δ_s, weights,
+# calibration); before #35's Sites record these were the 5-tuples (N, EPS, DELTA, W, "analytic")
 N, EPS, DELTA, W = (100, 200, 300), (0.5, 1.0, 2.0), (0.01, 0.01, 0.001), (1 / 6, 1 / 3, 1 / 2)
-SITES = (N, EPS, DELTA, W, "analytic")
-CLASSIC = (N, EPS, DELTA, W, "classic")
+SITES = dpcore.Sites(N, EPS, DELTA, W, "analytic")
+CLASSIC = SITES.replace(calibration="classic")
 
 
 def record(value: object) -> object:
@@ -105,8 +108,8 @@ def _averaging():
     from ui import cached
 
     return {
-        "design": cached.averaging_design(*SITES),
-        "monte_carlo": cached.averaging_monte_carlo(*SITES, draws=40, seed=3),
+        "design": cached.averaging_design(SITES),
+        "monte_carlo": cached.averaging_monte_carlo(SITES, draws=40, seed=3),
         "gain_curve": cached.gain_curve(600, 3, points=7),
         "equal_sites": cached.equal_sites_noise(4, 250, 0.8, 0.01),
     }
@@ -119,11 +122,11 @@ def _privacy():
     out = {}
     for args in (SITES, CLASSIC):
         for design in cached.DESIGNS:
-            key = f"{args[4]}-{design}"
-            out[f"parties-{key}"] = cached.party_table(*args, design=design)
-            out[f"coalition-{key}"] = cached.coalition_table(*args, (1,), True, design=design)
-            out[f"curve-{key}"] = cached.collusion_curve_table(*args, False, design=design)
-    out["dropout"] = cached.dropout_report(*SITES, (1,))
+            key = f"{args.calibration}-{design}"
+            out[f"parties-{key}"] = cached.party_table(args, design=design)
+            out[f"coalition-{key}"] = cached.coalition_table(args, (1,), True, design=design)
+            out[f"curve-{key}"] = cached.collusion_curve_table(args, False, design=design)
+    out["dropout"] = cached.dropout_report(SITES, (1,))
     out["calibration"] = cached.calibration_curve(0.01, (0.1, 0.5, 1.0, 5.0))
     out["collusion_bound"] = dpcore.collusion_bound(3)
     return out
@@ -132,17 +135,16 @@ def _privacy():
 def _dropout_pca():
     from ui import cached
 
-    return cached.dropout_pca_frame(*SITES, (1,), 5)
+    return cached.dropout_pca_frame(SITES, (1,), 5)
 
 
 def _trust():
     from ui import cached
 
-    common = (*SITES, 6, 16, None, "analytic")
     return {
-        "table": cached.trust_models_table(*common),
-        "ddg": cached.trust_models_table(*CLASSIC, 6, 12, 0.01, "ddg"),
-        "pca": cached.trust_models_pca(*common, 1, 4),
+        "table": cached.trust_models_table(SITES, 6, 16, None, "analytic"),
+        "ddg": cached.trust_models_table(CLASSIC, 6, 12, 0.01, "ddg"),
+        "pca": cached.trust_models_pca(SITES, 6, 16, None, "analytic", 1, 4),
     }
 
 
@@ -153,19 +155,21 @@ def _composition():
     out = {}
     for design in cached.DESIGNS:
         for view in ("aggregator's joint view", "own release"):
-            out[f"z-{design}-{view}"] = cached.release_multipliers(*SITES, design, view)
+            out[f"z-{design}-{view}"] = cached.release_multipliers(SITES, design, view)
     z_all = out["z-cape-aggregator's joint view"]
-    out["curve"] = cached.accountant_curve(z_all[0], 50, 0.001)
-    out["growth"] = cached.release_growth(z_all[0], 20, 0.001)
+    # what the wrappers computed before #35's one-step path (z handed back by the page); the
+    # one-step wrappers are pinned to this path in tests/core/analysis/test_site_releases.py
+    out["curve"] = dpcore.epsilon_curve(z_all[0], max_releases=50, delta=0.001)
+    out["growth"] = dpcore.composition_growth(z_all[0], releases=20, delta=0.001)
     out["top"] = dpcore.composed_epsilon(z_all[0], releases=3, delta=0.001)
-    out["profiles"] = cached.release_profiles(*SITES, 0, (2,), 3, (0.25, 0.5, 1.0, 2.0, 4.0))
+    out["profiles"] = cached.release_profiles(SITES, 0, (2,), 3, (0.25, 0.5, 1.0, 2.0, 4.0))
     for accountant in dpcore.ACCOUNTANTS:
-        ledger = dpcore.PrivacyLedger(
-            budget=[2.0, 4.0, 8.0], delta=list(DELTA), accountant=accountant
+        # budget 4 × ε_s = (2, 4, 8) at δ_s, 4 releases of z_all, as the page's ledger
+        ledger, summary, after, _ = cached.release_ledger(
+            SITES, "cape", "aggregator's joint view", accountant, 4.0, 4
         )
-        ledger = ledger.add(list(z_all), label="release of each site's mean", count=4)
-        out[f"summary-{accountant}"] = ledger.summary()
-        out[f"after-{accountant}"] = ledger.spent_after(list(z_all))
+        out[f"summary-{accountant}"] = summary
+        out[f"after-{accountant}"] = after
         out[f"statement-{accountant}"] = dpcore.privacy_statement(
             ledger,
             calibration="analytic",
@@ -179,13 +183,12 @@ def _composition():
 def _audit():
     from ui import cached
 
-    audit = (*SITES, 1, (2,), 20_000, 9)
-    rows, curves = cached.audit_tradeoff(*audit)
+    rows, curves = cached.audit_tradeoff(SITES, 1, (2,), 20_000, 9)
     return {
-        "table": cached.audit_table(*audit),
+        "table": cached.audit_table(SITES, 1, (2,), 20_000, 9),
         "tradeoff": rows,
         "curves": curves.iloc[::25],  # every 25th point of the chart's curves: smaller JSON
-        "statistics": cached.audit_statistics(*SITES, 1, "joint", 200, 9),
+        "statistics": cached.audit_statistics(SITES, 1, "joint", 200, 9),
     }
 
 

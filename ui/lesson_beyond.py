@@ -12,6 +12,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+import dpcore
 from figures.audit import audit_figure
 from figures.composition import accountants_figure
 from figures.theme import style
@@ -38,9 +39,9 @@ from ui.scene_parts import Scene, chart_layout, nearest, sites_text, you_are_her
 CALIBRATION = "analytic"
 
 
-def beyond_args(sites: int = BEYOND_SITES, delta: float = LESSON_DELTA) -> tuple:
-    """The site arguments of the pages' cached calls: S equal sites of N_s = 1000 at ε = 0.5."""
-    return ((1000,) * sites, (0.5,) * sites, (delta,) * sites, (1.0 / sites,) * sites, CALIBRATION)
+def beyond_args(sites: int = BEYOND_SITES, delta: float = LESSON_DELTA) -> dpcore.Sites:
+    """The sites of the pages' cached calls: S equal sites of N_s = 1000 at ε = 0.5."""
+    return dpcore.Sites((1000,) * sites, 0.5, delta, calibration=CALIBRATION)
 
 
 # --- Trust models: secure aggregation's bit width --------------------------------------------
@@ -50,7 +51,7 @@ def _secagg(bits: int) -> dict[str, float]:
     """Secure aggregation's round at ``bits`` as the Trust models page runs it (automatic γ,
     matched calibration): mean error ÷ central noise, wrap-arounds and PCA energy."""
     pca = trust_models_pca(
-        *beyond_args(), TRUST_DIM, int(bits), None, CALIBRATION, TRUST_RUNS, DEFAULT_SEED
+        beyond_args(), TRUST_DIM, int(bits), None, CALIBRATION, TRUST_RUNS, DEFAULT_SEED
     )
     sa = pca[pca.scheme == "secagg"]
     return {
@@ -99,9 +100,10 @@ GROWTH_WORDS = ("about 1× (the same)", "about √T×", "about T×")
 
 def releases_scene(releases: int) -> Scene:
     """Total ε of site 1 over T releases (every accountant), and how the exact one grew."""
-    z = release_multipliers(*beyond_args(), "cape", JOINT_VIEW)[0]
-    curve = accountant_curve(z, int(releases), LESSON_DELTA)
-    growth = release_growth(z, int(releases), LESSON_DELTA)
+    sites = beyond_args()  # every site at δ = LESSON_DELTA
+    z = release_multipliers(sites, "cape", JOINT_VIEW)[0]  # for the words
+    curve = accountant_curve(sites, "cape", JOINT_VIEW, 0, int(releases))
+    growth = release_growth(sites, "cape", JOINT_VIEW, 0, int(releases))
     ratio = growth.ratio if growth.ratio is not None else 1.0
     fig = accountants_figure(curve)
     fig.update_layout(height=380)
@@ -134,7 +136,7 @@ PROVEN, NOT_YET = "yes: a proven break", "not yet: the bound stays below ε_s"
 
 def audit_scene(trials: int) -> Scene:
     """The Attack audit's joint-view-gap preset at ``trials`` games per audit (site 1)."""
-    audit = audit_table(*beyond_args(AUDIT_SITES, AUDIT_DELTA), 0, (), int(trials), DEFAULT_SEED)
+    audit = audit_table(beyond_args(AUDIT_SITES, AUDIT_DELTA), 0, (), int(trials), DEFAULT_SEED)
     fig = audit_figure(audit)
     fig.update_layout(height=380)
     row = audit[(audit.design == "cape") & (audit.view == "joint")].iloc[0]

@@ -244,6 +244,8 @@ def cancelling(sites: int) -> Scene:
             showlegend=False,
         )
     )
+    if run.design is None:  # the demo runs CAPE's protocol: its run always has a design
+        raise ValueError("the noise-cancellation scene needs a CAPE run; got one without a design")
     tau_e = float(run.design.tau_e[0])
     e_sum = float(demo.e_sum)
     shown = min(max(sites, 3), 5)  # the protocol page draws 3 to 5 sites
@@ -410,13 +412,13 @@ def fair_scene(share: float) -> Scene:
 # --- lesson 4: who sees what ----------------------------------------------------------------------
 
 
-def _view_args() -> tuple:
-    s = VIEW_SITES
-    return ((1000,) * s, (0.5,) * s, (LESSON_DELTA,) * s, (1.0 / s,) * s, "analytic")
+def _view_sites(sites: int = VIEW_SITES) -> dpcore.Sites:
+    """The lesson's sites: S equal sites of N_s = 1000 at ε = 0.5 (the pages' record)."""
+    return dpcore.Sites((1000,) * sites, 0.5, LESSON_DELTA, calibration="analytic")
 
 
 def _site1(colluders: Sequence[int], ng: bool) -> dict:
-    report = coalition_table(*_view_args(), tuple(colluders), ng)
+    report = coalition_table(_view_sites(), tuple(colluders), ng)
     row = report[report["site"] == 1].iloc[0]
     return {
         k: float(row[k])
@@ -433,9 +435,7 @@ def _site1(colluders: Sequence[int], ng: bool) -> dict:
 
 def joint_view_scene(sites: int) -> Scene:
     """Noise on site 1 in the aggregator's view: one release alone, and all releases."""
-    s = sites
-    args = ((1000,) * s, (0.5,) * s, (LESSON_DELTA,) * s, (1.0 / s,) * s, "analytic")
-    table = party_table(*args)
+    table = party_table(_view_sites(sites))
     row = table[(table["party"] == "aggregator") & (table["site"] == 1)].iloc[0]
     own, joint = row["release_std"] / row["required_std"], row["joint_std"] / row["required_std"]
     fig = go.Figure(
@@ -470,7 +470,7 @@ def joint_view_scene(sites: int) -> Scene:
 
 def collusion_scene(colluding: int) -> Scene:
     """Effective ε of the most exposed site against the number of colluding sites."""
-    curve = collusion_curve_table(*_view_args(), False)
+    curve = collusion_curve_table(_view_sites(), False)
     site1 = _site1(tuple(range(1, colluding + 1)), False)  # sites 2 … k+1 (0-based 1 … k)
     bound = math.ceil(VIEW_SITES / 3) - 1
     fig = collusion_figure(curve, bound=bound)  # draws the promised ε_s
@@ -543,7 +543,7 @@ ATTACK_PRIOR = tradeoff.PRIORS[1]  # the prior the lesson reads the posterior at
 def attacker_scene(view: str) -> Scene:
     """Site 1's two views as trade-off curves against the promise's, and what they allow an
     attacker (:mod:`dpcore.analysis.tradeoff`): S = 5 equal sites, N_s = 1000, ε = 0.5, δ = 0.01."""
-    table = party_table(*_view_args())
+    table = party_table(_view_sites())
     row = table[(table["party"] == "aggregator") & (table["site"] == 1)].iloc[0]
     sens = 1.0 / 1000  # a site's mean of 1000 values in [0, 1]
     mus = {"release": sens / row["release_std"], "joint": sens / row["joint_std"]}
@@ -583,7 +583,8 @@ def _stats(df: pd.DataFrame, metric: str, epsilon: float) -> dict[str, tuple[flo
     """Mean and standard error (std/√runs) of ``metric`` per algorithm at ``epsilon``."""
     part = df[df["epsilon"] == epsilon].groupby("algorithm")[metric].agg(["mean", "std", "count"])
     return {
-        a: (float(r["mean"]), float(r["std"] / math.sqrt(r["count"]))) for a, r in part.iterrows()
+        str(a): (float(r["mean"]), float(r["std"] / math.sqrt(r["count"])))
+        for a, r in part.iterrows()
     }
 
 

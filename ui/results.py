@@ -20,7 +20,8 @@ from ui.export import FigureExport, export_controls
 
 def _means_at(df: pd.DataFrame, axis: str, metric: str, current: float) -> dict[str, float]:
     """Each algorithm's mean of ``metric`` over runs at ``axis`` = ``current``."""
-    return df[df[axis] == current].groupby("algorithm")[metric].mean().to_dict()
+    means = df[df[axis] == current].groupby("algorithm")[metric].mean()
+    return {str(a): float(m) for a, m in means.items()}
 
 
 def _runs(df: pd.DataFrame) -> int:

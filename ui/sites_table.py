@@ -401,15 +401,14 @@ def site_settings(controls, prefix: str, *, side=None, table_box=None) -> tuple[
     return edited, calibration
 
 
-SiteArgs = tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...], str]
-
-
-def site_args(table: pd.DataFrame, calibration: str) -> SiteArgs:
-    """Hashable (N_s, ε_s, δ_s, μ_s normalised, calibration) for the cached core wrappers."""
+def site_args(table: pd.DataFrame, calibration: str) -> dpcore.Sites:
+    """The sites of the table for the cached core wrappers: one frozen, hashable
+    :class:`dpcore.Sites` (N_s, ε_s, δ_s, μ_s normalised, calibration)."""
     weights = call_core(dpcore.normalise_weights, table["μ_s"].to_numpy(float))
     if not np.isclose(table["μ_s"].sum(), 1.0):
         st.caption(f"Weights sum to {table['μ_s'].sum():.4g}; they are normalised to sum to 1.")
-    return (
+    return call_core(
+        dpcore.Sites,
         tuple(int(n) for n in table["N_s"]),
         tuple(float(e) for e in table["ε_s"]),
         tuple(float(d) for d in table["δ_s"]),
@@ -418,12 +417,12 @@ def site_args(table: pd.DataFrame, calibration: str) -> SiteArgs:
     )
 
 
-def site_params(args: SiteArgs) -> dict[str, Any]:
+def site_params(sites: dpcore.Sites) -> dict[str, Any]:
     """The site settings as an export states them (:mod:`ui.export`)."""
     return {
-        "N_s": args[0],
-        "ε_s": args[1],
-        "δ_s": args[2],
-        "μ_s (normalised)": tuple(round(w, 6) for w in args[3]),
-        "calibration": args[4],
+        "N_s": sites.n_per_site,
+        "ε_s": sites.epsilon,
+        "δ_s": sites.delta,
+        "μ_s (normalised)": tuple(round(w, 6) for w in sites.weights),
+        "calibration": sites.calibration,
     }

@@ -86,14 +86,14 @@ def enter(page: str, query: Iterable[str]) -> list[str]:
     if state.get(_PAGE) == page:
         return []  # a rerun of the same page: its widgets and the URL agree already
     state[_PAGE] = page
-    carried = {prefix_of(key) for key in query} - {""}
-    forgotten = [key for key in list(state.keys()) if prefix_of(key) in carried]
+    carried = {prefix_of(str(key)) for key in query} - {""}
+    forgotten = [str(key) for key in list(state.keys()) if prefix_of(str(key)) in carried]
     for key in forgotten:
         del state[key]
     return forgotten
 
 
-def reset(prefix: str, values: Mapping[str, Any] = ()) -> None:
+def reset(prefix: str, values: Mapping[str, Any] | None = None) -> None:
     """Set every key of the page (``prefix``) to its default, then ``values``.
 
     A preset replaces the whole state it names. Call it from a callback (``on_click``) or
@@ -103,16 +103,18 @@ def reset(prefix: str, values: Mapping[str, Any] = ()) -> None:
     for key, value in _DEFAULTS.items():
         if key.startswith(prefix) and state.get(key) != value:
             state[key] = value
-    for key, value in dict(values).items():
+    for key, value in dict(values or {}).items():
         state[key] = value
 
 
-def link_params(values: Mapping[str, Any], defaults: Mapping[str, Any] = ()) -> dict[str, str]:
+def link_params(
+    values: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
+) -> dict[str, str]:
     """Query parameters for a link that opens a page in a preset: ``defaults`` (the page's
     other keys) overridden by ``values``, written as the widgets write them (``True`` as
     ``true``). A link naming the page's settings replaces what the page remembered
     (:func:`enter`), so the same link gives the same screen whatever the visitor did before."""
     out = {}
-    for key, value in {**dict(defaults), **dict(values)}.items():
+    for key, value in {**dict(defaults or {}), **dict(values)}.items():
         out[key] = str(value).lower() if isinstance(value, bool) else f"{value}"
     return out

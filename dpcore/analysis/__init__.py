@@ -2,7 +2,8 @@
 
 Each party's and coalition's view of a CAPE run (:mod:`.views`, :mod:`.secagg_views`) and of
 all rounds of CAPE per round (:mod:`.round_views`), the accountants and the ledger of
-repeated releases (:mod:`.accounting`, :mod:`.ledger`), the attack audit and its trade-off
+repeated releases (:mod:`.accounting`, :mod:`.ledger`; a sites table's releases as one
+record, :mod:`.site_releases`), the attack audit and its trade-off
 reading (:mod:`.audit`, :mod:`.tradeoff`), floating-point cancellation (:mod:`.precision`)
 and the trust-model comparison (:mod:`.trust_models`; the iterative methods' rows,
 :mod:`.trust_iterative`).
@@ -16,6 +17,7 @@ from dpcore.analysis import (
     precision,
     round_views,
     secagg_views,
+    site_releases,
     tradeoff,
     trust_iterative,
     trust_models,
@@ -29,6 +31,7 @@ __all__ = [
     "precision",
     "round_views",
     "secagg_views",
+    "site_releases",
     "tradeoff",
     "trust_iterative",
     "trust_models",

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import check_choice, check_delta, check_int, check_per_site
+from dpcore._validation import as_numbers, check_choice, check_delta, check_int, check_per_site
 from dpcore.analysis.views import check_sites, coalition_view
 from dpcore.mechanisms.calibration import delta_profile, gaussian_epsilon
 from dpcore.protocol.cape import CapeDesign, check_design
@@ -64,17 +64,7 @@ VIEWS = ("own release", "aggregator's joint view", "coalition")
 
 def check_multipliers(noise_multiplier: object) -> NDArray[np.float64]:
     """Check z = σ/Δ: a number or a 1-D sequence, each in (0, ∞] (∞: reveals nothing)."""
-    if isinstance(noise_multiplier, (str, bytes, dict, set)) or noise_multiplier is None:
-        raise TypeError(
-            f"noise_multiplier must be a number or a sequence of numbers; got "
-            f"{type(noise_multiplier).__name__}"
-        )
-    try:
-        z = np.asarray(noise_multiplier, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError(
-            f"noise_multiplier must be a number or a sequence of numbers; got {noise_multiplier!r}"
-        ) from err
+    z = as_numbers(noise_multiplier, "noise_multiplier", "a number or a sequence of numbers")
     if z.ndim > 1 or z.size == 0 or z.size > MAX_SEQUENCE:
         raise ValueError(
             f"noise_multiplier must be a number or a 1-D sequence of 1 to {MAX_SEQUENCE} numbers; "
@@ -476,8 +466,8 @@ def composition_growth(
     ε ≈ μ²/2 + μ√(2 ln(1/δ)), an upper bound on the exact ε. With μ = √T·μ₁ its first term grows
     like T, its second like √T; they are equal at T* = 8 ln(1/δ)/μ₁². Even below T* the exact
     ratio ε_T/ε₁ is not √T but more: the exact ε of one Gaussian release over its μ grows with
-    μ (``tests/test_accounting.py`` checks it), so T rounds, one release of √T·μ₁, cost at
-    least √T times one round, and towards T times once T passes T*.
+    μ (``tests/core/analysis/test_accounting.py`` checks it), so T rounds, one release of
+    √T·μ₁, cost at least √T times one round, and towards T times once T passes T*.
 
     Examples
     --------

@@ -82,9 +82,9 @@ def clopper_pearson(
     (``scipy.special.betainc``, whose arguments are floats: ``bdtr`` takes n as a C int
     and gave NaN from n = 2³¹ on, issue #36; evaluated at p, not 1 − p, so tiny bounds
     keep their digits). They equal the Beta quantiles B(1 − c; k, n − k + 1) and
-    B(c; k + 1, n − k) (checked in ``tests/test_audit.py``, also against the Poisson and
-    normal limits for n up to 10¹⁵). The brackets [0, k/n] and [k/n, 1] hold because k is
-    a median of Bin(n, k/n).
+    B(c; k + 1, n − k) (checked in ``tests/core/analysis/test_audit.py``, also against the
+    Poisson and normal limits for n up to 10¹⁵). The brackets [0, k/n] and [k/n, 1] hold because
+    k is a median of Bin(n, k/n).
 
     References
     ----------

@@ -90,7 +90,7 @@ def per_round_std(tau: float | ArrayLike, *, rounds: int) -> NDArray[np.float64]
     Thm. 3.2 for adaptive composition; :func:`dpcore.composed_mu`), i.e. one release with std
     σ_T/sqrt(T) = τ. Whatever calibrated τ for one release at (ε, δ) therefore calibrates the T
     rounds at the same (ε, δ): exactly so with the analytic calibration
-    (``tests/test_iterative.py`` checks it against Google's ``dp_accounting``).
+    (``tests/core/factorization/test_iterative.py`` checks it against Google's ``dp_accounting``).
 
     Examples
     --------

@@ -50,7 +50,7 @@ def cape_pca(
         ``False`` draws the aggregate noise Σ μ_s G_s directly as one symmetric matrix with
         std τ_agg: identical in distribution, because the E_s cancel exactly, the F_s are
         subtracted, and a weighted sum of independent Gaussians is Gaussian with variance
-        Σ μ_s² τ_gs² (tested in ``tests/test_pca.py``).
+        Σ μ_s² τ_gs² (tested in ``tests/core/factorization/test_pca.py``).
 
     References
     ----------

@@ -423,7 +423,7 @@ def pooled_plus_noise(
 
     The fast path for sweeps: equal in distribution to running the protocol, because the
     E_s cancel exactly, the F_s are subtracted, and Σ μ_s G_s is Gaussian with the design's
-    aggregate variance (tested in ``tests/test_pca.py``).
+    aggregate variance (tested in ``tests/core/factorization/test_pca.py``).
     """
     return add_symmetric_noise(np.tensordot(weights, values, axes=1), std, rng=rng)
 

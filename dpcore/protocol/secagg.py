@@ -642,7 +642,7 @@ def secagg_sum(
         exactly modulo 2^b, so the decoded sum is the same bit for bit) and, when KLS's
         τ(σ, n) ≤ 10⁻¹² (σ ≳ 2 steps), draws the n shares' sum at once as N_ℤ(0, nσ²):
         the two laws are within total variation τ (KLS Theorem 1's τ; checked against the
-        convolved pmf in ``tests/test_secagg.py``) — S times fewer samples.
+        convolved pmf in ``tests/core/protocol/test_secagg.py``) — S times fewer samples.
     rng : int, Generator or None
         Spawned into rounding, noise and mask streams (per site / per pair).
 

@@ -580,6 +580,25 @@ class SweepSpec:
         """The family's own fields (D, K and the rest), checked after the layout."""
         raise NotImplementedError
 
+    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
+        """The sweep's cost on ``workers``, at the grid's largest setting.
+
+        The family's work estimate (:func:`~dpcore.experiments.limits.estimate_pca`,
+        :func:`~dpcore.experiments.limits.estimate_otd`) of what the spec runs.
+        """
+        return self._work(
+            dim=self.dim,
+            sites=int(self.grid.largest("sites")),
+            points=len(self.grid.values),
+            runs=self.runs.count,
+            algorithms=self.records,
+            workers=workers,
+        )
+
+    def _work(self, **shared: Any) -> WorkEstimate:
+        """The family's estimate, given what every family's estimate takes (``shared``)."""
+        raise NotImplementedError
+
     def _shared_keywords(self) -> dict[str, Any]:
         """The :meth:`build` keywords both families have."""
         return {
@@ -794,20 +813,14 @@ class PcaSpec(SweepSpec):
         """
         return PcaSpec.build(**{**self.keywords(defaults=False), **keywords})
 
-    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
-        """The sweep's cost on ``workers`` (:func:`dpcore.experiments.limits.estimate_pca`)."""
-        grid = self.grid
+    def _work(self, **shared: Any) -> WorkEstimate:
+        """:func:`dpcore.experiments.limits.estimate_pca`, with N_s, the pool, K and ``faithful``.
+
+        K and ``faithful`` set the iterative methods' steps.
+        """
+        n_max = int(self.grid.largest("n_per_site"))
         return estimate_pca(
-            dim=self.dim,
-            sites=int(grid.largest("sites")),
-            n_max=int(grid.largest("n_per_site")),
-            pool=self.pool_size,
-            points=len(grid.values),
-            runs=self.runs.count,
-            algorithms=self.records,
-            k=self.k,
-            faithful=self.faithful,
-            workers=workers,
+            n_max=n_max, pool=self.pool_size, k=self.k, faithful=self.faithful, **shared
         )
 
 
@@ -1005,22 +1018,17 @@ class OtdSpec(SweepSpec):
         point = self.grid.point(self.grid.values[0] if value is None else value)
         return self.privacy.stages(point.epsilon, point.delta)
 
-    def estimate(self, *, workers: int | None = None) -> WorkEstimate:
-        """The sweep's cost on ``workers`` (:func:`dpcore.experiments.limits.estimate_otd`)."""
+    def _work(self, **shared: Any) -> WorkEstimate:
+        """:func:`dpcore.experiments.limits.estimate_otd`: K, samples, draws, the power method."""
         grid = self.grid
         return estimate_otd(
-            dim=self.dim,
             k=self.k,
-            sites=int(grid.largest("sites")),
             n_total=int(grid.largest("sites")) * int(grid.largest("n_per_site")),
             draws=len(grid.values) * self.runs.count if grid.resamples else 1,
-            points=len(grid.values),
-            runs=self.runs.count,
             faithful=self.faithful,
-            algorithms=self.records,
             restarts=self.power.restarts,
             max_iter=self.power.max_iter,
-            workers=workers,
+            **shared,
         )
 
 

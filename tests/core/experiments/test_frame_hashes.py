@@ -23,7 +23,7 @@ largest deviation.
 
 If a change is intended (a new metric, a fixed bug), say so in the commit and regenerate::
 
-    PYTHONPATH=. .venv/bin/python tests/test_frame_hashes.py --write [CASE ...]
+    PYTHONPATH=.:tests python tests/core/experiments/test_frame_hashes.py --write [CASE ...]
 
 which rewrites the reference (all cases, or the ones named) with one BLAS thread (run it with
 ``OPENBLAS_CORETYPE=Haswell``, as the tests do).
@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from frames import frame_record  # tests/frames.py: tests/ is on sys.path (its conftest.py)
 from threadpoolctl import threadpool_limits
 
 import dpcore
@@ -46,7 +47,7 @@ from dpcore.experiments import paper
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
-REFERENCE = Path(__file__).with_name("frame_reference.json")
+REFERENCE = Path(__file__).resolve().parents[3] / "tests" / "frame_reference.json"
 RTOL = 1e-9  # of a float column's largest magnitude (module docstring)
 
 # The algorithms of a88c999, named: an algorithm added later must not change these frames.
@@ -142,22 +143,6 @@ CASES = {
 }
 
 
-def frame_record(df: pd.DataFrame) -> dict:
-    """A frame as JSON: columns, dtypes and values (floats written exactly by ``repr``)."""
-    columns = {}
-    for name in df.columns:
-        values = df[name].to_numpy()
-        if values.dtype == object:
-            columns[name] = [str(v) for v in values]
-        else:
-            columns[name] = values.tolist()
-    return {
-        "shape": list(df.shape),
-        "dtypes": {str(name): str(df[name].dtype) for name in df.columns},
-        "columns": columns,
-    }
-
-
 def mismatches(df: pd.DataFrame, ref: dict, rtol: float = RTOL) -> list[str]:
     """What differs between a frame and its reference record (empty: they agree)."""
     got = frame_record(df)
@@ -218,5 +203,5 @@ def _write(cases: list[str]) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] != ["--write"]:
-        sys.exit(f"usage: PYTHONPATH=. python {sys.argv[0]} --write [CASE ...]")
+        sys.exit(f"usage: PYTHONPATH=.:tests python {sys.argv[0]} --write [CASE ...]")
     _write(sys.argv[2:])

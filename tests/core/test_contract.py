@@ -365,6 +365,7 @@ INFINITY_MEANS = {
     "PrivacyLedger.add": "noise_multiplier = inf: the release tells nothing about the site",
     "secagg_design": "epsilon = inf: no privacy, no noise share (sigma = 0)",
     "mean_release_designs": "epsilon = inf: the sites' ε as asked (no privacy, no noise)",
+    "Sites": "epsilon = inf: the sites' ε as asked (no privacy, no noise)",
     "SecAggDesign": "epsilon = inf: no privacy, no noise share (sigma = 0)",
     "SecAggDesign.epsilons": "epsilon = inf when the design promised no privacy",
     "secagg_views": "noise_std = inf: a one-time-padded message tells a site nothing",

@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from dpcore import parallel
 from dpcore.parallel import default_workers, parallel_map
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # A tensor sweep whose numbers differed with the BLAS thread count before the core pinned
 # them (local_avn's mean component error 1.0049 vs 1.0201; issue #12, item 8).

@@ -132,7 +132,7 @@ def test_pca_page_offers_the_subset_labelled_with_its_pool():
 
     from streamlit.testing.v1 import AppTest
 
-    app = Path(__file__).resolve().parents[1] / "app.py"
+    app = Path(__file__).resolve().parents[3] / "app.py"
     at = AppTest.from_file(str(app), default_timeout=120).switch_page("app_pages/pca.py")
     at.query_params["pca_data"] = "MNIST, 5,000-sample subset"  # the URL holds the label
     at.query_params["pca_runs"] = "1"

@@ -191,8 +191,9 @@ def test_total_epsilon_over_the_rounds_agrees_with_dp_accounting(config):
         accountant = pld.PLDAccountant(value_discretization_interval=PLD_INTERVAL)
         accountant.compose(dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(float(z)), rounds))
         totals.append(accountant.get_epsilon(delta))
-    # PLD is pessimistic by less than T·h (tests/test_accounting.py); every site's T rounds
-    # spend its ε exactly (analytic calibration, exact composition), to the grid error.
+    # PLD is pessimistic by less than T·h (tests/core/analysis/test_accounting.py); every
+    # site's T rounds spend its ε exactly (analytic calibration, exact composition), to the grid
+    # error.
     assert min(totals) >= eps - 1e-6 * max(1.0, eps)
     assert max(totals) <= eps + rounds * PLD_INTERVAL + 1e-6
 

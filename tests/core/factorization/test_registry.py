@@ -16,7 +16,7 @@ from dpcore.factorization.registry import Algorithm, CostShape, PartyCost, PcaIn
 from figures.theme import description, label, style
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SMALL = {"dim": 8, "k": 2, "sites": 3, "n_per_site": 40, "runs": 2, "pool_size": 600}
 
 

@@ -42,7 +42,7 @@ def test_one_row_per_method_and_no_blank_cell_on_the_page(tables):
 
 def test_cape_rows_agree_with_the_one_shot_table_scaled_by_the_rounds(tables):
     # CAPE's design is linear in τ: per round the aggregate std is sqrt(T) × the one-shot one,
-    # and over T rounds the views are the one-shot views (tests/test_round_views.py).
+    # and over T rounds the views are the one-shot views (tests/core/analysis/test_round_views.py).
     table, one_shot = tables
     rows = table.set_index("scheme")
     for it, shot in (("npm_cape", "cape"), ("npm_cape_joint", "cape_joint")):

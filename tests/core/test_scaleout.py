@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DASK = Path(sys.executable).with_name("dask")
 # The documented environment of scheduler and workers: the code importable by both (here the
 # checkout on PYTHONPATH, as `pip install` would make it), one BLAS thread per task.

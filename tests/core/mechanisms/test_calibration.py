@@ -230,7 +230,7 @@ def test_analytic_is_more_noise_than_classic_at_large_epsilon():
 )
 def test_no_statement_the_numbers_do_not_support(phrase, where):
     # issue #14, item 4: statements the computed numbers contradict must not come back
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     files = []
     for w in where:
         p = root / w

@@ -355,7 +355,7 @@ def test_locate_refuses_as_the_loader_does_without_reading(data_dir, monkeypatch
         locate("wine", "x")
     # The app: a missing MNIST file is refused in the server, with no child process started
     # (the first Paper figures load on a fresh server paid ~2 s for one).
-    from ui import cached
+    from ui.cached import data as cached
 
     def no_child(*args, **kwargs):
         raise AssertionError("a child process was started for a missing file")

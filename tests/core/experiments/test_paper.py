@@ -162,7 +162,7 @@ def test_fig_2a_default_pool_is_unlucky_and_the_spread_says_so():
         0.602,
         0.621,
     )
-    page = (Path(__file__).resolve().parents[1] / "app_pages" / "paper_figures.py").read_text()
+    page = (Path(__file__).resolve().parents[3] / "app_pages" / "paper_figures.py").read_text()
     assert "0.579 of the optimum at ε = 0.5" in page and "0.602–0.621" in page
     with pytest.raises(ValueError, match="real data"):
         paper.pool_spread("2b")
@@ -202,7 +202,7 @@ def test_precomputed_file_round_trips(tmp_path):
     pd.testing.assert_frame_equal(frames["3c"], b, check_like=True)  # columns by name
 
 
-SHIPPED = Path(__file__).resolve().parents[1] / "paper" / "precomputed.csv.gz"
+SHIPPED = Path(__file__).resolve().parents[3] / "paper" / "precomputed.csv.gz"
 
 
 def test_a_precomputed_file_names_the_version_and_the_commit(tmp_path, monkeypatch):

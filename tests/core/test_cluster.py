@@ -22,7 +22,7 @@ import pytest
 import dpcore
 from dpcore import cluster
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REQUEST = {"epsilon": (0.1, 0.5), "dim": 20, "k": 3, "runs": 2, "seed": 4}
 
 

@@ -148,7 +148,7 @@ def _cli_process(*argv: str) -> subprocess.CompletedProcess:
         text=True,
         timeout=120,
         preexec_fn=bound,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from dpcore import paper_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_installed_cli_says_why_it_draws_no_html(monkeypatch):

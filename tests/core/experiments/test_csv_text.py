@@ -1,5 +1,5 @@
 """dpcore.experiments.csv_text: a table's encoding, delimiter and decimal mark (issue #36; the
-loader's end-to-end checks are in tests/test_realdata.py)."""
+loader's end-to-end checks are in tests/core/experiments/test_realdata.py)."""
 
 from __future__ import annotations
 

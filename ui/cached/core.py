@@ -1,0 +1,67 @@
+"""The error boundary of every core call (:func:`call_core`), the classic-bound warning, and
+how st.cache_data keys a spec or the sites (:data:`SPEC_HASH`)."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import streamlit as st
+
+import dpcore
+from dpcore import (
+    ClassicGaussianWarning,
+    OtdSpec,
+    PcaSpec,
+    Sites,
+)
+from dpcore.experiments.sweeps.rounds import RoundsSpec
+from serving.flight import flight
+from ui.guard import show_error
+
+T = TypeVar("T")
+
+
+def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a core call; a ValueError becomes one ``st.error`` and stops the page.
+
+    Only ValueError: it is the core's answer to a bad setting. Anything else (a TypeError
+    from a wrong call, say) is a bug in the app and must surface as one, in the tests too.
+    Core warnings are silenced here: a cached result would not repeat them, so pages show
+    the classic-bound warning from the parameters (:func:`classic_warning`).
+    """
+    lock = flight(fn, args, kwargs)
+    try:
+        with lock or contextlib.nullcontext(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClassicGaussianWarning)
+            return fn(*args, **kwargs)
+    except ValueError as err:
+        show_error(err)
+        st.stop()
+
+
+def classic_warning(calibration: str, epsilons) -> None:
+    """Show the warning when the classic calibration meets ε ≥ 1 (not a proof there)."""
+    if calibration == "classic" and max(epsilons) >= dpcore.CLASSIC_PROOF_LIMIT:
+        st.warning(
+            "Some settings use ε ≥ 1 with the **classic** Gaussian calibration, which is proven "
+            "only for ε < 1 (the paper uses it up to ε = 10). Choose the *analytic* calibration "
+            "for noise that is a proof of privacy at every ε.",
+            icon=":material/warning:",
+        )
+
+
+# How st.cache_data keys a spec or the sites (dpcore.Sites): its repr, which names every field
+# that decides the frame (grid, sites, privacy, runs, the data's name, D, K, …, the algorithms)
+# in the same text in every session and process (floats by repr: every bit). Hashing the
+# dataclass field by field would reach the registry records it carries (functions: unhashable)
+# and cost more. The page's spec names its data ("synthetic"; a real data set joins only where
+# the sweep runs), so its repr stays short.
+SPEC_HASH: dict[str | type[Any], Callable[[Any], Any]] = {
+    PcaSpec: repr,
+    OtdSpec: repr,
+    RoundsSpec: repr,
+    Sites: repr,
+}
