@@ -131,7 +131,8 @@ def profiles_figure(
     """
     positive = profiles["delta"][profiles["delta"] > 0]
     fig = go.Figure()
-    for (design, view), part in profiles.groupby(["design", "view"], sort=False):
+    for (design_key, view_key), part in profiles.groupby(["design", "view"], sort=False):
+        design, view = str(design_key), str(view_key)
         promise_curve = view == CALIBRATION_VIEW
         if promise_curve and design != "cape":
             continue
@@ -273,8 +274,8 @@ def profiles_text(
             continue
         name = DESIGN_DASH[design][1]
         cells = [
-            f"{VIEW_STYLES[r.view][1]} δ = {r.delta:.3g} ({r.delta / delta:.3g}× δ_s)"
-            for r in rows.itertuples()
+            f"{VIEW_STYLES[r['view']][1]} δ = {r['delta']:.3g} ({r['delta'] / delta:.3g}× δ_s)"
+            for r in rows.to_dict("records")
         ]
         words.append(f"{name}: " + "; ".join(cells))
     if not words:
@@ -295,7 +296,7 @@ def ledger_text(summary: pd.DataFrame, *, releases: int, accountant: str) -> str
     """The ledger in one sentence: releases made, most-spent site, sites over budget."""
     if releases == 0:
         return "No release recorded yet: every site has its whole budget. Press *Release again*."
-    worst = summary.loc[summary["fraction"].idxmax()]
+    worst = summary.iloc[int(np.argmax(summary["fraction"].to_numpy()))]
     over = summary[summary["exceeded"]]
     text = (
         f"{releases} release(s) recorded, added up by {accountant}. Site {int(worst.site)} has "

@@ -27,7 +27,8 @@ def worst_table(curve: pd.DataFrame, ng: bool, sites: int) -> pd.DataFrame:
     the promise, which is true whatever else exists).
     """
     rows = []
-    for n, part in curve.groupby("colluding", sort=True):
+    for _, part in curve.groupby("colluding", sort=True):
+        n = int(part["colluding"].to_numpy()[0])  # the group's size, as a plain int
         row: dict[str, object] = {"colluding sites": n}
         for view in ("own release", "all releases"):
             r = part[part.view == view].iloc[0]
@@ -94,7 +95,10 @@ def views_table(parties: pd.DataFrame) -> pd.DataFrame:
     )
     show = parties.drop_duplicates(["party_kind", "site"])
     cells = show.assign(
-        joint=[verdict(r.epsilon_joint, r.promised_epsilon, r.meets) for r in show.itertuples()],
+        joint=[
+            verdict(r["epsilon_joint"], r["promised_epsilon"], r["meets"])
+            for r in show.to_dict("records")
+        ],
     )
     receives = cells.drop_duplicates("party_kind").set_index("party_kind")["receives"]
     receives["each other site"] = "E_j and F_j only; no other site's release"

@@ -92,18 +92,18 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
             row=1,
             col=col,
         )
-        for r in rows[rows["design"] == design].itertuples():
-            color, name = VIEW_STYLES[r.view]
-            line = part[part["view"] == r.view]
+        for r in rows[rows["design"] == design].to_dict("records"):
+            color, name = VIEW_STYLES[r["view"]]
+            line = part[part["view"] == r["view"]]
             fig.add_trace(
                 go.Scatter(
                     x=line["alpha"],
                     y=np.maximum(line["power"], FLOOR),
                     name=f"{name}: theory",
-                    legendgroup=r.view,
+                    legendgroup=r["view"],
                     showlegend=first,
                     line={"color": color, "width": 3},
-                    hovertemplate=f"{name}: μ = {r.mu:.3g}, ε = {r.epsilon:.3g}<br>"
+                    hovertemplate=f"{name}: μ = {r['mu']:.3g}, ε = {r['epsilon']:.3g}<br>"
                     "α = %{x:.3g}, 1 − β = %{y:.3g}<extra></extra>",
                 ),
                 row=1,
@@ -114,7 +114,7 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
                     x=line["alpha"],
                     y=line["under"],
                     name=f"{name}: under the promise by",
-                    legendgroup=r.view,
+                    legendgroup=r["view"],
                     showlegend=False,
                     line={"color": color, "width": 3},
                     hovertemplate=f"{name}: α = %{{x:.3g}}, under the promise's β by "
@@ -123,67 +123,70 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
                 row=2,
                 col=col,
             )
-            x0, x1 = max(r.fpr_low, FLOOR), max(r.fpr_high, FLOOR)
+            x0, x1 = max(r["fpr_low"], FLOOR), max(r["fpr_high"], FLOOR)
             fig.add_trace(
-                _box(x0, x1, r.under_low, r.under_high, color, name, r.view), row=2, col=col
+                _box(x0, x1, r["under_low"], r["under_high"], color, name, r["view"]),
+                row=2,
+                col=col,
             )
             fig.add_trace(
                 go.Scatter(
-                    x=[max(r.fpr, FLOOR)],
-                    y=[r.under],
+                    x=[max(r["fpr"], FLOOR)],
+                    y=[r["under"]],
                     mode="markers",
                     marker={
                         "color": color,
                         "size": 11,
-                        "symbol": "x" if r.breaks else "circle",
+                        "symbol": "x" if r["breaks"] else "circle",
                         "line": {"color": "#000000", "width": 1},
                     },
                     name=f"{name}: attack",
-                    legendgroup=r.view,
+                    legendgroup=r["view"],
                     showlegend=False,
                     hovertemplate=f"{name}: the attack is under the promise's β by "
-                    f"{r.under:.3g}; its box by {r.under_low:.3g} to {r.under_high:.3g}"
+                    f"{r['under']:.3g}; its box by {r['under_low']:.3g} to {r['under_high']:.3g}"
                     "<extra></extra>",
                 ),
                 row=2,
                 col=col,
             )
-            y0, y1 = max(1 - r.fnr_high, FLOOR), max(1 - r.fnr_low, FLOOR)
-            fig.add_trace(_box(x0, x1, y0, y1, color, name, r.view), row=1, col=col)
+            y0, y1 = max(1 - r["fnr_high"], FLOOR), max(1 - r["fnr_low"], FLOOR)
+            fig.add_trace(_box(x0, x1, y0, y1, color, name, r["view"]), row=1, col=col)
             fig.add_trace(
                 go.Scatter(
-                    x=[max(r.fpr, FLOOR)],
-                    y=[max(1 - r.fnr, FLOOR)],
+                    x=[max(r["fpr"], FLOOR)],
+                    y=[max(1 - r["fnr"], FLOOR)],
                     mode="markers",
                     marker={
                         "color": color,
                         "size": 11,
-                        "symbol": "x" if r.breaks else "circle",
+                        "symbol": "x" if r["breaks"] else "circle",
                         "line": {"color": "#000000", "width": 1},
                     },
                     name=f"{name}: attack (FPR, FNR)",
-                    legendgroup=r.view,
+                    legendgroup=r["view"],
                     showlegend=first,
-                    hovertemplate=f"{name}: the attack's {r.trials:,} games<br>"
-                    f"FPR = {r.fpr:.3g} [{r.fpr_low:.3g}, {r.fpr_high:.3g}]<br>"
-                    f"FNR = {r.fnr:.4g} [{r.fnr_low:.4g}, {r.fnr_high:.4g}]<extra></extra>",
+                    hovertemplate=f"{name}: the attack's {r['trials']:,} games<br>"
+                    f"FPR = {r['fpr']:.3g} [{r['fpr_low']:.3g}, {r['fpr_high']:.3g}]<br>"
+                    f"FNR = {r['fnr']:.4g} [{r['fnr_low']:.4g}, {r['fnr_high']:.4g}]"
+                    "<extra></extra>",
                 ),
                 row=1,
                 col=col,
             )
-            if r.breaks:  # the largest dip: from the promise's curve down to the view's
+            if r["breaks"]:  # the largest dip: from the promise's curve down to the view's
                 fig.add_trace(
                     go.Scatter(
-                        x=[r.dip_alpha, r.dip_alpha],
-                        y=[1 - r.dip_beta_promise, 1 - r.dip_beta_view],
+                        x=[r["dip_alpha"], r["dip_alpha"]],
+                        y=[1 - r["dip_beta_promise"], 1 - r["dip_beta_view"]],
                         mode="lines+markers",
                         line={"color": color, "width": 2},
                         marker={"symbol": "arrow-bar-up", "size": 9, "angleref": "previous"},
                         name=f"{name}: largest dip under the promise",
-                        legendgroup=r.view,
+                        legendgroup=r["view"],
                         showlegend=False,
-                        hovertemplate=f"{name} dips under the promise by {r.dip_depth:.3g} "
-                        f"at α = {r.dip_alpha:.3g}<br>(= δ of the view at ε_s − δ_s)"
+                        hovertemplate=f"{name} dips under the promise by {r['dip_depth']:.3g} "
+                        f"at α = {r['dip_alpha']:.3g}<br>(= δ of the view at ε_s − δ_s)"
                         "<extra></extra>",
                     ),
                     row=1,
@@ -241,7 +244,8 @@ def theory_figure(curves: pd.DataFrame, *, labels: dict[str, str], chosen: str) 
     """
     fig = go.Figure()
     colors = iter(VIEW_STYLES[v][0] for v in ("release", "joint", "coalition"))
-    for view, part in curves.groupby("view", sort=False):
+    for view_key, part in curves.groupby("view", sort=False):
+        view = str(view_key)
         promise = view == "promise"
         fig.add_trace(
             go.Scatter(

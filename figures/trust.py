@@ -7,6 +7,7 @@ Every number comes from :func:`dpcore.analysis.trust_models.trust_table` and
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,11 @@ COLORS = {
 }
 
 
+
+def _at(frame: pd.DataFrame, row: str, column: str) -> float:
+    """One number of a frame indexed by name (the scheme), as a float."""
+    return float(frame[column].to_numpy()[frame.index.get_loc(row)])
+
 def _fmt_eps(eps: float) -> str:
     return "∞" if math.isinf(eps) else f"{eps:.3g}"
 
@@ -53,13 +59,14 @@ def _within(eps: float, promised: float) -> bool:
     return eps <= promised * (1 + 1e-7)
 
 
-def _epsilon_words(r: Any) -> str:
+def _epsilon_words(r: dict[Hashable, Any]) -> str:
     """The worst site's ε in the aggregator's view: ✓ certified, ✗ refuted, or neither.
 
     Secure aggregation's ε is the KLS certificate (an upper bound) beside the exact ε of a
     move on one coordinate (a lower bound): between the two, the promise is not certified.
     """
-    eps, exact, promised = r.aggregator_epsilon, r.aggregator_exact_epsilon, r.aggregator_promised
+    eps, exact = r["aggregator_epsilon"], r["aggregator_exact_epsilon"]
+    promised = r["aggregator_promised"]
     if _within(eps, promised):
         return f"worst ε {_fmt_eps(eps)} ≤ ε_s {promised:.3g} ✓"
     if _within(exact, promised):
@@ -72,9 +79,9 @@ def _epsilon_words(r: Any) -> str:
     return f"exact ε {_fmt_eps(exact)} > ε_s {promised:.3g} ✗ (KLS bound {_fmt_eps(eps)})"
 
 
-def _colluder_words(r: Any, sites: int) -> str:
+def _colluder_words(r: dict[Hashable, Any], sites: int) -> str:
     """Colluders tolerated whichever sites collude: certified, and where only the bound fails."""
-    certified, exact = int(r.colluders_tolerated), int(r.colluders_exact)
+    certified, exact = int(r["colluders_tolerated"]), int(r["colluders_exact"])
     if certified >= sites - 1:
         return f"all {sites - 1} others"
     if exact < 0:
@@ -98,10 +105,10 @@ def display_table(table: pd.DataFrame, pca: pd.DataFrame, *, sites: int) -> pd.D
     """The table as shown: one row per scheme, every cell worded from the core's numbers."""
     energy = pca_summary(pca)
     rows = []
-    for r in table.itertuples():
-        if r.scheme == "central":
+    for r in table.to_dict("records"):
+        if r["scheme"] == "central":
             sees = "the curator: all raw data"
-        elif r.scheme == "local":
+        elif r["scheme"] == "local":
             sees = "nobody: site 1 publishes its own release"
         else:
             who = {
@@ -110,41 +117,41 @@ def display_table(table: pd.DataFrame, pca: pd.DataFrame, *, sites: int) -> pd.D
                 "cape_joint": "aggregator: every release",
                 "secagg": "server: only the sum (messages masked)",
                 "shuffle": "analyst: the releases, shuffled",
-            }[r.scheme]
+            }[r["scheme"]]
             sees = f"{who} — {_epsilon_words(r)}"
         colluders = _colluder_words(r, sites)
-        if r.masks_tolerated >= 0:
-            colluders += f" (masks: {r.masks_tolerated})"
-        if r.scheme == "local":
+        if r["masks_tolerated"] >= 0:
+            colluders += f" (masks: {r['masks_tolerated']})"
+        if r["scheme"] == "local":
             dropout = "site 1's output is gone; no one else affected"
         else:
-            eps = _fmt_eps(r.dropout_epsilon)
-            left = f"{r.dropout_std_ratio:.3g}× the std needed, worst ε {eps}"
-            if r.remedy.startswith("none needed"):
-                dropout = f"{r.remedy}: {left}"
+            eps = _fmt_eps(r["dropout_epsilon"])
+            left = f"{r['dropout_std_ratio']:.3g}× the std needed, worst ε {eps}"
+            if r["remedy"].startswith("none needed"):
+                dropout = f"{r['remedy']}: {left}"
             else:
                 dropout = (
-                    f"no remedy: {left}; {r.remedy}: {r.remedy_std_ratio:.3g}× "
-                    f"({r.remedy_rounds} round{'s' if r.remedy_rounds > 1 else ''})"
+                    f"no remedy: {left}; {r['remedy']}: {r['remedy_std_ratio']:.3g}× "
+                    f"({r['remedy_rounds']} round{'s' if r['remedy_rounds'] > 1 else ''})"
                 )
         comm = (
             "nothing sent"
-            if r.messages == 0
-            else f"{r.messages} messages; {_bits(r.bits_per_site)} per site, "
-            f"{_bits(r.bits_total)} in all"
+            if r["messages"] == 0
+            else f"{r['messages']} messages; {_bits(r['bits_per_site'])} per site, "
+            f"{_bits(r['bits_total'])} in all"
         )
         rows.append(
             {
-                "scheme": LABELS[r.scheme],
-                "noise std ÷ central": r.std_ratio,
+                "scheme": LABELS[r["scheme"]],
+                "noise std ÷ central": r["std_ratio"],
                 "what the aggregator sees": sees,
-                "who must be trusted": r.trusted,
+                "who must be trusted": r["trusted"],
                 "colluders tolerated": colluders,
                 "one dropout (site 1)": dropout,
                 "messages and bits": comm,
-                "PCA captured energy": energy.loc[r.scheme, "mean"],
-                "± std": energy.loc[r.scheme, "std"],
-                "source": r.source,
+                "PCA captured energy": energy.loc[r["scheme"], "mean"],
+                "± std": energy.loc[r["scheme"], "std"],
+                "source": r["source"],
             }
         )
     return pd.DataFrame(rows)
@@ -209,7 +216,7 @@ def trust_figure(table: pd.DataFrame, pca: pd.DataFrame) -> go.Figure:
     fig.add_vline(x=1.0, line={"dash": "dot", "color": "#000000", "width": 1.5}, row=1, col=1)
     if "nonprivate" in energy.index:
         fig.add_vline(
-            x=float(energy.loc["nonprivate", "mean"]),
+            x=_at(energy, "nonprivate", "mean"),
             line={"dash": "dash", "color": "#000000", "width": 1.5},
             row=1,
             col=2,
@@ -259,10 +266,10 @@ def explanation(
             f"At b = {bits} bits no coordinate wrapped around in {runs} rounds, and rounding "
             f"added an error of RMS {float(sa['quantisation_rms'].mean()):.2g} per entry "
             f"(at most {float(sa['quantisation_bound'].iloc[0]):.2g}, against a noise std of "
-            f"{t.loc['secagg', 'noise_std']:.2g})."
+            f"{_at(t, 'secagg', 'noise_std'):.2g})."
         )
-    shuffled = float(t.loc["shuffle", "shuffle_epsilon"])
-    eps1 = float(t.loc["local", "aggregator_promised"])
+    shuffled = _at(t, "shuffle", "shuffle_epsilon")
+    eps1 = _at(t, "local", "aggregator_promised")
     if sites < shuffle_parties:
         shuffle_text = (
             f"Feldman–McMillan–Talwar's bound needs at least {shuffle_parties:,} parties at "
@@ -277,7 +284,7 @@ def explanation(
         )
     return (
         f"**Left:** each scheme's noise std on the pooled estimate Σ μ_s A_s (D = {dim}), "
-        f"divided by what one trusted curator adds, τ_pool = {t.loc['central', 'noise_std']:.3g} "
+        f"divided by what one trusted curator adds, τ_pool = {_at(t, 'central', 'noise_std'):.3g} "
         f"(dotted line: 1). CAPE's paper design reaches {r['cape']:.2f}×, the joint-view-safe "
         f"design {r['cape_joint']:.2f}× — both trusting a noise generator. Secure aggregation "
         f"reaches {r['secagg']:.2f}× with no trusted party (the ratio moves with its "
@@ -297,30 +304,30 @@ def iterative_display(table: pd.DataFrame, *, sites: int) -> pd.DataFrame:
     """The iterative methods' rows (:func:`dpcore.analysis.trust_iterative.iterative_trust_table`)
     in the worded table's columns; what does not apply is said in words, never left blank."""
     rows = []
-    for r in table.itertuples():
-        sees = "the curator: all raw data" if math.isinf(r.aggregator_epsilon) else "aggregator"
-        not_applicable = dict(part.split(": ", 1) for part in r.not_applicable.split("; "))
+    for r in table.to_dict("records"):
+        sees = "the curator: all raw data" if math.isinf(r["aggregator_epsilon"]) else "aggregator"
+        not_applicable = dict(part.split(": ", 1) for part in r["not_applicable"].split("; "))
         noise = (
-            f"per round {r.std_ratio:.3g}× central's one-shot std"
-            if r.noise_std is not None and not pd.isna(r.noise_std)
+            f"per round {r['std_ratio']:.3g}× central's one-shot std"
+            if r["noise_std"] is not None and not pd.isna(r["noise_std"])
             else not_applicable["noise std"]
         )
         rows.append(
             {
-                "scheme": f"{get(r.scheme, 'pca').label} (T = {r.rounds})",
-                "what the aggregator sees": f"{sees}, all {r.rounds} round(s) — "
+                "scheme": f"{get(r['scheme'], 'pca').label} (T = {r['rounds']})",
+                "what the aggregator sees": f"{sees}, all {r['rounds']} round(s) — "
                 f"{_epsilon_words(r)}; {noise}",
-                "who must be trusted": r.trusted,
+                "who must be trusted": r["trusted"],
                 "colluders tolerated": (
                     f"all {sites - 1} others"
-                    if r.colluders_tolerated >= sites - 1
+                    if r["colluders_tolerated"] >= sites - 1
                     else "none: the promise fails with 0"
-                    if r.colluders_tolerated < 0
-                    else f"{r.colluders_tolerated}"
+                    if r["colluders_tolerated"] < 0
+                    else f"{r['colluders_tolerated']}"
                 )
                 + f" ({not_applicable['masks']})",
                 "one dropout (site 1)": not_applicable["dropout"],
-                "source": r.source,
+                "source": r["source"],
             }
         )
     return pd.DataFrame(rows)
