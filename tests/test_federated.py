@@ -375,17 +375,20 @@ def _entries(path):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("federated")
-def test_the_one_command_with_ten_sites(tmp_path):
-    """`python -m federated run --sites 10 --kind pca`: released, equal to the in-process
-    run, and everything it started stopped.
+@pytest.mark.parametrize(("sites", "kind"), [(3, "mean"), (10, "pca")])
+def test_the_one_command(tmp_path, sites, kind):
+    """`python -m federated run --sites S --kind K`: released, equal to the in-process
+    run, and everything it started stopped, within COMMAND_LIMIT (the command's own bound).
 
-    The log has 11 hellos each way, 2 noise messages and 10 releases each way, and the
-    sites' Â_s carry the reals of dpcore's cost model for S = 10 (SD², Sec. 4).
+    The log has S + 1 hellos each way, 2 noise messages and S releases each way, and the
+    sites' Â_s carry S values of D reals (mean) or the reals of dpcore's cost model, SD²
+    (PCA, Sec. 4), each plus its shape (8 bytes an axis).
     """
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "federated", "run", "--sites", "10", "--kind", "pca", "--seed", "3",
-         "--port", str(PORT + 2), "--workdir", str(tmp_path), "--timeout", str(COMMAND_LIMIT)],
+        [sys.executable, "-m", "federated", "run", "--sites", str(sites), "--kind", kind,
+         "--seed", "3", "--port", str(PORT + 2), "--workdir", str(tmp_path),
+         "--timeout", str(COMMAND_LIMIT)],
         cwd=ROOT, capture_output=True, text=True, timeout=COMMAND_LIMIT + 30,
     )  # fmt: skip
     wall = time.monotonic() - started
@@ -395,19 +398,22 @@ def test_the_one_command_with_ten_sites(tmp_path):
     assert "Nothing was released" not in done.stdout
     entries = read_log(tmp_path / "run-log.jsonl")
     rounds = [e["round"] for e in entries]
-    assert rounds.count("hello") == 22 and rounds.count("noise") == 2
-    assert rounds.count("release") == 20 and entries[-1]["kind"] == "release"
+    assert rounds.count("hello") == 2 * (sites + 1) and rounds.count("noise") == 2
+    assert rounds.count("release") == 2 * sites and entries[-1]["kind"] == "release"
     back = [e for e in entries if e["round"] == "release" and e["receiver"] == "aggregator"]
-    reals = communication_cost("cape", problem="pca", dim=4, k=2, sites=10)
-    assert sum(e["bytes"] - 16 for e in back) == 8 * reals["sites"]
+    if kind == "pca":
+        reals = communication_cost("cape", problem="pca", dim=4, k=2, sites=sites)["sites"]
+        assert sum(e["bytes"] - 16 for e in back) == 8 * reals
+    else:
+        assert [e["bytes"] for e in back] == [8 * 4 + 8] * sites
     # the protocol stepper replays this real log: one step per message, every party named
     steps = replay_steps(entries)
-    assert len(steps) == len(entries) and site_count(entries) == 10
+    assert len(steps) == len(entries) and site_count(entries) == sites
     named = {p for st in steps if st.message for p in st.message[:2]}
-    assert named == {"aggregator", "noise generator", *(f"site {s}" for s in range(1, 11))}
+    assert named == {"aggregator", "noise generator", *(f"site {s}" for s in range(1, sites + 1))}
     # everything it started is gone: no process still has the work directory in its command
     assert not _processes_mentioning(str(tmp_path)), _processes_mentioning(str(tmp_path))
-    print(f"10 sites: {wall:.1f} s for the whole command")
+    print(f"{sites} sites: {wall:.1f} s for the whole command")
 
 
 def _processes_mentioning(text):
