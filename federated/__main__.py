@@ -110,7 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(release.statement())
     entries = read_log(log)
-    print(f"\n{len(entries)} log entries in {log}; {wall:.1f} s wall time; logs in {workdir}")
+    phases = ", ".join(f"{k} {v:.1f} s" for k, v in outcome["phases"].items())
+    print(f"\n{len(entries)} log entries in {log}; logs in {workdir}")
+    print(f"{wall:.1f} s wall time ({phases})")
     return 0
 
 

@@ -30,19 +30,24 @@ from flwr.app import ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
+from dpcore.analysis.views import dropout_correction
 from dpcore.protocol.cape import aggregator_step, noise_generator_step, party_rng, site_step
 from dpcore.protocol.pairwise import pair_noise_step, pair_rng
 from federated import sealing
 from federated.protocol import (
+    DESIGNS,
     KINDS,
     PROTOCOL_VERSION,
     SCHEMES,
     Refusal,
+    Release,
     check_release,
     finish,
+    finish_after_dropout,
     from_bytes,
     make_design,
     read_site_csv,
+    remedy_rng,
     shape_of,
     site_statistic,
     site_tau,
@@ -57,6 +62,7 @@ AGG = "aggregator"
 NOISE = "noise generator"
 REPLY_POLL = 0.1  # seconds between the aggregator's asks for replies
 TEST_FAULTS = ("nan", "shape", "hang", "crash", "version")
+HANG_AFTER = 5.0  # a hanging site answers this many seconds after the aggregator's timeout
 
 
 def _stream(seed: int, party: str, site: int = 0) -> np.random.Generator:
@@ -79,10 +85,30 @@ def _fields(msg: Message) -> dict[str, Any]:
 # --- the aggregator ------------------------------------------------------------------------------
 
 
+Spec = tuple[str, str, str]  # one release: (kind, design, scheme)
+
+
+def parse_releases(text: str, kind: str, design: str, scheme: str) -> list[Spec]:
+    """The run config's ``releases``: ``kind:design:scheme`` items, comma-separated; empty:
+    the one release of ``kind``, ``design`` and ``scheme``. Raises ValueError naming a bad item."""
+    items = [item.strip() for item in str(text).split(",") if item.strip()]
+    specs = [tuple(item.split(":")) for item in items] or [(kind, design, scheme)]
+    for spec in specs:
+        if (
+            len(spec) != 3
+            or spec[0] not in KINDS
+            or spec[1] not in DESIGNS
+            or spec[2] not in SCHEMES
+        ):
+            raise ValueError(
+                f"run config releases: each item must be kind:design:scheme with kind in {KINDS},"
+                f" design in {DESIGNS} and scheme in {SCHEMES}; got {':'.join(spec)!r}"
+            )
+    return [(str(k), str(d), str(s)) for k, d, s in specs]
+
+
 class _Settings:
     def __init__(self, cfg: dict[str, Any]) -> None:
-        self.kind = str(cfg["kind"])
-        self.design = str(cfg["design"])
         self.sites = int(cfg["sites"])
         self.seed = int(cfg["seed"])
         self.k = int(cfg["k"])
@@ -90,11 +116,12 @@ class _Settings:
         self.log = str(cfg["log"])
         self.output = str(cfg["output"])
         self.fault = str(cfg.get("test-fault", ""))
-        self.scheme = str(cfg.get("scheme", "helper"))
-        if self.kind not in KINDS:
-            raise ValueError(f"run config kind must be one of {KINDS}; got {self.kind!r}")
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"run config scheme must be one of {SCHEMES}; got {self.scheme!r}")
+        self.releases = parse_releases(
+            str(cfg.get("releases", "")),
+            str(cfg["kind"]),
+            str(cfg["design"]),
+            str(cfg.get("scheme", "helper")),
+        )
 
 
 def _exchange(
@@ -161,8 +188,67 @@ def _wait_for_nodes(grid: Grid, count: int, timeout: float) -> list[int]:
         time.sleep(0.5)
 
 
-def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
-    """The aggregator's side of one CAPE run; a Release or a Refusal."""
+class _Run:
+    """What the hello round established: who is who, and the sites' public numbers."""
+
+    def __init__(self, cfg: _Settings, nodes, name, info, run_id: int) -> None:
+        self.cfg = cfg
+        self.name = name
+        self.info = info
+        self.noise_nodes = [n for n in nodes if name[n] == NOISE]
+        self.sites = sorted((n for n in nodes if name[n] != NOISE), key=lambda n: info[n]["site"])
+        if len(self.noise_nodes) != 1 or [info[n]["site"] for n in self.sites] != list(
+            range(1, cfg.sites + 1)
+        ):
+            roles = sorted(name.values())
+            raise Refusal(
+                "federation", f"needs one noise generator and sites 1..{cfg.sites}: {roles}"
+            )
+        dims = {int(info[n]["dim"]) for n in self.sites}
+        if len(dims) != 1:
+            raise Refusal("federation", f"the sites' data have different widths D: {sorted(dims)}")
+        self.dim = dims.pop()
+        self.n_samples = [int(info[n]["n"]) for n in self.sites]
+        self.epsilon = [float(info[n]["epsilon"]) for n in self.sites]
+        self.delta = [float(info[n]["delta"]) for n in self.sites]
+        tau = site_tau(self.n_samples, self.epsilon, self.delta)
+        self.designs = [make_design(k, d, tau, self.n_samples) for k, d, _ in cfg.releases]
+        for (_, d, _), made in zip(cfg.releases, self.designs, strict=True):
+            if not made.feasible:
+                raise Refusal(AGG, f"the {d} design is infeasible for these sites")
+        self.public = {
+            "releases": [":".join(spec) for spec in cfg.releases],
+            "dim": self.dim,
+            "tau": [float(t) for t in tau],
+            "n": self.n_samples,
+            "run": int(run_id),
+            "test-fault": cfg.fault,
+            "timeout": cfg.timeout,
+            "keys": [info[n]["key"] for n in self.sites],
+        }
+        self.helper = [i for i, spec in enumerate(cfg.releases) if spec[2] == "helper"]
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        return shape_of(self.cfg.releases[i][0], self.dim)
+
+    def one_shape(self) -> tuple[int, ...] | None:
+        """The shape of every array a message carries, if the run makes one release."""
+        return self.shape(0) if len(self.cfg.releases) == 1 else None
+
+    def release(self, i: int, released, f, dropped=(), correction=None) -> Release:
+        kind, design, scheme = self.cfg.releases[i]
+        common = dict(
+            n_samples=self.n_samples, epsilon=self.epsilon, delta=self.delta, k=self.cfg.k
+        )
+        if dropped:
+            return finish_after_dropout(
+                kind, design, released, f, self.designs[i], correction, dropped, **common
+            )
+        return finish(kind, design, released, f, self.designs[i], scheme=scheme, **common)
+
+
+def _hello(grid: Grid, cfg: _Settings, log: RunLog, run_id: int) -> _Run:
+    """Round 1: every node's role, version, public key (and a site's public numbers)."""
     nodes = _wait_for_nodes(grid, cfg.sites + 1, cfg.timeout)
     hello = {"version": PROTOCOL_VERSION, "test-fault": cfg.fault}
     sends = {n: (f"node {n}", hello) for n in nodes}
@@ -183,136 +269,183 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int):
         info[node] = got
     if problems:
         raise Refusal.of(problems)
-    noise_nodes = [n for n in nodes if name[n] == NOISE]
-    site_nodes = sorted((n for n in nodes if name[n] != NOISE), key=lambda n: info[n]["site"])
-    if len(noise_nodes) != 1 or [info[n]["site"] for n in site_nodes] != list(
-        range(1, cfg.sites + 1)
-    ):
-        roles = sorted(name.values())
-        raise Refusal("federation", f"needs one noise generator and sites 1..{cfg.sites}: {roles}")
-    dims = {int(info[n]["dim"]) for n in site_nodes}
-    if len(dims) != 1:
-        raise Refusal("federation", f"the sites' data have different widths D: {sorted(dims)}")
-    shape = shape_of(cfg.kind, dims.pop())
-    symmetric = cfg.kind == "pca"
-    n_samples = [int(info[n]["n"]) for n in site_nodes]
-    epsilon = [float(info[n]["epsilon"]) for n in site_nodes]
-    delta = [float(info[n]["delta"]) for n in site_nodes]
-    tau = site_tau(n_samples, epsilon, delta)
-    design = make_design(cfg.kind, cfg.design, tau, n_samples)
-    if not design.feasible:
-        raise Refusal(AGG, f"the {cfg.design} design is infeasible for these sites")
-    public = {
-        "kind": cfg.kind,
-        "design": cfg.design,
-        "shape": list(shape),
-        "tau": [float(t) for t in tau],
-        "n": n_samples,
-        "run": int(run_id),
-        "test-fault": cfg.fault,
-        "scheme": cfg.scheme,
-    }
-    if cfg.scheme == "pairwise":  # no noise generator: the sites agree pairwise noise
-        keys = [info[n]["key"] for n in site_nodes]
-        sends = {n: (name[n], {**public, "keys": keys}) for n in site_nodes}
-        what = "release:every site's public key (pairwise noise)"
-        f = np.zeros((cfg.sites, *shape))
-        return _collect(grid, log, cfg, sends, what, shape, site_nodes, name, f, design, info)
+    return _Run(cfg, nodes, name, info, run_id)
 
-    # Round 2: the noise generator draws every E_s and seals each to its site.
-    (ng,) = noise_nodes
-    ask = {**public, "keys": [info[n]["key"] for n in site_nodes]}
-    what = "noise:τ_s, N_s, site public keys"
-    reply = _exchange(grid, log, {ng: (NOISE, ask)}, what, cfg.timeout).get(ng)
-    fields, why = _answer(reply, NOISE, "noise", cfg.timeout)
-    if fields is None:
-        raise Refusal(NOISE, why)
-    log.message("noise", NOISE, AGG, "sealed E_s for every site", fields, shape, ng)
-    sealed = list(fields["sealed"])
-    if len(sealed) != cfg.sites:
-        raise Refusal(NOISE, f"sent {len(sealed)} sealed E_s for {cfg.sites} sites")
 
-    # Round 3: F_s from the aggregator's own stream; each site answers Â_s.
-    f = aggregator_step(design, shape, symmetric=symmetric, rng=_stream(cfg.seed, "aggregator"))
+def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int) -> list[dict[str, Any]]:
+    """The aggregator's side of one CAPE run: one outcome per release (``ok`` and the
+    release, or the refusing ``party`` and ``reason``); a Refusal if none can be made."""
+    run = _hello(grid, cfg, log, run_id)
+    sealed: dict[int, list[bytes]] = {}
+    noise_key = b""
+    if run.helper:  # Round 2: the noise generator draws every E_s and seals each to its site.
+        (ng,) = run.noise_nodes
+        what = "noise:τ_s, N_s, site public keys"
+        reply = _exchange(grid, log, {ng: (NOISE, run.public)}, what, cfg.timeout).get(ng)
+        fields, why = _answer(reply, NOISE, "noise", cfg.timeout)
+        if fields is None:
+            raise Refusal(NOISE, why)
+        log.message("noise", NOISE, AGG, "sealed E_s for every site", fields, run.one_shape(), ng)
+        for i in run.helper:
+            sealed[i] = list(fields.get(f"{i}.sealed", []))
+            if len(sealed[i]) != cfg.sites:
+                raise Refusal(NOISE, f"sent {len(sealed[i])} sealed E_s for {cfg.sites} sites")
+        noise_key = fields["key"]
+    # Round 3: F_s from the aggregator's own stream (helper scheme); each site answers Â_s.
+    f = {}
+    for i, (kind, _, scheme) in enumerate(cfg.releases):
+        shape = run.shape(i)
+        f[i] = (
+            aggregator_step(
+                run.designs[i], shape, symmetric=kind == "pca", rng=_stream(cfg.seed, "aggregator")
+            )
+            if scheme == "helper"
+            else np.zeros((cfg.sites, *shape))
+        )
     sends = {}
-    for s, node in enumerate(site_nodes):
-        msg = {**public, "sealed": sealed[s], "noise-key": fields["key"], "f": to_bytes(f[s])}
-        sends[node] = (name[node], _corrupted(msg, cfg.fault, s + 1))
-    what = "release:sealed E_s (relayed) and F_s"
-    return _collect(grid, log, cfg, sends, what, shape, site_nodes, name, f, design, info)
+    for s, node in enumerate(run.sites):
+        msg = dict(run.public)
+        if run.helper:
+            msg["noise-key"] = noise_key
+        for i in run.helper:
+            msg[f"{i}.sealed"] = sealed[i][s]
+            msg[f"{i}.f"] = to_bytes(f[i][s])
+        sends[node] = (run.name[node], _corrupted(msg, cfg.fault, s + 1, run.helper))
+    carried = ["sealed E_s (relayed) and F_s"] if run.helper else []
+    if len(run.helper) < len(cfg.releases):
+        carried.append("every site's public key (pairwise noise)")
+    what = "release:" + "; ".join(carried)
+    replies = _exchange(grid, log, sends, what, cfg.timeout, run.one_shape())
+    released, dropped = _check_releases(run, replies, log)
+    if not dropped:
+        return [
+            {"ok": True, "release": run.release(i, released[i], f[i]).to_json()}
+            for i in range(len(cfg.releases))
+        ]
+    return _after_dropout(grid, run, log, released, f, dropped)
 
 
-def _corrupted(msg: dict[str, Any], fault: str, site: int) -> dict[str, Any]:
+def _check_releases(run: _Run, replies: dict[int, Message], log: RunLog):
+    """Every site's Â_s for every release, and the sites that never answered (0-based).
+
+    A site that answered with an error, a refusal or a malformed value makes the whole run a
+    refusal naming it (and every other such site): its Â_s cannot be used, and publishing
+    without it would leave its E_s uncancelled.
+    """
+    cfg = run.cfg
+    released = {i: np.empty((cfg.sites, *run.shape(i))) for i in range(len(cfg.releases))}
+    problems: list[tuple[str, str]] = []
+    silent: list[tuple[str, str]] = []
+    dropped: list[int] = []
+    for s, node in enumerate(run.sites):
+        party = run.name[node]
+        got, why = _answer(replies.get(node), party, "release", cfg.timeout)
+        if got is None:
+            (silent if replies.get(node) is None else problems).append((party, why))
+            if replies.get(node) is None:
+                dropped.append(s)
+            continue
+        carries = "Â_s = a_s + E_s + F_s + G_s (each release)"
+        log.message("release", party, AGG, carries, got, run.one_shape(), node)
+        for i, (kind, _, _) in enumerate(cfg.releases):
+            try:
+                value = from_bytes(got[f"{i}.released"], got[f"{i}.shape"])
+                check_release(party, value, run.shape(i), kind == "pca")
+            except (KeyError, ValueError) as err:
+                problems.append((party, f"sent a malformed release: {err}"))
+                break
+            except Refusal as err:
+                problems.append((err.party, err.reason))
+                break
+            released[i][s] = value
+    if problems:  # a bad Â_s: release nothing, naming every party at fault or silent
+        raise Refusal.of(problems + silent)
+    if len(dropped) == cfg.sites:
+        raise Refusal.of(silent)
+    return released, dropped
+
+
+def _after_dropout(grid, run: _Run, log: RunLog, released, f, dropped) -> list[dict[str, Any]]:
+    """Sites that never answered: the privacy explorer's remedy for each helper release.
+
+    The noise generator, told who dropped, sends c = Σ_D μ_d (E_d + H_d) with fresh
+    H_d ~ N(0, τ_gd²) (:func:`dpcore.analysis.views.dropout_correction`); the aggregator
+    publishes (Σ_R μ_t (Â_t − F_t) + c) / W, which carries the pooled noise again. A pairwise
+    release has no helper to send c: it is refused, naming the silent sites.
+    """
+    cfg = run.cfg
+    gone = ", ".join(run.name[run.sites[d]] for d in dropped)
+    why = f"did not answer the release request within {cfg.timeout:g} s"
+    corrections: dict[int, np.ndarray] = {}
+    refused: dict[str, str] = {}
+    if run.helper:
+        (ng,) = run.noise_nodes
+        ask = {**run.public, "dropped": [int(d) for d in dropped]}
+        what = "remedy:who dropped out"
+        reply = _exchange(grid, log, {ng: (NOISE, ask)}, what, cfg.timeout).get(ng)
+        fields, failed = _answer(reply, NOISE, "remedy", cfg.timeout)
+        if fields is None:
+            refused = {"party": f"{gone}, {NOISE}", "reason": f"{gone}: {why}; {NOISE}: {failed}"}
+        else:
+            log.message(
+                "remedy", NOISE, AGG, "c = Σ_D μ_d (E_d + H_d)", fields, run.one_shape(), ng
+            )
+            for i in run.helper:
+                corrections[i] = from_bytes(fields[f"{i}.correction"], run.shape(i))
+    outcomes = []
+    for i, (_, _, scheme) in enumerate(cfg.releases):
+        if i in corrections:
+            try:
+                made = run.release(i, released[i], f[i], dropped, corrections[i])
+            except Refusal as err:
+                outcomes.append({"ok": False, "party": err.party, "reason": err.reason})
+            else:
+                outcomes.append({"ok": True, "release": made.to_json()})
+        elif scheme == "pairwise":
+            reason = f"{why}; the pairwise scheme has no helper to make up its missing noise"
+            outcomes.append({"ok": False, "party": gone, "reason": reason})
+        else:
+            outcomes.append({"ok": False, **refused})
+    return outcomes
+
+
+def _corrupted(msg: dict[str, Any], fault: str, site: int, helper: list[int]) -> dict[str, Any]:
     """A relayed message as a dishonest aggregator would change it, for the tests only:
     ``relay:tamper<s>`` flips a bit of site s's sealed E_s, ``relay:tau<s>`` halves the τ_s
     site s is told the design was made for (less E and F for it). The sites must refuse."""
     items = {item.strip() for item in fault.split(",")}
+    msg = dict(msg)
     if f"relay:tamper{site}" in items:
-        sealed = msg["sealed"]
-        msg = {**msg, "sealed": sealed[:-1] + bytes([sealed[-1] ^ 1])}
+        for i in helper:
+            sealed = msg[f"{i}.sealed"]
+            msg[f"{i}.sealed"] = sealed[:-1] + bytes([sealed[-1] ^ 1])
     if f"relay:tau{site}" in items:
         tau = list(msg["tau"])
         tau[site - 1] /= 2.0
-        msg = {**msg, "tau": tau}
+        msg["tau"] = tau
     return msg
-
-
-def _collect(grid, log, cfg, sends, what, shape, site_nodes, name, f, design, info):
-    """The release round: send, check every Â_s, then publish Σ μ_s (Â_s − F_s) or refuse."""
-    symmetric = cfg.kind == "pca"
-    problems: list[tuple[str, str]] = []
-    replies = _exchange(grid, log, sends, what, cfg.timeout, shape)
-    released = np.empty((cfg.sites, *shape))
-    for s, node in enumerate(site_nodes):
-        got, why = _answer(replies.get(node), name[node], "release", cfg.timeout)
-        if got is None:
-            problems.append((name[node], why))
-            continue
-        carries = "Â_s = a_s + E_s + " + ("G_s" if cfg.scheme == "pairwise" else "F_s + G_s")
-        log.message("release", name[node], AGG, carries, got, shape, node)
-        try:
-            value = from_bytes(got["released"], got["shape"])
-            check_release(name[node], value, shape, symmetric)
-        except (KeyError, ValueError) as err:
-            problems.append((name[node], f"sent a malformed release: {err}"))
-        except Refusal as err:
-            problems.append((err.party, err.reason))
-        else:
-            released[s] = value
-    if problems:  # a missing or bad Â_s would leave its E_s uncancelled: release nothing
-        raise Refusal.of(problems)
-    n_samples = [int(info[n]["n"]) for n in site_nodes]
-    epsilon = [float(info[n]["epsilon"]) for n in site_nodes]
-    delta = [float(info[n]["delta"]) for n in site_nodes]
-    return finish(
-        cfg.kind,
-        cfg.design,
-        released,
-        f,
-        design,
-        n_samples=n_samples,
-        epsilon=epsilon,
-        delta=delta,
-        k=cfg.k,
-        scheme=cfg.scheme,
-    )
 
 
 @server_app.main()
 def main(grid: Grid, context: Context) -> None:
-    """Run CAPE once and write the release (or the refusal) to the run config's output."""
+    """Run CAPE and write the outcome to the run config's output: for one release its
+    ``ok`` and release (or refusal); for several also ``outcomes``, one per release."""
     cfg = _Settings(dict(context.run_config))
     log = RunLog(cfg.log)
     try:
-        release = run_cape(grid, cfg, log, context.run_id)
+        outcomes = run_cape(grid, cfg, log, context.run_id)
     except Refusal as err:
-        log.write(round="end", kind="refusal", party=err.party, reason=err.reason)
-        write_result(cfg.output, {"ok": False, "party": err.party, "reason": err.reason})
-        print(f"REFUSED — {err}", flush=True)
-        return
-    log.write(round="end", kind="release", shape=list(release.estimate.shape))
-    write_result(cfg.output, {"ok": True, "release": release.to_json()})
-    print("released", flush=True)
+        outcomes = [{"ok": False, "party": err.party, "reason": err.reason}] * len(cfg.releases)
+    for outcome in outcomes:
+        if outcome["ok"]:
+            shape = list(np.shape(outcome["release"]["estimate"]))
+            log.write(round="end", kind="release", shape=shape)
+        else:
+            log.write(round="end", kind="refusal", party=outcome["party"], reason=outcome["reason"])
+    result = dict(outcomes[0]) if len(outcomes) == 1 else {"ok": all(o["ok"] for o in outcomes)}
+    result["outcomes"] = outcomes
+    write_result(cfg.output, result)
+    print("released" if result["ok"] else f"REFUSED — {outcomes}", flush=True)
 
 
 # --- the sites and the noise generator -----------------------------------------------------------
@@ -360,37 +493,88 @@ def hello(msg: Message, context: Context) -> Message:
     return _reply(out, msg)
 
 
-def _design(fields: dict[str, Any]):
-    return make_design(fields["kind"], fields["design"], np.array(fields["tau"]), fields["n"])
+def _specs(fields: dict[str, Any]) -> list[Spec]:
+    specs = [str(item).split(":") for item in fields["releases"]]
+    return [(k, d, s) for k, d, s in specs]
+
+
+def _design(fields: dict[str, Any], kind: str, design: str):
+    return make_design(kind, design, np.array(fields["tau"]), fields["n"])
+
+
+def _noise_e(fields: dict[str, Any], i: int, seed: int) -> np.ndarray:
+    """Every E_s of release ``i`` (Σ μ_s E_s = 0), from the noise generator's stream."""
+    kind, design, _ = _specs(fields)[i]
+    shape = shape_of(kind, int(fields["dim"]))
+    return noise_generator_step(
+        _design(fields, kind, design), shape, symmetric=kind == "pca", rng=_stream(seed, NOISE)
+    )
 
 
 @client_app.query("noise")
 def noise(msg: Message, context: Context) -> Message:
-    """The noise generator: every E_s with Σ μ_s E_s = 0, each sealed to its site (Alg. 5)."""
+    """The noise generator: every E_s with Σ μ_s E_s = 0, each sealed to its site (Alg. 5),
+    for every helper release of the run; it keeps them for a dropout's remedy."""
     if context.node_config["role"] != "noise":
         raise ValueError("only the noise generator draws E")
     fields = _fields(msg)
-    design = _design(fields)
-    shape = tuple(fields["shape"])
-    rng = _stream(int(context.node_config.get("seed", -1)), NOISE)
-    e = noise_generator_step(design, shape, symmetric=fields["kind"] == "pca", rng=rng)
+    seed = int(context.node_config.get("seed", -1))
     private, public = sealing.keypair()
     prints = ", ".join(
         f"site {s + 1} {sealing.fingerprint(k)}" for s, k in enumerate(fields["keys"])
     )
     print(f"noise generator: key {sealing.fingerprint(public)}; sealing to {prints}", flush=True)
-    sealed = [
-        sealing.seal(private, key, to_bytes(e[s]), sealing.context_for(fields["run"], s + 1, shape))
-        for s, key in enumerate(fields["keys"])
-    ]
-    return _reply({"key": public, "sealed": sealed}, msg)
+    out: dict[str, Any] = {"key": public}
+    kept = {}
+    for i, (kind, _, scheme) in enumerate(_specs(fields)):
+        if scheme != "helper":
+            continue
+        e = _noise_e(fields, i, seed)
+        kept[str(i)] = to_bytes(e)
+        shape = shape_of(kind, int(fields["dim"]))
+        out[f"{i}.sealed"] = [
+            sealing.seal(
+                private, key, to_bytes(e[s]), sealing.context_for(fields["run"], s + 1, shape, i)
+            )
+            for s, key in enumerate(fields["keys"])
+        ]
+    context.state["cape-e"] = ConfigRecord(kept)
+    return _reply(out, msg)
 
 
-def _pairwise_e(fields, design, s: int, shape, private: bytes, seed: int):
+@client_app.query("remedy")
+def remedy(msg: Message, context: Context) -> Message:
+    """The noise generator, told who dropped out: c = Σ_D μ_d (E_d + H_d) for every helper
+    release, with fresh H_d ~ N(0, τ_gd²) (the privacy explorer's remedy)."""
+    if context.node_config["role"] != "noise":
+        raise ValueError("only the noise generator knows the E's")
+    fields = _fields(msg)
+    seed = int(context.node_config.get("seed", -1))
+    kept = context.state["cape-e"]
+    dropped = [int(d) for d in fields["dropped"]]
+    out: dict[str, Any] = {}
+    for i, (kind, design, scheme) in enumerate(_specs(fields)):
+        if scheme != "helper":
+            continue
+        shape = shape_of(kind, int(fields["dim"]))
+        e = from_bytes(kept[str(i)], (len(fields["n"]), *shape))
+        c = dropout_correction(
+            e,
+            _design(fields, kind, design),
+            dropped,
+            symmetric=kind == "pca",
+            rng=remedy_rng(seed) if seed >= 0 else np.random.default_rng(),
+        )
+        out[f"{i}.correction"] = to_bytes(c)
+    return _reply(out, msg)
+
+
+def _pairwise_e(fields, design, s: int, shape, private: bytes, seed: int, release: int, kind: str):
     """E_s from the noise site s shares with every other site (:mod:`dpcore.protocol.pairwise`).
 
     Each pair's stream is seeded by their X25519 agreement (the keys relayed in the
-    message), or, to reproduce the in-process run, by ``pair_rng(seed, s, t)``.
+    message; another seed for each release of the run), or, to reproduce the in-process
+    run, by ``pair_rng(seed, s, t)``.
     """
     keys = list(fields["keys"])
     if keys[s] != sealing.public_of(private):
@@ -401,50 +585,59 @@ def _pairwise_e(fields, design, s: int, shape, private: bytes, seed: int):
             streams[t] = (
                 pair_rng(seed, s, t)
                 if seed >= 0
-                else np.random.default_rng(sealing.pair_seed(private, key, fields["run"], s, t))
+                else np.random.default_rng(
+                    sealing.pair_seed(private, key, fields["run"], s, t, release)
+                )
             )
-    return pair_noise_step(design, s, shape, symmetric=fields["kind"] == "pca", streams=streams)
+    return pair_noise_step(design, s, shape, symmetric=kind == "pca", streams=streams)
 
 
 @client_app.query("release")
 def release(msg: Message, context: Context) -> Message:
-    """Site s: open E_s, draw G_s and answer Â_s = a_s + E_s + F_s + G_s (Alg. 1 steps 5–6)."""
+    """Site s: for every release of the run, open E_s (or make it with the other sites,
+    pairwise), draw G_s and answer Â_s = a_s + E_s + F_s + G_s (Alg. 1 steps 5–6)."""
     cfg = context.node_config
     s = int(cfg["site"]) - 1
     fields = _fields(msg)
-    shape = tuple(fields["shape"])
     x = _site_data(context)
-    value = site_statistic(x, fields["kind"])
     own_tau = site_tau([x.shape[0]], [float(cfg["epsilon"])], [float(cfg["delta"])])[0]
     if fields["tau"][s] != own_tau:  # the design must be made for this site's own promise
         raise ValueError(f"the design uses τ = {fields['tau'][s]!r}; this site needs {own_tau!r}")
-    design = _design(fields)
     private = context.state["cape"]["private"]
     seed = int(cfg.get("seed", -1))
-    if fields.get("scheme", "helper") == "pairwise":
-        e = _pairwise_e(fields, design, s, shape, private, seed)
-        f = np.zeros(shape)
-    else:
-        sealed = sealing.open_sealed(
-            private,
-            fields["noise-key"],
-            fields["sealed"],
-            sealing.context_for(fields["run"], s + 1, shape),
-        )
-        e = from_bytes(sealed, shape)
-        f = from_bytes(fields["f"], shape)
-    rng = _stream(seed, "site", s)
-    _, out = site_step(
-        value, e, f, float(design.tau_g[s]), symmetric=fields["kind"] == "pca", rng=rng
-    )
     fault = _fault(msg, context)
-    if fault == "hang":
-        time.sleep(3600)
+    out: dict[str, Any] = {}
+    for i, (kind, design_kind, scheme) in enumerate(_specs(fields)):
+        shape = shape_of(kind, int(fields["dim"]))
+        design = _design(fields, kind, design_kind)
+        if scheme == "pairwise":
+            e = _pairwise_e(fields, design, s, shape, private, seed, i, kind)
+            f = np.zeros(shape)
+        else:
+            context_ = sealing.context_for(fields["run"], s + 1, shape, i)
+            opened = sealing.open_sealed(
+                private, fields["noise-key"], fields[f"{i}.sealed"], context_
+            )
+            e = from_bytes(opened, shape)
+            f = from_bytes(fields[f"{i}.f"], shape)
+        value = site_statistic(x, kind)
+        _, released = site_step(
+            value,
+            e,
+            f,
+            float(design.tau_g[s]),
+            symmetric=kind == "pca",
+            rng=_stream(seed, "site", s),
+        )
+        if fault == "nan":
+            released = released.copy()
+            released.flat[0] = np.nan
+        if fault == "shape":
+            released = released[..., :-1]
+        out[f"{i}.released"] = to_bytes(released)
+        out[f"{i}.shape"] = list(released.shape)
+    if fault == "hang":  # answers only after the aggregator stopped waiting for it
+        time.sleep(float(fields["timeout"]) + HANG_AFTER)
     if fault == "crash":
         os._exit(1)
-    if fault == "nan":
-        out = out.copy()
-        out.flat[0] = np.nan
-    if fault == "shape":
-        out = out[..., :-1]
-    return _reply({"released": to_bytes(out), "shape": list(out.shape)}, msg)
+    return _reply(out, msg)

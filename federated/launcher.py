@@ -35,7 +35,7 @@ FORK_SERVER = "fork server"
 HOST = "127.0.0.1"
 APP_DIR = Path(__file__).resolve().parent / "app"
 ROOT = Path(__file__).resolve().parent.parent
-PORT_RANGE = (9091, 9199)  # the ports this project may use for Flower
+PORT_RANGE = (9091, 9499)  # the ports this project may use for Flower
 LOOPBACK_ALIASES = sys.platform.startswith("linux")  # 127.0.0.2, 127.0.0.3, … work as is
 # SuperExecs ask their runtime API for a new task every this many seconds (Flower: 1 s).
 TASK_POLL = "0.5"
@@ -261,8 +261,12 @@ class Federation:
         fault: str = "",
         tag: str = "run",
         scheme: str = "helper",
+        releases: str = "",
     ) -> tuple[Path, Path]:
-        """Submit one run (``flwr run``) in the background; its (output, log) paths."""
+        """Submit one run (``flwr run``) in the background; its (output, log) paths.
+
+        ``releases`` (``kind:design:scheme`` items, comma-separated) makes several releases
+        in one run, sharing its rounds; empty: the one of ``kind``, ``design``, ``scheme``."""
         output = self.workdir / f"{tag}-result.json"
         log = self.workdir / f"{tag}-log.jsonl"
         output.unlink(missing_ok=True)
@@ -277,6 +281,7 @@ class Federation:
             "output": str(output),
             "test-fault": fault,
             "scheme": scheme,
+            "releases": releases,
         }
         run = [self._bin("flwr"), "run", str(APP_DIR), "cape", "--run-config", key_values(config)]
         self._start(f"flwr run {tag}", run)
@@ -349,16 +354,22 @@ def run_once(
 ) -> tuple[dict, Path]:
     """Start a federation, run once, stop everything; the outcome and the run log's path.
 
-    ``limit`` bounds the whole (start, run, stop) in seconds; TimeoutError past it.
+    ``limit`` bounds the whole (start, run, stop) in seconds; TimeoutError past it. The
+    outcome's ``phases`` are the wall seconds of each: ``start`` (the fork server, SuperLink
+    and nodes until the SuperLink listens), ``run`` (``flwr run`` until the ServerApp wrote
+    the outcome) and ``stop``.
     """
-    deadline = time.monotonic() + limit
+    begin = time.monotonic()
+    deadline = begin + limit
     previous = signal.signal(signal.SIGTERM, _sigterm)
     fed = Federation(
         data, epsilon, delta, seed=seed, port=port, workdir=workdir, allow_test_faults=bool(fault)
     )
+    phases = {}
     try:
         with fed:
             fed.start(deadline)
+            phases["start"] = time.monotonic() - begin
             output, log = fed.submit(
                 kind=kind,
                 design=design,
@@ -367,6 +378,9 @@ def run_once(
                 fault=fault,
                 scheme=scheme,
             )
-            return fed.wait(output, deadline), log
+            result = fed.wait(output, deadline)
+            phases["run"] = time.monotonic() - begin - phases["start"]
+        phases["stop"] = time.monotonic() - begin - phases["start"] - phases["run"]
+        return {**result, "phases": phases}, log
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +20,10 @@ from numpy.typing import NDArray
 
 from dpcore.analysis.accounting import view_noise_multipliers
 from dpcore.analysis.ledger import PrivacyLedger, privacy_statement
+from dpcore.analysis.views import dropout_analysis, dropout_correction
 from dpcore.factorization.metrics import top_k_eigh
 from dpcore.mechanisms.calibration import gaussian_sigmas, mean_sensitivity
-from dpcore.protocol.cape import CapeDesign, aggregate_step, cape_average
+from dpcore.protocol.cape import CapeDesign, aggregate_step, cape_average, site_releases
 from dpcore.protocol.joint_safe import design_for
 from dpcore.protocol.pairwise import pairwise_average
 
@@ -30,6 +31,7 @@ PROTOCOL_VERSION = "cape-flower/1"
 # "helper": the noise generator draws every E_s (Alg. 5); "pairwise": no helper, the sites
 # agree antisymmetric pairwise noise with the same covariance (dpcore.protocol.pairwise)
 SCHEMES = ("helper", "pairwise")
+DESIGNS = ("joint", "cape")  # the joint-view-safe design / the paper's (dpcore.protocol.joint_safe)
 KINDS = ("mean", "pca")  # CAPE mean of the rows / capePCA of the second moment (Alg. 1)
 CALIBRATION = "analytic"  # Balle & Wang: valid at every ε (the classic one is not above 1)
 NORM_SLACK = 1e-12  # rows may exceed norm 1 by rounding only
@@ -164,6 +166,7 @@ class Release:
     subspace: NDArray[np.float64] | None = None
     eigenvalues: NDArray[np.float64] | None = None
     scheme: str = "helper"
+    dropped: tuple[int, ...] = ()  # 1-based sites that dropped out (the remedy made up for them)
 
     def to_json(self) -> dict:
         """A JSON-ready dict (arrays as nested lists of floats)."""
@@ -177,6 +180,7 @@ class Release:
             "tau_site": list(self.tau_site),
             "tau_agg": self.tau_agg,
             "scheme": self.scheme,
+            "dropped": list(self.dropped),
         }
         if self.subspace is not None and self.eigenvalues is not None:
             out["subspace"] = self.subspace.tolist()
@@ -197,6 +201,7 @@ class Release:
             tau_site=tuple(data["tau_site"]),
             tau_agg=float(data["tau_agg"]),
             scheme=data.get("scheme", "helper"),
+            dropped=tuple(data.get("dropped", ())),
             **opt,
         )
 
@@ -216,6 +221,16 @@ class Release:
         # meets ε_s exactly (the joint-view-safe one), which would read as EXCEEDED otherwise.
         ledger = PrivacyLedger(budget=np.array(self.epsilon) * (1 + 1e-9), delta=self.delta)
         what = "mean of its rows" if self.kind == "mean" else "second-moment matrix X_sᵀX_s/N_s"
+        if self.dropped:
+            gone = [d - 1 for d in self.dropped]
+            drop = dropout_analysis(made, gone)
+            return (
+                f"Sites {', '.join(map(str, self.dropped))} dropped out. The noise generator's "
+                f"remedy (c = Σ_D μ_d (E_d + H_d)) gives the renormalised release a noise std "
+                f"of {drop.std['cape']:.4g} per entry, at least the {drop.required_std:.4g} the "
+                f"remaining sites need (dpcore.analysis.views.dropout_analysis); the remaining "
+                f"sites' worst joint-view noise is {drop.joint_std['cape']:.3f} τ_s."
+            )
         return privacy_statement(
             ledger.add(z, label=f"CAPE {self.kind} ({self.design} design)"),
             calibration=CALIBRATION,
@@ -240,6 +255,53 @@ def finish(
     """The aggregator's last step: Σ μ_s (Â_s − F_s) (Alg. 1 step 8), then top-K for PCA."""
     estimate = aggregate_step(released, f, design.weights)
     return _release(kind, design_kind, estimate, design, n_samples, epsilon, delta, k, scheme)
+
+
+REMEDY_STREAM = 100_000  # party_rng's spawn keys are 0, 1 and 2 + s < 10⁴ + 2
+
+
+def remedy_rng(seed: int) -> np.random.Generator:
+    """The noise generator's stream of the H_d of a dropout remedy (seed ≥ 0), apart from
+    every :func:`dpcore.protocol.cape.party_rng` stream of the same seed."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(REMEDY_STREAM,)))
+
+
+def finish_after_dropout(
+    kind: str,
+    design_kind: str,
+    released: NDArray[np.float64],
+    f: NDArray[np.float64],
+    design: CapeDesign,
+    correction: NDArray[np.float64],
+    dropped: Sequence[int],
+    *,
+    n_samples: Sequence[int],
+    epsilon: Sequence[float],
+    delta: Sequence[float],
+    k: int,
+) -> Release:
+    """The aggregator's last step when the sites ``dropped`` (0-based) sent nothing:
+    (Σ_R μ_t (Â_t − F_t) + c) / W with W = Σ_R μ_t and the noise generator's correction c
+    (the privacy explorer's remedy, :func:`dpcore.analysis.views.dropout_run`).
+
+    Raises
+    ------
+    Refusal
+        If the remedied aggregate would carry less noise than the remaining sites need.
+    """
+    analysis = dropout_analysis(design, dropped)
+    if not analysis.meets["cape"]:
+        raise Refusal(
+            "aggregator",
+            f"after the dropout of sites {[d + 1 for d in dropped]} the aggregate noise "
+            f"{analysis.std['cape']:.4g} is below the {analysis.required_std:.4g} required",
+        )
+    keep = np.array([s for s in range(design.n_sites) if s not in set(dropped)])
+    mu = design.weights
+    partial = aggregate_step(released[keep], f[keep], mu[keep])
+    estimate = (partial + correction) / float(mu[keep].sum())
+    out = _release(kind, design_kind, estimate, design, n_samples, epsilon, delta, k, "helper")
+    return replace(out, tau_agg=analysis.std["cape"], dropped=tuple(int(d) + 1 for d in dropped))
 
 
 def _release(kind, design_kind, estimate, design, n_samples, epsilon, delta, k, scheme) -> Release:
@@ -271,11 +333,14 @@ def simulate(
     seed: int,
     k: int = 2,
     scheme: str = "helper",
+    dropped: Sequence[int] = (),
 ) -> Release:
     """The same protocol in one process: ``dpcore.cape_average`` (or, for the pairwise
     scheme, ``dpcore.protocol.pairwise.pairwise_average``) on the sites' CSVs.
 
     The reference a distributed run with the same seed, files and (ε_s, δ_s) must equal.
+    With ``dropped`` (0-based sites that send nothing; helper scheme) the noise generator's
+    remedy, its H_d drawn from :func:`remedy_rng`.
     """
     values = []
     n = []
@@ -286,6 +351,17 @@ def simulate(
     tau = site_tau(n, epsilon, delta)
     made = make_design(kind, design, tau, n)
     symmetric = kind == "pca"
+    if dropped and scheme != "helper":
+        raise ValueError(
+            f"dropped needs scheme='helper' (the remedy's noise generator); got {scheme!r}"
+        )
+    if dropped:
+        e, f, _, released = site_releases(
+            np.stack(values), made, symmetric=symmetric, rng=np.random.default_rng(seed)
+        )
+        c = dropout_correction(e, made, dropped, symmetric=symmetric, rng=remedy_rng(seed))
+        common = dict(n_samples=n, epsilon=epsilon, delta=delta, k=k)
+        return finish_after_dropout(kind, design, released, f, made, c, dropped, **common)
     if scheme == "pairwise":
         run = pairwise_average(np.stack(values), made, seed=seed, symmetric=symmetric)
     else:

@@ -64,18 +64,22 @@ def open_sealed(private: bytes, peer_public: bytes, sealed: bytes, context: byte
     )
 
 
-def context_for(run_id: int, site: int, shape: tuple[int, ...]) -> bytes:
-    """The associated data of site ``site``'s E_s in run ``run_id``."""
-    return f"run {run_id} | site {site} | E shape {shape}".encode()
+def context_for(run_id: int, site: int, shape: tuple[int, ...], release: int = 0) -> bytes:
+    """The associated data of site ``site``'s E_s for release ``release`` of run ``run_id``
+    (one run may make several releases; no E_s can be moved to another one undetected)."""
+    return f"run {run_id} | release {release} | site {site} | E shape {shape}".encode()
 
 
-def pair_seed(private: bytes, peer_public: bytes, run_id: int, s: int, t: int) -> int:
-    """The seed sites s and t share in run ``run_id`` (pairwise scheme): HKDF of their
-    X25519 secret, 128 bits; the same at both ends, unknown to the relaying aggregator."""
+def pair_seed(
+    private: bytes, peer_public: bytes, run_id: int, s: int, t: int, release: int = 0
+) -> int:
+    """The seed sites s and t share for release ``release`` of run ``run_id`` (pairwise
+    scheme): HKDF of their X25519 secret, 128 bits; the same at both ends, unknown to the
+    relaying aggregator, and another for every release (their noises are independent)."""
     lo, hi = sorted((s, t))
     shared = X25519PrivateKey.from_private_bytes(private).exchange(
         X25519PublicKey.from_public_bytes(peer_public)
     )
-    info = f"cape-lab pairwise noise | run {run_id} | sites {lo} {hi}".encode()
-    key = HKDF(algorithm=hashes.SHA256(), length=16, salt=None, info=info).derive(shared)
+    info = f"cape-lab pairwise noise | run {run_id} | release {release} | sites {lo} {hi}"
+    key = HKDF(algorithm=hashes.SHA256(), length=16, salt=None, info=info.encode()).derive(shared)
     return int.from_bytes(key, "big")

@@ -759,12 +759,60 @@ def dropout_run(
     e, f, _, released = site_releases(values, design, symmetric=symmetric, rng=protocol_rng)
     mu = design.weights
     partial = np.tensordot(mu[keep], released[keep] - f[keep], axes=1)
-    correction = np.zeros(values.shape[1:])
+    correction = dropout_correction(
+        e, design, dropped, remedy=remedy, symmetric=symmetric, rng=h_rng
+    )
+    return (partial + correction) / total, correction
+
+
+def dropout_correction(
+    e: NDArray[np.float64],
+    design: CapeDesign,
+    dropped: Sequence[int],
+    *,
+    remedy: str = "cape",
+    symmetric: bool = False,
+    rng: RngLike = None,
+) -> NDArray[np.float64]:
+    """The noise generator's correction for dropped sites: what it sends the aggregator.
+
+    ``"naive"``: Σ_D μ_d E_d (the missing E's cancel again); ``"cape"``: Σ_D μ_d (E_d + H_d)
+    with fresh H_d ~ N(0, τ_gd²) standing in for the dropped sites' G's, so the renormalised
+    aggregate carries the pooled noise again (:func:`dropout_analysis`); ``"none"``: zeros.
+
+    Parameters
+    ----------
+    e : ndarray, shape (S, ...)
+        Every site's E_s, as the noise generator drew them.
+    design : CapeDesign
+    dropped : sequence of int
+        0-based indices of the sites that released nothing.
+    remedy : {"none", "naive", "cape"}
+    symmetric : bool
+        Whether the values are symmetric matrices (H_d symmetric too).
+    rng : int, Generator or None
+        The stream of the H_d (``"cape"`` only).
+
+    Returns
+    -------
+    ndarray
+        The correction, of one site's value shape.
+    """
+    remedy = check_choice(remedy, "remedy", REMEDIES)
+    symmetric = check_bool(symmetric, "symmetric")
+    dropped, _, _ = _remaining(check_design(design), dropped)
+    e = np.asarray(e, dtype=np.float64)
+    if e.shape[0] != design.n_sites:
+        raise ValueError(f"e must hold one E_s per site ({design.n_sites}); got shape {e.shape}")
+    mu = design.weights
+    correction = np.zeros(e.shape[1:])
     if remedy != "none":
         idx = list(dropped)
         correction = np.tensordot(mu[idx], e[idx], axes=1)
         if remedy == "cape":
-            h = standard_noise(values.shape[1:], symmetric=symmetric, size=(len(idx),), rng=h_rng)
+            h = standard_noise(
+                e.shape[1:], symmetric=symmetric, size=(len(idx),), rng=check_rng(rng)
+            )
             h *= np.sqrt(design.var_g[idx]).reshape(-1, *([1] * (h.ndim - 1)))
             correction = correction + np.tensordot(mu[idx], h, axes=1)
-    return (partial + correction) / total, correction
+    return correction
