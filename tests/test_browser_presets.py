@@ -9,7 +9,10 @@ Streamlit drops a URL value equal to the widget's default and the remembered one
 One tab does everything: a new document per fresh reference (a new Streamlit session, as a
 fresh browser; conftest.py's ``tabs``), one reference per preset, then one session clicks the
 issue's sequence and goes on until every ordered pair of presets (a preset after itself
-included) has followed each other at least once.
+included) has followed each other at least once. The same session then clicks CAPE averaging's
+own preset buttons (issue #13) until every ordered pair of them has followed each other, each
+click showing the numbers and sites of a fresh browser at the preset's link (this replaces
+tests/test_lecturer.py's two orders, each from a fresh page, and reuses the references above).
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import pytest
 from test_browser import _chart_data
-from test_lecturer import no_errors, settle
+from test_lecturer import metrics, no_errors, settle, sites
 
 from learning.lessons import LESSONS
+from ui.sites_table import PRESETS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -89,14 +93,19 @@ def test_each_preset_after_any_other_gives_a_fresh_browsers_numbers(server, tabs
     links = {name: urljoin(page.url, href) for name, href in page.evaluate(PRESET_LINKS)}
     carried = {name: set(parse_qsl(urlsplit(url).query)) for name, url in links.items()}
     assert set(ISSUE) <= set(links), links  # the issue's presets are still on the Overview
-    fresh = {}
+    fresh, numbers = {}, {}
     for name, url in links.items():  # each preset's reference, once: a new session each
         page = tabs()
         page.goto(url)
         settle(page)
         no_errors(page)
         fresh[name] = shown(page)
+        if urlsplit(url).path == "/averaging":  # the page's preset buttons' reference
+            numbers[name] = (metrics(page), sites(page))
     assert fresh["Equal hospitals"] != fresh["Different privacy needs"]
+    buttons = [preset["label"] for preset in PRESETS.values()]
+    assert set(buttons) == set(numbers), numbers  # every averaging preset is on the Overview
+    assert numbers["One big site, many small"][0] != numbers["Equal hospitals"][0]
 
     page = tabs()
     page.goto(server)  # one session for the whole sequence
@@ -116,6 +125,17 @@ def test_each_preset_after_any_other_gives_a_fresh_browsers_numbers(server, tabs
         # The address holds the link's settings, less those the app drops as defaults: no
         # remembered value of an earlier visit (the bug wrote avg_S=4 back into it).
         assert set(parse_qsl(urlsplit(page.url).query)) <= carried[name], (clicked, page.url)
+
+    # CAPE averaging's own buttons, from what the walk left remembered on the page: "Equal
+    # hospitals" (every value the default) right after "Different privacy needs" first.
+    page.locator("[data-testid='stSidebarNav'] a", has_text="CAPE averaging").first.click()
+    settle(page)
+    for name in every_pair(["Different privacy needs", "Equal hospitals"], buttons):
+        page.get_by_role("button", name=name).first.click()
+        settle(page)
+        clicked.append(name)
+        no_errors(page)
+        assert (metrics(page), sites(page)) == numbers[name], clicked
 
 
 def test_a_lessons_link_after_a_preset_gives_a_fresh_browsers_numbers(server, tabs):

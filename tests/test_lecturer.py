@@ -9,14 +9,11 @@ from __future__ import annotations
 import io
 import time
 from pathlib import Path
-from urllib.parse import urlencode
 
 import browser_wait
 import pandas as pd
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-from ui.sites_table import preset_link
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -84,22 +81,9 @@ PRESETS = {
 }
 
 
-def test_presets_in_any_order_give_the_numbers_of_a_fresh_browser(server, tabs):
-    fresh = {}
-    for name in PRESETS:
-        page = tabs()  # a new document: a fresh session, as in a new browser
-        page.goto(f"{server}/averaging?{urlencode(preset_link(name))}")  # the Overview's link
-        settle(page)
-        no_errors(page)
-        fresh[name] = (metrics(page), sites(page))
-    assert fresh["big"][0] != fresh["equal"][0]
-    for order in (["equal", "big", "mixed"], ["mixed", "equal", "big", "equal"]):
-        page = tabs()
-        page.goto(f"{server}/averaging")
-        settle(page)
-        for name in order:
-            click(page, PRESETS[name])
-            assert (metrics(page), sites(page)) == fresh[name], (order, name)
+# Presets in any order (each click shows a fresh browser's numbers and sites): every ordered
+# pair of CAPE averaging's preset buttons in one session, against the Overview's links, in
+# tests/test_browser_presets.py::test_each_preset_after_any_other_gives_a_fresh_browsers_numbers.
 
 
 def test_sites_up_and_down_keep_the_weights_the_rule_implies(server, tabs):
@@ -219,24 +203,13 @@ def test_a_copied_url_reproduces_the_screen_in_a_fresh_context(server, browser, 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 def test_presenter_mode_fits_a_projector(server, tabs, dark):
+    """The collusion demo's controls beside its chart. PCA's and CAPE averaging's projector
+    layout (control beside the chart, above the fold, sidebar collapsed) is checked on the same
+    load as their first screen: tests/test_presenter.py::
+    test_every_page_shows_its_main_chart_on_the_first_screen."""
     theme = "dark" if dark else "light"
     page = tabs(width=1280, height=720, dark=dark)
-    for name in ("pca", "averaging"):
-        page.goto(f"{server}/{name}?present=true")
-        settle(page)
-        no_errors(page)
-        chart = page.locator("[data-testid='stPlotlyChart']").first.bounding_box()
-        eps_or_s = page.locator(".st-key-pca_eps, .st-key-avg_S").first.bounding_box()
-        assert chart and eps_or_s
-        assert eps_or_s["x"] + eps_or_s["width"] <= chart["x"]  # the control beside the chart
-        assert eps_or_s["y"] + eps_or_s["height"] <= 720  # above the fold
-        if name == "pca":
-            assert chart["y"] + chart["height"] <= 720 + 5  # the whole chart on screen
-        assert page.locator("[data-testid='stSidebar']").first.bounding_box()["x"] < 0 or (
-            page.locator("[data-testid='stSidebar'][aria-expanded='false']").count() == 1
-        )
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"presenter-{name}-{theme}.png"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
     # Privacy explorer: the collusion demo's controls beside its chart, scrolled to
     page.goto(f"{server}/privacy?present=true&prv_colluders=site+1")
     settle(page)

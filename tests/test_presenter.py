@@ -5,6 +5,10 @@ The pages are read from the app's navigation, so a new page is checked the day i
 A page's main chart is its first chart taller than 200 px (Paper figures draws a 60 px legend
 strip above its panels), or its first image (the Overview's network picture); a lesson's
 question is its radio (key ``q_…``). Screenshots: artifacts/screenshots/presenter-all-*.png.
+
+The same loads carry the lecturer's projector checks of PCA and CAPE averaging (issue #13,
+formerly a second load of each in tests/test_lecturer.py): the page's main control (ε, S) sits
+beside the chart, above the fold, and the sidebar is collapsed.
 """
 
 from __future__ import annotations
@@ -36,6 +40,31 @@ MAIN = """() => {
 }"""
 
 
+# Pages whose main control must sit beside the chart, above the fold (issue #13)
+BESIDE = {"/pca": ".st-key-pca_eps", "/averaging": ".st-key-avg_S"}
+
+
+def control_beside_the_chart(page, path: str) -> list[str]:
+    """What is wrong with ``path``'s layout for a lecturer: its control (BESIDE) not left of its
+    first chart or below the fold, PCA's chart not whole, or the sidebar open."""
+    chart = page.locator("[data-testid='stPlotlyChart']").first.bounding_box()
+    control = page.locator(BESIDE[path]).first.bounding_box()
+    if not (chart and control):
+        return [f"{path}: no chart ({chart}) or no control ({control})"]
+    problems = []
+    if control["x"] + control["width"] > chart["x"]:
+        problems.append(f"{path}: control {control} not beside the chart {chart}")
+    if control["y"] + control["height"] > HEIGHT:
+        problems.append(f"{path}: control {control} below the fold")
+    if path == "/pca" and chart["y"] + chart["height"] > HEIGHT + 5:
+        problems.append(f"{path}: the chart {chart} is not whole on screen")
+    sidebar = page.locator("[data-testid='stSidebar']").first.bounding_box()
+    closed = page.locator("[data-testid='stSidebar'][aria-expanded='false']").count() == 1
+    if not (sidebar["x"] < 0 or closed):
+        problems.append(f"{path}: the sidebar is open at {sidebar}")
+    return problems
+
+
 # Pages of text, no chart (issue #40 item 9): the element the room looks at instead.
 TEXT_PAGES = {"/glossary": "h2", "/classroom": "[data-testid='stTable']"}
 FIRST = """(s) => { const e = document.querySelector(s); if (!e) return null;
@@ -48,6 +77,7 @@ def test_every_page_shows_its_main_chart_on_the_first_screen(server, tabs, dark)
     page = tabs(width=WIDTH, height=HEIGHT, dark=dark)
     paths = page_paths(page, server)
     SHOTS.mkdir(parents=True, exist_ok=True)
+    assert set(BESIDE) <= set(paths), paths
     problems = []
     for path in paths:
         page.goto(f"{server}{path}?present=true")
@@ -67,4 +97,6 @@ def test_every_page_shows_its_main_chart_on_the_first_screen(server, tabs, dark)
             problems.append(f"{path}: the chart ends at {found['chart']['bottom']:.0f} px")
         if found["cut"]:
             problems.append(f"{path}: metric labels cut: {found['cut']}")
+        if path in BESIDE:
+            problems += control_beside_the_chart(page, path)
     assert not problems, "\n".join(problems)
