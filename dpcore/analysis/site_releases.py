@@ -50,7 +50,7 @@ class SiteReleases:
     >>> from dpcore import Sites
     >>> seen = SiteReleases(Sites((100, 200), epsilon=0.5, delta=1e-3), view="own release")
     >>> [round(float(z), 4) for z in seen.noise_multipliers]
-    [7.3757, 7.3757]
+    [4.6101, 4.6101]
     """
 
     sites: Sites

@@ -62,7 +62,7 @@ class Sites:
     >>> sites.count, sites.weights, sites.epsilon
     (2, (0.5, 0.5), (0.5, 0.5))
     >>> [round(float(t), 5) for t in sites.taus]
-    [0.07376, 0.03688]
+    [0.0461, 0.02305]
     >>> hash(sites) == hash(Sites([100, 200], epsilon=[0.5, 0.5], delta=1e-3))
     True
     """
