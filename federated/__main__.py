@@ -49,6 +49,8 @@ def _show(release: Release) -> str:
     lines = [f"CAPE {release.kind} release ({how}), N_s = {release.n_samples}"]
     if release.kind == "mean":
         lines.append(f"  mean: {release.estimate}")
+    elif release.eigenvalues is None:
+        raise ValueError(f"a {release.kind} release must carry its eigenvalues; this one has none")
     else:
         lines.append(f"  top-{len(release.eigenvalues)} eigenvalues: {release.eigenvalues}")
         lines.append(f"  subspace (columns):\n{release.subspace}")

@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 import numpy as np
-from flwr.app import ConfigRecord, Context, Message, RecordDict
+from flwr.app import ConfigRecord, ConfigRecordValues, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
@@ -237,14 +237,33 @@ class _Run:
 
     def release(self, i: int, released, f, dropped=(), correction=None) -> Release:
         kind, design, scheme = self.cfg.releases[i]
-        common = dict(
-            n_samples=self.n_samples, epsilon=self.epsilon, delta=self.delta, k=self.cfg.k
-        )
+        n, eps, dlt, k = self.n_samples, self.epsilon, self.delta, self.cfg.k
         if dropped:
             return finish_after_dropout(
-                kind, design, released, f, self.designs[i], correction, dropped, **common
+                kind,
+                design,
+                released,
+                f,
+                self.designs[i],
+                correction,
+                dropped,
+                n_samples=n,
+                epsilon=eps,
+                delta=dlt,
+                k=k,
             )
-        return finish(kind, design, released, f, self.designs[i], scheme=scheme, **common)
+        return finish(
+            kind,
+            design,
+            released,
+            f,
+            self.designs[i],
+            scheme=scheme,
+            n_samples=n,
+            epsilon=eps,
+            delta=dlt,
+            k=k,
+        )
 
 
 def _hello(grid: Grid, cfg: _Settings, log: RunLog, run_id: int) -> _Run:
@@ -442,7 +461,9 @@ def main(grid: Grid, context: Context) -> None:
             log.write(round="end", kind="release", shape=shape)
         else:
             log.write(round="end", kind="refusal", party=outcome["party"], reason=outcome["reason"])
-    result = dict(outcomes[0]) if len(outcomes) == 1 else {"ok": all(o["ok"] for o in outcomes)}
+    result: dict[str, Any] = (
+        dict(outcomes[0]) if len(outcomes) == 1 else {"ok": all(o["ok"] for o in outcomes)}
+    )
     result["outcomes"] = outcomes
     write_result(cfg.output, result)
     print("released" if result["ok"] else f"REFUSED — {outcomes}", flush=True)
@@ -469,6 +490,13 @@ def _fault(msg: Message, context: Context) -> str:
 
 def _site_data(context: Context):
     return read_site_csv(str(context.node_config["data"]))
+
+
+def _kept_bytes(value: object, name: str) -> bytes:
+    """``value``, bytes this node kept in its local state under ``name``, refusing others."""
+    if not isinstance(value, bytes):
+        raise TypeError(f"state {name} must hold bytes; got {type(value).__name__}")
+    return value
 
 
 @client_app.query("hello")
@@ -525,7 +553,7 @@ def noise(msg: Message, context: Context) -> Message:
     )
     print(f"noise generator: key {sealing.fingerprint(public)}; sealing to {prints}", flush=True)
     out: dict[str, Any] = {"key": public}
-    kept = {}
+    kept: dict[str, ConfigRecordValues] = {}
     for i, (kind, _, scheme) in enumerate(_specs(fields)):
         if scheme != "helper":
             continue
@@ -557,7 +585,7 @@ def remedy(msg: Message, context: Context) -> Message:
         if scheme != "helper":
             continue
         shape = shape_of(kind, int(fields["dim"]))
-        e = from_bytes(kept[str(i)], (len(fields["n"]), *shape))
+        e = from_bytes(_kept_bytes(kept[str(i)], f"cape-e[{i}]"), (len(fields["n"]), *shape))
         c = dropout_correction(
             e,
             _design(fields, kind, design),
@@ -603,7 +631,7 @@ def release(msg: Message, context: Context) -> Message:
     own_tau = site_tau([x.shape[0]], [float(cfg["epsilon"])], [float(cfg["delta"])])[0]
     if fields["tau"][s] != own_tau:  # the design must be made for this site's own promise
         raise ValueError(f"the design uses τ = {fields['tau'][s]!r}; this site needs {own_tau!r}")
-    private = context.state["cape"]["private"]
+    private = _kept_bytes(context.state["cape"]["private"], "cape[private]")
     seed = int(cfg.get("seed", -1))
     fault = _fault(msg, context)
     out: dict[str, Any] = {}

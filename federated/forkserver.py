@@ -132,13 +132,13 @@ def serve(path: str) -> None:
                 break
             if pid == 0:
                 break
-            conn = children.pop(pid, None)
-            if conn is not None:
+            ended = children.pop(pid, None)  # None: not one of the stand-ins' programs
+            if ended is not None:
                 try:
-                    conn.sendall(str(os.waitstatus_to_exitcode(status)).encode())
+                    ended.sendall(str(os.waitstatus_to_exitcode(status)).encode())
                 except OSError:
                     pass
-                conn.close()
+                ended.close()
     for pid in children:
         _kill_group(pid)
 

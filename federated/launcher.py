@@ -126,14 +126,21 @@ class Federation:
             forkserver.SOCKET_ENV: str(self.workdir / "forkserver.sock"),
         }
 
+    @property
+    def _dir(self) -> Path:
+        """``workdir``, which ``__post_init__`` set (to a temp dir when it was None)."""
+        if self.workdir is None:
+            raise RuntimeError("workdir is None: the federation has no working directory")
+        return self.workdir
+
     def _bin(self, name: str) -> str:
         """The command to start: its stand-in when warm, else its executable."""
-        return str(self.workdir / "bin" / name) if self.warm else flower_bin(name)
+        return str(self._dir / "bin" / name) if self.warm else flower_bin(name)
 
     # -- processes --------------------------------------------------------------------------
 
     def _start(self, name: str, args: list[str]) -> None:
-        log = (self.workdir / f"{name.replace(' ', '-')}.log").open("w")
+        log = (self._dir / f"{name.replace(' ', '-')}.log").open("w")
         self.procs[name] = subprocess.Popen(
             args, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
         )
@@ -187,7 +194,7 @@ class Federation:
             config = {"role": "site", "site": s + 1, "data": str(Path(path).resolve())}
             config.update(epsilon=float(self.epsilon[s]), delta=float(self.delta[s]), **common)
             self._node(f"site {s + 1}", s + 1, config)
-        log = self.workdir / "superlink.log"
+        log = self._dir / "superlink.log"
         listening = lambda: "Uvicorn running" in log.read_text(errors="replace")  # noqa: E731
         self._wait_for(listening, deadline, "the SuperLink")
 
@@ -267,8 +274,8 @@ class Federation:
 
         ``releases`` (``kind:design:scheme`` items, comma-separated) makes several releases
         in one run, sharing its rounds; empty: the one of ``kind``, ``design``, ``scheme``."""
-        output = self.workdir / f"{tag}-result.json"
-        log = self.workdir / f"{tag}-log.jsonl"
+        output = self._dir / f"{tag}-result.json"
+        log = self._dir / f"{tag}-log.jsonl"
         output.unlink(missing_ok=True)
         config = {
             "kind": kind,

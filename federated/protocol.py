@@ -219,7 +219,9 @@ class Release:
         )
         # ε is accounted at δ_s; 1e-9 relative slack absorbs the rounding of a design that
         # meets ε_s exactly (the joint-view-safe one), which would read as EXCEEDED otherwise.
-        ledger = PrivacyLedger(budget=np.array(self.epsilon) * (1 + 1e-9), delta=self.delta)
+        ledger = PrivacyLedger(
+            budget=np.array(self.epsilon) * (1 + 1e-9), delta=np.array(self.delta)
+        )
         what = "mean of its rows" if self.kind == "mean" else "second-moment matrix X_sᵀX_s/N_s"
         if self.dropped:
             gone = [d - 1 for d in self.dropped]
@@ -360,8 +362,19 @@ def simulate(
             np.stack(values), made, symmetric=symmetric, rng=np.random.default_rng(seed)
         )
         c = dropout_correction(e, made, dropped, symmetric=symmetric, rng=remedy_rng(seed))
-        common = dict(n_samples=n, epsilon=epsilon, delta=delta, k=k)
-        return finish_after_dropout(kind, design, released, f, made, c, dropped, **common)
+        return finish_after_dropout(
+            kind,
+            design,
+            released,
+            f,
+            made,
+            c,
+            dropped,
+            n_samples=n,
+            epsilon=epsilon,
+            delta=delta,
+            k=k,
+        )
     if scheme == "pairwise":
         run = pairwise_average(np.stack(values), made, seed=seed, symmetric=symmetric)
     else:
