@@ -199,7 +199,7 @@ SWEEP_VALID = {"epsilon": [0.5, 1.0], "sites": 2, "n_per_site": 20, "dim": 4, "k
 # A sweep's `budget` is a WorkBudget (issue #39), not the ledger's ε budget of the vocabulary.
 # Without one a researcher's long sweep runs as asked; the junk here (2**62 iterations) is
 # what a class server refuses, so the sweeps are called with its budget.
-NO_WORK_BUDGET = {"budget": CLASSROOM}
+CLASS_BUDGET = {"budget": CLASSROOM}
 
 
 def _spec(kind: type) -> object:
@@ -221,11 +221,11 @@ def _otd_run() -> object:
         return f"could not run the OtdSpec: {error}"
 # per entry point: values that differ from the shared vocabulary
 OVERRIDES: dict[str, dict[str, object]] = {
-    "pca_sweep": {**SWEEP_VALID, **NO_WORK_BUDGET},
-    "otd_sweep": {**SWEEP_VALID, **NO_WORK_BUDGET, "sensitivity": "paper"},
-    "otd_example": {**SWEEP_VALID, **NO_WORK_BUDGET, "epsilon": 0.5, "sensitivity": "paper"},
+    "pca_sweep": {**SWEEP_VALID, **CLASS_BUDGET},
+    "otd_sweep": {**SWEEP_VALID, **CLASS_BUDGET, "sensitivity": "paper"},
+    "otd_example": {**SWEEP_VALID, **CLASS_BUDGET, "epsilon": 0.5, "sensitivity": "paper"},
     "dropout_pca": {
-        **NO_WORK_BUDGET,
+        **CLASS_BUDGET,
         "n_per_site": [100, 200, 300],
         "epsilon": [0.5] * 3,
         "delta": [0.01] * 3,
@@ -268,9 +268,9 @@ OVERRIDES: dict[str, dict[str, object]] = {
     # the specs and their runners (dpcore/experiments/sweeps)
     "PcaSpec": _fields(PCA_SPEC) if dataclasses.is_dataclass(PCA_SPEC) else {},
     "OtdSpec": _fields(OTD_SPEC) if dataclasses.is_dataclass(OTD_SPEC) else {},
-    "run_pca_sweep": {**NO_WORK_BUDGET, "spec": PCA_SPEC, "rng": np.random.default_rng(0)},
-    "run_otd_sweep": {**NO_WORK_BUDGET, "spec": OTD_SPEC, "rng": np.random.default_rng(0)},
-    "otd_example_of": {**NO_WORK_BUDGET, "spec": OTD_SPEC, "rng": np.random.default_rng(0)},
+    "run_pca_sweep": {**CLASS_BUDGET, "spec": PCA_SPEC, "rng": np.random.default_rng(0)},
+    "run_otd_sweep": {**CLASS_BUDGET, "spec": OTD_SPEC, "rng": np.random.default_rng(0)},
+    "otd_example_of": {**CLASS_BUDGET, "spec": OTD_SPEC, "rng": np.random.default_rng(0)},
     "otd_frame": {"spec": OTD_SPEC, "result": _otd_run()},
     "fit_to_pool": {"values": [10, 20], "other": 3, "pool": 100},
 }
