@@ -2,7 +2,8 @@
 
 Releases are annotated git tags ``vX.Y.Z``. The version follows setuptools-scm's default
 scheme: ``0.2.0`` at the tag ``v0.2.0``; ``0.2.1.dev3+g1a2b3c4d5`` three commits after it
-(``.d20261127`` added when the tree has uncommitted changes).
+(``.d20261127`` added when the tree has uncommitted changes). A clone without tags counts
+from the release CITATION.cff names (``scripts/git_describe.sh``, the build's describe command).
 
 - **An installed wheel**: setuptools-scm wrote both into ``dpcore/_build_info.py`` when the
   wheel was built (``pyproject.toml``, ``[tool.setuptools_scm]``; the file is not in git).
@@ -22,6 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 UNKNOWN = "unknown"
 DIRTY_NOTE = " (with uncommitted changes)"
+# `git describe` with a fallback for clones without tags: the release CITATION.cff names
+DESCRIBE = ROOT / "scripts" / "git_describe.sh"
 
 
 def _git(*args: str) -> str:
@@ -38,21 +41,24 @@ def _checkout() -> bool:
 def git_state() -> tuple[str, int, str, bool] | None:
     """(release, commits since it, full commit, dirty) of the checkout; None outside one.
 
-    ``release`` is the last ``vX.Y.Z`` tag without its ``v`` (``"0.0"`` before any tag, as
-    setuptools-scm counts then: every commit is "since" it).
+    ``release`` is the last ``vX.Y.Z`` tag without its ``v``; in a clone without tags, the
+    release CITATION.cff names, counted from the commit that set it (scripts/git_describe.sh);
+    ``"0.0"`` before any release, as setuptools-scm counts then: every commit is "since" it.
     """
     if not _checkout():
         return None
     try:
         commit = _git("rev-parse", "HEAD")
         dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
-        try:
-            described = _git("describe", "--tags", "--long", "--match", "v[0-9]*", "HEAD")
-        except subprocess.CalledProcessError:  # no release tag yet
+        try:  # the build's own describe command (pyproject.toml), so both agree
+            described = subprocess.run(
+                ["sh", str(DESCRIBE)], capture_output=True, text=True, check=True, timeout=30
+            ).stdout.strip()
+        except subprocess.CalledProcessError:  # no release yet
             return "0.0", int(_git("rev-list", "--count", "HEAD")), commit, dirty
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
-    match = re.fullmatch(r"v(?P<tag>.+)-(?P<distance>\d+)-g[0-9a-f]+", described)
+    match = re.fullmatch(r"v(?P<tag>.+)-(?P<distance>\d+)-g[0-9a-f]+(-dirty)?", described)
     if match is None:
         return None
     return match["tag"], int(match["distance"]), commit, dirty

@@ -89,16 +89,50 @@ def test_version_licence_citation_and_changelog_agree():
     assert "## Install as a package" in readme
 
 
+def _release_commit(release: str, root: Path = ROOT) -> str:
+    """The tag's commit; in a clone without tags, the commit that set CITATION.cff's version."""
+    tagged = subprocess.run(
+        ["git", "rev-parse", "-q", "--verify", f"refs/tags/v{release}"],
+        capture_output=True, text=True, cwd=root,
+    )
+    if tagged.returncode == 0:  # the tag is here: it is annotated, not lightweight
+        assert _git("cat-file", "-t", f"v{release}") == "tag"
+        return f"v{release}"
+    log = ["log", "-1", "--format=%H", "-G", "^version: ", "--", "CITATION.cff"]
+    return subprocess.run(["git", *log], capture_output=True, text=True, cwd=root,
+                          check=True).stdout.strip()
+
+
 def test_the_release_is_an_annotated_tag_and_the_version_is_setuptools_scms():
     release = dpcore.version.release()
-    assert _git("cat-file", "-t", f"v{release}") == "tag"  # annotated, not lightweight
+    since = _release_commit(release)
     head = _git("rev-parse", "HEAD")
     assert dpcore.version.source_commit().startswith(head)
-    distance = int(_git("rev-list", "--count", f"v{release}..HEAD"))
+    distance = int(_git("rev-list", "--count", f"{since}..HEAD"))
     if distance:
         assert f".dev{distance}+g{head[:9]}" in dpcore.__version__
     scm = pytest.importorskip("setuptools_scm")  # the build's own computation (the lock)
     assert scm.get_version(root=str(ROOT)) == dpcore.__version__
+
+
+def test_a_clone_without_tags_names_the_release_citation_cff_names(tmp_path):
+    # CI clones one branch without its tags: the version still counts from the last release
+    # (it said 0.0 / 0.1.devN there), and setuptools-scm's describe command agrees
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-tags", str(ROOT), str(clone)], check=True)
+    assert not subprocess.run(["git", "tag"], capture_output=True, text=True,
+                              cwd=clone).stdout.strip()
+    release = re.search(r"^version: (\S+)$", (clone / "CITATION.cff").read_text(), re.M)[1]
+    since = _release_commit(release, clone)
+    distance = subprocess.run(["git", "rev-list", "--count", f"{since}..HEAD"],
+                              capture_output=True, text=True, cwd=clone).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, cwd=clone).stdout.strip()
+    described = subprocess.run(["sh", "scripts/git_describe.sh"], capture_output=True,
+                               text=True, cwd=clone, check=True).stdout.strip()
+    assert described == f"v{release}-{distance}-g{head}"
+    scm = PYPROJECT["tool"]["setuptools_scm"]["scm"]["git"]["describe_command"]
+    assert scm == ["sh", "scripts/git_describe.sh"]
 
 
 def test_a_built_wheel_without_git_reads_its_build_info(tmp_path, monkeypatch):
