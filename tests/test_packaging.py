@@ -93,14 +93,17 @@ def _release_commit(release: str, root: Path = ROOT) -> str:
     """The tag's commit; in a clone without tags, the commit that set CITATION.cff's version."""
     tagged = subprocess.run(
         ["git", "rev-parse", "-q", "--verify", f"refs/tags/v{release}"],
-        capture_output=True, text=True, cwd=root,
+        capture_output=True,
+        text=True,
+        cwd=root,
     )
     if tagged.returncode == 0:  # the tag is here: it is annotated, not lightweight
         assert _git("cat-file", "-t", f"v{release}") == "tag"
         return f"v{release}"
     log = ["log", "-1", "--format=%H", "-G", "^version: ", "--", "CITATION.cff"]
-    return subprocess.run(["git", *log], capture_output=True, text=True, cwd=root,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", *log], capture_output=True, text=True, cwd=root, check=True
+    ).stdout.strip()
 
 
 def test_the_release_is_an_annotated_tag_and_the_version_is_setuptools_scms():
@@ -120,16 +123,20 @@ def test_a_clone_without_tags_names_the_release_citation_cff_names(tmp_path):
     # (it said 0.0 / 0.1.devN there), and setuptools-scm's describe command agrees
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", "--no-tags", str(ROOT), str(clone)], check=True)
-    assert not subprocess.run(["git", "tag"], capture_output=True, text=True,
-                              cwd=clone).stdout.strip()
+    assert not subprocess.run(
+        ["git", "tag"], capture_output=True, text=True, cwd=clone
+    ).stdout.strip()
     release = re.search(r"^version: (\S+)$", (clone / "CITATION.cff").read_text(), re.M)[1]
     since = _release_commit(release, clone)
-    distance = subprocess.run(["git", "rev-list", "--count", f"{since}..HEAD"],
-                              capture_output=True, text=True, cwd=clone).stdout.strip()
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True, cwd=clone).stdout.strip()
-    described = subprocess.run(["sh", "scripts/git_describe.sh"], capture_output=True,
-                               text=True, cwd=clone, check=True).stdout.strip()
+    distance = subprocess.run(
+        ["git", "rev-list", "--count", f"{since}..HEAD"], capture_output=True, text=True, cwd=clone
+    ).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=clone
+    ).stdout.strip()
+    described = subprocess.run(
+        ["sh", "scripts/git_describe.sh"], capture_output=True, text=True, cwd=clone, check=True
+    ).stdout.strip()
     assert described == f"v{release}-{distance}-g{head}"
     scm = PYPROJECT["tool"]["setuptools_scm"]["scm"]["git"]["describe_command"]
     assert scm == ["sh", "scripts/git_describe.sh"]
