@@ -106,6 +106,7 @@ def _release_commit(release: str, root: Path = ROOT) -> str:
     ).stdout.strip()
 
 
+@pytest.mark.xdist_group("wheel")  # setuptools-scm may rewrite _build_info.py: not mid-build
 def test_the_release_is_an_annotated_tag_and_the_version_is_setuptools_scms():
     release = dpcore.version.release()
     since = _release_commit(release)
