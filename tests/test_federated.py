@@ -375,10 +375,15 @@ def _entries(path):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("federated")
-@pytest.mark.parametrize(("sites", "kind"), [(3, "mean"), (10, "pca")])
+@pytest.mark.parametrize(("sites", "kind"), [(10, "pca")])
 def test_the_one_command(tmp_path, sites, kind):
     """`python -m federated run --sites S --kind K`: released, equal to the in-process
     run, and everything it started stopped, within COMMAND_LIMIT (the command's own bound).
+    One command, the larger and costlier one (#35: a second, with 3 sites and a mean, took
+    45 s): the Flower run of mean releases, their equality to the in-process run and their
+    sizes in the log are the federation's tests above (configurations A–C, the run log with
+    S = 3); what the command alone does with a mean, its summary, is
+    test_the_command_shows_a_mean_release.
 
     The log has S + 1 hellos each way, 2 noise messages and S releases each way, and the
     sites' Â_s carry S values of D reals (mean) or the reals of dpcore's cost model, SD²
@@ -414,6 +419,21 @@ def test_the_one_command(tmp_path, sites, kind):
     # everything it started is gone: no process still has the work directory in its command
     assert not _processes_mentioning(str(tmp_path)), _processes_mentioning(str(tmp_path))
     print(f"{sites} sites: {wall:.1f} s for the whole command")
+
+
+def test_the_command_shows_a_mean_release(tmp_path):
+    """The command's summary of a mean release (its default ``--kind``): the kind, design and
+    scheme, the released mean itself and τ_agg."""
+    from federated.__main__ import _show
+
+    data = demo_data(tmp_path, 3, dim=DIM, seed=1)
+    release = simulate(data, kind="mean", design="joint", epsilon=EPS, delta=DELTA, seed=1)
+    text = _show(release)
+    assert text.startswith("CAPE mean release (joint design, helper noise), N_s = ")
+    (line,) = [row for row in text.splitlines() if row.startswith("  mean: ")]
+    assert np.allclose(np.array(line.removeprefix("  mean: ").strip("[] ").split(), float),
+                       release.estimate, atol=1e-6)  # fmt: skip
+    assert f"τ_agg = {release.tau_agg:.4g}" in text and "eigenvalues" not in text
 
 
 def _processes_mentioning(text):

@@ -22,16 +22,20 @@ from ui.cached import DESIGNS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
-# 80 steps per page in the suite: 200 cost ~250 s on each of the PCA and tensor pages (every
-# step a fresh sweep), a fifth of the suite; the ends of every slider with every other's ends
+# 80 steps per page in the suite: 200 cost ~250 s on each of the PCA and tensor pages, a
+# fifth of the suite; the ends of every slider with every other's ends
 # are covered anyway (tests/test_slider_ends.py), the walk looks for combinations past those.
 STEPS = int(os.environ.get("FUZZ_STEPS", "80"))
 SKIP_BUTTONS = {"paper_run_heavy"}  # minutes of work by design; covered by the resource guard
 # Presses that start real heavy work: each regenerates several panels, or runs a heavy sweep
-# in a child process (10-30 s of CPU). Three presses cover the button, the queue and drawing
-# the result; the queue itself is tested in tests/test_jobs.py, every slider's ends with the
-# others at their defaults in tests/test_slider_ends.py.
-CLICK_BUDGET = {"paper_run": 3, "pca_run_run": 3, "td_run_run": 3}
+# in a child process. They are the walk's whole cost: on the PCA page every other step took
+# at most 0.2 s but two (29 s: fifteen algorithms at once; 18 s: a rounds Run), one Run press
+# 170 s (this walk's first 20 steps replayed with a timer per step, load average 15; #35).
+# One press each covers the gate opening and a heavy result drawn (the walk draws light
+# results on nearly every step); the queue is tested in tests/test_jobs.py, every slider's
+# ends with the others at their defaults in tests/test_slider_ends.py. The rounds axis's Run
+# (a sweep T times the page's) is one of them too.
+CLICK_BUDGET = {"paper_run": 1, "pca_run_run": 1, "td_run_run": 1, "pca_rounds_run_run": 1}
 JUNK_TEXT = ["", "   ", "/nonexistent/file.idx", "../../etc/passwd", "💥", "a" * 300, "C:\\x.csv"]
 
 

@@ -7,7 +7,6 @@ Screenshots go to artifacts/screenshots/ (presenter-*.png, phone-*.png): look at
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import browser_wait
@@ -25,6 +24,26 @@ def settle(page, timeout: float = 120) -> None:
     """Wait until the script has finished (the rerun the last action asked for included) and
     the charts are painted (conditions, not sleeps: tests/browser_wait.py)."""
     browser_wait.settle(page, timeout)
+
+
+# An element's box, unchanged this long, has finished moving (a scroll, the sidebar's slide).
+STILL_MS = 200
+_STILL = """([selector, quietMs]) => {
+  const el = document.querySelector(selector);
+  if (!el) return false;
+  const r = el.getBoundingClientRect();
+  const box = [r.x, r.y, r.width, r.height].join(",");
+  const now = performance.now();
+  if (window.__capeBox !== box) { window.__capeBox = box; window.__capeBoxSince = now; }
+  return now - window.__capeBoxSince >= quietMs;
+}"""
+
+
+def still(page, selector: str) -> None:
+    """Wait until the first element matching ``selector`` stops moving: its box the same for
+    STILL_MS (a condition in place of a fixed sleep after a scroll, hover or slide)."""
+    page.evaluate("() => { window.__capeBox = undefined; }")
+    page.wait_for_function(_STILL, arg=[selector, STILL_MS], timeout=30_000, polling=50)
 
 
 def no_errors(page) -> None:
@@ -218,7 +237,7 @@ def test_presenter_mode_fits_a_projector(server, tabs, dark):
     page.get_by_role("heading", name="Collusion").first.evaluate(
         "e => e.scrollIntoView({block: 'start'})"
     )
-    time.sleep(0.5)
+    still(page, ".st-key-prv_colluders")
     assert "site 1" in control.inner_text()  # the link's coalition, as a lecturer shares it
     box = control.bounding_box()
     toggle = page.locator(".st-key-prv_ng").first.bounding_box()
@@ -243,7 +262,8 @@ def test_phone_width_keeps_the_chart_visible(server, tabs, dark):
     chart = page.locator("[data-testid='stPlotlyChart']").first
     chart.evaluate("e => e.scrollIntoView({block: 'end'})")  # the chart at the bottom
     chart.hover()
-    time.sleep(0.5)
+    page.locator(".modebar").first.wait_for(state="visible", timeout=30_000)
+    still(page, ".modebar")
     legend = page.locator(".legend").first.bounding_box()
     modebar = page.locator(".modebar").first.bounding_box()
     assert legend and modebar
@@ -256,7 +276,13 @@ def test_phone_width_keeps_the_chart_visible(server, tabs, dark):
     assert apart_x or apart_y
     # the sidebar opened over the chart in view: the chart stays visible under it
     page.locator("[data-testid='stExpandSidebarButton']").first.click()
-    time.sleep(1.5)
+    page.wait_for_function(  # in view: slid in from the left (collapsed, it sits left of 0)
+        """() => { const r = document.querySelector("[data-testid='stSidebar']")
+                     ?.getBoundingClientRect(); return r && r.width > 0 && r.left >= 0; }""",
+        timeout=30_000,
+        polling=50,
+    )
+    still(page, "[data-testid='stSidebar']")
     page.screenshot(path=str(SHOTS / f"phone-pca-sidebar-{theme}.png"))
     sheet = page.locator("[data-testid='stSidebar']").first.bounding_box()
     plot = chart.locator(".main-svg").first.bounding_box()
@@ -288,7 +314,7 @@ def test_a_presenter_link_opened_on_a_phone_keeps_a_readable_chart(server, brows
     no_errors(page)
     chart = page.locator("[data-testid='stPlotlyChart']").first
     chart.evaluate("e => e.scrollIntoView({block: 'center'})")
-    time.sleep(0.5)
+    still(page, "[data-testid='stPlotlyChart']")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"phone-pca-present-{theme}.png"))
     plot = chart.locator(".nsewdrag").first.bounding_box()  # the plot area itself
