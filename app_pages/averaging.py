@@ -24,6 +24,7 @@ from ui.questions import advantage_question
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound
+from ui.tables import arrow
 
 P = "avg_"  # this page's keys (docs/state.md)
 
@@ -113,7 +114,7 @@ st.markdown(
     "of all releases together is exactly τ_s."
 )
 st.dataframe(
-    built(_design_table, design, key=the_sites),
+    arrow(built(_design_table, design, key=the_sites)),
     hide_index=True,
     column_config={
         c: st.column_config.NumberColumn(format="%.4g")
@@ -179,7 +180,7 @@ main.caption(
 st.header("What CAPE gains, and against what")
 sizes = np.asarray(the_sites.n_per_site)
 gains = design.gains
-st.table(built(_gains_table, gains, key=the_sites))
+st.table(arrow(built(_gains_table, gains, key=the_sites)))
 differs = design.paper_formula_differs
 st.markdown(
     f"**The paper's G(n)** (Proposition 1) = (N²/S²) Σ 1/N_s² = {design.paper_formula:.3g}× "

@@ -38,6 +38,7 @@ from ui.export import FigureExport, export_controls
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound as url_bound
+from ui.tables import arrow
 
 st.title("Privacy explorer")
 presenter.intro(
@@ -135,7 +136,7 @@ parties = (
     else call_core(rounds_party_table, the_sites, design_kind, rounds)
 )
 # built once per table of views (figures/memo.py): no pandas reshaping on a cached rerun
-st.dataframe(built(views_table, parties, key=view_key), width="stretch")
+st.dataframe(arrow(built(views_table, parties, key=view_key)), width="stretch")
 st.caption(
     "Each cell: the exact ε (at the site's δ_s) of **everything that party sees at once** "
     f"about the site{over}, against the ε_s the site was promised: ✓ when ε ≤ ε_s. The paper's "
@@ -221,7 +222,7 @@ with table_box:
         )
         shown = built(coalition_shown, report, key=(view_key, tuple(colluders), with_ng))
         st.dataframe(
-            shown,
+            arrow(shown),
             hide_index=True,
             width="stretch",
             column_config={
@@ -296,7 +297,7 @@ with chart_box:
         )
     )
     st.dataframe(
-        built(worst_table, curve, bool(with_ng), sites, key=shown_key[:2]),
+        arrow(built(worst_table, curve, bool(with_ng), sites, key=shown_key[:2])),
         hide_index=True,
         width="stretch",
     )
@@ -361,11 +362,13 @@ else:
         )
     st.markdown("**Effect on capePCA** (synthetic D = 50, K = 10, 20 runs, these sites):")
     st.dataframe(
-        built(
-            dropout_pca_table,
-            call_core(dropout_pca_frame, the_sites, gone, seed),
-            names,
-            key=(the_sites, gone, seed),
+        arrow(
+            built(
+                dropout_pca_table,
+                call_core(dropout_pca_frame, the_sites, gone, seed),
+                names,
+                key=(the_sites, gone, seed),
+            )
         ),
         hide_index=True,
         column_config={

@@ -1,9 +1,11 @@
 """Tensor decomposition: component recovery of capeAGN and baselines for MOG or STM."""
 
+import pandas as pd
 import streamlit as st
 
 from dpcore.experiments.limits import is_heavy
 from dpcore.factorization.registry import references
+from figures.memo import built
 from figures.theme import AXIS_LABELS, label
 from learning import explanations, snippets
 from learning.settings import OtdControls
@@ -24,6 +26,7 @@ from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
 from ui.specs import OTD_GRIDS, marker, otd_example_spec, otd_spec
 from ui.state import bound
+from ui.tables import arrow
 
 st.title("Distributed private tensor decomposition")
 presenter.intro(
@@ -157,6 +160,13 @@ chosen = OtdControls(
     power=variant,
     axis=axis,
 )
+
+
+def _named(example: pd.DataFrame, algorithms: tuple[str, ...]) -> pd.DataFrame:
+    """One run's recovered weights, the algorithms' columns named as the legend names them."""
+    return example.rename(columns={a: label(a) for a in algorithms})
+
+
 spec = call_core(otd_spec, chosen)
 heavy = is_heavy(spec)
 with main:
@@ -219,8 +229,9 @@ with main:
             example = otd_job(one_run, seed, gate=f"{P}run", example=True)
         else:
             example = call_core(otd_example, one_run, seed)
+        named = built(_named, example, tuple(algorithms), key=(one_run, seed, tuple(algorithms)))
         st.dataframe(
-            example.rename(columns={a: label(a) for a in algorithms}),
+            arrow(named),
             hide_index=True,
             column_config={
                 c: st.column_config.NumberColumn(format="%.3f")

@@ -19,6 +19,7 @@ from ui.controls import seed_controls
 from ui.explain import explain
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.state import bound as url_bound
+from ui.tables import arrow
 
 st.title("Trust models")
 presenter.intro(
@@ -178,7 +179,7 @@ shown = built(display_table, table, pca, sites=the_sites.count, key=settings)
 # Two views of one table, each as wide as the page (issue #40: at 1400 px 61 % of the one wide
 # grid was off-screen): the numbers in a grid, the worded columns in a table that wraps.
 st.dataframe(
-    shown,
+    arrow(shown),
     hide_index=True,
     width="stretch",
     column_order=[
@@ -195,15 +196,20 @@ st.dataframe(
     },
 )
 iterative = call_core(trust_models_iterative, the_sites, int(dim))
-worded = ["what the aggregator sees", "who must be trusted", "colluders tolerated"]
-st.table(
-    pd.concat(
+WORDED = ["what the aggregator sees", "who must be trusted", "colluders tolerated"]
+
+
+def _worded(shown: pd.DataFrame, iterative: pd.DataFrame, sites: int) -> pd.DataFrame:
+    """The schemes' worded columns, the iterative schemes' rows under them."""
+    return pd.concat(
         [
-            shown[["scheme", *worded, "one dropout (site 1)", "source"]],
-            iterative_display(iterative, sites=the_sites.count),
+            shown[["scheme", *WORDED, "one dropout (site 1)", "source"]],
+            iterative_display(iterative, sites=sites),
         ]
     ).set_index("scheme")
-)
+
+
+st.table(arrow(built(_worded, shown, iterative, the_sites.count, key=settings)))
 st.caption(
     "Noise std: of the pooled estimate Σ μ_s A_s per entry (local: site 1's own estimate). "
     "Worst ε: the site with the largest ε/ε_s in everything the aggregator (or server, or "
