@@ -21,6 +21,7 @@ from ui.controls import (
     sites_and_privacy,
     sweep_axis_control,
 )
+from ui.explain import paragraphs, tex
 from ui.export import FigureExport
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
@@ -247,24 +248,28 @@ with main:
         communication_table("otd", algorithms, dim=int(dim), k=int(k), sites=current.sites)
 
 with st.expander("How it works — the equations"):
-    st.markdown("MOG moments with the σ² correction (Appendix D.2):")
-    st.latex(
-        r"M_2 = \mathbb E[x x^\top] - \sigma^2 I,\quad M_3 = \mathbb E[x^{\otimes 3}] - "
-        r"\sigma^2\sum_d (m\otimes e_d\otimes e_d + e_d\otimes m\otimes e_d + "
-        r"e_d\otimes e_d\otimes m)"
-    )
-    st.markdown("Both are low rank in the components (Appendix D):")
-    st.latex(r"M_2 = \sum_k w_k a_k a_k^\top,\qquad M_3 = \sum_k w_k\, a_k\otimes a_k\otimes a_k")
     st.markdown(
-        "capeAGN (Algorithm 2): whitening from the CAPE estimate of M2, then sites send "
-        "projected K×K×K tensors; E3 cancels and F3 is subtracted (Appendix C.2):"
-    )
-    st.latex(
-        r"W = U D^{-1/2},\quad \tilde M_3 = \sum_s \mu_s\big(\hat M_3^s(W,W,W) - "
-        r"F_3^s(W,W,W)\big) = \Big(\sum_s \mu_s (M_3^s + G_3^s)\Big)(W,W,W)"
-    )
-    st.markdown("Tensor power iteration (eq. (3)) and the error measure (Sec. 6.2):")
-    st.latex(
-        r"u \mapsto \frac{\tilde M_3(I,u,u)}{\|\tilde M_3(I,u,u)\|},\qquad "
-        r"q_{\text{comp}} = \frac1K\sum_k \min_{k'}\|\hat a_k - a_{k'}\|_2"
+        paragraphs(
+            "MOG moments with the σ² correction (Appendix D.2):",
+            tex(
+                r"M_2 = \mathbb E[x x^\top] - \sigma^2 I,\quad M_3 = \mathbb E[x^{\otimes 3}] - "
+                r"\sigma^2\sum_d (m\otimes e_d\otimes e_d + e_d\otimes m\otimes e_d + "
+                r"e_d\otimes e_d\otimes m)"
+            ),
+            "Both are low rank in the components (Appendix D):",
+            tex(
+                r"M_2 = \sum_k w_k a_k a_k^\top,\qquad M_3 = \sum_k w_k\, a_k\otimes a_k\otimes a_k"
+            ),
+            "capeAGN (Algorithm 2): whitening from the CAPE estimate of M2, then sites send "
+            "projected K×K×K tensors; E3 cancels and F3 is subtracted (Appendix C.2):",
+            tex(
+                r"W = U D^{-1/2},\quad \tilde M_3 = \sum_s \mu_s\big(\hat M_3^s(W,W,W) - "
+                r"F_3^s(W,W,W)\big) = \Big(\sum_s \mu_s (M_3^s + G_3^s)\Big)(W,W,W)"
+            ),
+            "Tensor power iteration (eq. (3)) and the error measure (Sec. 6.2):",
+            tex(
+                r"u \mapsto \frac{\tilde M_3(I,u,u)}{\|\tilde M_3(I,u,u)\|},\qquad "
+                r"q_{\text{comp}} = \frac1K\sum_k \min_{k'}\|\hat a_k - a_{k'}\|_2"
+            ),
+        )
     )
