@@ -33,6 +33,7 @@ from ui.export import FigureExport, export_controls
 from ui.sites_table import COLUMNS, Keys, encode, preset_buttons, site_args, site_settings
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound, reset
+from ui.tables import arrow
 
 P = "au_"  # this page's keys (docs/state.md)
 TRIALS = (10_000, 20_000, 50_000, 100_000, 200_000, 400_000, 1_000_000)
@@ -194,6 +195,19 @@ def _verdicts(shown: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _rounds_shown(over: pd.DataFrame, rounds: int) -> pd.DataFrame:
+    """The rounds audit as shown: one row per design, numbers as text."""
+    return pd.DataFrame(
+        {
+            "design (every round)": [DESIGN_STYLES[d][1] for d in over.design],
+            f"theory ε over {rounds} rounds": [f"{v:.4g}" for v in over.epsilon],
+            "attack proves ε ≥": [f"{v:.4g}" for v in over.epsilon_lower],
+            "promised ε_s": [f"{v:.4g}" for v in over.promised_epsilon],
+            "verdict": [verdict(r) for r in over.itertuples()],
+        }
+    ).set_index("design (every round)")
+
+
 def _posteriors(views: pd.DataFrame, promised: float) -> pd.DataFrame:
     """The largest posterior of each view at each prior, the promise's first."""
     priors = [c.removeprefix("posterior_") for c in views.columns if c.startswith("posterior_")]
@@ -285,9 +299,9 @@ with numbers_box:
     shown = built(_numbers, audit, key=audit_key)
     # Two views of one table, each as wide as the page (issue #40: the one wide grid cut
     # 'verdict' at 1400 px): the verdicts in a table that wraps, the attack's numbers in a grid.
-    st.table(built(_verdicts, shown, key=audit_key))
+    st.table(arrow(built(_verdicts, shown, key=audit_key)))
     st.dataframe(
-        shown,
+        arrow(shown),
         hide_index=True,
         width="stretch",
         column_order=[
@@ -376,7 +390,7 @@ with tradeoff_box:
     priors = [c.removeprefix("posterior_") for c in views.columns if c.startswith("posterior_")]
     shown = built(_posteriors, views, promised, key=audit_key)
     st.dataframe(
-        shown,
+        arrow(shown),
         hide_index=True,
         width="stretch",
         column_config={
@@ -403,15 +417,14 @@ with rounds_box:
     rounds_trials = max(2_000, min(trials, cap // int(rounds)) // 1_000 * 1_000)
     over = call_core(audit_rounds_table, the_sites, int(site) - 1, int(rounds), rounds_trials, seed)
     st.table(
-        pd.DataFrame(
-            {
-                "design (every round)": [DESIGN_STYLES[d][1] for d in over.design],
-                f"theory ε over {rounds} rounds": [f"{v:.4g}" for v in over.epsilon],
-                "attack proves ε ≥": [f"{v:.4g}" for v in over.epsilon_lower],
-                "promised ε_s": [f"{v:.4g}" for v in over.promised_epsilon],
-                "verdict": [verdict(r) for r in over.itertuples()],
-            }
-        ).set_index("design (every round)")
+        arrow(
+            built(
+                _rounds_shown,
+                over,
+                int(rounds),
+                key=(the_sites, int(site), int(rounds), rounds_trials, seed),
+            )
+        )
     )
     with st.expander("How to read this table", icon=":material/help:"):  # a table, no chart
         st.markdown(

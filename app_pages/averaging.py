@@ -18,12 +18,13 @@ from ui.cached import (
     gain_curve,
 )
 from ui.controls import seed_controls
-from ui.explain import explain
+from ui.explain import explain, paragraphs, tex
 from ui.export import FigureExport, export_controls
 from ui.questions import advantage_question
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound
+from ui.tables import arrow
 
 P = "avg_"  # this page's keys (docs/state.md)
 
@@ -113,7 +114,7 @@ st.markdown(
     "of all releases together is exactly τ_s."
 )
 st.dataframe(
-    built(_design_table, design, key=the_sites),
+    arrow(built(_design_table, design, key=the_sites)),
     hide_index=True,
     column_config={
         c: st.column_config.NumberColumn(format="%.4g")
@@ -179,7 +180,7 @@ main.caption(
 st.header("What CAPE gains, and against what")
 sizes = np.asarray(the_sites.n_per_site)
 gains = design.gains
-st.table(built(_gains_table, gains, key=the_sites))
+st.table(arrow(built(_gains_table, gains, key=the_sites)))
 differs = design.paper_formula_differs
 st.markdown(
     f"**The paper's G(n)** (Proposition 1) = (N²/S²) Σ 1/N_s² = {design.paper_formula:.3g}× "
@@ -237,31 +238,33 @@ st.caption(
 advantage_question(st, prefix=P)
 
 with st.expander("How it works — the equations"):
-    st.markdown("Site s releases (Algorithm 5, Appendix A) and the aggregator combines:")
-    st.latex(
-        r"\hat a_s = a_s + e_s + f_s + g_s,\qquad "
-        r"a^{\text{imp}} = \sum_s \mu_s(\hat a_s - f_s) = \sum_s \mu_s a_s + \sum_s \mu_s g_s"
-    )
-    st.markdown("Equal sites, eq. (2):")
-    st.latex(
-        r"\tau_e^2 = \tau_f^2 = \left(1-\tfrac1S\right)\tau_s^2,\quad \tau_g^2 = "
-        r"\tfrac{\tau_s^2}{S}"
-    )
     st.markdown(
-        "Unequal sites, the constraints of Sec. 3.1 (our design meets them with "
-        "equality and pooled requirement max_s μ_s τ_s):"
-    )
-    st.latex(
-        r"\tau_{es}^2+\tau_{gs}^2 \ge \tau_s^2,\quad \tau_{fs}^2+\tau_{gs}^2\ge\tau_s^2,"
-        r"\quad \sum_s\mu_s^2\tau_{gs}^2 = \tau_{\text{pool}}^2,\quad \sum_s\mu_s e_s = 0"
-    )
-    st.markdown(
-        "Gains at a common (ε, δ), τ_s = c/N_s: like for like (weights N_s/N both), "
-        "against inverse-variance weights ∝ N_s², and Proposition 1's G(n) (baseline "
-        "weights 1/S):"
-    )
-    st.latex(
-        r"\frac{\sum_s \mu_s^2\tau_s^2}{\tau_{\text{pool}}^2} = S,\qquad "
-        r"\frac{(\sum_s \tau_s^{-2})^{-1}}{\tau_{\text{pool}}^2} = \frac{N^2}{\sum_s N_s^2},"
-        r"\qquad G(\mathbf n) = \frac{N^2}{S^2}\sum_s \frac{1}{N_s^2}"
+        paragraphs(
+            "Site s releases (Algorithm 5, Appendix A) and the aggregator combines:",
+            tex(
+                r"\hat a_s = a_s + e_s + f_s + g_s,\qquad "
+                r"a^{\text{imp}} = \sum_s \mu_s(\hat a_s - f_s) = \sum_s \mu_s a_s + \sum_s \mu_s "
+                r"g_s"
+            ),
+            "Equal sites, eq. (2):",
+            tex(
+                r"\tau_e^2 = \tau_f^2 = \left(1-\tfrac1S\right)\tau_s^2,\quad \tau_g^2 = "
+                r"\tfrac{\tau_s^2}{S}"
+            ),
+            "Unequal sites, the constraints of Sec. 3.1 (our design meets them with "
+            "equality and pooled requirement max_s μ_s τ_s):",
+            tex(
+                r"\tau_{es}^2+\tau_{gs}^2 \ge \tau_s^2,\quad \tau_{fs}^2+\tau_{gs}^2\ge\tau_s^2,"
+                r"\quad \sum_s\mu_s^2\tau_{gs}^2 = \tau_{\text{pool}}^2,\quad \sum_s\mu_s e_s = 0"
+            ),
+            "Gains at a common (ε, δ), τ_s = c/N_s: like for like (weights N_s/N both), "
+            "against inverse-variance weights ∝ N_s², and Proposition 1's G(n) (baseline "
+            "weights 1/S):",
+            tex(
+                r"\frac{\sum_s \mu_s^2\tau_s^2}{\tau_{\text{pool}}^2} = S,\qquad "
+                r"\frac{(\sum_s \tau_s^{-2})^{-1}}{\tau_{\text{pool}}^2} = \frac{N^2}{\sum_s "
+                r"N_s^2},"
+                r"\qquad G(\mathbf n) = \frac{N^2}{S^2}\sum_s \frac{1}{N_s^2}"
+            ),
+        )
     )

@@ -36,6 +36,7 @@ from ui.cached import (
 from ui.explain import explain
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.state import bound
+from ui.tables import arrow
 
 P = "rr_"  # this page's keys (docs/state.md)
 LABELS = {name: label for name, (_, _, label) in accountant_styles().items()}
@@ -280,7 +281,7 @@ def _ledger_shown(summary, after):
         used=summary.fraction,  # the true share: the column caps the bar, not its label
         after=after,
         status=["over budget" if x else "within" for x in summary.exceeded],
-    )
+    )[["site", "spent", "budget", "used", "after", "status"]]
 
 
 def _release_again() -> None:
@@ -297,7 +298,7 @@ ledger, summary, after, exceed = call_core(
 )
 shown = built(_ledger_shown, summary, after, key=ledger_key)
 st.dataframe(
-    shown[["site", "spent", "budget", "used", "after", "status"]],
+    arrow(shown),
     hide_index=True,
     width="stretch",
     column_config={

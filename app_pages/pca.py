@@ -31,6 +31,7 @@ from ui.controls import (
     sites_and_privacy,
     sweep_axis_control,
 )
+from ui.explain import paragraphs, tex
 from ui.export import FigureExport
 from ui.guard import plain
 from ui.questions import Target, show_crossings
@@ -226,26 +227,30 @@ with main:
 
 with st.expander("How it works — the equations"):
     st.markdown(
-        "Each site's second-moment matrix and the noise it needs on its own "
-        "(Gaussian mechanism, Sec. 2 and Sec. 4):"
+        paragraphs(
+            "Each site's second-moment matrix and the noise it needs on its own "
+            "(Gaussian mechanism, Sec. 2 and Sec. 4):",
+            tex(
+                r"A_s = \tfrac{1}{N_s} X_s X_s^\top,\quad "
+                r"\tau_s = \frac{\Delta_s}{\epsilon}\sqrt{2\ln\tfrac{1.25}{\delta}},\quad "
+                r"\Delta_s = \tfrac{1}{N_s}"
+            ),
+            "CAPE noise (eq. (2)); site s sends Â_s = A_s + E_s + F_s + G_s (Algorithm 1):",
+            tex(
+                r"\tau_e^2 = \tau_f^2 = \left(1-\tfrac{1}{S}\right)\tau_s^2,\qquad "
+                r"\tau_g^2 = \tfrac{\tau_s^2}{S},\qquad \textstyle\sum_s E_s = 0"
+            ),
+            "The aggregator subtracts the F_s; the E_s cancel (Appendix C.1):",
+            tex(
+                r"\hat A = \tfrac{1}{S}\sum_s (\hat A_s - F_s) = \tfrac{1}{S}\sum_s (A_s + G_s),"
+                r"\qquad \operatorname{std} = \tfrac{\tau_s}{S} = \tau_{\text{pooled}}"
+            ),
+            "Quality: the captured energy of the top-K eigenvectors V̂ of Â (Sec. 2, 6.1):",
+            tex(
+                r"q(\hat V) = \operatorname{tr}(\hat V^\top A \hat V) \le \sum_{k\le K}\lambda_k(A)"
+            ),
+        )
     )
-    st.latex(
-        r"A_s = \tfrac{1}{N_s} X_s X_s^\top,\quad "
-        r"\tau_s = \frac{\Delta_s}{\epsilon}\sqrt{2\ln\tfrac{1.25}{\delta}},\quad "
-        r"\Delta_s = \tfrac{1}{N_s}"
-    )
-    st.markdown("CAPE noise (eq. (2)); site s sends Â_s = A_s + E_s + F_s + G_s (Algorithm 1):")
-    st.latex(
-        r"\tau_e^2 = \tau_f^2 = \left(1-\tfrac{1}{S}\right)\tau_s^2,\qquad "
-        r"\tau_g^2 = \tfrac{\tau_s^2}{S},\qquad \textstyle\sum_s E_s = 0"
-    )
-    st.markdown("The aggregator subtracts the F_s; the E_s cancel (Appendix C.1):")
-    st.latex(
-        r"\hat A = \tfrac{1}{S}\sum_s (\hat A_s - F_s) = \tfrac{1}{S}\sum_s (A_s + G_s),"
-        r"\qquad \operatorname{std} = \tfrac{\tau_s}{S} = \tau_{\text{pooled}}"
-    )
-    st.markdown("Quality: the captured energy of the top-K eigenvectors V̂ of Â (Sec. 2, 6.1):")
-    st.latex(r"q(\hat V) = \operatorname{tr}(\hat V^\top A \hat V) \le \sum_{k\le K}\lambda_k(A)")
     if kind == "synthetic":
         st.caption(
             f"Data: the paper's synthetic set scaled to D = {dim}: eigenvalues linspace(10, 1, "

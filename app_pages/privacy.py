@@ -1,6 +1,5 @@
 """Privacy explorer: who sees what, collusion, dropouts and honest calibration."""
 
-
 import numpy as np
 import streamlit as st
 
@@ -33,11 +32,12 @@ from ui.cached import (
     rounds_party_table,
 )
 from ui.controls import seed_controls
-from ui.explain import explain
+from ui.explain import explain, paragraphs, tex
 from ui.export import FigureExport, export_controls
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound as url_bound
+from ui.tables import arrow
 
 st.title("Privacy explorer")
 presenter.intro(
@@ -135,7 +135,7 @@ parties = (
     else call_core(rounds_party_table, the_sites, design_kind, rounds)
 )
 # built once per table of views (figures/memo.py): no pandas reshaping on a cached rerun
-st.dataframe(built(views_table, parties, key=view_key), width="stretch")
+st.dataframe(arrow(built(views_table, parties, key=view_key)), width="stretch")
 st.caption(
     "Each cell: the exact ε (at the site's δ_s) of **everything that party sees at once** "
     f"about the site{over}, against the ε_s the site was promised: ✓ when ε ≤ ε_s. The paper's "
@@ -221,7 +221,7 @@ with table_box:
         )
         shown = built(coalition_shown, report, key=(view_key, tuple(colluders), with_ng))
         st.dataframe(
-            shown,
+            arrow(shown),
             hide_index=True,
             width="stretch",
             column_config={
@@ -296,7 +296,7 @@ with chart_box:
         )
     )
     st.dataframe(
-        built(worst_table, curve, bool(with_ng), sites, key=shown_key[:2]),
+        arrow(built(worst_table, curve, bool(with_ng), sites, key=shown_key[:2])),
         hide_index=True,
         width="stretch",
     )
@@ -361,11 +361,13 @@ else:
         )
     st.markdown("**Effect on capePCA** (synthetic D = 50, K = 10, 20 runs, these sites):")
     st.dataframe(
-        built(
-            dropout_pca_table,
-            call_core(dropout_pca_frame, the_sites, gone, seed),
-            names,
-            key=(the_sites, gone, seed),
+        arrow(
+            built(
+                dropout_pca_table,
+                call_core(dropout_pca_frame, the_sites, gone, seed),
+                names,
+                key=(the_sites, gone, seed),
+            )
         ),
         hide_index=True,
         column_config={
@@ -438,25 +440,27 @@ st.markdown(
 
 with st.expander("How it works — the equations"):
     st.markdown(
-        "Noise is independent across entries, with the same S×S covariance C per entry. "
-        "Changing site s's data by v shifts only release s, so the privacy loss is that of "
-        "a Gaussian mechanism with sensitivity Δ_s and std"
-    )
-    st.latex(
-        r"\sigma_{\text{joint},s} = \frac{1}{\sqrt{[C^{-1}]_{ss}}}\quad\text{(all releases)},"
-        r"\qquad \sigma_{\text{own},s} = \sqrt{C_{ss}}\quad\text{(own release)}"
-    )
-    st.markdown(
-        "For a coalition knowing E_K (its sites) and the zero sum, C is the Gaussian "
-        "conditional covariance plus the honest G's:"
-    )
-    st.latex(
-        r"C = \Sigma_{HH} - \Sigma_{HK}\Sigma_{KK}^{+}\Sigma_{KH} + "
-        r"\operatorname{diag}(\tau_{g,H}^2)"
-    )
-    st.markdown("Effective ε: the root of the exact Gaussian privacy profile at δ_s:")
-    st.latex(
-        r"\delta_s = \Phi\!\left(\tfrac{\Delta}{2\sigma} - \tfrac{\varepsilon\sigma}{\Delta}\right)"
-        r" - e^{\varepsilon}\,\Phi\!\left(-\tfrac{\Delta}{2\sigma} - "
-        r"\tfrac{\varepsilon\sigma}{\Delta}\right)"
+        paragraphs(
+            "Noise is independent across entries, with the same S×S covariance C per entry. "
+            "Changing site s's data by v shifts only release s, so the privacy loss is that of "
+            "a Gaussian mechanism with sensitivity Δ_s and std",
+            tex(
+                r"\sigma_{\text{joint},s} = \frac{1}{\sqrt{[C^{-1}]_{ss}}}\quad\text{(all "
+                r"releases)},"
+                r"\qquad \sigma_{\text{own},s} = \sqrt{C_{ss}}\quad\text{(own release)}"
+            ),
+            "For a coalition knowing E_K (its sites) and the zero sum, C is the Gaussian "
+            "conditional covariance plus the honest G's:",
+            tex(
+                r"C = \Sigma_{HH} - \Sigma_{HK}\Sigma_{KK}^{+}\Sigma_{KH} + "
+                r"\operatorname{diag}(\tau_{g,H}^2)"
+            ),
+            "Effective ε: the root of the exact Gaussian privacy profile at δ_s:",
+            tex(
+                r"\delta_s = \Phi\!\left(\tfrac{\Delta}{2\sigma} - "
+                r"\tfrac{\varepsilon\sigma}{\Delta}\right)"
+                r" - e^{\varepsilon}\,\Phi\!\left(-\tfrac{\Delta}{2\sigma} - "
+                r"\tfrac{\varepsilon\sigma}{\Delta}\right)"
+            ),
+        )
     )

@@ -1,9 +1,11 @@
 """Tensor decomposition: component recovery of capeAGN and baselines for MOG or STM."""
 
+import pandas as pd
 import streamlit as st
 
 from dpcore.experiments.limits import is_heavy
 from dpcore.factorization.registry import references
+from figures.memo import built
 from figures.theme import AXIS_LABELS, label
 from learning import explanations, snippets
 from learning.settings import OtdControls
@@ -19,11 +21,13 @@ from ui.controls import (
     sites_and_privacy,
     sweep_axis_control,
 )
+from ui.explain import paragraphs, tex
 from ui.export import FigureExport
 from ui.questions import Target, show_crossings
 from ui.results import communication_table, show_sweep
 from ui.specs import OTD_GRIDS, marker, otd_example_spec, otd_spec
 from ui.state import bound
+from ui.tables import arrow
 
 st.title("Distributed private tensor decomposition")
 presenter.intro(
@@ -157,6 +161,13 @@ chosen = OtdControls(
     power=variant,
     axis=axis,
 )
+
+
+def _named(example: pd.DataFrame, algorithms: tuple[str, ...]) -> pd.DataFrame:
+    """One run's recovered weights, the algorithms' columns named as the legend names them."""
+    return example.rename(columns={a: label(a) for a in algorithms})
+
+
 spec = call_core(otd_spec, chosen)
 heavy = is_heavy(spec)
 with main:
@@ -219,8 +230,9 @@ with main:
             example = otd_job(one_run, seed, gate=f"{P}run", example=True)
         else:
             example = call_core(otd_example, one_run, seed)
+        named = built(_named, example, tuple(algorithms), key=(one_run, seed, tuple(algorithms)))
         st.dataframe(
-            example.rename(columns={a: label(a) for a in algorithms}),
+            arrow(named),
             hide_index=True,
             column_config={
                 c: st.column_config.NumberColumn(format="%.3f")
@@ -236,24 +248,28 @@ with main:
         communication_table("otd", algorithms, dim=int(dim), k=int(k), sites=current.sites)
 
 with st.expander("How it works — the equations"):
-    st.markdown("MOG moments with the σ² correction (Appendix D.2):")
-    st.latex(
-        r"M_2 = \mathbb E[x x^\top] - \sigma^2 I,\quad M_3 = \mathbb E[x^{\otimes 3}] - "
-        r"\sigma^2\sum_d (m\otimes e_d\otimes e_d + e_d\otimes m\otimes e_d + "
-        r"e_d\otimes e_d\otimes m)"
-    )
-    st.markdown("Both are low rank in the components (Appendix D):")
-    st.latex(r"M_2 = \sum_k w_k a_k a_k^\top,\qquad M_3 = \sum_k w_k\, a_k\otimes a_k\otimes a_k")
     st.markdown(
-        "capeAGN (Algorithm 2): whitening from the CAPE estimate of M2, then sites send "
-        "projected K×K×K tensors; E3 cancels and F3 is subtracted (Appendix C.2):"
-    )
-    st.latex(
-        r"W = U D^{-1/2},\quad \tilde M_3 = \sum_s \mu_s\big(\hat M_3^s(W,W,W) - "
-        r"F_3^s(W,W,W)\big) = \Big(\sum_s \mu_s (M_3^s + G_3^s)\Big)(W,W,W)"
-    )
-    st.markdown("Tensor power iteration (eq. (3)) and the error measure (Sec. 6.2):")
-    st.latex(
-        r"u \mapsto \frac{\tilde M_3(I,u,u)}{\|\tilde M_3(I,u,u)\|},\qquad "
-        r"q_{\text{comp}} = \frac1K\sum_k \min_{k'}\|\hat a_k - a_{k'}\|_2"
+        paragraphs(
+            "MOG moments with the σ² correction (Appendix D.2):",
+            tex(
+                r"M_2 = \mathbb E[x x^\top] - \sigma^2 I,\quad M_3 = \mathbb E[x^{\otimes 3}] - "
+                r"\sigma^2\sum_d (m\otimes e_d\otimes e_d + e_d\otimes m\otimes e_d + "
+                r"e_d\otimes e_d\otimes m)"
+            ),
+            "Both are low rank in the components (Appendix D):",
+            tex(
+                r"M_2 = \sum_k w_k a_k a_k^\top,\qquad M_3 = \sum_k w_k\, a_k\otimes a_k\otimes a_k"
+            ),
+            "capeAGN (Algorithm 2): whitening from the CAPE estimate of M2, then sites send "
+            "projected K×K×K tensors; E3 cancels and F3 is subtracted (Appendix C.2):",
+            tex(
+                r"W = U D^{-1/2},\quad \tilde M_3 = \sum_s \mu_s\big(\hat M_3^s(W,W,W) - "
+                r"F_3^s(W,W,W)\big) = \Big(\sum_s \mu_s (M_3^s + G_3^s)\Big)(W,W,W)"
+            ),
+            "Tensor power iteration (eq. (3)) and the error measure (Sec. 6.2):",
+            tex(
+                r"u \mapsto \frac{\tilde M_3(I,u,u)}{\|\tilde M_3(I,u,u)\|},\qquad "
+                r"q_{\text{comp}} = \frac1K\sum_k \min_{k'}\|\hat a_k - a_{k'}\|_2"
+            ),
+        )
     )

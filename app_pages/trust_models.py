@@ -16,9 +16,10 @@ from ui.cached import (
     trust_models_table,
 )
 from ui.controls import seed_controls
-from ui.explain import explain
+from ui.explain import explain, paragraphs, tex
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.state import bound as url_bound
+from ui.tables import arrow
 
 st.title("Trust models")
 presenter.intro(
@@ -106,9 +107,7 @@ scale = None if scale_text == "automatic" else float(scale_text)
 sa_cal = calibration if sa_choice == "matched" else "ddg"
 common = (the_sites, int(dim), int(bits), scale, sa_cal)
 info = call_core(trust_models_table, the_sites, int(dim), int(bits), scale, sa_cal)
-pca = call_core(
-    trust_models_pca, the_sites, int(dim), int(bits), scale, sa_cal, int(runs), seed
-)
+pca = call_core(trust_models_pca, the_sites, int(dim), int(bits), scale, sa_cal, int(runs), seed)
 table = info.table
 settings = (common, int(runs), seed)  # what every figure and table below is a function of
 sa = pca[pca.scheme == "secagg"]
@@ -178,7 +177,7 @@ shown = built(display_table, table, pca, sites=the_sites.count, key=settings)
 # Two views of one table, each as wide as the page (issue #40: at 1400 px 61 % of the one wide
 # grid was off-screen): the numbers in a grid, the worded columns in a table that wraps.
 st.dataframe(
-    shown,
+    arrow(shown),
     hide_index=True,
     width="stretch",
     column_order=[
@@ -195,15 +194,20 @@ st.dataframe(
     },
 )
 iterative = call_core(trust_models_iterative, the_sites, int(dim))
-worded = ["what the aggregator sees", "who must be trusted", "colluders tolerated"]
-st.table(
-    pd.concat(
+WORDED = ["what the aggregator sees", "who must be trusted", "colluders tolerated"]
+
+
+def _worded(shown: pd.DataFrame, iterative: pd.DataFrame, sites: int) -> pd.DataFrame:
+    """The schemes' worded columns, the iterative schemes' rows under them."""
+    return pd.concat(
         [
-            shown[["scheme", *worded, "one dropout (site 1)", "source"]],
-            iterative_display(iterative, sites=the_sites.count),
+            shown[["scheme", *WORDED, "one dropout (site 1)", "source"]],
+            iterative_display(iterative, sites=sites),
         ]
     ).set_index("scheme")
-)
+
+
+st.table(arrow(built(_worded, shown, iterative, the_sites.count, key=settings)))
 st.caption(
     "Noise std: of the pooled estimate Σ μ_s A_s per entry (local: site 1's own estimate). "
     "Worst ε: the site with the largest ε/ε_s in everything the aggregator (or server, or "
@@ -228,49 +232,48 @@ st.caption(
 
 with st.expander("How it works — the equations"):
     st.markdown(
-        "**Central, CAPE** (Imtiaz & Sarwate, Sec. 3.1 and Prop. 1): one curator — or CAPE's "
-        "correlated noise — leaves the pooled requirement; the joint-view-safe design 5% more. "
-        "**Conventional** (their eq. (2)): every site's full noise averaged."
-    )
-    st.latex(
-        r"\tau_{\text{pool}} = \max_s \mu_s \tau_s,\qquad "
-        r"\tau_{\text{conv}} = \sqrt{\textstyle\sum_s \mu_s^2 \tau_s^2}"
-    )
-    st.markdown(
-        "**Secure aggregation** (Bonawitz et al., CCS 2017; Kairouz, Liu & Steinke, ICML 2021): "
-        "site s sends (⌊μ_s a_s/γ + U⌋ + Z_s + M_s) mod 2^b with Z_s ~ N_ℤ(0, σ²) and pairwise "
-        "masks Σ M_s ≡ 0. Rounding bounds the sensitivity by KLS Theorem 1, and the sum of n "
-        "shares is accounted by KLS Proposition 14, eq. (17), converted to (ε, δ) by "
-        "Canonne–Kamath–Steinke Proposition 12:"
-    )
-    st.latex(
-        r"\tilde\Delta_s = \sqrt{c_s^2 + \tfrac{d}{4} + \sqrt{2\log(1/\beta)}"
-        r"\,(c_s + \tfrac{\sqrt d}{2})},\quad c_s = \mu_s\Delta_s/\gamma"
-    )
-    st.latex(
-        r"\varepsilon(\alpha) \le \min\Big\{\tfrac{\alpha\tilde\Delta^2}{2s^2} + \tau d,\;"
-        r"\tfrac{\alpha}{2}\big(\tfrac{\tilde\Delta^2}{s^2} + \tfrac{2\Delta_1\tau}{s}"
-        r" + \tau^2 d\big),"
-        r"\;\tfrac{\alpha}{2}\big(\tfrac{\tilde\Delta}{s} + \tau\sqrt d\big)^2\Big\}"
-    )
-    st.latex(
-        r"s = \sqrt n\,\sigma,\quad \tau = 10\sum_{k=1}^{n-1} e^{-2\pi^2\sigma^2 k/(k+1)},\quad"
-        r"\varepsilon = \min_\alpha\, \varepsilon(\alpha) + \log(1 - 1/\alpha)"
-        r" - \frac{\log(\alpha\delta)}{\alpha - 1}"
-    )
-    st.markdown(
-        "**Shuffle model** (Feldman, McMillan & Talwar, FOCS 2021, Theorem 3.1; the form of "
-        "the authors' reference code): n shuffled ε₀-DP reports are (ε, δ)-DP with"
-    )
-    st.latex(
-        r"\varepsilon = \log\!\Big(1 + \tfrac{1 - e^{-\varepsilon_0}}{1 + e^{-\varepsilon_0 - e_1}}"
-        r"(a + c)\Big),\ a = 8\sqrt{\tfrac{e^{\varepsilon_0}\ln(4/\delta)}{n}},\ "
-        r"c = \tfrac{8e^{\varepsilon_0}}{n},\ e_1 = \log(1 + a + c)"
-    )
-    st.markdown(
-        f"only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ {info.shuffle_parties:,} parties "
-        f"at site 1's ε₀ = {the_sites.epsilon[0]:g}. With S = {the_sites.count} sites it "
-        "gives nothing, "
-        "and the theorem also needs a pure-DP local randomiser (the Gaussian is not): the row "
-        "is a negative control, its noise is conventional's."
+        paragraphs(
+            "**Central, CAPE** (Imtiaz & Sarwate, Sec. 3.1 and Prop. 1): one curator — or CAPE's "
+            "correlated noise — leaves the pooled requirement; the joint-view-safe design 5% more. "
+            "**Conventional** (their eq. (2)): every site's full noise averaged.",
+            tex(
+                r"\tau_{\text{pool}} = \max_s \mu_s \tau_s,\qquad "
+                r"\tau_{\text{conv}} = \sqrt{\textstyle\sum_s \mu_s^2 \tau_s^2}"
+            ),
+            "**Secure aggregation** (Bonawitz et al., CCS 2017; Kairouz, Liu & Steinke, ICML "
+            "2021): "
+            "site s sends (⌊μ_s a_s/γ + U⌋ + Z_s + M_s) mod 2^b with Z_s ~ N_ℤ(0, σ²) and pairwise "
+            "masks Σ M_s ≡ 0. Rounding bounds the sensitivity by KLS Theorem 1, and the sum of n "
+            "shares is accounted by KLS Proposition 14, eq. (17), converted to (ε, δ) by "
+            "Canonne–Kamath–Steinke Proposition 12:",
+            tex(
+                r"\tilde\Delta_s = \sqrt{c_s^2 + \tfrac{d}{4} + \sqrt{2\log(1/\beta)}"
+                r"\,(c_s + \tfrac{\sqrt d}{2})},\quad c_s = \mu_s\Delta_s/\gamma"
+            ),
+            tex(
+                r"\varepsilon(\alpha) \le \min\Big\{\tfrac{\alpha\tilde\Delta^2}{2s^2} + \tau d,\;"
+                r"\tfrac{\alpha}{2}\big(\tfrac{\tilde\Delta^2}{s^2} + \tfrac{2\Delta_1\tau}{s}"
+                r" + \tau^2 d\big),"
+                r"\;\tfrac{\alpha}{2}\big(\tfrac{\tilde\Delta}{s} + \tau\sqrt d\big)^2\Big\}"
+            ),
+            tex(
+                r"s = \sqrt n\,\sigma,\quad \tau = 10\sum_{k=1}^{n-1} e^{-2\pi^2\sigma^2 "
+                r"k/(k+1)},\quad"
+                r"\varepsilon = \min_\alpha\, \varepsilon(\alpha) + \log(1 - 1/\alpha)"
+                r" - \frac{\log(\alpha\delta)}{\alpha - 1}"
+            ),
+            "**Shuffle model** (Feldman, McMillan & Talwar, FOCS 2021, Theorem 3.1; the form of "
+            "the authors' reference code): n shuffled ε₀-DP reports are (ε, δ)-DP with",
+            tex(
+                r"\varepsilon = \log\!\Big(1 + \tfrac{1 - e^{-\varepsilon_0}}{1 + "
+                r"e^{-\varepsilon_0 - e_1}}"
+                r"(a + c)\Big),\ a = 8\sqrt{\tfrac{e^{\varepsilon_0}\ln(4/\delta)}{n}},\ "
+                r"c = \tfrac{8e^{\varepsilon_0}}{n},\ e_1 = \log(1 + a + c)"
+            ),
+            f"only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ {info.shuffle_parties:,} parties "
+            f"at site 1's ε₀ = {the_sites.epsilon[0]:g}. With S = {the_sites.count} sites it "
+            "gives nothing, "
+            "and the theorem also needs a pure-DP local randomiser (the Gaussian is not): the row "
+            "is a negative control, its noise is conventional's.",
+        )
     )

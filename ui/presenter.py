@@ -139,11 +139,13 @@ def folded(label: str):
 def intro(markdown: str, *, terms: str | None = None) -> None:
     """A page's explanatory text: shown normally, folded into an expander while presenting;
     ``terms``: its line of glossary links (:func:`learning.glossary.terms_line`), under it."""
-    box = st.expander("About this page") if is_on() else st.container()
-    with box:
-        st.markdown(markdown)
-        if terms:  # body text, not a caption: a caption's muted links fail contrast (2.96:1)
-            st.markdown(terms)
+    # body text, not a caption: a caption's muted links fail contrast (2.96:1); one element,
+    # the terms its last paragraph (each element costs the server on every rerun)
+    text = f"{markdown}\n\n{terms}" if terms else markdown
+    if is_on():
+        st.expander("About this page").markdown(text)
+    else:
+        st.markdown(text)
 
 
 # Lines and labels drawn black or dark grey vanish on the dark theme's background: lighter

@@ -16,6 +16,7 @@ from ui import presenter
 from ui.cached import call_core
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
+from ui.tables import arrow
 
 
 def _means_at(df: pd.DataFrame, axis: str, metric: str, current: float) -> dict[str, float]:
@@ -111,5 +112,5 @@ def communication_table(
     rows = built(
         _costs, problem, algorithms, dim, k, sites, key=(problem, algorithms, dim, k, sites)
     )
-    st.dataframe(rows, hide_index=True)
+    st.dataframe(arrow(rows), hide_index=True)
     st.caption(f"Real numbers sent per run at D = {dim}, K = {k}, S = {sites}.")

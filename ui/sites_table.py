@@ -294,9 +294,11 @@ def preset_link(name: str) -> dict[str, str]:
 def preset_buttons(prefix: str, container=None) -> None:
     """One button per preset (each replaces every setting of the page): in a row across the
     page, or stacked in ``container`` (presenter mode's control column)."""
-    boxes = [container] * len(PRESETS) if container else st.columns(len(PRESETS))
-    for col, (name, preset) in zip(boxes, PRESETS.items(), strict=True):
-        col.button(
+    # one wrapping row (one block, not a column block per button: every block and element
+    # costs the server on each rerun)
+    box = container or st.container(horizontal=True, gap="small")
+    for name, preset in PRESETS.items():
+        box.button(
             preset["label"],
             icon=preset["icon"],
             help=preset["help"] + " Replaces every setting on this page.",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import streamlit as st
+from streamlit.runtime.caching.cache_utils import CachedFunc
 
 import dpcore
 from dpcore import (
@@ -19,6 +20,7 @@ from dpcore import (
 )
 from dpcore.experiments.sweeps.rounds import RoundsSpec
 from serving.flight import flight
+from ui.cached import memo
 from ui.guard import show_error
 
 T = TypeVar("T")
@@ -31,12 +33,21 @@ def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     from a wrong call, say) is a bug in the app and must surface as one, in the tests too.
     Core warnings are silenced here: a cached result would not repeat them, so pages show
     the classic-bound warning from the parameters (:func:`classic_warning`).
+
+    A ``st.cache_data`` wrapper's result is remembered per process (:mod:`ui.cached.memo`):
+    a call with equal arguments returns that one object, frozen, instead of the cache's copy.
     """
+    key = memo.key_of(fn, args, kwargs, SPEC_HASH) if isinstance(fn, CachedFunc) else None
+    if key is not None:
+        found = memo.get(key)
+        if found is not memo.MISSING:
+            return found
     lock = flight(fn, args, kwargs)
     try:
         with lock or contextlib.nullcontext(), warnings.catch_warnings():
             warnings.simplefilter("ignore", ClassicGaussianWarning)
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+        return result if key is None else memo.remember(key, result)
     except ValueError as err:
         show_error(err)
         st.stop()

@@ -1,0 +1,52 @@
+"""Shared frames as Streamlit sends them: their Arrow table, converted once (issue #36 item 4).
+
+``st.dataframe(frame)`` and ``st.table(frame)`` convert a pandas frame to an Arrow table on
+every rerun (about 1–4 ms a table here, ~8 % of a cached move on the sites-table pages,
+docs/performance.md). Given the Arrow table, Streamlit only serialises it. A frame that
+every session shares and nobody changes — one :func:`figures.memo.built` returned, or a
+cached core call's result (:mod:`ui.cached.memo`) — is converted once::
+
+    st.dataframe(arrow(built(views_table, parties, key=view_key)), width="stretch")
+
+The table is the one Streamlit would have made of the frame (its own conversion, index and
+column types included), so the screen and the exported bytes are the same. Only frames that
+are never changed may pass: the table is found by the frame's identity.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]
+from streamlit import dataframe_util
+
+MAX_ENTRIES = 256
+
+_LOCK = threading.Lock()
+_TABLES: OrderedDict[int, tuple[weakref.ref, pa.Table]] = OrderedDict()
+
+
+def arrow(frame: pd.DataFrame) -> Any:
+    """``frame``'s Arrow table as ``st.dataframe`` / ``st.table`` would build it, built once
+    per frame object (any other data passes through unchanged)."""
+    if type(frame) is not pd.DataFrame:
+        return frame
+    key = id(frame)
+    with _LOCK:
+        hit = _TABLES.get(key)
+        if hit is not None and hit[0]() is frame:
+            _TABLES.move_to_end(key)
+            return hit[1]
+    table = dataframe_util.convert_pandas_df_to_arrow_table(frame)
+    with _LOCK:
+        # a weak reference: a table never keeps its frame alive, and a frame that is gone
+        # (its id taken by another) never matches; its table ages out least recently used
+        _TABLES[key] = (weakref.ref(frame), table)
+        _TABLES.move_to_end(key)
+        while len(_TABLES) > MAX_ENTRIES:
+            _TABLES.popitem(last=False)
+    return table
