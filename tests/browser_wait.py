@@ -79,3 +79,25 @@ def settle(page, timeout: float = 120, charts: int = 0) -> None:
     for chart in page.locator("[data-testid='stPlotlyChart']").all():
         chart.locator(".main-svg").first.wait_for(timeout=60_000)
     page.evaluate("() => { window.__capeSeen = window.__capeRuns; }")
+
+
+_PAINTED = """() => [...document.images].every(i => i.complete)
+  && !document.querySelector("[data-testid='stSkeleton']")"""
+
+
+def resize(page, width: int, height: int, timeout: float = 60) -> None:
+    """Set the window's size on a settled page and wait until the page has taken it: no
+    element added or removed for a quiet spell (a data grid redraws its rows), every image
+    loaded and every chart painted.
+
+    A tall window only for what needs it (a full-page screenshot, axe reading every element on
+    screen): while a page opens and its script runs, Chromium paints and composites the whole
+    window in software, again and again; at 1400×2200 that cost the GPU process about twice the
+    CPU of 1400×1000 (measured, tests/test_a11y.py). The width is what lays the page out, so
+    open the page at its width and grow it afterwards."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.wait_for_function(_IDLE, arg=QUIET_MS, timeout=timeout * 1000, polling=POLL_MS)
+    page.wait_for_function(_PAINTED, timeout=timeout * 1000, polling=POLL_MS)
+    for chart in page.locator("[data-testid='stPlotlyChart']").all():
+        chart.locator(".main-svg").first.wait_for(timeout=timeout * 1000)

@@ -20,7 +20,7 @@ NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?%?")
 
 
 def _open(tabs, url: str):
-    page = tabs(width=1440, height=1400)
+    page = tabs(width=1440, height=1000)
     page.goto(url)
     _settle(page, charts=1, timeout=300)
     return page

@@ -115,6 +115,16 @@ LANDINGS = [
 ]
 
 
+# The landing ends once the page above the section stops growing: the heading near the top of
+# the window, and still there, not moved by a pixel, after a second (a chart above it painted
+# late would push it down; a fixed 2-s sleep waited for the same before).
+STAYS = """(s) => { const top = document.querySelector(s).getBoundingClientRect().top;
+  const now = performance.now();
+  if (!(top >= 0 && top < 200) || window.__capeTop !== top) {
+    window.__capeTop = top; window.__capeTopSince = now; return false; }
+  return now - window.__capeTopSince >= 1000; }"""
+
+
 NEXT_CHART = """(s) => { const top = document.querySelector(s).getBoundingClientRect().top;
   const charts = [...document.querySelectorAll("[data-testid='stPlotlyChart']")]
     .map(c => c.getBoundingClientRect()).filter(r => r.top >= top);
@@ -143,13 +153,7 @@ def test_an_explore_link_lands_on_the_section_it_names(server, tabs, key, width,
     browser_wait.settle(page, 120)
     heading = f"[id='{step.explore.section}']"
     page.locator(heading).wait_for(timeout=60_000)
-    page.wait_for_function(  # the landing ends once the page above the section stops growing
-        "(s) => { const r = document.querySelector(s).getBoundingClientRect();"
-        " return r.top >= 0 && r.top < 200; }",
-        arg=heading,
-        timeout=60_000,
-    )
-    time.sleep(2)  # and it stays there
+    page.wait_for_function(STAYS, arg=heading, timeout=60_000, polling=100)
     where = _in_view(page, heading)
     assert 0 <= where["top"] < 200, where
     chart = page.evaluate(NEXT_CHART, heading)

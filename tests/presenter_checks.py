@@ -1,10 +1,13 @@
 """Presenter mode on a 1280×720 projector (issue #22): every page shows its main chart (or a
 lesson's question) whole on the first screen, and no metric label is cut.
 
-The pages are read from the app's navigation, so a new page is checked the day it is added.
-A page's main chart is its first chart taller than 200 px (Paper figures draws a 60 px legend
-strip above its panels), or its first image (the Overview's network picture); a lesson's
-question is its radio (key ``q_…``). Screenshots: artifacts/screenshots/presenter-all-*.png.
+The checks of one page already opened in presenter mode; tests/test_a11y.py runs them on every
+page in both colour schemes, in the same test as that page's accessibility check (the app's
+navigation must list exactly the pages tested there, so a new page is checked the day it is
+added). A page's main chart is its first chart taller than 200 px (Paper figures draws a
+60 px legend strip above its panels), or its first image (the Overview's network picture); a
+lesson's question is its radio (key ``q_…``). Screenshots:
+artifacts/screenshots/presenter-all-*.png.
 
 The same loads carry the lecturer's projector checks of PCA and CAPE averaging (issue #13,
 formerly a second load of each in tests/test_lecturer.py): the page's main control (ε, S) sits
@@ -15,14 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from test_a11y import page_paths
-from test_lecturer import no_errors, settle
-
 SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 WIDTH, HEIGHT = 1280, 720
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 MAIN = """() => {
   const box = e => { const b = e.getBoundingClientRect();
@@ -72,31 +69,27 @@ FIRST = """(s) => { const e = document.querySelector(s); if (!e) return null;
   return {top: b.top, bottom: Math.min(b.bottom, b.top + 1)}; }"""  # its top on the screen
 
 
-@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_every_page_shows_its_main_chart_on_the_first_screen(server, tabs, dark):
-    page = tabs(width=WIDTH, height=HEIGHT, dark=dark)
-    paths = page_paths(page, server)
+def first_screen_problems(page, path: str, scheme: str) -> list[str]:
+    """What is wrong with ``path`` (``/``, ``/pca``, …) opened in presenter mode at
+    WIDTH×HEIGHT and settled: its main chart, image, question or text not whole on the first
+    screen, a metric label cut, a lecturer's control not beside its chart (BESIDE). Saves a
+    screenshot (artifacts/screenshots/presenter-all-*.png)."""
+    name = path.strip("/") or "overview"
     SHOTS.mkdir(parents=True, exist_ok=True)
-    assert set(BESIDE) <= set(paths), paths
+    page.screenshot(path=str(SHOTS / f"presenter-all-{name}-{scheme}.png"))
+    found = page.evaluate(MAIN)
+    shown = found["question"] or found["chart"]  # a lesson: its question first
+    if path in TEXT_PAGES:  # no chart: its main element instead
+        shown = page.evaluate(FIRST, TEXT_PAGES[path])
     problems = []
-    for path in paths:
-        page.goto(f"{server}{path}?present=true")
-        settle(page)
-        no_errors(page)
-        name = path.strip("/") or "overview"
-        page.screenshot(path=str(SHOTS / f"presenter-all-{name}-{'dark' if dark else 'light'}.png"))
-        found = page.evaluate(MAIN)
-        shown = found["question"] or found["chart"]  # a lesson: its question first
-        if path in TEXT_PAGES:  # no chart: its main element instead
-            shown = page.evaluate(FIRST, TEXT_PAGES[path])
-        if shown is None:
-            problems.append(f"{path}: no chart, image or question")
-        elif shown["top"] < 0 or shown["bottom"] > HEIGHT:
-            problems.append(f"{path}: main chart or question at {shown} (screen: {HEIGHT} px)")
-        if found["chart"] and found["chart"]["bottom"] > HEIGHT:
-            problems.append(f"{path}: the chart ends at {found['chart']['bottom']:.0f} px")
-        if found["cut"]:
-            problems.append(f"{path}: metric labels cut: {found['cut']}")
-        if path in BESIDE:
-            problems += control_beside_the_chart(page, path)
-    assert not problems, "\n".join(problems)
+    if shown is None:
+        problems.append(f"{path}: no chart, image or question")
+    elif shown["top"] < 0 or shown["bottom"] > HEIGHT:
+        problems.append(f"{path}: main chart or question at {shown} (screen: {HEIGHT} px)")
+    if found["chart"] and found["chart"]["bottom"] > HEIGHT:
+        problems.append(f"{path}: the chart ends at {found['chart']['bottom']:.0f} px")
+    if found["cut"]:
+        problems.append(f"{path}: metric labels cut: {found['cut']}")
+    if path in BESIDE:
+        problems += control_beside_the_chart(page, path)
+    return problems
