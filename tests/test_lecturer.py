@@ -224,8 +224,8 @@ def test_a_copied_url_reproduces_the_screen_in_a_fresh_context(server, browser, 
 def test_presenter_mode_fits_a_projector(server, tabs, dark):
     """The collusion demo's controls beside its chart. PCA's and CAPE averaging's projector
     layout (control beside the chart, above the fold, sidebar collapsed) is checked on the same
-    load as their first screen: tests/test_presenter.py::
-    test_every_page_shows_its_main_chart_on_the_first_screen."""
+    load as their first screen: tests/test_a11y.py::
+    test_page_renders_passes_axe_fits_and_presents (tests/presenter_checks.py)."""
     theme = "dark" if dark else "light"
     page = tabs(width=1280, height=720, dark=dark)
     SHOTS.mkdir(parents=True, exist_ok=True)
