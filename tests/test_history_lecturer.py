@@ -116,16 +116,13 @@ def screen(page) -> tuple:
     return urlsplit(page.url).path, values, tuple(sorted(shown.items()))
 
 
-def fresh(tabs, url: str, references: dict[str, tuple]) -> tuple:
+def fresh(tabs, url: str) -> tuple:
     """What a fresh browser shows at ``url``: a new document in a reused tab (conftest.py's
     ``tabs``: cookies and storage cleared), so a new Streamlit session with nothing but the
-    URL, at the same window size as the lecturer's. Taken once per URL (``references``): a
-    fresh browser has nothing but the URL, so a second load of it shows the same."""
-    if url not in references:
-        page = tabs()
-        page.goto(url)
-        references[url] = screen(page)
-    return references[url]
+    URL, at the same window size as the lecturer's."""
+    page = tabs()
+    page.goto(url)
+    return screen(page)
 
 
 def lecturer(page, action) -> str:
@@ -152,9 +149,7 @@ def index(page) -> int:
     return page.evaluate("navigation.currentEntry.index")
 
 
-def walk_back_and_forth(
-    page, tabs, start: int, busy: Throttle, references: dict[str, tuple]
-) -> None:
+def walk_back_and_forth(page, tabs, start: int, busy: Throttle) -> None:
     """Every entry from the last to ``start`` and back: each screen as a fresh browser's at
     that URL, no foreign keys, Back one entry at a time, and Forward reaching the last entry."""
     end = page.evaluate("navigation.entries().length - 1")
@@ -167,7 +162,7 @@ def walk_back_and_forth(
         assert not foreign_keys(url), url
         shown = screen(page)
         with busy.paused():
-            expected = fresh(tabs, url, references)
+            expected = fresh(tabs, url)
         assert shown == expected, url
         if index(page) == start:
             break
@@ -181,28 +176,11 @@ def walk_back_and_forth(
     assert page.evaluate("navigation.entries().length - 1") == end  # Back made no entries
 
 
-def test_presets_then_back_and_forward_at_one_click_a_second(server, browser, tabs, busy_server):
-    """One lecturer's session, one walk: an Overview preset link after another (Back between
-    them), then CAPE averaging (opened by the second preset, every value its default) and PCA
-    at one click a second; then every entry of the session is walked Back and Forward. (Two
-    tests before, each with its own session and walk; the walk now checks the entries of both
-    in one, issue #35.)"""
+def test_back_and_forward_at_one_click_a_second(server, browser, tabs, busy_server):
     page = new_page(browser)
-    page.goto(server)
+    page.goto(f"{server}/averaging")
     settle(page)
     start = index(page)
-    references: dict[str, tuple] = {}
-    lecturer(page, lambda: page.get_by_role("link", name="Strong privacy PCA").click())
-    settle(page)
-    lecturer(page, page.go_back)
-    settle(page)
-    assert urlsplit(page.url).path == "/", page.url  # Back returns to the Overview
-    lecturer(page, lambda: page.get_by_role("link", name="Equal hospitals").click())
-    settle(page)
-    assert urlsplit(page.url).path == "/averaging", page.url
-    shown = screen(page)
-    with busy_server.paused():
-        assert shown == fresh(tabs, page.url, references)
     urls = [
         lecturer(page, arrow(page, "avg_S")),  # 5 → 6 sites
         lecturer(page, arrow(page, "avg_S")),  # → 7
@@ -216,5 +194,24 @@ def test_presets_then_back_and_forward_at_one_click_a_second(server, browser, ta
     ]
     settle(page)
     assert not any(foreign_keys(url) for url in urls), urls
-    walk_back_and_forth(page, tabs, start, busy_server, references)
+    walk_back_and_forth(page, tabs, start, busy_server)
+    page.context.close()
+
+
+def test_a_preset_link_after_another_gives_the_fresh_numbers(server, browser, tabs, busy_server):
+    page = new_page(browser)
+    page.goto(server)
+    settle(page)
+    start = index(page)
+    lecturer(page, lambda: page.get_by_role("link", name="Strong privacy PCA").click())
+    settle(page)
+    lecturer(page, page.go_back)
+    settle(page)
+    assert urlsplit(page.url).path == "/", page.url  # Back returns to the Overview
+    lecturer(page, lambda: page.get_by_role("link", name="Equal hospitals").click())
+    settle(page)
+    shown = screen(page)
+    with busy_server.paused():
+        assert shown == fresh(tabs, page.url)
+    walk_back_and_forth(page, tabs, start, busy_server)
     page.context.close()
