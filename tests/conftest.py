@@ -104,12 +104,28 @@ def pytest_collection_modifyitems(config, items):
     test of one full run; tests it does not list keep their file order after those it does),
     so that under pytest-xdist (test.sh: ``-n 2``) the longest tests start early and the short
     ones fill the end on every worker, instead of one long test finishing alone. The file only
-    orders the run: a stale or missing entry costs time, never a test.
+    orders the run: a stale or missing entry costs time, never a test. Tests of a module
+    marked ``in_file_order`` keep their file order.
 
     Skip the ``browser`` tests where Playwright or Chromium is missing, unless
     REQUIRE_BROWSER=1 (set by .ci/run): there a missing browser is a failure, not a skip."""
     known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
-    items.sort(key=lambda item: ("slow" not in item.keywords, -known.get(item.nodeid, 0.0)))
+    # A module marked ``in_file_order`` shares state between its tests (one federation whose
+    # last test kills a site): its tests stay in file order, as one block placed by its
+    # longest test. Sorting them apart once ran that test first (CI of 2026-11-27).
+    block: dict[str, float] = {}
+    for item in items:
+        if "in_file_order" in item.keywords:
+            name = item.module.__name__
+            block[name] = max(block.get(name, 0.0), known.get(item.nodeid, 0.0))
+    position = {id(item): i for i, item in enumerate(items)}
+
+    def order(item):
+        name = item.module.__name__ if "in_file_order" in item.keywords else None
+        seconds = block[name] if name else known.get(item.nodeid, 0.0)
+        return ("slow" not in item.keywords, -seconds, name or "", position[id(item)])
+
+    items.sort(key=order)
     if not BROWSER_MISSING or not any("browser" in item.keywords for item in items):
         return
     if os.environ.get("REQUIRE_BROWSER") == "1":

@@ -41,6 +41,9 @@ from federated.protocol import (
 from federated.runlog import payload_bytes, read_log
 from learning.run_replay import replay_steps, site_count
 
+# the federation fixture is shared and its fault test kills site 3: file order, always
+pytestmark = pytest.mark.in_file_order
+
 SEED = 20240537
 EPS = [0.5, 1.0, 2.0]  # unequal sites: N_s = 250, 350, 450 and three ε's
 DELTA = [1e-5, 1e-5, 1e-6]
