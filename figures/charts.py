@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from figures.theme import AXIS_LABELS, LOG_AXES, label, style
+from figures.theme import AXIS_LABELS, LOG_AXES, fit_axis_title, label, style
 
 FONT = {"size": 16}
 
@@ -252,6 +252,7 @@ def panel_figure(
     fig.update_layout(
         height=height, showlegend=False, font={"size": 12}, xaxis_title=x_title, margin={"t": 10}
     )
+    fig.update_yaxes(title_text=fit_axis_title(y_title, height, 12))  # hover keeps one line
     if spread is not None:
         add_pool_band(fig, spread, axis=axis, metric=metric)
     return fig

@@ -8,6 +8,7 @@ plotting.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from dpcore.factorization import registry
@@ -22,6 +23,7 @@ __all__ = [
     "Style",
     "contrast_ratio",
     "description",
+    "fit_axis_title",
     "label",
     "style",
 ]
@@ -59,6 +61,32 @@ def label(algorithm: str) -> str:
 BACKGROUND = {"light": "#FFFFFF", "dark": "#171614"}
 CHART_TEXT = {"light": "#4A4E5A", "dark": "#E6EAF1"}
 AA_CONTRAST = 4.5  # WCAG 2.1 AA, normal-size text
+
+
+# A vertical axis title may take about this share of a chart's height (the rest: margins,
+# tick labels, the x title and a legend below), at about half an em per character.
+PLOT_SHARE, EM_PER_CHAR = 0.6, 0.5
+
+
+def fit_axis_title(text: str, height: float, font_size: float) -> str:
+    """``text`` broken into lines (Plotly's ``<br>``) that fit a vertical axis of a chart
+    ``height`` px tall at ``font_size`` px: Plotly clips a longer title ("… / optimur").
+    Two lines split at the space nearest the middle, more only where two do not fit.
+
+    >>> fit_axis_title("captured energy / optimum", 240, 12)
+    'captured energy<br>/ optimum'
+    >>> fit_axis_title("density", 240, 12)
+    'density'
+    """
+    room = int(PLOT_SHARE * height / (EM_PER_CHAR * font_size))
+    if len(text) <= room or " " not in text:
+        return text
+    middle = len(text) / 2
+    cut = min((i for i, c in enumerate(text) if c == " "), key=lambda i: abs(i - middle))
+    lines = [text[:cut], text[cut + 1 :]]
+    if max(map(len, lines)) > room:
+        lines = textwrap.wrap(text, max(room, 1))
+    return "<br>".join(lines)
 
 
 def _luminance(color: str) -> float:

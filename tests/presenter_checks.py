@@ -33,7 +33,13 @@ MAIN = """() => {
   const cut = [...main.querySelectorAll('[data-testid="stMetricLabel"] *')]
     .filter(e => e.children.length === 0 && e.scrollWidth > e.clientWidth + 1)
     .map(e => e.innerText);
-  return {chart: charts[0] || images[0] || null, question: question[0] || null, cut: cut};
+  // an axis title longer than its chart is clipped by the chart's svg ("… / optimur")
+  const clipped = [...main.querySelectorAll('.g-xtitle text, .g-ytitle text')].filter(t => {
+    const svg = t.closest('svg').getBoundingClientRect(), b = t.getBoundingClientRect();
+    return b.top < svg.top - 1 || b.bottom > svg.bottom + 1 || b.left < svg.left - 1
+      || b.right > svg.right + 1; }).map(t => t.textContent);
+  return {chart: charts[0] || images[0] || null, question: question[0] || null, cut: cut,
+          clipped: clipped};
 }"""
 
 
@@ -72,8 +78,8 @@ FIRST = """(s) => { const e = document.querySelector(s); if (!e) return null;
 def first_screen_problems(page, path: str, scheme: str) -> list[str]:
     """What is wrong with ``path`` (``/``, ``/pca``, …) opened in presenter mode at
     WIDTH×HEIGHT and settled: its main chart, image, question or text not whole on the first
-    screen, a metric label cut, a lecturer's control not beside its chart (BESIDE). Saves a
-    screenshot (artifacts/screenshots/presenter-all-*.png)."""
+    screen, a metric label or an axis title cut, a lecturer's control not beside its chart
+    (BESIDE). Saves a screenshot (artifacts/screenshots/presenter-all-*.png)."""
     name = path.strip("/") or "overview"
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"presenter-all-{name}-{scheme}.png"))
@@ -90,6 +96,8 @@ def first_screen_problems(page, path: str, scheme: str) -> list[str]:
         problems.append(f"{path}: the chart ends at {found['chart']['bottom']:.0f} px")
     if found["cut"]:
         problems.append(f"{path}: metric labels cut: {found['cut']}")
+    if found["clipped"]:
+        problems.append(f"{path}: axis titles clipped by their chart: {found['clipped']}")
     if path in BESIDE:
         problems += control_beside_the_chart(page, path)
     return problems

@@ -40,7 +40,7 @@ _CSS = """
 @media (min-width: 641px) {
   html { font-size: 19px; }
   .block-container { padding-left: 2rem !important; padding-right: 2rem !important; }
-  h1 { font-size: 1.9rem !important; padding: 0 !important; }
+  h1 { font-size: 1.9rem !important; padding: 0 0 0.3rem 0 !important; }  /* not flush */
   h2, h3 { font-size: 1.3rem !important; padding-top: 0 !important; }
   [data-testid="stMetricValue"] { font-size: 1.9rem !important; }
   /* one screen: a tighter vertical rhythm, and metric labels wrap instead of being cut
@@ -219,7 +219,10 @@ def _for_room(spec: dict, height: int | None) -> dict:
         for name, axis in layout.items():
             if name == prefix or (name.startswith(prefix) and name[len(prefix) :].isdigit()):
                 axis.setdefault("tickfont", {})["size"] = FONT_SIZE - 3
-                axis.setdefault("title", {}).setdefault("font", {})["size"] = FONT_SIZE
+                title = axis.setdefault("title", {})
+                title.setdefault("font", {})["size"] = FONT_SIZE
+                if prefix == "yaxis" and isinstance(title.get("text"), str):
+                    title["text"] = theme.fit_axis_title(title["text"], layout["height"], FONT_SIZE)
     return spec
 
 
