@@ -95,34 +95,71 @@ def digest(*args: Any, **kwargs: Any) -> str | None:
     return h.hexdigest()
 
 
-class _Shelf:
-    """Built results by name, least recently used out, shared by every session's thread."""
+MISSING = object()  # what :meth:`Shelf.peek` returns for a name it does not hold
 
-    def __init__(self) -> None:
-        self.items: OrderedDict[Any, Any] = OrderedDict()
+
+class Shelf:
+    """Results by name, least recently used out, shared by every session's thread: the one
+    bounded store behind built figures, remembered core results (:mod:`ui.cached.memo`) and
+    Arrow tables (:mod:`ui.tables`).
+
+    Bounded by ``max_entries`` and, where given, ``max_bytes`` (the sizes passed to
+    :meth:`put`); both are read at each eviction, so a test may change them.
+    """
+
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int | None = None) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self.items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+        self.bytes = 0
         self.lock = threading.Lock()
+
+    def peek(self, name: Any) -> Any:
+        """The result stored under ``name`` (now the most recently used), else :data:`MISSING`."""
+        with self.lock:
+            hit = self.items.get(name)
+            if hit is None:
+                return MISSING
+            self.items.move_to_end(name)
+            return hit[0]
+
+    def put(self, name: Any, result: Any, size: int = 0) -> Any:
+        """Store ``result`` (of ``size`` bytes) under ``name``; the oldest go past the bounds."""
+        with self.lock:
+            old = self.items.pop(name, None)
+            if old is not None:
+                self.bytes -= old[1]
+            self.items[name] = (result, size)
+            self.bytes += size
+            while len(self.items) > self.max_entries or (
+                self.max_bytes is not None and self.bytes > self.max_bytes
+            ):
+                _, (_, dropped) = self.items.popitem(last=False)
+                self.bytes -= dropped
+        return result
 
     def get(self, name: Any, build: Callable[[], Any]) -> Any:
         """The result stored under ``name``, else ``build()`` stored under it."""
+        hit = self.peek(name)
+        if hit is not MISSING:
+            return hit
+        return self.put(name, build())  # built outside the lock: two sessions may build it twice
+
+    def entries(self) -> list[tuple[Any, Any]]:
+        """(name, result) of every stored result, oldest first."""
         with self.lock:
-            if name in self.items:
-                self.items.move_to_end(name)
-                return self.items[name]
-        result = build()  # outside the lock: two sessions may build it twice
-        with self.lock:
-            self.items[name] = result
-            while len(self.items) > MAX_ENTRIES:
-                self.items.popitem(last=False)
-        return result
+            return [(name, result) for name, (result, _) in self.items.items()]
 
     def clear(self) -> None:
+        """Drop every stored result."""
         with self.lock:
             self.items.clear()
+            self.bytes = 0
 
 
 def memo(builder: F) -> F:
     """Cache ``builder``'s figures by the digest of its arguments (least recently used out)."""
-    shelf = _Shelf()
+    shelf = Shelf()
 
     @functools.wraps(builder)
     def cached(*args: Any, **kwargs: Any) -> Any:
@@ -168,4 +205,4 @@ def built(builder: Callable[..., Any], *args: Any, key: Any = None, **kwargs: An
     return cached(*args, **kwargs)
 
 
-_KEYED = _Shelf()  # results named by their settings (built(..., key=...)), every builder
+_KEYED = Shelf()  # results named by their settings (built(..., key=...)), every builder

@@ -64,7 +64,7 @@ def test_freeze_makes_every_array_in_a_result_read_only():
 
 
 def test_the_memo_is_bounded_least_recently_used_first(monkeypatch):
-    monkeypatch.setattr(memo, "MAX_ENTRIES", 3)
+    monkeypatch.setattr(memo.SHELF, "max_entries", 3)
     for i in range(3):
         memo.remember(("k", i), i)
     assert memo.get(("k", 0)) == 0  # used: now the most recent
@@ -73,12 +73,12 @@ def test_the_memo_is_bounded_least_recently_used_first(monkeypatch):
     assert [k for k, _ in memo.entries()] == [("k", 2), ("k", 0), ("k", 3)]
     # and by bytes: each array 800 kB; at a bound of 2 MB the oldest go until 2.4 MB - 0.8 MB
     # fit, so three are kept; a result over a tenth of the bound is not kept
-    monkeypatch.setattr(memo, "MAX_ENTRIES", 100)
-    monkeypatch.setattr(memo, "MAX_BYTES", 8_000_000)
+    monkeypatch.setattr(memo.SHELF, "max_entries", 100)
+    monkeypatch.setattr(memo.SHELF, "max_bytes", 8_000_000)
     memo.forget()
     for i in range(4):
         memo.remember(("a", i), np.zeros(100_000))
-    monkeypatch.setattr(memo, "MAX_BYTES", 2_000_000)
+    monkeypatch.setattr(memo.SHELF, "max_bytes", 2_000_000)
     memo.remember(("a", 4), np.zeros(10))
     assert [k for k, _ in memo.entries()] == [("a", 2), ("a", 3), ("a", 4)]
     big = np.zeros(30_000)  # 240 kB > 2 MB / 10

@@ -15,19 +15,17 @@ are never changed may pass: the table is found by the frame's identity.
 
 from __future__ import annotations
 
-import threading
 import weakref
-from collections import OrderedDict
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa  # type: ignore[import-untyped]
 from streamlit import dataframe_util
 
-MAX_ENTRIES = 256
+from figures.memo import MISSING, Shelf
 
-_LOCK = threading.Lock()
-_TABLES: OrderedDict[int, tuple[weakref.ref, pa.Table]] = OrderedDict()
+# id(frame) -> (weak reference to the frame, its table): a table never keeps its frame alive,
+# and a frame that is gone (its id taken by another) never matches; its table ages out
+_TABLES = Shelf(max_entries=256)
 
 
 def arrow(frame: pd.DataFrame) -> Any:
@@ -36,17 +34,9 @@ def arrow(frame: pd.DataFrame) -> Any:
     if type(frame) is not pd.DataFrame:
         return frame
     key = id(frame)
-    with _LOCK:
-        hit = _TABLES.get(key)
-        if hit is not None and hit[0]() is frame:
-            _TABLES.move_to_end(key)
-            return hit[1]
+    hit = _TABLES.peek(key)
+    if hit is not MISSING and hit[0]() is frame:
+        return hit[1]
     table = dataframe_util.convert_pandas_df_to_arrow_table(frame)
-    with _LOCK:
-        # a weak reference: a table never keeps its frame alive, and a frame that is gone
-        # (its id taken by another) never matches; its table ages out least recently used
-        _TABLES[key] = (weakref.ref(frame), table)
-        _TABLES.move_to_end(key)
-        while len(_TABLES) > MAX_ENTRIES:
-            _TABLES.popitem(last=False)
+    _TABLES.put(key, (weakref.ref(frame), table))
     return table

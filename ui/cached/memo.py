@@ -15,8 +15,8 @@ That object is shared by every session of the process, so it must never change:
   tuples of these) or records ``st.cache_data`` keys by their ``repr`` (:data:`SPEC_HASH`)
   are remembered, keyed by type and ``repr`` exactly as the cache keys them: a float ``1.0``
   and an int ``1`` are two keys, as they are two cache entries;
-- it is bounded (:data:`MAX_ENTRIES`, least recently used first out, and :data:`MAX_BYTES`
-  of arrays and frames) and forgotten with ``st.cache_data.clear()``.
+- it is bounded (:data:`SHELF`: 256 results, least recently used first out, and
+  :data:`MAX_BYTES` of arrays and frames) and forgotten with ``st.cache_data.clear()``.
 
 The result is the cache's own (same arguments, same seed, same numbers): the memo only skips
 the copy.
@@ -27,21 +27,20 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-MAX_ENTRIES = 256
+from figures.memo import MISSING, Shelf
+
 MAX_BYTES = 128 * 2**20  # results of a few kB to a few MB: a class's settings fit
 MAX_KEY_BYTES = 4096  # longer bytes (a CSV upload) are hashed by the cache, not kept here
-MISSING = object()
 
-_LOCK = threading.Lock()
-_ENTRIES: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-_STATE: dict[str, Any] = {"bytes": 0, "generation": None}
+SHELF = Shelf(max_entries=256, max_bytes=MAX_BYTES)
+_LOCK = threading.Lock()  # guards the generation check and the forgetting it may cause
+_STATE: dict[str, Any] = {"generation": None}
 
 
 class _Unkeyable(Exception):
@@ -120,54 +119,38 @@ def _generation() -> Any:
         return None
 
 
-def get(key: Hashable) -> Any:
-    """The remembered result of ``key``, or :data:`MISSING`."""
+def _same_generation() -> bool:
+    """Whether the cache is the one the memo remembers for; forget the memo if not."""
     generation = _generation()
     with _LOCK:
-        if generation is not _STATE["generation"]:
-            _forget_locked(generation)
-            return MISSING
-        hit = _ENTRIES.get(key, None)
-        if hit is None:
-            return MISSING
-        _ENTRIES.move_to_end(key)
-        return hit[0]
+        if generation is _STATE["generation"]:
+            return True
+        SHELF.clear()
+        _STATE["generation"] = generation
+        return False
+
+
+def get(key: Hashable) -> Any:
+    """The remembered result of ``key``, or :data:`MISSING`."""
+    return SHELF.peek(key) if _same_generation() else MISSING
 
 
 def remember(key: Hashable, value: Any) -> Any:
     """Keep ``value`` (frozen) under ``key`` unless it alone is over a tenth of the bound."""
     size = size_of(value)
-    if size > MAX_BYTES // 10:
+    if SHELF.max_bytes is not None and size > SHELF.max_bytes // 10:
         return value
     freeze(value)
-    generation = _generation()
-    with _LOCK:
-        if generation is not _STATE["generation"]:
-            _forget_locked(generation)
-        old = _ENTRIES.pop(key, None)
-        if old is not None:
-            _STATE["bytes"] -= old[1]
-        _ENTRIES[key] = (value, size)
-        _STATE["bytes"] += size
-        while len(_ENTRIES) > MAX_ENTRIES or _STATE["bytes"] > MAX_BYTES:
-            _, (_, dropped) = _ENTRIES.popitem(last=False)
-            _STATE["bytes"] -= dropped
-    return value
-
-
-def _forget_locked(generation: Any) -> None:
-    _ENTRIES.clear()
-    _STATE["bytes"] = 0
-    _STATE["generation"] = generation
+    _same_generation()
+    return SHELF.put(key, value, size)
 
 
 def forget() -> None:
     """Drop every remembered result."""
-    with _LOCK:
-        _forget_locked(_generation())
+    _same_generation()
+    SHELF.clear()
 
 
 def entries() -> list[tuple[Hashable, Any]]:
     """(key, result) of every remembered call, oldest first (for tests)."""
-    with _LOCK:
-        return [(key, value) for key, (value, _) in _ENTRIES.items()]
+    return SHELF.entries()
