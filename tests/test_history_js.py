@@ -10,9 +10,11 @@ change: ``replaceState`` with an absolute URL; the server's query for a page: a 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from ui.state import HISTORY_JS
+from ui.state import HISTORY_JS, page_prefixes
 
 pytestmark = [pytest.mark.browser]
 
@@ -120,3 +122,32 @@ def test_the_apps_rewrite_after_back_keeps_forward(page):
     page.evaluate("history.forward()")
     page.wait_for_timeout(150)
     assert path(page) == "/pca?pca_eps=0.05"
+
+
+def test_a_late_answer_for_the_page_left_rewrites_nothing(page):
+    # Back from PCA to CAPE averaging on a busy server: Streamlit writes the server's answer
+    # for the PCA run it was still making with the *current* path (same-path push or replace).
+    # It used to turn the averaging entry into /averaging?pca_eps=… (a foreign key, a screen
+    # nobody chose); it is dropped, and a page's own keys are kept beside other ones.
+    page.goto(f"{ORIGIN}/averaging?avg_S=7")
+    act(page)
+    call(page, "pushState", "/pca?avg_S=7")  # a page change: the old page's query, new path
+    assert path(page) == "/pca"
+    call(page, "replaceState", "/pca?pca_eps=2")  # the server's answer for PCA
+    assert back(page) == "/averaging?avg_S=7"
+    for method in ("pushState", "replaceState"):
+        call(page, method, "/averaging?pca_eps=2")  # PCA's late answer, on averaging's path
+        assert path(page) == "/averaging?avg_S=7"
+    call(page, "replaceState", "/averaging?avg_S=7&pca_eps=2&present=true")
+    assert path(page) == "/averaging?avg_S=7&present=true"
+    page.evaluate("history.forward()")
+    page.wait_for_timeout(150)
+    assert path(page) == "/pca?pca_eps=2"
+
+
+def test_the_prefixes_are_the_pages_declared_ones():
+    prefixes = page_prefixes()
+    assert prefixes["averaging"] == "avg_" and prefixes["pca"] == "pca_"
+    assert prefixes[""] == prefixes["overview"]  # the default page is served at /
+    assert len(set(prefixes.values())) == len(prefixes) - 1  # one page, one prefix
+    assert f"window.__capePrefixes = {json.dumps(prefixes)};" in HISTORY_JS

@@ -21,8 +21,32 @@
   }
   for (const type of ["pointerdown", "keydown"]) window.addEventListener(type, act, true);
 
+  // Keys of another page in a write to this path are stale. Streamlit writes the server's
+  // last query with the *current* path, and on a page change the old page's query with the
+  // new path: on a busy server the answer for the page just left arrives after Back and made
+  // /averaging?pca_eps=… (test_history_js.py). Each page owns one prefix (docs/state.md).
+  const prefixes = window.__capePrefixes || {};
+  const owners = new Set(Object.values(prefixes));
+  function owner(key) {
+    const cut = key.indexOf("_");
+    return cut > 0 ? key.slice(0, cut + 1) : "";
+  }
+  // [url without other pages' keys, whether it had any and none of its own page's]
+  function clean(url) {
+    const next = new URL(url, location.href);
+    const own = prefixes[next.pathname.split("/").pop()];
+    const keys = [...next.searchParams.keys()];
+    const foreign = keys.filter((k) => owners.has(owner(k)) && owner(k) !== own);
+    if (!foreign.length) return [url, false];
+    for (const key of new Set(foreign)) next.searchParams.delete(key);
+    return [next.toString(), !keys.some((k) => own && owner(k) === own)];
+  }
+
   // A same-page URL change: a new entry if it is the user's, else the current one, rewritten.
   function write(state, title, url) {
+    let stale;
+    [url, stale] = clean(url);
+    if (stale) return undefined; // only another page's keys: an answer for a page left before
     if (acted && new URL(url, location.href).href !== location.href) {
       acted = false;
       made = true;
@@ -41,6 +65,7 @@
   history.pushState = function (state, title, url) {
     const next = new URL(url, location.href);
     if (next.pathname === location.pathname) return write(state, title, url);
+    url = clean(url)[0]; // the new page's address, without the old page's keys
     acted = false; // the new page's first writes complete its entry
     if (made) {
       // The click that changes the page first rewrote the old page's address: that entry is

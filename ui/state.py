@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,26 @@ import streamlit as st
 
 from ui.guard import note_out_of_range
 
-HISTORY_JS = (Path(__file__).with_name("history.js")).read_text(encoding="utf-8")
+PAGES = Path(__file__).resolve().parents[1] / "app_pages"
+
+
+def page_prefixes(pages: Path = PAGES) -> dict[str, str]:
+    """Each page's key prefix by its URL path (``"averaging"`` → ``"avg_"``; the default page,
+    the Overview, also at ``""``), as the page declares it (``P = "avg_"``, docs/state.md)."""
+    found = {}
+    for source in sorted(pages.glob("*.py")):
+        declared = re.search(r'^(?:P|PREFIX) = "(\w+_)"', source.read_text("utf-8"), re.M)
+        if declared:
+            found[source.stem] = declared.group(1)
+    if "overview" in found:
+        found[""] = found["overview"]
+    return found
+
+
+# history.js reads the prefixes to tell a stale write (another page's keys) from the page's own
+HISTORY_JS = f"window.__capePrefixes = {json.dumps(page_prefixes())};\n" + (
+    Path(__file__).with_name("history.js").read_text(encoding="utf-8")
+)
 
 
 # Every bound widget's default, by key, recorded when the widget is drawn: a preset resets the
