@@ -2,6 +2,7 @@
 marked ``browser`` the real app and Debian's Chromium."""
 
 import functools
+import importlib.util
 import json
 import os
 import platform
@@ -16,11 +17,6 @@ from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
 # seconds per test of one full run, to start the longest first (scripts/durations.py writes it)
 DURATIONS = Path(__file__).with_name("durations.json")
-
-try:
-    from playwright.sync_api import sync_playwright
-except ImportError:  # pragma: no cover - depends on the machine
-    sync_playwright = None
 
 # Small dense linear algebra is 3x slower with two OpenBLAS threads on this 2-core machine
 # (measured; see docs/deviations.md). Must be set before numpy loads its BLAS.
@@ -96,7 +92,10 @@ def dask_cluster():
         yield address
 
 
-BROWSER_MISSING = sync_playwright is None or not Path(CHROMIUM).exists()
+def _browser_missing() -> bool:
+    """Playwright or Chromium is not installed (Playwright is imported only when asked: the
+    fast lane has no browser test and need not pay for it)."""
+    return importlib.util.find_spec("playwright") is None or not Path(CHROMIUM).exists()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -126,7 +125,7 @@ def pytest_collection_modifyitems(config, items):
         return ("slow" not in item.keywords, -seconds, name or "", position[id(item)])
 
     items.sort(key=order)
-    if not BROWSER_MISSING or not any("browser" in item.keywords for item in items):
+    if not any("browser" in item.keywords for item in items) or not _browser_missing():
         return
     if os.environ.get("REQUIRE_BROWSER") == "1":
         raise pytest.UsageError(f"REQUIRE_BROWSER=1 but playwright or {CHROMIUM} is missing")
@@ -159,7 +158,8 @@ def browser():
     """Headless Chromium with the flags this machine needs (no sandbox, no GPU, no network).
     Per module, not per session: Playwright's sync API keeps an asyncio loop running while it
     is open, and tests in other modules call ``asyncio.run`` (load, capacity, bounds)."""
-    assert sync_playwright is not None
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b

@@ -18,7 +18,7 @@ def test_a_module_in_file_order_is_not_sorted_apart(monkeypatch, tmp_path):
     # the shared module's last test is its longest; another module's test lies in between
     durations.write_text('{"a::first": 5, "a::kill_last": 30, "b::other": 20, "c::fast": 1}')
     monkeypatch.setattr(conftest, "DURATIONS", durations)
-    monkeypatch.setattr(conftest, "BROWSER_MISSING", False)
+    monkeypatch.setattr(conftest, "_browser_missing", lambda: False)
     items = [
         _Item("c::fast", "c", "slow"),
         _Item("a::first", "a", "slow", "in_file_order"),

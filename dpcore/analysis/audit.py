@@ -31,7 +31,6 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import brentq
 from scipy.special import betainc, betaincinv, ndtr, ndtri
 
 from dpcore._validation import RngLike, check_choice, check_delta, check_int, check_real, check_rng
@@ -101,6 +100,8 @@ def clopper_pearson(
     k = check_int(successes, "successes", low=0, high=n)
     c = _check_confidence(confidence)
     tol = {"xtol": 1e-300, "rtol": 1e-13}
+    from scipy.optimize import brentq  # lazy: costs every process ~1 CPU-s (#35)
+
     lower = 0.0
     if k > 0:  # P(X ≥ k | p) = 1 − c
         lower = brentq(lambda p: betainc(k, n - k + 1, p) - (1 - c), 0.0, k / n, **tol)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import eigh
-from scipy.optimize import linear_sum_assignment
 
 from dpcore._validation import check_int
 from dpcore.factorization.lapack import top_k_subset, use_subset
@@ -113,6 +112,7 @@ def matching(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> NDArr
             f"estimate must have at most as many columns as truth ({distances.shape[1]}) for a "
             f"one-to-one matching; got {distances.shape[0]}"
         )
+    from scipy.optimize import linear_sum_assignment  # lazy: costs every process ~1 CPU-s (#35)
     rows, cols = linear_sum_assignment(distances)
     out = np.empty(distances.shape[0], dtype=np.intp)
     out[rows] = cols

@@ -18,7 +18,6 @@ from itertools import combinations_with_replacement, permutations
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import chi2
 
 from dpcore._validation import check_choice, check_int
 from dpcore.factorization.models import MixtureModel, sample_mog, sample_stm
@@ -127,6 +126,7 @@ def public_bound(dim: int, sigma2: float, quantile: float = 0.999) -> float:
     ‖x‖ ≤ ‖a_h‖ + ‖z‖ with ‖a_h‖ ≤ 1 and ‖z‖²/σ² ~ χ²_D, so a fraction ≤ 1 − quantile of
     samples exceeds it (those are clipped). Uses only public model parameters.
     """
+    from scipy.stats import chi2  # lazy: costs every process ~1 CPU-s (#35)
     return 1.0 + math.sqrt(sigma2 * chi2.ppf(quantile, dim)) if sigma2 > 0 else 1.0
 
 

@@ -24,7 +24,6 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from dpcore._validation import (
@@ -122,6 +121,7 @@ def gaussian_epsilon(sigma: float, *, sensitivity: float, delta: float) -> float
         hi *= 2.0
         if hi > 1e12:  # pragma: no cover - only for σ/Δ below ~1e-12
             return math.inf
+    from scipy.optimize import brentq  # lazy: costs every process ~1 CPU-s (#35)
     return float(brentq(lambda e: delta_profile(s, e) - delta, 0.0, hi, xtol=1e-13, rtol=1e-13))
 
 
@@ -133,6 +133,7 @@ def _analytic_unit_sigma(epsilon: float, delta: float) -> float:
         hi *= 2.0
     while delta_profile(lo, epsilon) < delta:  # pragma: no cover - lo is always tiny enough
         lo /= 2.0
+    from scipy.optimize import brentq  # lazy: costs every process ~1 CPU-s (#35)
     log_s = brentq(
         lambda t: delta_profile(math.exp(t), epsilon) - delta,
         math.log(lo),

@@ -41,7 +41,6 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import brentq
 
 from dpcore._validation import check_choice, check_real, check_weights
 from dpcore.protocol.cape import CapeDesign, cape_design, check_tau_site
@@ -72,6 +71,7 @@ def _e_scale(r2: NDArray[np.float64], total: float) -> float:
     hi = 1.0
     while excess(hi) > 0:
         hi *= 2.0
+    from scipy.optimize import brentq  # lazy: costs every process ~1 CPU-s (#35)
     return float(brentq(excess, 0.0, hi, xtol=1e-12, rtol=1e-14))
 
 
