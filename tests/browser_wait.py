@@ -3,7 +3,9 @@
 Streamlit's root element carries the script's state (``data-test-script-state`` on
 ``[data-testid='stApp']``: ``running``, ``notRunning``, ...), the attribute Streamlit's own
 end-to-end tests wait on. A MutationObserver installed in the page counts the runs that
-started, so that after an action the wait knows whether the rerun it asked for has begun:
+started (the state leaving ``notRunning``: a short rerun goes to ``rerunRequested`` and back
+without ever showing ``running``), so that after an action the wait knows whether the rerun
+it asked for has begun:
 ``settle`` waits for a new run (briefly: an action may ask for none), then for the script to
 be idle, with no element added or removed, for a short quiet spell (``st.rerun`` chains end;
 a widget whose code loads lazily appears after the run has finished), then for every chart
@@ -37,8 +39,9 @@ _INSTALL = """() => {
   window.__capeSeen = 0;
   new MutationObserver(records => {
     for (const r of records)
-      if (r.target.getAttribute('data-test-script-state') === 'running') window.__capeRuns++;
-  }).observe(document, {subtree: true, attributes: true,
+      if (r.oldValue === 'notRunning'
+          || r.target.getAttribute('data-test-script-state') === 'running') window.__capeRuns++;
+  }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
                         attributeFilter: ['data-test-script-state']});
   window.__capeDom = 0;  // elements added or removed (lazily loaded widgets arrive late)
   new MutationObserver(records => { window.__capeDom += records.length; })

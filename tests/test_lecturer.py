@@ -77,6 +77,7 @@ def new_page(browser, *, width=1400, height=1000, dark=False):
         viewport={"width": width, "height": height},
         color_scheme="dark" if dark else "light",
         accept_downloads=True,
+        **browser_wait.CONTEXT,
     )
     return context.new_page()
 
@@ -306,6 +307,7 @@ def test_a_presenter_link_opened_on_a_phone_keeps_a_readable_chart(server, brows
         is_mobile=True,
         has_touch=True,
         user_agent=PHONE_AGENT,
+        **browser_wait.CONTEXT,
     )
     page = context.new_page()
     page.goto(f"{server}/pca?present=true")
@@ -332,7 +334,7 @@ def test_on_a_phone_epsilon_is_on_the_first_screen_of_pca_and_tensor(server, bro
     # page's key controls (S, N_s, ε, δ) now open on the page itself, above the chart.
     context = browser.new_context(
         viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-        user_agent=PHONE_AGENT,
+        user_agent=PHONE_AGENT, **browser_wait.CONTEXT,
     )  # fmt: skip
     page = context.new_page()
     for path in ("pca", "tensor"):
