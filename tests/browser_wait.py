@@ -3,7 +3,9 @@
 Streamlit's root element carries the script's state (``data-test-script-state`` on
 ``[data-testid='stApp']``: ``running``, ``notRunning``, ...), the attribute Streamlit's own
 end-to-end tests wait on. A MutationObserver installed in the page counts the runs that
-started, so that after an action the wait knows whether the rerun it asked for has begun:
+started (the state leaving ``notRunning``: a short rerun goes to ``rerunRequested`` and back
+without ever showing ``running``), so that after an action the wait knows whether the rerun
+it asked for has begun:
 ``settle`` waits for a new run (briefly: an action may ask for none), then for the script to
 be idle, with no element added or removed, for a short quiet spell (``st.rerun`` chains end;
 a widget whose code loads lazily appears after the run has finished), then for every chart
@@ -25,14 +27,21 @@ QUIET_MS = 400  # idle this long, with no new run and no element added, counts a
 FRESH_QUIET_MS = 600
 POLL_MS = 50
 
+# Options of every browser context the tests open: reduced motion (the user setting) turns off
+# Streamlit's skeleton pulse and entry animations, which Chromium composites in software frame
+# by frame while a page opens and reruns. The settled page is the same (identical full-page
+# screenshots); the browser spent about half the CPU opening pages (measured, #35).
+CONTEXT = {"reduced_motion": "reduce"}
+
 _INSTALL = """() => {
   if (window.__capeRuns !== undefined) return false;
   window.__capeRuns = 0;
   window.__capeSeen = 0;
   new MutationObserver(records => {
     for (const r of records)
-      if (r.target.getAttribute('data-test-script-state') === 'running') window.__capeRuns++;
-  }).observe(document, {subtree: true, attributes: true,
+      if (r.oldValue === 'notRunning'
+          || r.target.getAttribute('data-test-script-state') === 'running') window.__capeRuns++;
+  }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
                         attributeFilter: ['data-test-script-state']});
   window.__capeDom = 0;  // elements added or removed (lazily loaded widgets arrive late)
   new MutationObserver(records => { window.__capeDom += records.length; })
@@ -97,6 +106,48 @@ def resize(page, width: int, height: int, timeout: float = 60) -> None:
     open the page at its width and grow it afterwards."""
     page.set_viewport_size({"width": width, "height": height})
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.wait_for_function(_IDLE, arg=QUIET_MS, timeout=timeout * 1000, polling=POLL_MS)
+    page.wait_for_function(_PAINTED, timeout=timeout * 1000, polling=POLL_MS)
+    for chart in page.locator("[data-testid='stPlotlyChart']").all():
+        chart.locator(".main-svg").first.wait_for(timeout=timeout * 1000)
+
+
+# Marks the end of the next script run: the state leaving ``rerunRequested`` or ``running``
+# (a short rerun goes notRunning → rerunRequested → notRunning, never showing ``running``).
+_WATCH_RUN = """() => {
+  window.__capeRunDone = false;
+  const obs = new MutationObserver(records => {
+    if (records.some(r => r.oldValue === 'running' || r.oldValue === 'rerunRequested')) {
+      window.__capeRunDone = true;
+      obs.disconnect();
+    }
+  });
+  obs.observe(document.querySelector("[data-testid='stApp']"), {
+    attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+}"""
+_APP_BACKGROUND = """() => getComputedStyle(document.querySelector("[data-testid='stApp']"))
+  .backgroundColor"""
+
+
+def switch_scheme(page, scheme: str, timeout: float = 120) -> None:
+    """Show a settled page in the other colour scheme (``"light"`` or ``"dark"``) as a browser
+    whose system setting changes does, then rerun its script (Streamlit's R key) and wait until
+    that run has finished and the page is painted.
+
+    Streamlit follows ``prefers-color-scheme`` live, but the script learns the theme
+    (``st.context.theme``, which the charts' lettering follows: ui/presenter.py) only from
+    the next run's request; after the rerun the page is drawn as a page opened in that
+    scheme. (Until a rerun the charts keep the old scheme's lettering: a known limit.)"""
+    before = page.evaluate(_APP_BACKGROUND)
+    page.emulate_media(color_scheme=scheme)
+    page.wait_for_function(
+        f"() => ({_APP_BACKGROUND})() !== {before!r}", timeout=timeout * 1000, polling=POLL_MS
+    )
+    page.evaluate(_WATCH_RUN)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("r")
+    page.wait_for_function("() => window.__capeRunDone", timeout=timeout * 1000, polling=POLL_MS)
+    page.evaluate("() => { window.__capeSeen = window.__capeRuns; }")
     page.wait_for_function(_IDLE, arg=QUIET_MS, timeout=timeout * 1000, polling=POLL_MS)
     page.wait_for_function(_PAINTED, timeout=timeout * 1000, polling=POLL_MS)
     for chart in page.locator("[data-testid='stPlotlyChart']").all():

@@ -175,18 +175,24 @@ def tabs(browser):
     their own context) and the browser's caches: a new context costs Chromium about 4.4
     CPU-seconds per page load, a reused tab about 2 (docs/performance.md), and the browser
     tests load some 150 pages."""
+    import browser_wait  # imports playwright, which a machine without a browser lacks
+
     opened: dict[bool, object] = {}
 
     def tab(*, width: int = 1400, height: int = 1000, dark: bool = False):
         page = opened.get(dark)
         if page is None:
             context = browser.new_context(
-                color_scheme="dark" if dark else "light", accept_downloads=True
+                color_scheme="dark" if dark else "light",
+                accept_downloads=True,
+                **browser_wait.CONTEXT,
             )
             page = opened[dark] = context.new_page()
         else:
             page.context.clear_cookies()
             page.evaluate(CLEAR_STORAGE)
+            # its scheme, should a test have switched it (browser_wait.switch_scheme)
+            page.emulate_media(color_scheme="dark" if dark else "light")
         page.set_viewport_size({"width": width, "height": height})
         return page
 

@@ -4,8 +4,9 @@ artifacts/screenshots/), and axe-core (the npm package, pinned in package-lock.j
 by scripts/setup.sh), injected into that same page, finds no critical and no serious
 violation and headings in order (issue #22); no table scrolls sideways at 1400×1000 (issue
 #40 item 4); and the page opened in presenter mode at 1280×720 shows its main chart whole on
-the first screen (tests/presenter_checks.py). One test per page and scheme does every check,
-and the failure lists each page's failed checks by name: a fresh page costs the browser
+the first screen (tests/presenter_checks.py). One test per page does every check in both
+schemes (the second scheme by switching the open page, see the test), and the failure lists
+each page's failed checks by scheme and name: a fresh page costs the browser
 2-4 CPU-seconds (docs/performance.md), and the suite loads enough of them.
 
 Every page: the app's own navigation must list exactly the pages tested here, and those are
@@ -76,7 +77,8 @@ AXE_RUN = """async () => {
 def violations(page, axe_source: str) -> list[dict]:
     """axe-core's critical and serious violations (and headings out of order) on the page as
     shown, the nav exception removed."""
-    page.add_script_tag(content=axe_source)
+    if not page.evaluate("() => typeof axe !== 'undefined'"):  # once per document
+        page.add_script_tag(content=axe_source)
     found = page.evaluate(AXE_RUN)
     blocking = [v for v in found if v["impact"] in BLOCKING or v["id"] in ALSO_BLOCKING]
     return [v for v in blocking if not is_streamlit_nav(v)]
@@ -151,17 +153,11 @@ def axe_problems(page, axe_source: str, name: str) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-@pytest.mark.parametrize("name", list(PAGES))
-def test_page_renders_passes_axe_fits_and_presents(server, tabs, axe_source, name, dark):
-    scheme = "dark" if dark else "light"
-    # Opened at 1400×1000 (the width lays the page out; a taller window costs the browser
-    # while the page opens: browser_wait.resize), then as tall as the longest page for the
-    # full-page shot (Streamlit scrolls inside its main container, so that is the viewport)
-    # and for axe, which reads the elements on screen.
-    page = tabs(width=1400, height=1000, dark=dark)
-    page.goto(f"{server}/{PAGES[name]}")
-    _settle(page, CHARTS[name])
+def page_problems(page, axe_source: str, name: str, scheme: str) -> list[str]:
+    """Everything wrong with ``name``'s page, settled at 1400×1000 in ``scheme``: an error or
+    no title, a wide table (WIDE_TABLES), axe's blocking violations and chart lettering
+    (:func:`axe_problems`), a navigation that does not list the pages tested. Saves the
+    full-page screenshot; leaves the window at its tall size."""
     problems = [f"error shown: {e}" for e in errors_shown(page)]
     if page.locator("h1").count() < 1:
         problems.append("no title (h1)")
@@ -170,20 +166,50 @@ def test_page_renders_passes_axe_fits_and_presents(server, tabs, axe_source, nam
         wide = [t for t in tables if t["scroll"] > t["client"] + 1]
         if not tables or wide:
             problems.append(f"tables: none, or some scroll sideways at 1400×1000: {tables}")
+    # As tall as the longest page for the full-page shot (Streamlit scrolls inside its main
+    # container, so that is the viewport) and for axe, which reads the elements on screen;
+    # only now: a taller window costs the browser while the page opens (browser_wait.resize).
     browser_wait.resize(page, 1400, 3800 if name == "privacy" else 2200)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}{'-dark' if dark else ''}.png"), full_page=True)
+    dark = "-dark" if scheme == "dark" else ""
+    page.screenshot(path=str(SHOTS / f"{name}{dark}.png"), full_page=True)
     problems += axe_problems(page, axe_source, name)
     listed = sorted(nav_paths(page))
     if listed != sorted(f"/{path}" for path in PAGES.values()):
         problems.append(f"navigation: lists {listed}, the pages tested are {sorted(PAGES)}")
-    # presenter mode on a projector (issue #22), the same page
+    return problems
+
+
+def presenter_problems(page, path: str, scheme: str) -> list[str]:
+    """Everything wrong with ``path`` settled in presenter mode at 1280×720 in ``scheme``
+    (tests/presenter_checks.py)."""
+    problems = [f"error shown: {e}" for e in errors_shown(page)]
+    return problems + presenter_checks.first_screen_problems(page, path, scheme)
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_renders_passes_axe_fits_and_presents(server, tabs, axe_source, name):
+    """Every check of one page in both schemes, on two loads: the page opened in light (at
+    1400×1000: the width lays the page out) and switched to dark, then opened in presenter
+    mode in dark and switched to light (browser_wait.switch_scheme reruns the script, so
+    each scheme's charts are drawn as on a page opened in it; each scheme is also the one a
+    load opens in, so the theme a first run sees is checked too). A page load costs the
+    browser more than a rerun (docs/performance.md). The failure names page, scheme and
+    check of each problem."""
     path = f"/{PAGES[name]}"
-    page.set_viewport_size({"width": presenter_checks.WIDTH, "height": presenter_checks.HEIGHT})
+    problems = []
+    page = tabs(width=1400, height=1000)
+    page.goto(f"{server}{path}")
+    _settle(page, CHARTS[name])
+    problems += [f"light: {p}" for p in page_problems(page, axe_source, name, "light")]
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    browser_wait.switch_scheme(page, "dark")
+    problems += [f"dark: {p}" for p in page_problems(page, axe_source, name, "dark")]
+    # presenter mode on a projector (issue #22), the same page
+    page = tabs(width=presenter_checks.WIDTH, height=presenter_checks.HEIGHT, dark=True)
     page.goto(f"{server}{path}?present=true")
     browser_wait.settle(page, 120)
-    problems += [f"presenter: error shown: {e}" for e in errors_shown(page)]
-    problems += [
-        f"presenter: {p}" for p in presenter_checks.first_screen_problems(page, path, scheme)
-    ]
-    assert not problems, f"{name} ({scheme}):\n" + "\n".join(problems)
+    problems += [f"dark: presenter: {p}" for p in presenter_problems(page, path, "dark")]
+    browser_wait.switch_scheme(page, "light")
+    problems += [f"light: presenter: {p}" for p in presenter_problems(page, path, "light")]
+    assert not problems, f"{name}:\n" + "\n".join(problems)

@@ -1,8 +1,9 @@
 """The Learn section in headless Chromium: every lesson step and the protocol stepper render
 without error in light and dark themes at 1280×720, also in presenter mode.
 
-Each lesson is opened once per theme and walked with its Next button (as a learner does);
-screenshots go to artifacts/screenshots/learn/ (one per step and theme).
+Each lesson is opened once and walked with its Next button (as a learner does), each step
+shown in both themes (the page switched between them); screenshots go to
+artifacts/screenshots/learn/ (one per step and theme).
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import time
 
 import browser_wait
 import pytest
-from test_browser import SHOTS, _assert_no_errors
+from test_browser import SHOTS, _assert_no_errors, errors_shown
 
 from learning.lessons import LESSONS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 OUT = SHOTS / "learn"
-SCHEMES = ["light", "dark"]
+OTHER = {"light": "dark", "dark": "light"}
 
 
 def _settle(page, timeout: float = 90) -> None:
@@ -25,43 +26,60 @@ def _settle(page, timeout: float = 90) -> None:
     browser_wait.settle(page, timeout, charts=1)
 
 
-def _check_and_shoot(page, name: str) -> None:
-    _settle(page)
-    _assert_no_errors(page)
+def _check_and_shoot(page, name: str, settled: bool = False) -> None:
+    """No error and one chart on the page (settled first unless ``settled``), and its
+    screenshot ``name``.png; a failure names the screen (``name``: step and scheme)."""
+    if not settled:
+        _settle(page)
+    errors = errors_shown(page)
+    assert not errors, (name, errors)
     charts = page.locator("[data-testid='stPlotlyChart']")
     deadline = time.time() + 30
     while charts.count() != 1 and time.time() < deadline:  # a stale chart fades after a rerun
         time.sleep(0.3)
-    assert charts.count() == 1
+    assert charts.count() == 1, name
     OUT.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(OUT / f"{name}.png"))
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
+def _both_schemes(page, name: str, scheme: str) -> str:
+    """Check and shoot the page in ``scheme``, then switched to the other scheme (a rerun, as
+    on a page opened in it: browser_wait.switch_scheme); returns the scheme it is left in.
+    One walk shows each screen in both schemes: a page load costs the browser more than the
+    rerun (#35)."""
+    _check_and_shoot(page, f"{name}-{scheme}")
+    other = OTHER[scheme]
+    browser_wait.switch_scheme(page, other)
+    _check_and_shoot(page, f"{name}-{other}", settled=True)
+    return other
+
+
 @pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.key for lesson in LESSONS])
-def test_every_step_of_a_lesson_renders(server, tabs, lesson, scheme):
-    page = tabs(width=1280, height=720, dark=scheme == "dark")
+def test_every_step_of_a_lesson_renders(server, tabs, lesson):
+    scheme = "light"  # each step switches it: the walk goes on in the other one
+    page = tabs(width=1280, height=720)
     page.goto(f"{server}/learn?learn_lesson={lesson.name.replace(' ', '+')}")
     for number, step in enumerate(lesson.steps, 1):
         if number > 1:
             page.get_by_role("button", name="Next").click()
         # exact: the lesson's own title (an h1) can contain a step's title ("… a fair comparison")
         page.get_by_role("heading", name=step.title, exact=True).wait_for(timeout=90_000)
-        _check_and_shoot(page, f"{lesson.key}-{number}-{scheme}")
+        scheme = _both_schemes(page, f"{lesson.key}-{number}", scheme)
         # each step has its own link (step 1 is the default, which the URL leaves out)
         if number > 1:
             page.wait_for_url(f"**learn_step={number}*", timeout=30_000)
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_protocol_stepper_renders_forward_and_back(server, tabs, scheme):
-    page = tabs(width=1280, height=720, dark=scheme == "dark")
+def test_protocol_stepper_renders_forward_and_back(server, tabs):
+    scheme = "light"
+    page = tabs(width=1280, height=720)
     page.goto(f"{server}/protocol?pr_S=4&pr_seed=3&pr_step=16")
     for heading, button in (("16/17", None), ("17/17", "Next"), ("16/17", "Back")):
         if button:
             page.get_by_role("button", name=button).click()
         page.get_by_text(heading).first.wait_for(timeout=90_000)
-        _check_and_shoot(page, f"protocol-{heading.split('/')[0]}-{button or 'open'}-{scheme}")
+        name = f"protocol-{heading.split('/')[0]}-{button or 'open'}"
+        scheme = _both_schemes(page, name, scheme)
 
 
 @pytest.mark.parametrize(

@@ -77,6 +77,7 @@ def new_page(browser, *, width=1400, height=1000, dark=False):
         viewport={"width": width, "height": height},
         color_scheme="dark" if dark else "light",
         accept_downloads=True,
+        **browser_wait.CONTEXT,
     )
     return context.new_page()
 
@@ -220,32 +221,36 @@ def test_a_copied_url_reproduces_the_screen_in_a_fresh_context(server, browser, 
     other.context.close()
 
 
-@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_presenter_mode_fits_a_projector(server, tabs, dark):
-    """The collusion demo's controls beside its chart. PCA's and CAPE averaging's projector
-    layout (control beside the chart, above the fold, sidebar collapsed) is checked on the same
-    load as their first screen: tests/test_a11y.py::
-    test_page_renders_passes_axe_fits_and_presents (tests/presenter_checks.py)."""
-    theme = "dark" if dark else "light"
-    page = tabs(width=1280, height=720, dark=dark)
+def test_presenter_mode_fits_a_projector(server, tabs):
+    """The collusion demo's controls beside its chart, light, then the same page switched to
+    dark (browser_wait.switch_scheme: a rerun, as on a page opened dark; a page load costs the
+    browser more). PCA's and CAPE averaging's projector layout (control beside the chart, above
+    the fold, sidebar collapsed) is checked on the same load as their first screen:
+    tests/test_a11y.py::test_page_renders_passes_axe_fits_and_presents
+    (tests/presenter_checks.py)."""
+    page = tabs(width=1280, height=720)
     SHOTS.mkdir(parents=True, exist_ok=True)
     # Privacy explorer: the collusion demo's controls beside its chart, scrolled to
     page.goto(f"{server}/privacy?present=true&prv_colluders=site+1")
     settle(page)
-    no_errors(page)
-    control = page.locator(".st-key-prv_colluders").first
-    page.get_by_role("heading", name="Collusion").first.evaluate(
-        "e => e.scrollIntoView({block: 'start'})"
-    )
-    still(page, ".st-key-prv_colluders")
-    assert "site 1" in control.inner_text()  # the link's coalition, as a lecturer shares it
-    box = control.bounding_box()
-    toggle = page.locator(".st-key-prv_ng").first.bounding_box()
-    chart = page.locator(".st-key-collusion_chart").first.bounding_box()
-    assert box and toggle and chart
-    assert max(box["x"] + box["width"], toggle["x"] + toggle["width"]) <= chart["x"]
-    assert chart["y"] < box["y"] + box["height"]  # side by side, not stacked
-    page.screenshot(path=str(SHOTS / f"presenter-privacy-{theme}.png"))
+    for theme in ("light", "dark"):
+        if theme == "dark":
+            browser_wait.switch_scheme(page, theme)
+        no_errors(page)
+        control = page.locator(".st-key-prv_colluders").first
+        page.get_by_role("heading", name="Collusion").first.evaluate(
+            "e => e.scrollIntoView({block: 'start'})"
+        )
+        still(page, ".st-key-prv_colluders")
+        # the link's coalition, as a lecturer shares it
+        assert "site 1" in control.inner_text(), theme
+        box = control.bounding_box()
+        toggle = page.locator(".st-key-prv_ng").first.bounding_box()
+        chart = page.locator(".st-key-collusion_chart").first.bounding_box()
+        assert box and toggle and chart, theme
+        assert max(box["x"] + box["width"], toggle["x"] + toggle["width"]) <= chart["x"], theme
+        assert chart["y"] < box["y"] + box["height"], theme  # side by side, not stacked
+        page.screenshot(path=str(SHOTS / f"presenter-privacy-{theme}.png"))
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
@@ -295,35 +300,39 @@ PHONE_AGENT = (
 )
 
 
-@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_a_presenter_link_opened_on_a_phone_keeps_a_readable_chart(server, browser, dark):
+def test_a_presenter_link_opened_on_a_phone_keeps_a_readable_chart(server, browser):
     # A student opens the lecturer's shared presenter link on a phone: the projector's large
     # lettering (its legend alone was taller than the plot) gives way to the phone layout.
-    theme = "dark" if dark else "light"
+    # Light, then the same page switched to dark (browser_wait.switch_scheme).
     context = browser.new_context(
         viewport={"width": 390, "height": 844},
-        color_scheme=theme,
+        color_scheme="light",
         is_mobile=True,
         has_touch=True,
         user_agent=PHONE_AGENT,
+        **browser_wait.CONTEXT,
     )
     page = context.new_page()
     page.goto(f"{server}/pca?present=true")
     page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=120_000)
     settle(page)
-    no_errors(page)
-    chart = page.locator("[data-testid='stPlotlyChart']").first
-    chart.evaluate("e => e.scrollIntoView({block: 'center'})")
-    still(page, "[data-testid='stPlotlyChart']")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"phone-pca-present-{theme}.png"))
-    plot = chart.locator(".nsewdrag").first.bounding_box()  # the plot area itself
-    legend = chart.locator(".legend").first.bounding_box()
-    assert plot and legend
-    # The normal phone chart's plot area is ~300 px of its 480; under the projector's
-    # lettering it was ~90 px, squeezed by a five-row legend.
-    assert plot["height"] >= 240, plot
-    assert legend["y"] >= plot["y"] + plot["height"]  # the legend below, not over the plot
+    for theme in ("light", "dark"):
+        if theme == "dark":
+            browser_wait.switch_scheme(page, theme)
+        no_errors(page)
+        chart = page.locator("[data-testid='stPlotlyChart']").first
+        chart.evaluate("e => e.scrollIntoView({block: 'center'})")
+        still(page, "[data-testid='stPlotlyChart']")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"phone-pca-present-{theme}.png"))
+        plot = chart.locator(".nsewdrag").first.bounding_box()  # the plot area itself
+        legend = chart.locator(".legend").first.bounding_box()
+        assert plot and legend, theme
+        # The normal phone chart's plot area is ~300 px of its 480; under the projector's
+        # lettering it was ~90 px, squeezed by a five-row legend.
+        assert plot["height"] >= 240, (theme, plot)
+        # the legend below, not over the plot
+        assert legend["y"] >= plot["y"] + plot["height"], theme
     context.close()
 
 
@@ -332,7 +341,7 @@ def test_on_a_phone_epsilon_is_on_the_first_screen_of_pca_and_tensor(server, bro
     # page's key controls (S, N_s, ε, δ) now open on the page itself, above the chart.
     context = browser.new_context(
         viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-        user_agent=PHONE_AGENT,
+        user_agent=PHONE_AGENT, **browser_wait.CONTEXT,
     )  # fmt: skip
     page = context.new_page()
     for path in ("pca", "tensor"):
