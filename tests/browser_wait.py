@@ -137,7 +137,8 @@ def switch_scheme(page, scheme: str, timeout: float = 120) -> None:
     Streamlit follows ``prefers-color-scheme`` live, but the script learns the theme
     (``st.context.theme``, which the charts' lettering follows: ui/presenter.py) only from
     the next run's request; after the rerun the page is drawn as a page opened in that
-    scheme. (Until a rerun the charts keep the old scheme's lettering: a known limit.)"""
+    scheme. (The app asks for that rerun itself, ui/scheme.js; pressing R here as well makes
+    the run to wait for certain.)"""
     before = page.evaluate(_APP_BACKGROUND)
     page.emulate_media(color_scheme=scheme)
     page.wait_for_function(

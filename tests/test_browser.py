@@ -210,3 +210,29 @@ def test_markdown_in_a_link_stays_text(server, tabs):
     assert alerts.locator("a").count() == 0 and alerts.locator("img").count() == 0
     assert "evil" not in " ".join(alerts.all_inner_texts())
     _shot(page, "markdown-in-a-link", 1400)
+
+
+def test_charts_follow_the_systems_scheme_while_a_page_is_open(server, tabs):
+    # Streamlit repaints the page when the system's light/dark setting changes but reruns
+    # nothing; the charts' lettering follows the theme of the last run (ui/presenter.py), so it
+    # stayed dark grey on a dark page (#4a4e5a on #171614, far below 4.5:1) until ui/scheme.js
+    # asked for a rerun. Back and forth twice (a rerun asked too early repaints the old scheme's
+    # lettering), and the system's change is no history entry (no user action).
+    from figures.theme import CHART_TEXT
+
+    page = tabs(width=1400, height=1000)
+    page.goto(f"{server}/pca")
+    _settle(page, charts=1)
+    entries = page.evaluate("history.length")
+    tick = "[data-testid='stPlotlyChart'] .xtick text"
+    for scheme in ("dark", "light", "dark", "light"):
+        page.emulate_media(color_scheme=scheme)
+        rgb = tuple(int(CHART_TEXT[scheme][i : i + 2], 16) for i in (1, 3, 5))
+        page.wait_for_function(
+            f"() => getComputedStyle(document.querySelector({tick!r})).fill === "
+            f"'rgb({rgb[0]}, {rgb[1]}, {rgb[2]})'",
+            timeout=60_000,
+            polling=200,
+        )
+    assert page.evaluate("history.length") == entries
+    _assert_no_errors(page)

@@ -16,6 +16,7 @@
   let acted = false; // the user acted since the app last wrote the URL
   let made = false; // this action's first write made a new entry (undone by a page change)
   function act() {
+    if (window.__capeRerunKey) return; // ui/scheme.js's rerun key, not the user's
     acted = true;
     made = false;
   }

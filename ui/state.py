@@ -74,9 +74,14 @@ def bound(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> An
     return widget(label, key=key, bind="query-params", persist_state="session", **kwargs)
 
 
+SCHEME_JS = (Path(__file__).with_name("scheme.js")).read_text(encoding="utf-8")
+
+
 def install_history() -> None:
-    """Make Back/Forward step through settings (app.py calls this once per run)."""
-    st.sidebar.html(f"<script>{HISTORY_JS}</script>", unsafe_allow_javascript=True)
+    """Make Back/Forward step through settings, and rerun when the system's colour scheme
+    changes (the charts' lettering follows the scheme of the last run; app.py calls this once
+    per run)."""
+    st.sidebar.html(f"<script>{HISTORY_JS}\n{SCHEME_JS}</script>", unsafe_allow_javascript=True)
 
 
 # The page the session's last run drew (session only, never in the URL).
