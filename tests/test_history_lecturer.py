@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import threading
 import time
-from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from test_lecturer import metrics, new_page, settle
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGES = ROOT / "app_pages"
+from ui.state import page_prefixes
+
 SHARED_KEYS = {"present", "section"}  # shared on purpose (docs/state.md, rule 3)
 PACE = 1.0  # seconds between a lecturer's clicks
 SHARE, PERIOD = 0.5, 0.1  # the busy server runs 50 ms of every 100 ms
@@ -86,12 +84,12 @@ def busy_server(served):
 
 
 def prefix_of(path: str) -> str:
-    """The key prefix a page declares in its source (``P = "avg_"``)."""
+    """The key prefix a page declares in its source (``P = "avg_"``: ui.state.page_prefixes,
+    which ui/history.js reads too)."""
     name = path.strip("/") or "overview"
-    source = (PAGES / f"{name}.py").read_text(encoding="utf-8")
-    found = re.search(r'^(?:P|PREFIX) = "(\w+_)"', source, re.MULTILINE)
+    found = page_prefixes().get(name)
     assert found, f"app_pages/{name}.py declares no key prefix"
-    return found.group(1)
+    return found
 
 
 def foreign_keys(url: str) -> list[str]:

@@ -45,6 +45,7 @@ def page_prefixes(pages: Path = PAGES) -> dict[str, str]:
 HISTORY_JS = f"window.__capePrefixes = {json.dumps(page_prefixes())};\n" + (
     Path(__file__).with_name("history.js").read_text(encoding="utf-8")
 )
+SCHEME_JS = (Path(__file__).with_name("scheme.js")).read_text(encoding="utf-8")
 
 
 # Every bound widget's default, by key, recorded when the widget is drawn: a preset resets the
@@ -72,9 +73,6 @@ def bound(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> An
     _DEFAULTS[key] = _default(widget, kwargs)
     note_out_of_range(widget, key, kwargs)  # a link value the widget cannot take, named
     return widget(label, key=key, bind="query-params", persist_state="session", **kwargs)
-
-
-SCHEME_JS = (Path(__file__).with_name("scheme.js")).read_text(encoding="utf-8")
 
 
 def install_history() -> None:
