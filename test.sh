@@ -8,6 +8,11 @@ bash scripts/setup.sh
 # ones first (tests/conftest.py); tests marked xdist_group("…") share one worker. Four workers
 # were faster in a warm checkout but not in a fresh clone (docs/performance.md, "The test
 # suite's time"). PYTEST_WORKERS=0 runs everything in this process.
+# Bytecode is cached between runs even where the environment says not to (this machine sets
+# PYTHONDONTWRITEBYTECODE=1): a second run then neither recompiles the project in each of
+# the many interpreters the suite starts nor redoes pytest's assertion rewriting of the test
+# modules (about 8 CPU-s per worker; docs/performance.md, "The fast lane").
+unset PYTHONDONTWRITEBYTECODE
 .venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
 .venv/bin/python -m mypy
 .venv/bin/python -m ruff check .

@@ -225,6 +225,7 @@ print(h.hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_a_specs_cache_key_is_the_same_in_every_process():
     # st.cache_data keys a spec by its text: no id(), no per-process string hash (which
     # PYTHONHASHSEED changes), so every session and every server process agrees. This process

@@ -237,6 +237,7 @@ def test_a_follow_up_job_keeps_its_place(tabs):
         _settle(lane)
 
 
+@pytest.mark.slow
 def test_a_follow_up_job_gets_the_slot_its_sweep_freed(tabs):
     """The tensor page's example is queued only after the page has drawn the sweep's result;
     meanwhile the monitor must not hand the freed slot to the job queued behind (issue #36):
@@ -256,6 +257,7 @@ def test_a_follow_up_job_gets_the_slot_its_sweep_freed(tabs):
         _settle(lane)
 
 
+@pytest.mark.slow
 def test_a_held_slot_is_given_on_when_no_follow_up_comes(tabs, monkeypatch):
     """A sweep whose page stops before its follow-up (an error, a closed tab) holds the slot
     only for FOLLOW_UP_HOLD_SECONDS; then the next job runs."""

@@ -60,6 +60,7 @@ def test_unequal_sites_example_splits_half_to_one_site(tmp_path):
         assert re.search(rf"{weighting}\s+cape\s+(0|1)\.\d{{3}}", out)
 
 
+@pytest.mark.slow
 def test_trust_models_example_shows_every_known_algorithm(tmp_path):
     out = _run([ROOT / "examples" / "trust_models.py", "--runs", "2"], tmp_path)
     shown = re.findall(r"^\s*(\w+)\s+(?:\d\.\d{3} ± \d\.\d{3}\s+){4}\s*trusts: ", out, flags=re.M)
@@ -68,6 +69,7 @@ def test_trust_models_example_shows_every_known_algorithm(tmp_path):
     assert {"nonprivate", "local", "conv", "cape"} <= set(shown)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 def test_trust_models_example_gives_standard_errors_and_names_orders_within_noise(tmp_path):
     # issue #39: at 5 runs the order of cape and cape_joint at ε = 0.1 was noise, unsaid

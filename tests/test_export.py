@@ -176,6 +176,7 @@ def test_the_reproduce_link_keeps_every_value_of_a_repeated_key():
     assert got == "http://h:1/paper_figures?fig_figure=3&pca_algs=cape&pca_algs=conv"
 
 
+@pytest.mark.slow
 def test_audit_tradeoff_snippet_gives_the_charts_views_and_attack():
     from ui.cached import audit_tradeoff
 

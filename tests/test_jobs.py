@@ -43,6 +43,7 @@ def test_a_job_returns_its_value_or_its_refusal():
     assert out.status == "refused" and "epsilon" in out.message
 
 
+@pytest.mark.slow
 def test_memory_and_time_bounds_stop_the_child_not_the_server():
     out = worker.run(np.ones, (2**20, 2**12), limits=FAST)  # 32 GiB
     assert out.status == "memory"
@@ -141,6 +142,7 @@ def test_a_brief_disconnect_keeps_the_job(gone, monkeypatch):
     assert lane.wait(ticket, 10).status == "cancelled"
 
 
+@pytest.mark.slow
 def test_a_heavy_job_runs_at_low_priority_on_one_core():
     out = worker.run(os.nice, 0, limits=FAST)
     assert out.status == "ok" and out.value >= os.nice(0) + 5
@@ -151,6 +153,7 @@ def test_a_heavy_job_runs_at_low_priority_on_one_core():
     assert worker.run(os.getenv, "CAPE_WORKERS", limits=two).value == "2"
 
 
+@pytest.mark.slow
 def test_a_lone_user_gets_every_core_a_class_one(gone, monkeypatch):
     # CAPE_JOB_WORKERS unset: the lane decides when the job starts.
     from dpcore.parallel import default_workers
@@ -174,6 +177,7 @@ def test_a_lone_user_gets_every_core_a_class_one(gone, monkeypatch):
     assert cores("student idle", "lecturer") == str(default_workers())
 
 
+@pytest.mark.slow
 def test_server_memory_does_not_grow_with_a_heavy_job():
     # The spike lives and dies in the child: the server's resident memory stays where it was.
     from benchmarks.server import rss_mib

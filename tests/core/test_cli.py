@@ -152,6 +152,7 @@ def _cli_process(*argv: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 def test_an_endless_record_is_refused_after_a_bounded_read():
     # issue #36: --from /dev/zero read until memory ran out
@@ -162,6 +163,7 @@ def test_an_endless_record_is_refused_after_a_bounded_read():
     )
 
 
+@pytest.mark.slow
 def test_a_malformed_scheduler_address_is_one_line_before_any_connection(tmp_path):
     # issue #36: Dask's "missing port number" came with a 20 s Client.__del__ traceback
     pytest.importorskip("distributed")

@@ -684,6 +684,7 @@ def test_random_bytes_as_csv_never_crash(raw):
     assert np.all(np.isfinite(ds.samples)) and ds.dim >= 2
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(

@@ -95,6 +95,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_concurrent_blocks_keep_the_limit_until_the_last_exits():
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}
     out = subprocess.run(

@@ -87,6 +87,7 @@ def _violations(results) -> tuple[int, int]:
     return sum(r.epsilon_lower > r.epsilon for r in results), len(results)
 
 
+@pytest.mark.slow
 def test_gaussian_audit_is_sound_over_seeds_and_configurations():
     # Each bound holds with probability ≥ 95 %; over N audits the number above the theory
     # is then at most Bin(N, 0.05)'s 99.9 % quantile (a bound without the Clopper–Pearson
@@ -158,6 +159,7 @@ def test_same_seed_same_audit():
 # --- the trials a demonstration needs --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_trials_needed_is_the_median_case():
     # σ/Δ = 3.42 is the paper's design's joint view below (ε 0.71 at δ = 1e-3). At the
     # returned trials the planned bound (counts at their expectation) clears 0.5, so about
@@ -249,6 +251,7 @@ def test_attack_statistics_are_the_trials_the_audit_counts():
     assert r.false_negatives == int(np.sum(on_d_prime <= r.threshold))
 
 
+@pytest.mark.slow
 def test_protocol_audit_is_sound_over_seeds_and_configurations():
     # As for the Gaussian audit: at most Bin(N, 0.05)'s 99.9 % quantile above the theory.
     results = [
@@ -306,6 +309,7 @@ def test_the_trial_count_derivation():
     assert needed is not None and 4 * needed <= HEADLINE_TRIALS
 
 
+@pytest.mark.slow
 def test_the_audit_demonstrates_the_papers_joint_view_gap():
     paper = _headline(dpcore.cape_design(HEADLINE_TAU))
     np.testing.assert_allclose(paper.epsilon, 0.7135, atol=1e-4)

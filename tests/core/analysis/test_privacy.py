@@ -294,7 +294,7 @@ def _check_against_brute_force(design, sens, eps, delta, noise_generator=False):
 
 @pytest.mark.parametrize("calibration", ["classic", "analytic"])
 @pytest.mark.parametrize("kind", ["cape", "joint"])
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", [0, *(pytest.param(s, marks=pytest.mark.slow) for s in (1, 2, 3))])
 def test_collusion_curve_is_the_worst_coalition_by_brute_force(calibration, kind, seed):
     # issue #22: the curve is the worst coalition of each size, not one greedy coalition.
     # Every coalition is tried with coalition_report (itertools.combinations) on random
@@ -355,6 +355,7 @@ def test_issue_22_counter_example_greedy_showed_a_kept_promise_another_pair_brea
     _check_against_brute_force(design, sens, eps, delta)
 
 
+@pytest.mark.slow
 def test_collusion_curve_beyond_the_exhaustive_range_is_a_lower_bound_without_a_tick(
     monkeypatch,
 ):

@@ -52,6 +52,7 @@ def _pld_epsilon(z: float, rounds: int, delta: float) -> float:
     return accountant.get_epsilon(delta)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", ["cape", "joint"])
 def test_aggregators_joint_view_over_all_rounds_is_the_block_diagonal_gaussian(setting, design):
     tau, sens, mu = setting

@@ -73,7 +73,12 @@ def _victims_ok(design, victims, shares) -> tuple[bool, bool]:
     return bool(np.all(cert)), bool(np.all(exact))
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=[f"c{i}" for i in range(len(CONFIGS))])
+# the three in the fast lane, the random twenty in the full suite (~1 s each)
+@pytest.mark.parametrize(
+    "config",
+    [*NAMED, *(pytest.param(c, marks=pytest.mark.slow) for c in CONFIGS[len(NAMED) :])],
+    ids=[f"c{i}" for i in range(len(CONFIGS))],
+)
 def test_colluders_and_dropouts_match_a_brute_force(config):
     design = _design(config)
     s = design.n_sites

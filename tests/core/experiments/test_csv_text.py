@@ -19,6 +19,7 @@ TEXT = st.text(
 )
 
 
+@pytest.mark.slow
 @given(TEXT, st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-32"]))
 def test_text_with_a_byte_order_mark_or_in_utf8_comes_back_as_the_same_text(text, encoding):
     assert as_utf8(text.encode(encoding), "t.csv") == text.encode("utf-8")

@@ -24,6 +24,7 @@ def test_every_figure_has_the_papers_layout():
         assert sites == (10 if p.task == "pca" else 5)
 
 
+@pytest.mark.slow
 def test_synthetic_vs_epsilon_panel_supports_the_papers_claims():
     # Done-when of issue #5: capePCA between conv and non-private at every ε ≥ 0.1 and
     # ≥ 98% of the optimum at ε = 10, with the paper's configuration (10 runs).
@@ -37,6 +38,7 @@ def test_synthetic_vs_epsilon_panel_supports_the_papers_claims():
     assert any("98%" in c for c in results)
 
 
+@pytest.mark.slow
 def test_claim_checks_can_fail():
     # Swap capePCA and conventional: the "outperforms" and "between" claims must fail.
     panel = paper.get_panel("2a")

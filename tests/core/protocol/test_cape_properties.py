@@ -1,6 +1,7 @@
 """Property-based checks: every CAPE design for random valid inputs meets every constraint."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ def configurations(draw):
     return tau, raw / raw.sum()
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(configurations())
 def test_design_constraints_hold_for_random_configurations(config):

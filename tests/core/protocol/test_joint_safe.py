@@ -90,6 +90,7 @@ def unequal_sites(draw):
     return n, eps, delta, raw / raw.sum(), price
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(unequal_sites())
 def test_every_site_joint_epsilon_within_its_promise(config):
