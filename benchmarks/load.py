@@ -40,7 +40,7 @@ from benchmarks.server import (
     rss_mib,
     streamlit_server,
 )
-from serving.jobs import DISCONNECT_GRACE_SECONDS
+from serving.jobs import disconnect_grace
 
 # The chart's data and its shapes: moving ε between grid values changes only the marker.
 CHART_JS = (
@@ -224,7 +224,8 @@ async def run(
             await browser.close()
         wall = time.perf_counter() - start
         if heavy:  # the heavy tabs are closed: their job processes must be gone
-            stop, wait = time.perf_counter(), DISCONNECT_GRACE_SECONDS + 20
+            # the grace of the server started above (it inherits this environment)
+            stop, wait = time.perf_counter(), disconnect_grace() + 20
             while job_processes(proc.pid) and time.perf_counter() - stop < wait:
                 await asyncio.sleep(0.5)
             left = job_processes(proc.pid)

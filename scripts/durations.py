@@ -16,7 +16,11 @@ SHORTEST = 2.0  # seconds; shorter tests keep their file order at the end of the
 
 
 def node_id(classname: str, name: str) -> str | None:
-    """pytest's node id from JUnit's dotted class name: the longest prefix that is a file."""
+    """pytest's node id from JUnit's dotted class name: the longest prefix that is a file. A
+    test of an ``xdist_group`` is reported with ``@group`` after its name (tests/xdist_groups.py);
+    the ordering (tests/conftest.py) reads ids without it."""
+    if name.rfind("@") > name.rfind("]"):  # pytest-xdist's rule: a parameter may hold an @
+        name = name[: name.rfind("@")]
     parts = classname.split(".")
     for i in range(len(parts), 0, -1):
         path = "/".join(parts[:i]) + ".py"

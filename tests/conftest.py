@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from streamlit import config as streamlit_config
 from streamlit.components.v2 import manifest_scanner
+from xdist_groups import mark_groups
 
 from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
@@ -125,6 +126,7 @@ def pytest_collection_modifyitems(config, items):
         return ("slow" not in item.keywords, -seconds, name or "", position[id(item)])
 
     items.sort(key=order)
+    mark_groups(config, items)  # after the ordering, which reads the ids without a group
     if not any("browser" in item.keywords for item in items) or not _browser_missing():
         return
     if os.environ.get("REQUIRE_BROWSER") == "1":

@@ -107,8 +107,9 @@ SLIDERS = """() => [...document.querySelectorAll("input[type=range]")].map(e => 
 
 
 def screen(page) -> tuple:
-    """What the entry shows: every slider's value and every metric (when the page has any)."""
-    settle(page)
+    """What the settled entry shows: every slider's value and every metric (when the page
+    has any). The caller settles the page: a settle after a settle waits out
+    browser_wait.START_MS for a run nobody asked for."""
     values = tuple(sorted(map(tuple, page.evaluate(SLIDERS))))
     shown = metrics(page) if page.locator("[data-testid='stMetric']").count() >= 6 else {}
     return urlsplit(page.url).path, values, tuple(sorted(shown.items()))
@@ -120,6 +121,7 @@ def fresh(tabs, url: str) -> tuple:
     URL, at the same window size as the lecturer's."""
     page = tabs()
     page.goto(url)
+    settle(page)
     return screen(page)
 
 
@@ -151,9 +153,10 @@ def walk_back_and_forth(page, tabs, start: int, busy: Throttle) -> None:
     """Every entry from the last to ``start`` and back: each screen as a fresh browser's at
     that URL, no foreign keys, Back one entry at a time, and Forward reaching the last entry."""
     end = page.evaluate("navigation.entries().length - 1")
-    while index(page) < end:  # Forward reaches the last entry
-        page.go_forward()
-    settle(page)
+    if index(page) < end:
+        while index(page) < end:  # Forward reaches the last entry
+            page.go_forward()
+        settle(page)
     last = page.url
     while True:
         url = page.url
@@ -167,6 +170,7 @@ def walk_back_and_forth(page, tabs, start: int, busy: Throttle) -> None:
         here = index(page)
         page.go_back()
         assert index(page) == here - 1, url
+        settle(page)
     while index(page) < end:
         page.go_forward()
         settle(page)

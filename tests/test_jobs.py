@@ -126,6 +126,17 @@ def test_work_stops_when_its_session_goes_away(gone, monkeypatch):
     assert _wait(lambda: not _alive(pid))
 
 
+def test_the_grace_is_twenty_seconds_unless_the_environment_names_another(monkeypatch):
+    monkeypatch.delenv(jobs.GRACE_ENV, raising=False)
+    assert jobs.disconnect_grace() == 20.0
+    monkeypatch.setenv(jobs.GRACE_ENV, "3.5")
+    assert jobs.disconnect_grace() == 3.5
+    for bad in ("soon", "-1", "nan"):
+        monkeypatch.setenv(jobs.GRACE_ENV, bad)
+        with pytest.raises(ValueError, match=rf"{jobs.GRACE_ENV} must be .*≥ 0, got '{bad}'"):
+            jobs.disconnect_grace()
+
+
 @pytest.mark.slow  # waits out the grace period of a missed ping (~7 s)
 def test_a_brief_disconnect_keeps_the_job(gone, monkeypatch):
     # A loaded server's browser misses a ping and reconnects (same session id) seconds later:

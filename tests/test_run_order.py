@@ -1,7 +1,13 @@
 """The suite's run order (tests/conftest.py): longest slow tests first, but a module marked
 ``in_file_order`` keeps its tests in file order (its fixture is shared state)."""
 
+import os
+import subprocess
+import sys
 import types
+from pathlib import Path
+
+import pytest
 
 import tests.conftest as conftest
 
@@ -29,3 +35,41 @@ def test_a_module_in_file_order_is_not_sorted_apart(monkeypatch, tmp_path):
     conftest.pytest_collection_modifyitems(None, items)
     order = [i.nodeid for i in items]
     assert order == ["a::first", "a::kill_last", "b::other", "c::fast", "d::quick"]
+
+
+GROUPED = """
+import os, pytest
+
+@pytest.mark.xdist_group("g")
+@pytest.mark.parametrize("n", range(3))
+def test_grouped(n):
+    with open(os.environ["WORKERS_OUT"], "a") as out:
+        out.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+
+@pytest.mark.parametrize("n", range(6))
+def test_free(n):
+    pass
+"""
+
+
+@pytest.mark.slow  # three interpreters with pytest-xdist: about 5 s
+def test_an_xdist_group_runs_on_one_worker(tmp_path):
+    # pytest 9.2 ignores pytest-xdist's own group suffix (tests/xdist_groups.py): the three
+    # tests of group "g" ran on both workers. The conftest planted here calls what
+    # tests/conftest.py calls.
+    (tmp_path / "test_planted.py").write_text(GROUPED)
+    tests = Path(__file__).resolve().parent
+    (tmp_path / "conftest.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(tests)!r})\nfrom xdist_groups import mark_groups\n"
+        "def pytest_collection_modifyitems(config, items):\n    mark_groups(config, items)\n"
+    )
+    out = tmp_path / "workers.txt"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q",
+         "-p", "no:cacheprovider", "test_planted.py"],
+        cwd=tmp_path, env={**os.environ, "WORKERS_OUT": str(out)},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    workers = out.read_text().split()
+    assert len(workers) == 3 and len(set(workers)) == 1, workers

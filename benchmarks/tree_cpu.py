@@ -1,0 +1,71 @@
+"""Wall time and CPU seconds of a command's whole process tree (servers, Chromium, job
+processes included), by polling ``/proc`` while it runs.
+
+    python -m benchmarks.tree_cpu bash -c "python -m pytest tests/test_load.py -q"
+
+Prints, on standard error, the wall seconds and the CPU seconds summed over every descendant
+seen, and the largest by process name. A descendant's CPU counts up to the last poll before it
+exits (every 0.3 s), so short-lived children may be undercounted; the command itself is not a
+descendant, hence ``bash -c`` when it is the process to count. Linux only.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+POLL_SECONDS = 0.3
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def descendants(root: int) -> dict[int, tuple[float, str]]:
+    """Every descendant of ``root``: pid → (CPU seconds so far, process name)."""
+    children: dict[int, list[tuple[int, float, str]]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        cpu = (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        children.setdefault(int(fields[1]), []).append((int(entry), cpu, name))
+    found: dict[int, tuple[float, str]] = {}
+    todo = [root]
+    while todo:
+        for pid, cpu, name in children.get(todo.pop(), []):
+            found[pid] = (cpu, name)
+            todo.append(pid)
+    return found
+
+
+def main(command: list[str]) -> int:
+    """Run ``command``, print its wall and tree CPU seconds; return its exit status."""
+    if not command:
+        raise ValueError("command must name a program to run, got nothing")
+    start = time.time()
+    proc = subprocess.Popen(command)
+    seen: dict[int, tuple[float, str]] = {}
+    while proc.poll() is None:
+        for pid, (cpu, name) in descendants(proc.pid).items():
+            seen[pid] = (max(cpu, seen.get(pid, (0.0, name))[0]), name)
+        time.sleep(POLL_SECONDS)
+    by_name: dict[str, float] = {}
+    for cpu, name in seen.values():
+        by_name[name] = by_name.get(name, 0.0) + cpu
+    top = dict(sorted(by_name.items(), key=lambda kv: -kv[1])[:6])
+    print(
+        f"wall {time.time() - start:.1f} s, tree CPU {sum(by_name.values()):.1f} s:",
+        {name: round(cpu, 1) for name, cpu in top.items()},
+        file=sys.stderr,
+    )
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
