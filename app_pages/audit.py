@@ -34,6 +34,7 @@ from ui.sites_table import COLUMNS, Keys, encode, preset_buttons, site_args, sit
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound, reset
 from ui.tables import arrow
+from ui.tables import table as show_table
 
 P = "au_"  # this page's keys (docs/state.md)
 TRIALS = (10_000, 20_000, 50_000, 100_000, 200_000, 400_000, 1_000_000)
@@ -299,7 +300,7 @@ with numbers_box:
     shown = built(_numbers, audit, key=audit_key)
     # Two views of one table, each as wide as the page (issue #40: the one wide grid cut
     # 'verdict' at 1400 px): the verdicts in a table that wraps, the attack's numbers in a grid.
-    st.table(arrow(built(_verdicts, shown, key=audit_key)))
+    show_table(built(_verdicts, shown, key=audit_key))
     st.dataframe(
         arrow(shown),
         hide_index=True,
@@ -416,14 +417,12 @@ with rounds_box:
     )
     rounds_trials = max(2_000, min(trials, cap // int(rounds)) // 1_000 * 1_000)
     over = call_core(audit_rounds_table, the_sites, int(site) - 1, int(rounds), rounds_trials, seed)
-    st.table(
-        arrow(
-            built(
-                _rounds_shown,
-                over,
-                int(rounds),
-                key=(the_sites, int(site), int(rounds), rounds_trials, seed),
-            )
+    show_table(
+        built(
+            _rounds_shown,
+            over,
+            int(rounds),
+            key=(the_sites, int(site), int(rounds), rounds_trials, seed),
         )
     )
     with st.expander("How to read this table", icon=":material/help:"):  # a table, no chart
