@@ -1,6 +1,5 @@
 """Privacy explorer: who sees what, collusion, dropouts and honest calibration."""
 
-import numpy as np
 import streamlit as st
 
 import dpcore
@@ -16,6 +15,7 @@ from learning import explanations, sections, snippets
 from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import (
+    CALIBRATION_GRID,
     DESIGNS,
     agn_budget,
     averaging_design,
@@ -416,7 +416,7 @@ else:
 
 # --- calibration ----------------------------------------------------------------------------------
 st.header("Calibration: classic or analytic", anchor=sections.PRIVACY_CALIBRATION)
-grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
+grid = CALIBRATION_GRID
 eps_sites = the_sites.epsilon
 calib_curve = call_core(calibration_curve, float(the_sites.delta[0]), grid)
 calib_fig = built(
@@ -425,9 +425,18 @@ calib_fig = built(
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )
-mine = call_core(dpcore.calibration_comparison, eps_sites, delta=float(the_sites.delta[0]))
-ratio = 1.0 - mine.saving  # analytic σ / classic σ at each of your sites' ε
 calibration_key = (eps_sites, float(the_sites.delta[0]))
+# dpcore.calibration_comparison at your sites' ε (the cached wrapper: no recomputation)
+mine = call_core(calibration_curve, calibration_key[1], eps_sites)
+
+
+def _ratios(mine) -> tuple:
+    """Analytic σ / classic σ at each of your sites' ε, its smallest and its largest."""
+    ratio = 1.0 - mine.saving
+    return ratio, ratio.min(), ratio.max()
+
+
+ratio, low, high = built(_ratios, mine, key=calibration_key)
 explain(
     built(explanations.calibration, eps_sites, ratio, delta=calibration_key[1], key=calibration_key)
 )
@@ -447,7 +456,6 @@ export_controls(
         snippet=snippets.calibration(grid, float(the_sites.delta[0])),
     ),
 )
-low, high = ratio.min(), ratio.max()
 span = f"{low:.2f}×" if round(low, 2) == round(high, 2) else f"{low:.2f}–{high:.2f}×"
 more = (
     " Above 1 (ε ≳ 7) the analytic σ is the larger: there the classic σ is too small to give "

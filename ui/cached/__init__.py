@@ -43,6 +43,7 @@ from ui.cached.paper import (
     paper_pool_spread,
 )
 from ui.cached.sites import (
+    CALIBRATION_GRID,
     DESIGNS,
     GAINS,
     accountant_curve,
@@ -81,6 +82,7 @@ from ui.cached.sweeps import (
 __all__ = [
     "AUDIT_VIEWS",
     "AUDIT_WORK",
+    "CALIBRATION_GRID",
     "DATA_SOURCES",
     "DESIGNS",
     "FILE_SOURCES",
