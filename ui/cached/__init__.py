@@ -28,6 +28,7 @@ from ui.cached.audit import (
 from ui.cached.core import (
     SPEC_HASH,
     call_core,
+    call_core_with_spinner,
     classic_warning,
 )
 from ui.cached.data import (
@@ -99,6 +100,7 @@ __all__ = [
     "averaging_monte_carlo",
     "calibration_curve",
     "call_core",
+    "call_core_with_spinner",
     "classic_warning",
     "coalition_table",
     "collusion_curve_table",
