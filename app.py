@@ -16,29 +16,59 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if presenting else "auto",
 )
 
-pages = {
-    "Learn": [
-        st.Page("app_pages/overview.py", title="Overview", icon=":material/home:", default=True),
-        st.Page("app_pages/learn.py", title="Lessons", icon=":material/school:"),
-        st.Page(
-            "app_pages/protocol.py", title="Protocol, step by step", icon=":material/animation:"
-        ),
-        st.Page("app_pages/averaging.py", title="CAPE averaging", icon=":material/functions:"),
-        st.Page("app_pages/privacy.py", title="Privacy explorer", icon=":material/shield:"),
-        st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
-        st.Page("app_pages/classroom.py", title="For the lecturer", icon=":material/co_present:"),
-    ],
-    "Beyond the paper": [
-        st.Page("app_pages/trust_models.py", title="Trust models", icon=":material/handshake:"),
-        st.Page("app_pages/composition.py", title="Repeated releases", icon=":material/repeat:"),
-        st.Page("app_pages/audit.py", title="Attack audit", icon=":material/gavel:"),
-    ],
-    "Experiments": [
-        st.Page("app_pages/pca.py", title="PCA", icon=":material/show_chart:"),
-        st.Page("app_pages/tensor.py", title="Tensor decomposition", icon=":material/view_in_ar:"),
-        st.Page("app_pages/paper_figures.py", title="Paper figures", icon=":material/article:"),
-    ],
-}
+
+def _pages() -> dict[str, list[st.Page]]:
+    """The app's pages by section, made once per session: ``st.Page`` resolves its script's
+    path on the disk (~0.1 ms a page, ~3 % of a cached slider move for the 12; issue #36
+    item 4). A session runs one script at a time, so its pages are never run concurrently."""
+    made = st.session_state.get(PAGES_KEY)
+    if made is None:
+        made = st.session_state[PAGES_KEY] = {
+            "Learn": [
+                st.Page(
+                    "app_pages/overview.py", title="Overview", icon=":material/home:", default=True
+                ),
+                st.Page("app_pages/learn.py", title="Lessons", icon=":material/school:"),
+                st.Page(
+                    "app_pages/protocol.py",
+                    title="Protocol, step by step",
+                    icon=":material/animation:",
+                ),
+                st.Page(
+                    "app_pages/averaging.py", title="CAPE averaging", icon=":material/functions:"
+                ),
+                st.Page("app_pages/privacy.py", title="Privacy explorer", icon=":material/shield:"),
+                st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
+                st.Page(
+                    "app_pages/classroom.py", title="For the lecturer", icon=":material/co_present:"
+                ),
+            ],
+            "Beyond the paper": [
+                st.Page(
+                    "app_pages/trust_models.py", title="Trust models", icon=":material/handshake:"
+                ),
+                st.Page(
+                    "app_pages/composition.py", title="Repeated releases", icon=":material/repeat:"
+                ),
+                st.Page("app_pages/audit.py", title="Attack audit", icon=":material/gavel:"),
+            ],
+            "Experiments": [
+                st.Page("app_pages/pca.py", title="PCA", icon=":material/show_chart:"),
+                st.Page(
+                    "app_pages/tensor.py",
+                    title="Tensor decomposition",
+                    icon=":material/view_in_ar:",
+                ),
+                st.Page(
+                    "app_pages/paper_figures.py", title="Paper figures", icon=":material/article:"
+                ),
+            ],
+        }
+    return made
+
+
+PAGES_KEY = "_cape_pages"  # the session's st.Page objects (not a setting: no page prefix)
+pages = _pages()
 dropped = drop_unreadable_query_params()  # before any widget reads the URL
 nav = st.navigation(pages, position="top" if presenting else "sidebar", expanded=True)
 presenter.toggle()  # the one setting shared by every page (URL key `present`)

@@ -30,10 +30,11 @@ from ui.cached import (
 from ui.controls import seed_controls
 from ui.explain import explain
 from ui.export import FigureExport, export_controls
-from ui.sites_table import COLUMNS, Keys, encode, preset_buttons, site_args, site_settings
+from ui.sites_table import Keys, preset_buttons, site_args, site_settings
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound, reset
 from ui.tables import arrow
+from ui.tables import table as show_table
 
 P = "au_"  # this page's keys (docs/state.md)
 TRIALS = (10_000, 20_000, 50_000, 100_000, 200_000, 400_000, 1_000_000)
@@ -59,7 +60,8 @@ keys = Keys(P)
 GAP = {  # the preset that shows the paper's joint-view gap (docs/privacy.md: 0.7135 > 0.5)
     keys.sites: 10,
     keys.rule: "equal",
-    keys.table: encode(pd.DataFrame([(1000, 0.5, 1e-3, 0.1)] * 10, columns=COLUMNS)),
+    # ten rows N,ε,δ,μ as ui.sites_table.encode writes them (a literal: no frame per rerun)
+    keys.table: ";".join(["1000,0.5,0.001,0.1"] * 10),
     f"{P}calib": "analytic",
     f"{P}trials": 400_000,
 }
@@ -249,7 +251,7 @@ with chart_box:
         f"{paper_joint.epsilon:.3g} and the attack proves ε ≥ {paper_joint.epsilon_lower:.3g}; "
         f"the joint-view-safe design gives ε = {safe_joint.epsilon:.3g}, proven ≥ "
         f"{safe_joint.epsilon_lower:.3g}. **The one thing to notice:** "
-        + soundness_words(audit)
+        + built(soundness_words, audit, key=audit_key)
         + "; "
         + (
             f"{len(broken)} view(s) break the promise in theory, "
@@ -299,7 +301,7 @@ with numbers_box:
     shown = built(_numbers, audit, key=audit_key)
     # Two views of one table, each as wide as the page (issue #40: the one wide grid cut
     # 'verdict' at 1400 px): the verdicts in a table that wraps, the attack's numbers in a grid.
-    st.table(arrow(built(_verdicts, shown, key=audit_key)))
+    show_table(built(_verdicts, shown, key=audit_key))
     st.dataframe(
         arrow(shown),
         hide_index=True,
@@ -327,6 +329,22 @@ with numbers_box:
         "at N trials (docs/audit.md)."
     )
 
+
+def _dips(views: pd.DataFrame) -> tuple[int, float, float, float]:
+    """The views whose trade-off curve dips under the promise's: how many, the deepest dip
+    and its α (nan when none), and the site's δ_s (the explanation's numbers)."""
+    dips = views[views.breaks]
+    if not len(dips):
+        return 0, float("nan"), float("nan"), float(views.delta.iloc[0])
+    deepest = dips.dip_depth.idxmax()
+    return (
+        len(dips),
+        dips.dip_depth.max(),
+        dips.loc[deepest, "dip_alpha"],
+        float(views.delta.iloc[0]),
+    )
+
+
 with tradeoff_box:
     st.header("ε in an attacker's words: the trade-off", anchor=sections.AUDIT_TRADEOFF)
     views, curves = call_core(audit_tradeoff, the_sites, site0, colluding0, trials, seed)
@@ -336,8 +354,7 @@ with tradeoff_box:
         key=f"{P}tradeoff_chart",
         config=presenter.chart_config("audit_tradeoff"),
     )
-    dips = views[views.breaks]
-    delta_s = float(views.delta.iloc[0])
+    dips, deepest, deepest_alpha, delta_s = built(_dips, views, key=audit_key)
     explain(
         f"Each panel is one design. **Top:** every test the attacker could run against site "
         f"{site} trades false alarms α (x, log scale) against misses β (y, log scale in 1 − β, "
@@ -352,11 +369,11 @@ with tradeoff_box:
         "δ of the view at ε_s minus δ_s. The attack proves it when its whole box sits above 0 "
         "in the bottom panel. **The one thing to notice:** "
         + (
-            f"{len(dips)} view(s) dip under the promise "
-            f"(deepest: {dips.dip_depth.max():.3g} at α = "
-            f"{dips.loc[dips.dip_depth.idxmax(), 'dip_alpha']:.3g}), and their attack points "
+            f"{dips} view(s) dip under the promise "
+            f"(deepest: {deepest:.3g} at α = "
+            f"{deepest_alpha:.3g}), and their attack points "
             "fall where the theory says."
-            if len(dips)
+            if dips
             else "no curve dips under the promise's; the attack's points sit on or above "
             "their curves, as they must."
         )
@@ -416,14 +433,12 @@ with rounds_box:
     )
     rounds_trials = max(2_000, min(trials, cap // int(rounds)) // 1_000 * 1_000)
     over = call_core(audit_rounds_table, the_sites, int(site) - 1, int(rounds), rounds_trials, seed)
-    st.table(
-        arrow(
-            built(
-                _rounds_shown,
-                over,
-                int(rounds),
-                key=(the_sites, int(site), int(rounds), rounds_trials, seed),
-            )
+    show_table(
+        built(
+            _rounds_shown,
+            over,
+            int(rounds),
+            key=(the_sites, int(site), int(rounds), rounds_trials, seed),
         )
     )
     with st.expander("How to read this table", icon=":material/help:"):  # a table, no chart

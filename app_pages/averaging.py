@@ -25,6 +25,7 @@ from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.sites_table import site_params as site_params_of
 from ui.state import bound
 from ui.tables import arrow
+from ui.tables import table as show_table
 
 P = "avg_"  # this page's keys (docs/state.md)
 
@@ -180,7 +181,7 @@ main.caption(
 st.header("What CAPE gains, and against what")
 sizes = np.asarray(the_sites.n_per_site)
 gains = design.gains
-st.table(arrow(built(_gains_table, gains, key=the_sites)))
+show_table(built(_gains_table, gains, key=the_sites))
 differs = design.paper_formula_differs
 st.markdown(
     f"**The paper's G(n)** (Proposition 1) = (N²/S²) Σ 1/N_s² = {design.paper_formula:.3g}× "

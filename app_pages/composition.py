@@ -33,7 +33,7 @@ from ui.cached import (
     release_multipliers,
     release_profiles,
 )
-from ui.explain import explain
+from ui.explain import explain, paragraphs, tex
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.state import bound
 from ui.tables import arrow
@@ -196,7 +196,8 @@ top = max(2.5 * top, 2.0 * epsilon_s, 0.5)
 grid = tuple(sorted({*(top * (i + 1) / 80 for i in range(80)), epsilon_s}))
 profiles = call_core(release_profiles, the_sites, s0, coalition, profile_releases, grid)
 prof_key = (the_sites, s0, coalition, profile_releases)
-offered = profile_curves(profiles)  # name → (design, view); the promise is always drawn
+# name → (design, view); the promise is always drawn. Built once per profiles (figures/memo.py)
+offered = built(profile_curves, profiles, key=prof_key)
 picked = bound(
     st.pills,
     "Curves beside the site's promise",
@@ -380,14 +381,22 @@ EQUATIONS = {  # each accountant's ε, with μ² = Σ_t z_t⁻² and ρ = μ²/2
     "basic": r"\varepsilon = \sum_t \varepsilon_t",
 }
 with st.expander("How it works — the equations"):
+    # one Markdown element (ui.explain.paragraphs): each accountant's record (its label and
+    # citation), then its equation
     st.markdown(
-        "Release t protects a site like a Gaussian mechanism with noise multiplier "
-        "z_t = σ_t/Δ (σ: the std left in the counted view). With μ² = Σ_t z_t⁻² and ρ = μ²/2:"
-    )
-    for record in accountants():  # each accountant's record: its label and citation
-        st.markdown(
-            f"**{record.label}** ({record.citation}). " + ACCOUNTANTS_IN_WORDS.get(record.name, "")
+        paragraphs(
+            "Release t protects a site like a Gaussian mechanism with noise multiplier "
+            "z_t = σ_t/Δ (σ: the std left in the counted view). With μ² = Σ_t z_t⁻² and "
+            "ρ = μ²/2:",
+            *(
+                part
+                for record in accountants()
+                for part in (
+                    f"**{record.label}** ({record.citation}). "
+                    + ACCOUNTANTS_IN_WORDS.get(record.name, ""),
+                    *((tex(EQUATIONS[record.name]),) if record.name in EQUATIONS else ()),
+                )
+            ),
+            "More in docs/composition.md.",
         )
-        if record.name in EQUATIONS:
-            st.latex(EQUATIONS[record.name])
-    st.markdown("More in docs/composition.md.")
+    )

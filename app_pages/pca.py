@@ -4,6 +4,7 @@ import streamlit as st
 
 from dpcore.experiments.limits import is_heavy
 from dpcore.factorization.registry import reference
+from figures.memo import built
 from figures.theme import AXIS_LABELS
 from learning import explanations, snippets
 from learning.settings import PcaControls
@@ -14,6 +15,7 @@ from ui.cached import (
     DATA_SOURCES,
     FILE_SOURCES,
     call_core,
+    call_core_with_spinner,
     classic_warning,
     load_source,
     pca_frame,
@@ -165,6 +167,13 @@ chosen = PcaControls(
 spec = call_core(pca_spec, chosen)
 if sizes != "equal" and axis == "sites":
     st.caption("Sweeping S: sites are equal (unequal shares need a fixed S).")
+
+
+def _mean_ratio(df, algorithm: str) -> float:
+    """``algorithm``'s mean captured-energy ratio over the sweep."""
+    return float(df.loc[df["algorithm"] == algorithm, "captured_energy_ratio"].mean())
+
+
 with main:
     # a data file is parsed again in the job's child: a job whatever the sweep's work
     heavy = is_heavy(spec) or kind in FILE_SOURCES
@@ -172,8 +181,7 @@ with main:
         if heavy:  # a bounded child process, queued, with Cancel (ui.jobs)
             df = pca_job(spec, seed, source, gate=f"{P}run")
         else:
-            with st.spinner("Running the sweep…"):
-                df = call_core(pca_frame, spec, seed, source)
+            df = call_core_with_spinner("Running the sweep…", pca_frame, spec, seed, source)
         metric, y_title = (
             ("captured_energy", "captured energy tr(V̂ᵀAV̂)")
             if absolute
@@ -184,7 +192,7 @@ with main:
         # mean ratio in this sweep.
         upper = reference("pca", "upper")
         reference_ratio = (
-            float(df.loc[df["algorithm"] == upper, "captured_energy_ratio"].mean())
+            built(_mean_ratio, df, upper, key=(spec, seed, source, upper))
             if upper in algorithms
             else 1.0
         )

@@ -1,6 +1,5 @@
 """Privacy explorer: who sees what, collusion, dropouts and honest calibration."""
 
-import numpy as np
 import streamlit as st
 
 import dpcore
@@ -16,6 +15,7 @@ from learning import explanations, sections, snippets
 from learning.glossary import terms_line
 from ui import presenter
 from ui.cached import (
+    CALIBRATION_GRID,
     DESIGNS,
     agn_budget,
     averaging_design,
@@ -142,14 +142,27 @@ st.caption(
     "argument looks at each release on its own (the collusion table below shows both)."
     + ("" if rounds == 1 else " 'receives': in each round.")
 )
-agg = parties[parties.party == "aggregator"]
 coalition0 = (
     call_core(coalition_table, the_sites, (), False, design_kind)
     if rounds == 1
     else call_core(rounds_coalition_table, the_sites, (), False, design_kind, rounds)
 )
-worst = agg.loc[(agg.epsilon_joint / agg.promised_epsilon).idxmax()]
-if not agg.meets.all():
+
+
+def _promise(parties, coalition0) -> tuple:
+    """The aggregator's joint view against the promise: ("breaks", its worst row), ("slack",
+    the row the exact calibration breaks) or ("holds", None)."""
+    agg = parties[parties.party == "aggregator"]
+    if not agg.meets.all():
+        return "breaks", agg.loc[(agg.epsilon_joint / agg.promised_epsilon).idxmax()]
+    if "joint_meets_exact" in coalition0 and not coalition0.joint_meets_exact.all():
+        return "slack", coalition0.loc[coalition0.epsilon_joint_exact.idxmax()]
+    return "holds", None
+
+
+# what the page reads of the frames, once per view (figures/memo.py): no pandas on a rerun
+verdict, worst = built(_promise, parties, coalition0, key=view_key)
+if verdict == "breaks":
     st.error(
         f"**The aggregator's joint view{over} breaks the promise.** Combining all releases "
         f"(the E's are correlated: they sum to zero) gives site {worst.site} ε = "
@@ -158,8 +171,8 @@ if not agg.meets.all():
         "guarantee in the joint view (docs/privacy.md).",
         icon=":material/error:",
     )
-elif "joint_meets_exact" in coalition0 and not coalition0.joint_meets_exact.all():
-    exact = coalition0.loc[coalition0.epsilon_joint_exact.idxmax()]
+elif verdict == "slack":
+    exact = worst
     st.warning(
         f"**The promise holds here only because the classic calibration over-calibrates.** "
         f"In the aggregator's joint view{over} site {exact.site} has "
@@ -201,6 +214,23 @@ with_ng = url_bound(
     f"{P}ng",
     help="It knows every E_s: with the aggregator, only the G's are left.",
 )
+
+
+def _largest(report) -> tuple[float, float]:
+    """The coalition's largest ε of a release and of the joint view (the chart's marker)."""
+    return float(report.epsilon_release.max()), float(report.epsilon_joint.max())
+
+
+def _all_exact(curve) -> bool:
+    """Whether every row of the collusion curve is exact (no greedy lower bound)."""
+    return bool(curve.exact.all())
+
+
+def _remedies(drop) -> list:
+    """The dropout report's rows (remedy, aggregate std, verdict, …) as named tuples."""
+    return list(drop.table().itertuples())
+
+
 chosen = None
 with table_box:
     if len(colluders) == sites:
@@ -214,12 +244,9 @@ with table_box:
                 rounds_coalition_table, the_sites, gang, bool(with_ng), design_kind, rounds
             )
         )
-        chosen = (
-            len(colluders),
-            float(report.epsilon_release.max()),
-            float(report.epsilon_joint.max()),
-        )
-        shown = built(coalition_shown, report, key=(view_key, tuple(colluders), with_ng))
+        coalition_key = (view_key, tuple(colluders), with_ng)
+        chosen = (len(colluders), *built(_largest, report, key=coalition_key))
+        shown = built(coalition_shown, report, key=coalition_key)
         st.dataframe(
             arrow(shown),
             hide_index=True,
@@ -289,7 +316,7 @@ with chart_box:
         + ": the honest site with the largest ε/ε_s over "
         + (
             "every coalition of that size — each row exact."
-            if curve.exact.all()
+            if built(_all_exact, curve, key=shown_key[:2])
             else "the coalitions tried. Rows marked *lower bound* had too many coalitions to "
             "try them all: a greedy search per site found the ε shown, a worse coalition may "
             "exist, so they get no ✓."
@@ -344,7 +371,8 @@ else:
         f"{drop.required_std:.3g}",
         help="max over remaining sites of μ_t τ_t / W: the pooled requirement of what is left.",
     )
-    for col, row in zip(cols[1:], drop.table().itertuples(), strict=True):
+    remedies = built(_remedies, drop, key=(the_sites, gone))
+    for col, row in zip(cols[1:], remedies, strict=True):
         col.metric(
             names[row.remedy],
             f"{row.aggregate_std:.3g}",
@@ -388,7 +416,7 @@ else:
 
 # --- calibration ----------------------------------------------------------------------------------
 st.header("Calibration: classic or analytic", anchor=sections.PRIVACY_CALIBRATION)
-grid = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
+grid = CALIBRATION_GRID
 eps_sites = the_sites.epsilon
 calib_curve = call_core(calibration_curve, float(the_sites.delta[0]), grid)
 calib_fig = built(
@@ -397,9 +425,21 @@ calib_fig = built(
 st.plotly_chart(
     presenter.style(calib_fig), key="calib_chart", config=presenter.chart_config("calibration")
 )
-mine = call_core(dpcore.calibration_comparison, eps_sites, delta=float(the_sites.delta[0]))
-ratio = 1.0 - mine.saving  # analytic σ / classic σ at each of your sites' ε
-explain(explanations.calibration(eps_sites, ratio, delta=float(the_sites.delta[0])))
+calibration_key = (eps_sites, float(the_sites.delta[0]))
+# dpcore.calibration_comparison at your sites' ε (the cached wrapper: no recomputation)
+mine = call_core(calibration_curve, calibration_key[1], eps_sites)
+
+
+def _ratios(mine) -> tuple:
+    """Analytic σ / classic σ at each of your sites' ε, its smallest and its largest."""
+    ratio = 1.0 - mine.saving
+    return ratio, ratio.min(), ratio.max()
+
+
+ratio, low, high = built(_ratios, mine, key=calibration_key)
+explain(
+    built(explanations.calibration, eps_sites, ratio, delta=calibration_key[1], key=calibration_key)
+)
 export_controls(
     st,
     calib_fig,
@@ -416,7 +456,6 @@ export_controls(
         snippet=snippets.calibration(grid, float(the_sites.delta[0])),
     ),
 )
-low, high = ratio.min(), ratio.max()
 span = f"{low:.2f}×" if round(low, 2) == round(high, 2) else f"{low:.2f}–{high:.2f}×"
 more = (
     " Above 1 (ε ≳ 7) the analytic σ is the larger: there the classic σ is too small to give "

@@ -10,7 +10,14 @@ from figures.theme import AXIS_LABELS, label
 from learning import explanations, snippets
 from learning.settings import OtdControls
 from ui import presenter
-from ui.cached import call_core, classic_warning, otd_example, otd_frame, otd_job
+from ui.cached import (
+    call_core,
+    call_core_with_spinner,
+    classic_warning,
+    otd_example,
+    otd_frame,
+    otd_job,
+)
 from ui.controls import (
     algorithm_picker,
     bounded_k,
@@ -175,8 +182,7 @@ with main:
         if heavy:  # a bounded child process, queued, with Cancel (ui.jobs)
             df = otd_job(spec, seed, gate=f"{P}run")
         else:
-            with st.spinner("Running the sweep…"):
-                df = call_core(otd_frame, spec, seed)
+            df = call_core_with_spinner("Running the sweep…", otd_frame, spec, seed)
         metric = "component_error_matched" if matched else "component_error"
         y_title = "matched component error" if matched else "component error q_comp"
         show_sweep(

@@ -20,6 +20,7 @@ from ui.explain import explain, paragraphs, tex
 from ui.sites_table import preset_buttons, site_args, site_settings
 from ui.state import bound as url_bound
 from ui.tables import arrow
+from ui.tables import table as show_table
 
 st.title("Trust models")
 presenter.intro(
@@ -110,12 +111,29 @@ info = call_core(trust_models_table, the_sites, int(dim), int(bits), scale, sa_c
 pca = call_core(trust_models_pca, the_sites, int(dim), int(bits), scale, sa_cal, int(runs), seed)
 table = info.table
 settings = (common, int(runs), seed)  # what every figure and table below is a function of
-sa = pca[pca.scheme == "secagg"]
 
+
+def _headline(table: pd.DataFrame, pca: pd.DataFrame) -> dict[str, float]:
+    """The numbers of the metrics row: secure aggregation's means over the runs, central's
+    and CAPE's energy (built once per settings: no frame filtering on a cached rerun)."""
+    sa = pca[pca.scheme == "secagg"]
+    return {
+        "wraps": float(sa.wraparounds.mean()),
+        "used": float(sa.range_used.max()),
+        "rms": float(sa.quantisation_rms.mean()),
+        "bound": float(sa.quantisation_bound.iloc[0]),
+        "std_ratio": float(table.set_index("scheme").loc["secagg"].std_ratio),
+        "measured": float(sa.error_ratio.mean()),
+        "central": float(pca[pca.scheme == "central"].captured_energy_ratio.mean()),
+        "secagg": float(sa.captured_energy_ratio.mean()),
+        "cape": float(pca[pca.scheme == "cape"].captured_energy_ratio.mean()),
+    }
+
+
+head = built(_headline, table, pca, key=settings)
 with chart_box:
     cols = st.columns(4)
-    wraps = float(sa.wraparounds.mean())
-    used = float(sa.range_used.max())
+    wraps, used = head["wraps"], head["used"]
     cols[0].metric(
         "Wrap-arounds",
         f"{wraps:.3g} of {info.secagg.coordinates}",
@@ -129,31 +147,26 @@ with chart_box:
     )
     cols[1].metric(
         "Rounding error (RMS)",
-        f"{float(sa.quantisation_rms.mean()):.2g}",
+        f"{head['rms']:.2g}",
         help=f"γ Σ r_s − Σ μ_s a_s per entry; bound γ√(S/4) = "
-        f"{float(sa.quantisation_bound.iloc[0]):.2g}. γ = {info.secagg.scale:.3g}; rounding "
+        f"{head['bound']:.2g}. γ = {info.secagg.scale:.3g}; rounding "
         f"inflates Δ by {info.secagg.rounding_inflation - 1:.2%}.",
     )
-    row = table.set_index("scheme").loc["secagg"]
-    measured = float(sa.error_ratio.mean())
     cols[2].metric(
         "Secure agg.: error ÷ central noise",
-        f"{measured:.3g}×",
+        f"{head['measured']:.3g}×",
         help="Measured: the RMS error of the decoded sum (noise, rounding and wrap-around "
         f"together) over central's noise std, mean over {int(runs)} rounds. Designed noise alone: "
-        f"{row.std_ratio:.3g}× — each share N_ℤ(0, σ²) with σ = {info.secagg.sigma:.4g} "
+        f"{head['std_ratio']:.3g}× — each share N_ℤ(0, σ²) with σ = {info.secagg.sigma:.4g} "
         f"integer steps; KLS-accounted ε of the sum (worst site): "
         f"{info.accounted_epsilon:.3g}.",
     )
-    central_energy = float(pca[pca.scheme == "central"].captured_energy_ratio.mean())
-    sa_energy = float(sa.captured_energy_ratio.mean())
     cols[3].metric(
         "Secure agg.: PCA energy",
-        f"{sa_energy:.3f}",
-        delta=f"{sa_energy - central_energy:+.3f} vs central",
+        f"{head['secagg']:.3f}",
+        delta=f"{head['secagg'] - head['central']:+.3f} vs central",
         delta_arrow="off",
-        help="Of the optimum, mean over runs (CAPE's: "
-        f"{float(pca[pca.scheme == 'cape'].captured_energy_ratio.mean()):.3f}).",
+        help=f"Of the optimum, mean over runs (CAPE's: {head['cape']:.3f}).",
     )
     fig = built(trust_figure, table, pca, key=settings)
     st.plotly_chart(
@@ -207,7 +220,7 @@ def _worded(shown: pd.DataFrame, iterative: pd.DataFrame, sites: int) -> pd.Data
     ).set_index("scheme")
 
 
-st.table(arrow(built(_worded, shown, iterative, the_sites.count, key=settings)))
+show_table(built(_worded, shown, iterative, the_sites.count, key=settings))
 st.caption(
     "Noise std: of the pooled estimate Σ μ_s A_s per entry (local: site 1's own estimate). "
     "Worst ε: the site with the largest ε/ε_s in everything the aggregator (or server, or "

@@ -5,7 +5,14 @@ import pandas as pd
 import pytest
 
 import dpcore
-from figures.charts import figure_html, gain_figure, noise_histogram_figure, summarise, sweep_figure
+from figures.charts import (
+    HISTOGRAM_BINS,
+    figure_html,
+    gain_figure,
+    noise_histogram_figure,
+    summarise,
+    sweep_figure,
+)
 from figures.theme import style
 
 
@@ -71,6 +78,32 @@ def test_histogram_overlays_theoretical_density():
     density = fig.data[1]
     # the overlaid curve is the N(0, 1) density: peak 1/sqrt(2π)
     assert max(density.y) == pytest.approx(1 / np.sqrt(2 * np.pi), rel=1e-3)
+
+
+def test_histogram_is_sent_binned_its_bars_counting_every_draw():
+    # Issue #36 item 4: every draw went to the browser (20,000 a trace: a 560 kB chart that
+    # each rerun serialised and sent). Now one point per bin carries the bin's count.
+    draws = np.random.default_rng(0).normal(0, 1, 20_000)
+    fig = noise_histogram_figure({"CAPE": draws}, {"CAPE": 1.0}, {"CAPE": "#D55E00"})
+    bars = fig.data[0]
+    assert len(bars.x) == HISTOGRAM_BINS and bars.histfunc == "sum"
+    counts, _ = np.histogram(draws, bins=HISTOGRAM_BINS)
+    np.testing.assert_array_equal(bars.y, counts)
+    assert sum(bars.y) == draws.size  # every draw counted once
+    # each point falls inside its own bin of the bins drawn, so each bar is its count
+    start, size = bars.xbins.start, bars.xbins.size
+    assert start == draws.min() and start + HISTOGRAM_BINS * size == pytest.approx(draws.max())
+    np.testing.assert_array_equal(
+        np.floor((np.asarray(bars.x) - start) / size).astype(int), np.arange(HISTOGRAM_BINS)
+    )
+    # the bars drawn as a density (count / (N · size)) follow N(0, 1): a bin near 0 holds
+    # p ≈ 0.4 · size ≈ 5 % of the draws, so its count's relative std is 1/sqrt(N p) ≈ 3 %;
+    # 15 % is five of those
+    peak = int(np.argmin(np.abs(np.asarray(bars.x))))
+    density = counts[peak] / (draws.size * size)
+    centre = bars.x[peak]
+    assert density == pytest.approx(np.exp(-0.5 * centre**2) / np.sqrt(2 * np.pi), rel=0.15)
+    assert len(fig.to_json()) < 30_000  # was ~380 kB for this one trace
 
 
 def test_gain_figure_one_chart_every_gain_labelled():
@@ -267,7 +300,10 @@ def test_privacy_views_table_is_one_verdict_per_party_kind_and_site():
     )
     table = views_table(parties)
     assert list(table.index) == [
-        "noise generator", "aggregator", "each other site", "anyone (final output)"
+        "noise generator",
+        "aggregator",
+        "each other site",
+        "anyone (final output)",
     ]
     assert list(table.columns) == ["receives", "site 1", "site 2", "site 3"]
     agg = parties[parties.party == "aggregator"].set_index("site")

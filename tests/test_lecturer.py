@@ -375,6 +375,9 @@ def test_every_kind_of_figure_exports_numbers_and_a_stamped_figure(server, tabs,
     page = tabs()
     page.goto(f"{server}/{path}")
     settle(page)
+    # the downloads are drawn on demand (ui/export.py): the first figure's "Export" button
+    page.get_by_role("button", name="Export").first.click()
+    settle(page)
     table = pd.read_csv(io.BytesIO(download(page, "Numbers (CSV)")))
     assert len(table) > 0
     html = download(page, "Figure (HTML)").decode("utf-8")

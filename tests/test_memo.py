@@ -174,3 +174,29 @@ def test_no_page_changes_a_remembered_result(monkeypatch, name):
     assert not at.exception, at.exception
     assert taken, f"{name}: no cached core call went through the memo"
     assert not _changed(taken), f"{name} changed a shared result in place: {_changed(taken)}"
+
+
+def test_a_spinner_only_for_a_result_not_remembered(monkeypatch):
+    # Issue #36 item 4: st.spinner starts a timer thread and sends a message on every rerun
+    # (~4 % of a cached move on PCA); a remembered result needs none.
+    import contextlib
+
+    from ui.cached import call_core_with_spinner, core
+
+    spun = []
+
+    @contextlib.contextmanager
+    def spinner(text):
+        spun.append(text)
+        yield
+
+    monkeypatch.setattr(core.st, "spinner", spinner)
+
+    @st.cache_data(show_spinner=False)
+    def square(x: int) -> int:
+        return x * x
+
+    assert call_core_with_spinner("first", square, 3) == 9
+    assert call_core_with_spinner("again", square, 3) == 9  # remembered: no spinner
+    assert call_core_with_spinner("other", square, 4) == 16
+    assert spun == ["first", "other"]

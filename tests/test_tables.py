@@ -64,3 +64,41 @@ def test_a_dataframe_element_carries_the_same_bytes_given_the_table():
     assert frame_plain.columns == frame_given.columns
     assert table_plain.SerializeToString() == table_given.SerializeToString()
     assert frame.index.name == "party"
+
+
+def _table_script(frame_index, shared):
+    import streamlit as st
+    from streamlit import dataframe_util
+
+    from tests.test_tables import _frames
+    from ui.tables import table
+
+    data = _frames()[frame_index]
+    if not shared:
+        st.table(data)
+        return
+    back = dataframe_util.convert_anything_to_pandas_df
+
+    def refuse(obj, *args, **kwargs):  # the Arrow table must not go back to pandas
+        if not isinstance(obj, type(data)):
+            raise AssertionError(f"converted back to pandas: {type(obj).__name__}")
+        return back(obj, *args, **kwargs)
+
+    dataframe_util.convert_anything_to_pandas_df = refuse
+    try:
+        table(data)
+    finally:
+        dataframe_util.convert_anything_to_pandas_df = back
+
+
+def test_a_shared_table_is_st_tables_own_element_without_a_trip_back_to_pandas():
+    # Issue #36 item 4: st.table(arrow(frame)) converted the Arrow table back to pandas on
+    # every rerun to decide whether to hide a range index. tables.table decides it on the
+    # frame: the element must be byte for byte st.table(frame)'s, index shown or hidden alike.
+    for index in range(len(_frames())):  # a range index (hidden), a named one (shown), mixed
+        protos = []
+        for shared in (False, True):
+            at = AppTest.from_function(_table_script, args=(index, shared)).run()
+            assert not at.exception, at.exception
+            protos.append(at.table[0].proto.SerializeToString())
+        assert protos[0] == protos[1], index

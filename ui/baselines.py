@@ -22,7 +22,13 @@ from figures.rounds import rounds_figure
 from figures.theme import label
 from learning.settings import PcaControls
 from ui import presenter
-from ui.cached import FILE_SOURCES, call_core, rounds_job, rounds_table
+from ui.cached import (
+    FILE_SOURCES,
+    call_core,
+    call_core_with_spinner,
+    rounds_job,
+    rounds_table,
+)
 from ui.controls import run_gate
 from ui.specs import rounds_spec
 from ui.state import bound
@@ -75,8 +81,9 @@ def show_baselines(chosen: PcaControls, source: tuple, *, prefix: str) -> None:
     if heavy:
         summary = rounds_job(spec, chosen.seed, source, gate=f"{prefix}rounds_run")
     else:
-        with st.spinner("Running the rounds axis…"):
-            summary = call_core(rounds_table, spec, chosen.seed, source)
+        summary = call_core_with_spinner(
+            "Running the rounds axis…", rounds_table, spec, chosen.seed, source
+        )
     fig = built(rounds_figure, summary, y_title=Y_TITLE, algorithms=spec.sweep.algorithms)
     st.plotly_chart(
         presenter.style(fig), key=f"{prefix}rounds_chart", config=presenter.chart_config("rounds")
@@ -86,9 +93,7 @@ def show_baselines(chosen: PcaControls, source: tuple, *, prefix: str) -> None:
         f"δ = {chosen.delta:g}, the same total for every T; a one-shot algorithm spends it in "
         "one release (a flat line). Every T runs from the same seed (common random numbers)."
     )
-    st.dataframe(
-        _best(summary, spec.sweep.algorithms), hide_index=True, key=f"{prefix}rounds_best"
-    )
+    st.dataframe(_best(summary, spec.sweep.algorithms), hide_index=True, key=f"{prefix}rounds_best")
     st.caption(
         "Best T: the largest mean over the T swept (chosen on the same runs, so it flatters "
         "the iterative methods). Difference ± its standard error, sqrt(se² + se_CAPE²): every "

@@ -4,6 +4,12 @@ parameter and the link that reproduces it, and a "reproduce in Python" snippet.
 Files are built only when a download is clicked (callables): the HTML embeds plotly.js
 (~4 MB) and must not be rebuilt on every rerun of every session. The PNG comes from the
 chart's own modebar, at presentation resolution (:func:`ui.presenter.chart_config`).
+
+The row itself is drawn on demand too: under each figure one "Export" button, replaced by
+the row when clicked. The row is six messages to the browser (a block, two download buttons,
+a popover, its code and its parameters) that every rerun would otherwise send, and a slider
+move reruns the whole page (issue #36 item 4, docs/performance.md). A download button does not
+rerun the page (``on_click="ignore"``), so the row stays until the next move.
 """
 
 from __future__ import annotations
@@ -28,7 +34,20 @@ def page_link(page: str) -> str:
 def export_controls(
     container, fig: go.Figure, data: Callable[[], pd.DataFrame], spec: FigureExport
 ) -> None:
-    """CSV and HTML downloads (built on click) and the Python snippet, under a figure."""
+    """An "Export" button under a figure; clicked, the CSV and HTML downloads (built on
+    click) and the Python snippet in its place."""
+    key = f"{spec.stem}_export"
+    # A button's click is in the session's state from the start of the run it triggers
+    # (True for that run only): then the row is drawn where the button was.
+    if not st.session_state.get(key):
+        container.button(
+            "Export",
+            key=key,
+            icon=":material/download:",
+            help="The numbers behind the figure (CSV), a standalone interactive figure (HTML) "
+            "and the Python that reproduces it.",
+        )
+        return
     link = page_link(spec.page)
     # One wrapping row, each button as wide as its label: fixed columns squeezed the labels
     # to "N" and "F." in Paper figures' narrow panels (a button moves down instead).

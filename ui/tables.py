@@ -11,6 +11,10 @@ cached core call's result (:mod:`ui.cached.memo`) — is converted once::
 The table is the one Streamlit would have made of the frame (its own conversion, index and
 column types included), so the screen and the exported bytes are the same. Only frames that
 are never changed may pass: the table is found by the frame's identity.
+
+``st.table`` given an Arrow table converts it back to pandas on every call, only to see
+whether its index is a plain range to hide (~1 ms a table here); :func:`table` decides that on
+the frame and says so (``hide_index``), as ``st.table(frame)`` would.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import weakref
 from typing import Any
 
 import pandas as pd
+import streamlit as st
 from streamlit import dataframe_util
 
 from figures.memo import MISSING, Shelf
@@ -40,3 +45,10 @@ def arrow(frame: pd.DataFrame) -> Any:
     table = dataframe_util.convert_pandas_df_to_arrow_table(frame)
     _TABLES.put(key, (weakref.ref(frame), table))
     return table
+
+
+def table(frame: pd.DataFrame, container: Any = None) -> None:
+    """``st.table(frame)`` in ``container`` (default: the page) for a shared, never changed
+    frame: its :func:`arrow` table, the index hidden when it is a plain range (as Streamlit
+    decides it for a frame) without converting the table back to pandas."""
+    (container or st).table(arrow(frame), hide_index=dataframe_util.has_range_index(frame))

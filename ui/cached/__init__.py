@@ -28,6 +28,7 @@ from ui.cached.audit import (
 from ui.cached.core import (
     SPEC_HASH,
     call_core,
+    call_core_with_spinner,
     classic_warning,
 )
 from ui.cached.data import (
@@ -43,6 +44,7 @@ from ui.cached.paper import (
     paper_pool_spread,
 )
 from ui.cached.sites import (
+    CALIBRATION_GRID,
     DESIGNS,
     GAINS,
     accountant_curve,
@@ -81,6 +83,7 @@ from ui.cached.sweeps import (
 __all__ = [
     "AUDIT_VIEWS",
     "AUDIT_WORK",
+    "CALIBRATION_GRID",
     "DATA_SOURCES",
     "DESIGNS",
     "FILE_SOURCES",
@@ -97,6 +100,7 @@ __all__ = [
     "averaging_monte_carlo",
     "calibration_curve",
     "call_core",
+    "call_core_with_spinner",
     "classic_warning",
     "coalition_table",
     "collusion_curve_table",

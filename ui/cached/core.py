@@ -53,6 +53,18 @@ def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         st.stop()
 
 
+def call_core_with_spinner(text: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """:func:`call_core` under ``st.spinner(text)``, the spinner only when the result is not
+    remembered (:mod:`ui.cached.memo`). A spinner starts a timer thread and sends a message on
+    every rerun, ~4 % of a cached move on the PCA page (issue #36 item 4), and a remembered
+    result comes back before it would have shown."""
+    key = memo.key_of(fn, args, kwargs, SPEC_HASH) if isinstance(fn, CachedFunc) else None
+    if key is not None and memo.get(key) is not memo.MISSING:
+        return call_core(fn, *args, **kwargs)
+    with st.spinner(text):
+        return call_core(fn, *args, **kwargs)
+
+
 def classic_warning(calibration: str, epsilons) -> None:
     """Show the warning when the classic calibration meets ε ≥ 1 (not a proof there)."""
     if calibration == "classic" and max(epsilons) >= dpcore.CLASSIC_PROOF_LIMIT:

@@ -161,9 +161,7 @@ def coalition_table(
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 @compute_slot
-def collusion_curve_table(
-    sites: Sites, ng: bool, design: str = "cape"
-) -> pd.DataFrame:
+def collusion_curve_table(sites: Sites, ng: bool, design: str = "cape") -> pd.DataFrame:
     """The worst coalition of each size (:func:`dpcore.collusion_curve`: exact up to S = 12)."""
     made, sens = (sites.design(design), sites.sensitivities)
     return dpcore.collusion_curve(
@@ -172,9 +170,7 @@ def collusion_curve_table(
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
-def dropout_report(
-    sites: Sites, dropped: tuple[int, ...]
-) -> DropoutAnalysis:
+def dropout_report(sites: Sites, dropped: tuple[int, ...]) -> DropoutAnalysis:
     """Dropout noise per remedy (:func:`dpcore.dropout_analysis`) on the sites' mean design."""
     design = sites.design()
     return dpcore.dropout_analysis(design, dropped)
@@ -182,9 +178,7 @@ def dropout_report(
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 @compute_slot
-def dropout_pca_frame(
-    sites: Sites, dropped: tuple[int, ...], seed: int
-) -> pd.DataFrame:
+def dropout_pca_frame(sites: Sites, dropped: tuple[int, ...], seed: int) -> pd.DataFrame:
     """capePCA's captured energy with and without the dropout (:func:`dpcore.dropout_pca`)."""
     return dpcore.dropout_pca(
         n_per_site=sites.n_per_site,
@@ -196,6 +190,10 @@ def dropout_pca_frame(
         rng=seed,
         budget=classroom.BUDGET,
     )
+
+
+# The Privacy explorer's ε grid for its classic-vs-analytic chart: 61 log-spaced points
+CALIBRATION_GRID = tuple(float(x) for x in np.geomspace(0.01, 10, 61))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -214,9 +212,7 @@ def agn_budget(epsilon: float, delta: float) -> dict[str, float]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
-def release_multipliers(
-    sites: Sites, design: str, view: str
-) -> tuple[float, ...]:
+def release_multipliers(sites: Sites, design: str, view: str) -> tuple[float, ...]:
     """σ_s/Δ_s protecting each site in one view of one release (a site's mean in [0, 1])."""
     made, sens = (sites.design(design), sites.sensitivities)
     z = dpcore.view_noise_multipliers(made, sensitivity=sens, view=view)
@@ -281,9 +277,7 @@ def release_profiles(
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
-def trust_models_table(
-    sites: Sites, dim: int, bits: int, scale, sa_cal: str
-) -> TrustOverview:
+def trust_models_table(sites: Sites, dim: int, bits: int, scale, sa_cal: str) -> TrustOverview:
     """:func:`dpcore.trust_overview`: the table and the secure-aggregation round."""
     return dpcore.trust_overview(
         sites.n_per_site,
@@ -299,9 +293,7 @@ def trust_models_table(
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
-def trust_models_iterative(
-    sites: Sites, dim: int
-) -> pd.DataFrame:
+def trust_models_iterative(sites: Sites, dim: int) -> pd.DataFrame:
     """:func:`dpcore.analysis.trust_iterative.iterative_trust_table` at the page's sites."""
     return iterative_trust_table(
         sites.n_per_site,
