@@ -37,20 +37,7 @@ def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     A ``st.cache_data`` wrapper's result is remembered per process (:mod:`ui.cached.memo`):
     a call with equal arguments returns that one object, frozen, instead of the cache's copy.
     """
-    key = memo.key_of(fn, args, kwargs, SPEC_HASH) if isinstance(fn, CachedFunc) else None
-    if key is not None:
-        found = memo.get(key)
-        if found is not memo.MISSING:
-            return found
-    lock = flight(fn, args, kwargs)
-    try:
-        with lock or contextlib.nullcontext(), warnings.catch_warnings():
-            warnings.simplefilter("ignore", ClassicGaussianWarning)
-            result = fn(*args, **kwargs)
-        return result if key is None else memo.remember(key, result)
-    except ValueError as err:
-        show_error(err)
-        st.stop()
+    return _run(fn, args, kwargs, spinner=None)
 
 
 def call_core_with_spinner(text: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -58,11 +45,30 @@ def call_core_with_spinner(text: str, fn: Callable[..., T], *args: Any, **kwargs
     remembered (:mod:`ui.cached.memo`). A spinner starts a timer thread and sends a message on
     every rerun, ~4 % of a cached move on the PCA page (issue #36 item 4), and a remembered
     result comes back before it would have shown."""
+    return _run(fn, args, kwargs, spinner=text)
+
+
+def _run(fn: Callable[..., T], args: tuple, kwargs: dict, spinner: str | None) -> T:
+    """The one body of :func:`call_core` and :func:`call_core_with_spinner`: a remembered
+    result at once; else the call (one flight per request), under the spinner if asked."""
     key = memo.key_of(fn, args, kwargs, SPEC_HASH) if isinstance(fn, CachedFunc) else None
-    if key is not None and memo.get(key) is not memo.MISSING:
-        return call_core(fn, *args, **kwargs)
-    with st.spinner(text):
-        return call_core(fn, *args, **kwargs)
+    if key is not None:
+        found = memo.get(key)
+        if found is not memo.MISSING:
+            return found
+    lock = flight(fn, args, kwargs)
+    try:
+        with (
+            st.spinner(spinner) if spinner else contextlib.nullcontext(),
+            lock or contextlib.nullcontext(),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore", ClassicGaussianWarning)
+            result = fn(*args, **kwargs)
+        return result if key is None else memo.remember(key, result)
+    except ValueError as err:
+        show_error(err)
+        st.stop()
 
 
 def classic_warning(calibration: str, epsilons) -> None:
