@@ -131,22 +131,22 @@ _APP_BACKGROUND = """() => getComputedStyle(document.querySelector("[data-testid
 
 def switch_scheme(page, scheme: str, timeout: float = 120) -> None:
     """Show a settled page in the other colour scheme (``"light"`` or ``"dark"``) as a browser
-    whose system setting changes does, then rerun its script (Streamlit's R key) and wait until
-    that run has finished and the page is painted.
+    whose system setting changes does, and wait until the run the app then asks for has
+    finished and the page is painted.
 
     Streamlit follows ``prefers-color-scheme`` live, but the script learns the theme
     (``st.context.theme``, which the charts' lettering follows: ui/presenter.py) only from
-    the next run's request; after the rerun the page is drawn as a page opened in that
-    scheme. (The app asks for that rerun itself, ui/scheme.js; pressing R here as well makes
-    the run to wait for certain.)"""
+    the next run's request: the app asks for that run itself once Streamlit has taken the new
+    theme (ui/scheme.js), and after it the page is drawn as a page opened in that scheme. This
+    waits for that one run. (It also pressed R: two rerun requests ~50 ms apart, and a check
+    could meet the second run's faded elements: axe's contrast on the PCA page, CI-like run of
+    27 Nov 2026.)"""
     before = page.evaluate(_APP_BACKGROUND)
+    page.evaluate(_WATCH_RUN)
     page.emulate_media(color_scheme=scheme)
     page.wait_for_function(
         f"() => ({_APP_BACKGROUND})() !== {before!r}", timeout=timeout * 1000, polling=POLL_MS
     )
-    page.evaluate(_WATCH_RUN)
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    page.keyboard.press("r")
     page.wait_for_function("() => window.__capeRunDone", timeout=timeout * 1000, polling=POLL_MS)
     page.evaluate("() => { window.__capeSeen = window.__capeRuns; }")
     page.wait_for_function(_IDLE, arg=QUIET_MS, timeout=timeout * 1000, polling=POLL_MS)
