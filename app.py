@@ -17,6 +17,30 @@ st.set_page_config(
 )
 
 
+# (script, title, Material icon) by section; the first page is the default
+SECTIONS = {
+    "Learn": [
+        ("overview", "Overview", "home"),
+        ("learn", "Lessons", "school"),
+        ("protocol", "Protocol, step by step", "animation"),
+        ("averaging", "CAPE averaging", "functions"),
+        ("privacy", "Privacy explorer", "shield"),
+        ("glossary", "Glossary", "menu_book"),
+        ("classroom", "For the lecturer", "co_present"),
+    ],
+    "Beyond the paper": [
+        ("trust_models", "Trust models", "handshake"),
+        ("composition", "Repeated releases", "repeat"),
+        ("audit", "Attack audit", "gavel"),
+    ],
+    "Experiments": [
+        ("pca", "PCA", "show_chart"),
+        ("tensor", "Tensor decomposition", "view_in_ar"),
+        ("paper_figures", "Paper figures", "article"),
+    ],
+}
+
+
 def _pages() -> dict[str, list[st.Page]]:
     """The app's pages by section, made once per session: ``st.Page`` resolves its script's
     path on the disk (~0.1 ms a page, ~3 % of a cached slider move for the 12; issue #36
@@ -24,45 +48,16 @@ def _pages() -> dict[str, list[st.Page]]:
     made = st.session_state.get(PAGES_KEY)
     if made is None:
         made = st.session_state[PAGES_KEY] = {
-            "Learn": [
+            section: [
                 st.Page(
-                    "app_pages/overview.py", title="Overview", icon=":material/home:", default=True
-                ),
-                st.Page("app_pages/learn.py", title="Lessons", icon=":material/school:"),
-                st.Page(
-                    "app_pages/protocol.py",
-                    title="Protocol, step by step",
-                    icon=":material/animation:",
-                ),
-                st.Page(
-                    "app_pages/averaging.py", title="CAPE averaging", icon=":material/functions:"
-                ),
-                st.Page("app_pages/privacy.py", title="Privacy explorer", icon=":material/shield:"),
-                st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
-                st.Page(
-                    "app_pages/classroom.py", title="For the lecturer", icon=":material/co_present:"
-                ),
-            ],
-            "Beyond the paper": [
-                st.Page(
-                    "app_pages/trust_models.py", title="Trust models", icon=":material/handshake:"
-                ),
-                st.Page(
-                    "app_pages/composition.py", title="Repeated releases", icon=":material/repeat:"
-                ),
-                st.Page("app_pages/audit.py", title="Attack audit", icon=":material/gavel:"),
-            ],
-            "Experiments": [
-                st.Page("app_pages/pca.py", title="PCA", icon=":material/show_chart:"),
-                st.Page(
-                    "app_pages/tensor.py",
-                    title="Tensor decomposition",
-                    icon=":material/view_in_ar:",
-                ),
-                st.Page(
-                    "app_pages/paper_figures.py", title="Paper figures", icon=":material/article:"
-                ),
-            ],
+                    f"app_pages/{script}.py",
+                    title=title,
+                    icon=f":material/{icon}:",
+                    default=script == "overview",
+                )
+                for script, title, icon in entries
+            ]
+            for section, entries in SECTIONS.items()
         }
     return made
 
