@@ -228,9 +228,11 @@ def test_charts_follow_the_systems_scheme_while_a_page_is_open(server, tabs):
     for scheme in ("dark", "light", "dark", "light"):
         page.emulate_media(color_scheme=scheme)
         rgb = tuple(int(CHART_TEXT[scheme][i : i + 2], 16) for i in (1, 3, 5))
+        # The chart is redrawn by the rerun: between the old and the new drawing no tick
+        # exists, and getComputedStyle(null) would end the wait with a TypeError (CI, stop 44).
         page.wait_for_function(
-            f"() => getComputedStyle(document.querySelector({tick!r})).fill === "
-            f"'rgb({rgb[0]}, {rgb[1]}, {rgb[2]})'",
+            f"() => {{ const t = document.querySelector({tick!r}); return t !== null && "
+            f"getComputedStyle(t).fill === 'rgb({rgb[0]}, {rgb[1]}, {rgb[2]})'; }}",
             timeout=60_000,
             polling=200,
         )
