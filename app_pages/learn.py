@@ -7,6 +7,7 @@ content is data (learning/lessons/content.py).
 
 import streamlit as st
 
+from figures.memo import built
 from learning.lessons import LESSONS
 from learning.lessons.progress import (
     decode_done,
@@ -111,7 +112,9 @@ with left:
             help=control.help,
             format_func=fmt,
         )
-    scene = call_core(SCENES[step.scene], value)
+    # the scene (its figure and numbers) built once per (scene, value) and shared: a cached
+    # move rebuilt and validated the Plotly figure, ~58 % of the page (issue #36 item 4)
+    scene = call_core(built, SCENES[step.scene], value, key=(step.scene, value))
     numbers = scene.numbers
     text_slot.markdown(step.text.format(**numbers))
     if step.question is not None:

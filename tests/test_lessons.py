@@ -577,3 +577,29 @@ def test_the_collusion_step_opens_with_colluders_beyond_the_bound():
 
     step = next(t[2] for t in STEPS if t[2].key == "collusion")
     assert step.control.default > dpcore.collusion_bound(5)  # S = 5 equal sites
+
+
+@pytest.mark.app
+def test_a_step_builds_its_scene_once_per_value(monkeypatch):
+    # A move back to a value already shown reuses the scene (figure and numbers) built then,
+    # shared by the sessions (issue #36 item 4): rebuilding and validating its Plotly figure
+    # on every rerun was ~58 % of a cached move on this page. Before: one build per run.
+    from ui.lesson_scenes import SCENES
+
+    lesson, number, step = next(s for s in STEPS if s[2].control.kind != "segmented")
+    calls = []
+    real = SCENES[step.scene]
+
+    def counting(value):
+        calls.append(value)
+        return real(value)
+
+    monkeypatch.setitem(SCENES, step.scene, counting)
+    at = open_step(lesson, number)
+    key = "learn_" + step.control.key
+    home = at.select_slider(key=key).value
+    other = next(o for o in step.control.options if o != home)
+    for value in (other, home, other, home):
+        at.select_slider(key=key).set_value(value).run()
+        assert not at.exception and not at.error
+    assert calls == [home, other]  # each value's scene built once, four moves after
