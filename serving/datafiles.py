@@ -4,6 +4,10 @@ The directory is ``CAPE_DATA_DIR``, else ``data/`` next to ``app.py``. Students 
 name from what is there; they never type a path, and :mod:`dpcore.experiments.realdata` refuses any
 name that does not resolve (links followed) to a regular file directly inside the directory,
 with one message whatever the reason, so nothing can be learnt about the rest of the disk.
+
+Pages ask on every rerun; the directory's listing is kept per process and read again when
+:func:`stamp` changes (a file added, removed or renamed changes the directory's modification
+time), one ``stat`` instead of a listing and a path resolution per file (issue #36 item 4).
 """
 
 from __future__ import annotations
@@ -13,15 +17,35 @@ from pathlib import Path
 
 from dpcore.experiments import realdata
 
+_DEFAULT_DIR = str(Path(__file__).resolve().parents[1] / "data")  # resolved once
+_LISTING: dict[str, tuple[tuple, tuple[str, ...]]] = {}  # "files": (stamp, names)
+
 
 def data_dir() -> str:
     """The data directory: ``CAPE_DATA_DIR``, else ``data/`` next to ``app.py``."""
-    return str(realdata.data_directory() or Path(__file__).resolve().parents[1] / "data")
+    named = realdata.data_directory()
+    return str(named) if named is not None else _DEFAULT_DIR
+
+
+def stamp() -> tuple:
+    """What decides the data files a page finds: the directory, its modification time (None
+    when it is missing) and the operator's defaults (``CAPE_MNIST``, ``CAPE_COVTYPE``). Equal
+    stamps, the same files: per-process results about them may be keyed by it."""
+    directory = data_dir()
+    try:
+        mtime: int | None = os.stat(directory).st_mtime_ns
+    except OSError:
+        mtime = None
+    return (directory, mtime, *(os.environ.get(name, "") for name in realdata.ENV.values()))
 
 
 def data_files() -> list[str]:
-    """The names a student may pick (at most 500)."""
-    return realdata.data_files(data_dir())
+    """The names a student may pick (at most 500), listed again when :func:`stamp` changes."""
+    now = stamp()
+    kept = _LISTING.get("files")
+    if kept is None or kept[0] != now:
+        kept = _LISTING["files"] = (now, tuple(realdata.data_files(now[0])))
+    return list(kept[1])
 
 
 def file_picker(container, kind: str, label: str, key: str) -> str:

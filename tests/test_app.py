@@ -1,5 +1,6 @@
 """AppTest smoke and interaction tests of every page."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -295,6 +296,33 @@ def test_paper_figure_2_without_real_data_says_so(monkeypatch):
     assert len(at.get("plotly_chart")) == 10
     assert sum("shipped result" in c.value for c in at.caption) == 9
     assert not any("Press **Regenerate**" in c.value for c in at.caption)
+
+
+def test_paper_figures_look_for_their_data_files_once_per_state_of_the_directory(
+    monkeypatch, tmp_path
+):
+    # Whether each panel's data is here is asked again only when the data directory changes
+    # (serving.datafiles.stamp), not on every rerun (issue #36 item 4; before: each rerun
+    # asked load_dataset once per real-data panel of Figure 2).
+    import ui.cached
+
+    asked = []
+    real = ui.cached.load_dataset
+    monkeypatch.setattr(ui.cached, "load_dataset", lambda *a: asked.append(a) or real(*a))
+    monkeypatch.setenv("CAPE_DATA_DIR", str(tmp_path))
+    at = page("paper_figures.py").run()
+    assert not at.exception and not at.error
+    first = len(asked)
+    assert first == 6  # Figure 2's six real-data panels, asked once
+    at.slider(key="fig_runs").set_value(3).run()
+    at.slider(key="fig_runs").set_value(2).run()
+    assert not at.exception and not at.error and len(asked) == first
+    before = tmp_path.stat().st_mtime_ns
+    (tmp_path / "imgs.idx").write_bytes(b"")  # a new file: the directory has changed
+    if tmp_path.stat().st_mtime_ns == before:  # a coarse clock: move the directory's on
+        os.utime(tmp_path, ns=(before, before + 1_000_000_000))
+    at.slider(key="fig_runs").set_value(3).run()
+    assert not at.exception and len(asked) == 2 * first
 
 
 @pytest.mark.parametrize("figure", ["3", "4", "5"])
