@@ -202,3 +202,29 @@ def test_cape_every_round_audits_the_joint_view_of_all_rounds():
     assert table.loc["paper's design", "verdict"].startswith("✗ demonstrated")
     assert table.loc["joint-view-safe design", "verdict"].startswith("✓")
     assert any("200,000 games here plays 2 real" in m.value for m in at.markdown)
+
+
+def test_a_chart_drawn_again_is_serialised_once_and_reads_as_plotly_writes_it(monkeypatch):
+    # A rerun on a setting already drawn sends each chart's JSON made the first time (issue
+    # #36 item 4; the trade-off chart is ~121 kB): Plotly's encoder does not run again, and
+    # the text is byte for byte what st.plotly_chart makes with Plotly's own to_json.
+    import plotly.io
+    import plotly.io._json as plotly_json
+
+    from ui import presenter
+
+    at = page()
+    assert not at.exception and not at.error
+    drawn = [c.proto.spec for c in at.get("plotly_chart")]
+    assert len(drawn) == 2 and max(map(len, drawn)) > 100_000  # the trade-off chart
+    encoded = []
+    real = plotly_json.to_json_plotly
+    monkeypatch.setattr(
+        plotly_json, "to_json_plotly", lambda *a, **k: encoded.append(1) or real(*a, **k)
+    )
+    at.run()  # the same setting again
+    assert [c.proto.spec for c in at.get("plotly_chart")] == drawn
+    assert encoded == []  # before: one encoding per chart on every rerun
+    monkeypatch.setattr(plotly.io, "to_json", presenter._PLOTLY_TO_JSON)  # Plotly's own
+    at.run()
+    assert len(encoded) == 2 and [c.proto.spec for c in at.get("plotly_chart")] == drawn
