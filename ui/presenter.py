@@ -24,6 +24,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io
+import plotly.io._json as plotly_json
 import streamlit as st
 
 from figures import theme
@@ -235,7 +236,9 @@ class _Styled(dict):
     json: str | None = None
 
 
-_PLOTLY_TO_JSON = plotly.io.to_json  # Plotly's own
+# Plotly's own, from its module (plotly.io only re-exports it): a reload of this module wraps
+# it again, never its own wrapper
+_PLOTLY_TO_JSON = plotly_json.to_json
 
 
 def _to_json(fig: Any, *args: Any, **kwargs: Any) -> str:
