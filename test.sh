@@ -7,7 +7,8 @@ bash scripts/setup.sh
 # Both cores (pytest-xdist): tests are sent one at a time to two worker processes, the slow
 # ones first (tests/conftest.py); tests marked xdist_group("…") share one worker. Four workers
 # were faster in a warm checkout but not in a fresh clone (docs/performance.md, "The test
-# suite's time"). PYTEST_WORKERS=0 runs everything in this process.
+# suite's time"), and three slower than two now that a browser test keeps a core busy ("The
+# slow tests (issue #35)"). PYTEST_WORKERS=0 runs everything in this process.
 # Bytecode is cached between runs even where the environment says not to (this machine sets
 # PYTHONDONTWRITEBYTECODE=1): a second run then neither recompiles the project in each of
 # the many interpreters the suite starts nor redoes pytest's assertion rewriting of the test

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from module_marks import deselected_module
 from streamlit import config as streamlit_config
 from streamlit.components.v2 import manifest_scanner
 from xdist_groups import mark_groups
@@ -97,6 +98,13 @@ def _browser_missing() -> bool:
     """Playwright or Chromium is not installed (Playwright is imported only when asked: the
     fast lane has no browser test and need not pay for it)."""
     return importlib.util.find_spec("playwright") is None or not Path(CHROMIUM).exists()
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Leave out, unimported, a test module whose own ``pytestmark`` makes ``-m`` deselect all
+    its tests (the fast lane need not import the browser and app modules: tests/module_marks.py);
+    otherwise let pytest decide."""
+    return True if deselected_module(collection_path, config.option.markexpr) else None
 
 
 def pytest_collection_modifyitems(config, items):

@@ -46,6 +46,7 @@ def _five_concurrent_misses(caplog) -> tuple[list, list[str]]:
     return results, [r.getMessage() for r in caplog.records if r.name == "dpcore.cluster"]
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_costs_one_connection_attempt_not_five(
     monkeypatch, fresh_cluster_state, caplog
 ):
@@ -187,6 +188,7 @@ def _settle(lane) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_two_tabs_of_one_browser_hold_one_queue_place(tabs):
     assert tabs("tab-1") == tabs("tab-2") != tabs("other-1")
     assert tabs("unknown-tab") == "unknown-tab"  # no cookie: one place per session

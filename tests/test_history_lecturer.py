@@ -115,14 +115,22 @@ def screen(page) -> tuple:
     return urlsplit(page.url).path, values, tuple(sorted(shown.items()))
 
 
+# What a fresh browser shows at each URL asked for: the same at the same URL (same settings,
+# same seed, same figure), so each is loaded once per module (a page load costs Chromium
+# about 4 CPU-s, docs/performance.md).
+_FRESH: dict[str, tuple] = {}
+
+
 def fresh(tabs, url: str) -> tuple:
     """What a fresh browser shows at ``url``: a new document in a reused tab (conftest.py's
     ``tabs``: cookies and storage cleared), so a new Streamlit session with nothing but the
-    URL, at the same window size as the lecturer's."""
-    page = tabs()
-    page.goto(url)
-    settle(page)
-    return screen(page)
+    URL, at the same window size as the lecturer's; once per URL (``_FRESH``)."""
+    if url not in _FRESH:
+        page = tabs()
+        page.goto(url)
+        settle(page)
+        _FRESH[url] = screen(page)
+    return _FRESH[url]
 
 
 def lecturer(page, action) -> str:

@@ -116,6 +116,7 @@ def gone(monkeypatch) -> set[str]:
     return away
 
 
+@pytest.mark.slow
 def test_work_stops_when_its_session_goes_away(gone, monkeypatch):
     monkeypatch.setattr(jobs, "DISCONNECT_GRACE_SECONDS", 1.0)
     lane = _lane()

@@ -1,6 +1,7 @@
 """The suite's run order (tests/conftest.py): longest slow tests first, but a module marked
 ``in_file_order`` keeps its tests in file order (its fixture is shared state)."""
 
+import importlib
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import tests.conftest as conftest
+import tests.module_marks as module_marks
 
 
 class _Item:
@@ -73,3 +75,52 @@ def test_an_xdist_group_runs_on_one_worker(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:]
     workers = out.read_text().split()
     assert len(workers) == 3 and len(set(workers)) == 1, workers
+
+
+FAST_LANE = "not slow and not app and not browser"  # README's fast lane
+
+
+@pytest.mark.parametrize(
+    ("expression", "marks", "skipped"),
+    [
+        (FAST_LANE, {"browser", "slow"}, True),
+        (FAST_LANE, {"app"}, True),
+        (FAST_LANE, {"in_file_order"}, False),  # its tests may carry no excluding mark
+        (FAST_LANE, set(), False),
+        ("slow and not browser", {"slow"}, False),  # a test of it may lack ``browser``
+        ("slow and not browser", {"browser"}, True),
+        ("browser or slow", {"app"}, False),
+        ("not (browser or app)", {"app", "xdist_group"}, True),
+        ("not slow(reason=1)", {"slow"}, False),  # matches on arguments: left to pytest
+    ],
+)
+def test_a_module_is_skipped_only_when_no_test_of_it_could_be_selected(
+    tmp_path, expression, marks, skipped
+):
+    """tests/module_marks.py: the file's own ``pytestmark`` decides only when the expression is
+    false whatever other marks a test of it has."""
+    source = "import pytest\n\n"
+    if marks:
+        source += f"pytestmark = [{', '.join(f'pytest.mark.{m}' for m in sorted(marks))}]\n"
+    path = tmp_path / "test_x.py"
+    path.write_text(source + "\n\ndef test_x():\n    pass\n")
+    assert module_marks.module_marks(source) == marks
+    assert module_marks.deselected_module(path, expression) is skipped
+    assert not module_marks.deselected_module(path, "")  # no -m: every module collected
+    config = types.SimpleNamespace(option=types.SimpleNamespace(markexpr=expression))
+    assert conftest.pytest_ignore_collect(path, config) is (True if skipped else None)
+    path.write_text(source + '\n\ndef f():\n    """>>> 1\n    1"""\n')  # a doctest has no marks
+    assert not module_marks.deselected_module(path, expression)
+
+
+@pytest.mark.slow
+def test_each_modules_marks_read_from_its_source_are_the_ones_pytest_sees():
+    """tests/module_marks.py reads ``pytestmark`` from the source without importing it; for
+    every test module here, the names it reads are those of the imported module's marks
+    (in the full suite every module is imported already)."""
+    tests = Path(__file__).resolve().parent
+    for path in sorted(tests.rglob("test_*.py")):
+        name = ".".join(path.relative_to(tests.parent).with_suffix("").parts)
+        marks = getattr(importlib.import_module(name), "pytestmark", [])
+        marks = marks if isinstance(marks, list) else [marks]
+        assert module_marks.module_marks(path.read_text()) == {m.name for m in marks}, path

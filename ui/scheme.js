@@ -23,13 +23,20 @@
       window.__capeRerunKey = false;
     }
   }
+  // The background of the scheme the script last learnt. On a page's first change Streamlit
+  // takes the new theme before this listener runs (the background is new already, and waiting
+  // for it to change again ran into the 3 s limit: the charts kept the old lettering that
+  // long); on later changes it takes it after. Either shows as a background unlike this one.
+  let learnt = background();
   window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", function () {
     const before = background();
     let tries = 0;
     const timer = setInterval(function () {
       tries += 1;
-      if (background() !== before || tries >= 60) {  // 3 s at most
+      const now = background();
+      if (now !== before || now !== learnt || tries >= 60) {  // 3 s at most
         clearInterval(timer);
+        learnt = now;
         rerun();
       }
     }, 50);

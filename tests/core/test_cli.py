@@ -207,6 +207,7 @@ def test_paper_cli_writes_csv_and_claims_without_plotly(tmp_path, capsys, monkey
     ).hexdigest()
 
 
+@pytest.mark.slow
 def test_paper_cli_with_an_unreachable_scheduler_is_one_line_and_exit_2(
     tmp_path, capsys, monkeypatch
 ):

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REQUEST = {"epsilon": (0.1, 0.5), "dim": 20, "k": 3, "runs": 2, "seed": 4}
 
 
+@pytest.mark.slow
 def test_request_key_is_the_same_in_every_process_and_names_the_request():
     key = cluster.request_key(dpcore.pca_sweep, **REQUEST)
     code = (

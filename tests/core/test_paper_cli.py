@@ -31,6 +31,7 @@ def test_the_installed_cli_says_why_it_draws_no_html(monkeypatch):
         assert maker is None and "python -m paper, a checkout" in why
 
 
+@pytest.mark.slow
 def test_python_m_dpcore_paper_is_the_paper_cli(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "dpcore", "paper", "--figure", "nope"],

@@ -161,6 +161,7 @@ MANY_RUNS = {"epsilon": [0.1, 1.0, 10.0], "runs": 2000}
 LARGE_DIM = {"epsilon": [0.1, 1.0, 10.0], "dim": 1000, "k": 10, "runs": 100}
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 def test_the_library_sets_no_limit_unless_asked(monkeypatch):
     # before: pca_sweep refused both with "the limit is 5,000" / "about 18 minutes"

@@ -49,6 +49,7 @@ def test_claim_checks_can_fail():
     assert not verdicts["capePCA lies between conv and non-private at every ε ≥ 0.1"]
 
 
+@pytest.mark.slow
 def test_tensor_panel_claims_hold():
     panel = paper.get_panel("3a")
     results = {r.claim: r for r in paper.check_claims(panel, paper.run_panel(panel, runs=10))}
@@ -69,6 +70,7 @@ def test_cli_writes_csv_html_and_claims(tmp_path, capsys):
     assert "4a: STM D=10" in out and ("✓" in out or "✗" in out)
 
 
+@pytest.mark.slow
 def test_cli_real_data_panel_from_a_local_file_and_skip_without(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("CAPE_COVTYPE", raising=False)
     main(["--figure", "2c", "--runs", "1", "--out", str(tmp_path)])
@@ -170,6 +172,7 @@ def test_fig_2a_default_pool_is_unlucky_and_the_spread_says_so():
         paper.pool_spread("2b")
 
 
+@pytest.mark.slow
 def test_standins_keep_the_panel_and_fit_the_bundled_pool():
     from dpcore.experiments import paper, realdata
 

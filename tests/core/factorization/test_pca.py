@@ -230,6 +230,7 @@ def test_sweep_rejects_bad_input(kwargs, match):
         pca_sweep(**{**SMALL, **kwargs})
 
 
+@pytest.mark.slow
 def test_import_dpcore_does_not_import_ui_libraries():
     code = "import sys, dpcore; print(any(m in sys.modules for m in ('streamlit', 'plotly')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

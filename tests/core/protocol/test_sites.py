@@ -103,6 +103,7 @@ def test_a_bad_field_is_refused_naming_it(changes, error, names):
         dpcore.Sites(**fields)
 
 
+@pytest.mark.slow
 def test_its_repr_is_a_cache_key_the_same_in_every_process():
     # ui.cached keys st.cache_data on repr(Sites) (SPEC_HASH): every float by repr, so two
     # processes (different string-hash seeds) agree, and the repr rebuilds an equal record.
