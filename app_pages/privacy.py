@@ -1,5 +1,7 @@
 """Privacy explorer: who sees what, collusion, dropouts and honest calibration."""
 
+from contextlib import nullcontext
+
 import streamlit as st
 
 import dpcore
@@ -198,7 +200,8 @@ if presenter.is_on():  # the demo's two controls beside its chart, the table und
     table_box = st.container()
 else:
     left, right = st.columns([3, 2])
-    table_box, chart_box = st.container(), st.container()
+    # drawn in order under the controls: no container blocks needed (each costs a message, #36)
+    table_box = chart_box = nullcontext()
 colluders = url_bound(
     left.multiselect,
     "Sites colluding with the aggregator",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import zlib
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -348,8 +349,11 @@ def site_settings(controls, prefix: str, *, side=None, table_box=None) -> tuple[
         "sum to 1.",
     )
     calibration = calibration_radio(side, prefix=prefix)
-    # a callable makes its container only now, under the controls above
-    box = table_box() if callable(table_box) else (table_box or st.container())
+    # a callable makes its container only now, under the controls above; none given: the
+    # page's flow right here (nothing else is drawn in between: no block, one message less
+    # per rerun, #36)
+    given = table_box() if callable(table_box) else table_box
+    box = st if given is None else given
     with box.expander("The sites as text (copy, paste, share)"):
         text = bound(
             st.text_input,
@@ -363,7 +367,7 @@ def site_settings(controls, prefix: str, *, side=None, table_box=None) -> tuple[
     try:
         rows = _parse(text)
     except ValueError as err:
-        with box:
+        with nullcontext() if given is None else given:
             show_error(err)
         rows = _default_rows(sites)
     if len(rows) != sites:  # a hand-made link: S decides, as if the slider had just moved
