@@ -47,6 +47,7 @@ class Quote:
     text: str
     compute: Callable[[], dict[str, Any]]
     measured: bool = False  # Monte Carlo over seeds: run with --measured, not by the test
+    slow: bool = False  # over a second to recompute: the test leaves it to the full suite
 
     def rendered(self) -> str:
         return _flat(self.text.format(**self.compute()))
@@ -63,13 +64,13 @@ def _flat(text: str) -> str:
 QUOTES: list[Quote] = []
 
 
-def quote(doc: str, *texts: str, measured: bool = False):
+def quote(doc: str, *texts: str, measured: bool = False, slow: bool = False):
     """Register ``texts`` of ``doc`` (under docs/ unless it has a slash) as filled by the
     decorated function."""
 
     def register(fn: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
         path = doc if "/" in doc or doc == "README.md" else f"docs/{doc}"
-        QUOTES.extend(Quote(path, t, cache(fn), measured) for t in texts)
+        QUOTES.extend(Quote(path, t, cache(fn), measured, slow) for t in texts)
         return fn
 
     return register
@@ -747,6 +748,7 @@ def _lesson5() -> dict[str, Any]:
     "± {otd[conv_se]:.3f}: {otd[z]:.1f} standard errors)",
     '"about the same" ({low_z:.1f} standard errors)',
     "the lesson's {pca_cape:.1f} % / {pca_conv:.1f} %",
+    slow=True,  # three lesson scenes and a tensor sweep: ~2 s
 )
 def _lesson5_quotes() -> dict[str, Any]:
     return _lesson5()

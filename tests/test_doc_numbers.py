@@ -27,7 +27,11 @@ NUMBERS = _load()
 CHEAP = [q for q in NUMBERS.QUOTES if not q.measured]
 
 
-@pytest.mark.parametrize("quote", CHEAP, ids=[f"{Path(q.doc).name}:{q.text[:40]}" for q in CHEAP])
+@pytest.mark.parametrize(
+    "quote",
+    [pytest.param(q, marks=pytest.mark.slow) if q.slow else q for q in CHEAP],
+    ids=[f"{Path(q.doc).name}:{q.text[:40]}" for q in CHEAP],
+)
 def test_the_doc_quotes_the_recomputed_number(quote):
     assert quote.holds(), f"{quote.doc} should read {quote.rendered()!r}"
 

@@ -34,6 +34,7 @@ def _alive(pid: int) -> bool:
         return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
 
 
+@pytest.mark.slow  # two job processes start and answer: over a second alone (the fast lane's rule)
 def test_a_job_returns_its_value_or_its_refusal():
     out = worker.run(dpcore.gaussian_sigma, 1.0, epsilon=0.5, delta=1e-5, limits=FAST)
     assert out.status == "ok" and out.value == pytest.approx(

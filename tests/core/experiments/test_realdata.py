@@ -227,7 +227,10 @@ def test_csv_size_limit_and_type():
         load_csv("1,2\n3,4")
 
 
-@pytest.mark.parametrize("name", BUNDLED)
+@pytest.mark.parametrize(
+    "name",  # the 5,000 × 784 MNIST subset's PCA takes over a second (the fast lane's rule)
+    [pytest.param(n, marks=pytest.mark.slow) if n == "mnist_5k" else n for n in BUNDLED],
+)
 def test_bundled_sets_and_pca_on_them(name):
     ds = load_bundled(name)
     assert ds.dim in (64, 30, 13, 784) and ds.n_samples >= 178
