@@ -12,13 +12,13 @@ time), one ``stat`` instead of a listing and a path resolution per file (issue #
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
 from dpcore.experiments import realdata
 
 _DEFAULT_DIR = str(Path(__file__).resolve().parents[1] / "data")  # resolved once
-_LISTING: dict[str, tuple[tuple, tuple[str, ...]]] = {}  # "files": (stamp, names)
 
 
 def data_dir() -> str:
@@ -39,13 +39,14 @@ def stamp() -> tuple:
     return (directory, mtime, *(os.environ.get(name, "") for name in realdata.ENV.values()))
 
 
+@functools.lru_cache(maxsize=1)  # the listing of the latest stamp
+def _listing(now: tuple) -> tuple[str, ...]:
+    return tuple(realdata.data_files(now[0]))
+
+
 def data_files() -> list[str]:
     """The names a student may pick (at most 500), listed again when :func:`stamp` changes."""
-    now = stamp()
-    kept = _LISTING.get("files")
-    if kept is None or kept[0] != now:
-        kept = _LISTING["files"] = (now, tuple(realdata.data_files(now[0])))
-    return list(kept[1])
+    return list(_listing(stamp()))
 
 
 def file_picker(container, kind: str, label: str, key: str) -> str:
