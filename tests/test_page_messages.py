@@ -7,12 +7,9 @@ chart containers, drawn in order anyway; the sites table's own container, drawn 
 it stands), so a layout wrapper added back fails here.
 """
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
+from test_app import page
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.app
 
 
@@ -23,9 +20,7 @@ def nodes(block) -> int:
 
 
 def rerun_nodes(name: str) -> int:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.switch_page(f"app_pages/{name}")
-    at.run()
+    at = page(name).run()
     assert not at.exception and not at.error
     return nodes(at.main)
 
