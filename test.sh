@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up (first time only) and run the whole test suite (with the core's doctests), then the
-# type checker on the core and the lint (numpydoc docstring rules on the core).
+# Set up (first time only) and run the whole test suite (with the core's doctests) with the
+# type checker beside it, then the lint (numpydoc docstring rules on the core).
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
@@ -14,6 +14,18 @@ bash scripts/setup.sh
 # the many interpreters the suite starts nor redoes pytest's assertion rewriting of the test
 # modules (about 8 CPU-s per worker; docs/performance.md, "The fast lane").
 unset PYTHONDONTWRITEBYTECODE
-.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
-.venv/bin/python -m mypy
+# The type check runs beside the tests at the lowest CPU priority: it takes about a minute of
+# one core in a fresh clone and only the cores' idle moments while the tests run (a test
+# waiting on a timeout, the last test of a worker), instead of a minute after them.
+checks="$(mktemp)"
+nice -n 19 .venv/bin/python -m mypy >"$checks" 2>&1 &
+mypy_pid=$!
+trap 'kill "$mypy_pid" 2>/dev/null || true; rm -f "$checks"' EXIT
+tests=0
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@" || tests=$?
+typing=0
+wait "$mypy_pid" || typing=$?
+cat "$checks"
 .venv/bin/python -m ruff check .
+if [ "$tests" -ne 0 ]; then exit "$tests"; fi
+exit "$typing"
