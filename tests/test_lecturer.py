@@ -253,32 +253,42 @@ def test_presenter_mode_fits_a_projector(server, tabs):
         page.screenshot(path=str(SHOTS / f"presenter-privacy-{theme}.png"))
 
 
-@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_phone_width_keeps_the_chart_visible(server, tabs, dark):
-    theme = "dark" if dark else "light"
+TO_TOP = "() => document.querySelectorAll('*').forEach(e => { if (e.scrollTop) e.scrollTop = 0; })"
+
+
+def test_phone_width_keeps_the_chart_visible(server, tabs):
+    """PCA at a phone's width, light, then the same page switched to dark
+    (browser_wait.switch_scheme: a rerun, as on a page opened dark; one page load fewer, #35):
+    the chart shown, its toolbar clear of the legend; then the sidebar opened over the chart
+    in dark, and switched back to light, leaves the chart visible under it."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page = tabs(width=390, height=844, dark=dark)
+    page = tabs(width=390, height=844)
     page.goto(f"{server}/pca")
     page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=120_000)
     settle(page)
-    no_errors(page)
-    page.screenshot(path=str(SHOTS / f"phone-pca-{theme}.png"))
-    # the toolbar (modebar), shown on touch or hover, never covers legend entries
     chart = page.locator("[data-testid='stPlotlyChart']").first
-    chart.evaluate("e => e.scrollIntoView({block: 'end'})")  # the chart at the bottom
-    chart.hover()
-    page.locator(".modebar").first.wait_for(state="visible", timeout=30_000)
-    still(page, ".modebar")
-    legend = page.locator(".legend").first.bounding_box()
-    modebar = page.locator(".modebar").first.bounding_box()
-    assert legend and modebar
-    apart_x = min(legend["x"] + legend["width"], modebar["x"] + modebar["width"]) <= max(
-        legend["x"], modebar["x"]
-    )
-    apart_y = min(legend["y"] + legend["height"], modebar["y"] + modebar["height"]) <= max(
-        legend["y"], modebar["y"]
-    )
-    assert apart_x or apart_y
+    for theme in ("light", "dark"):
+        if theme == "dark":
+            page.mouse.move(0, 0)  # off the chart: its toolbar hides until hovered again
+            page.evaluate(TO_TOP)  # the first screen again, as a page opened dark shows it
+            browser_wait.switch_scheme(page, theme)
+        no_errors(page)
+        page.screenshot(path=str(SHOTS / f"phone-pca-{theme}.png"))
+        # the toolbar (modebar), shown on touch or hover, never covers legend entries
+        chart.evaluate("e => e.scrollIntoView({block: 'end'})")  # the chart at the bottom
+        chart.hover()
+        page.locator(".modebar").first.wait_for(state="visible", timeout=30_000)
+        still(page, ".modebar")
+        legend = page.locator(".legend").first.bounding_box()
+        modebar = page.locator(".modebar").first.bounding_box()
+        assert legend and modebar, theme
+        apart_x = min(legend["x"] + legend["width"], modebar["x"] + modebar["width"]) <= max(
+            legend["x"], modebar["x"]
+        )
+        apart_y = min(legend["y"] + legend["height"], modebar["y"] + modebar["height"]) <= max(
+            legend["y"], modebar["y"]
+        )
+        assert apart_x or apart_y, theme
     # the sidebar opened over the chart in view: the chart stays visible under it
     page.locator("[data-testid='stExpandSidebarButton']").first.click()
     page.wait_for_function(  # in view: slid in from the left (collapsed, it sits left of 0)
@@ -287,11 +297,15 @@ def test_phone_width_keeps_the_chart_visible(server, tabs, dark):
         timeout=30_000,
         polling=50,
     )
-    still(page, "[data-testid='stSidebar']")
-    page.screenshot(path=str(SHOTS / f"phone-pca-sidebar-{theme}.png"))
-    sheet = page.locator("[data-testid='stSidebar']").first.bounding_box()
-    plot = chart.locator(".main-svg").first.bounding_box()
-    assert sheet["y"] + sheet["height"] <= plot["y"] + 40  # at most the toolbar strip
+    for theme in ("dark", "light"):
+        if theme == "light":
+            browser_wait.switch_scheme(page, theme)
+        no_errors(page)
+        still(page, "[data-testid='stSidebar']")
+        page.screenshot(path=str(SHOTS / f"phone-pca-sidebar-{theme}.png"))
+        sheet = page.locator("[data-testid='stSidebar']").first.bounding_box()
+        plot = chart.locator(".main-svg").first.bounding_box()
+        assert sheet["y"] + sheet["height"] <= plot["y"] + 40, theme  # at most the toolbar
 
 
 PHONE_AGENT = (
