@@ -178,8 +178,8 @@ def browser():
 
 @pytest.fixture(scope="module")
 def tabs(browser):
-    """``tab(width=, height=, dark=)``: a browser tab to ``goto`` the app in, one per colour
-    scheme, reused by the module's tests. Each ``goto`` opens a new document, so a new
+    """``tab(width=, height=, dark=, phone=)``: a browser tab to ``goto`` the app in, one per
+    colour scheme and kind of browser (a desktop's, a phone's), reused by the module's tests. Each ``goto`` opens a new document, so a new
     Streamlit session, as a fresh browser would; cookies and storage are cleared before each
     use. What a tab does not start afresh is its history list (tests of Back/Forward open
     their own context) and the browser's caches: a new context costs Chromium about 4.4
@@ -187,17 +187,20 @@ def tabs(browser):
     tests load some 150 pages."""
     import browser_wait  # imports playwright, which a machine without a browser lacks
 
-    opened: dict[bool, object] = {}
+    opened: dict[tuple[bool, bool], object] = {}
 
-    def tab(*, width: int = 1400, height: int = 1000, dark: bool = False):
-        page = opened.get(dark)
+    def tab(*, width: int = 1400, height: int = 1000, dark: bool = False, phone: bool = False):
+        """``phone``: a phone's browser (mobile, touch, a phone's user agent: PHONE)."""
+        page = opened.get((dark, phone))
         if page is None:
             context = browser.new_context(
+                viewport={"width": width, "height": height},
                 color_scheme="dark" if dark else "light",
                 accept_downloads=True,
+                **(PHONE if phone else {}),
                 **browser_wait.CONTEXT,
             )
-            page = opened[dark] = context.new_page()
+            page = opened[dark, phone] = context.new_page()
         else:
             page.context.clear_cookies()
             page.evaluate(CLEAR_STORAGE)
@@ -210,6 +213,14 @@ def tabs(browser):
     for page in opened.values():
         page.context.close()
 
+
+# What a phone's browser tells the app and the page (a viewport as in ``tabs``' tab)
+PHONE = {
+    "is_mobile": True,
+    "has_touch": True,
+    "user_agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1",
+}
 
 # The app's origin keeps a few things in the browser (Streamlit's nav folding, sidebar width);
 # a reused tab forgets them, as a fresh browser has none.

@@ -8,10 +8,9 @@ artifacts/screenshots/learn/ (one per step and theme).
 
 from __future__ import annotations
 
-import time
-
 import browser_wait
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_browser import SHOTS, _assert_no_errors, errors_shown
 
 from learning.lessons import LESSONS
@@ -19,6 +18,7 @@ from learning.lessons import LESSONS
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 OUT = SHOTS / "learn"
 OTHER = {"light": "dark", "dark": "light"}
+ONE_CHART = """() => document.querySelectorAll("[data-testid='stPlotlyChart']").length === 1"""
 
 
 def _settle(page, timeout: float = 90) -> None:
@@ -34,9 +34,10 @@ def _check_and_shoot(page, name: str, settled: bool = False) -> None:
     errors = errors_shown(page)
     assert not errors, (name, errors)
     charts = page.locator("[data-testid='stPlotlyChart']")
-    deadline = time.time() + 30
-    while charts.count() != 1 and time.time() < deadline:  # a stale chart fades after a rerun
-        time.sleep(0.3)
+    try:  # a stale chart fades after a rerun
+        page.wait_for_function(ONE_CHART, timeout=30_000, polling=browser_wait.POLL_MS)
+    except PlaywrightTimeout:
+        pass  # the assertion names the screen
     assert charts.count() == 1, name
     OUT.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(OUT / f"{name}.png"))

@@ -308,25 +308,11 @@ def test_phone_width_keeps_the_chart_visible(server, tabs):
         assert sheet["y"] + sheet["height"] <= plot["y"] + 40, theme  # at most the toolbar
 
 
-PHONE_AGENT = (
-    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
-    "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
-)
-
-
-def test_a_presenter_link_opened_on_a_phone_keeps_a_readable_chart(server, browser):
+def test_a_presenter_link_opened_on_a_phone_keeps_a_readable_chart(server, tabs):
     # A student opens the lecturer's shared presenter link on a phone: the projector's large
     # lettering (its legend alone was taller than the plot) gives way to the phone layout.
     # Light, then the same page switched to dark (browser_wait.switch_scheme).
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844},
-        color_scheme="light",
-        is_mobile=True,
-        has_touch=True,
-        user_agent=PHONE_AGENT,
-        **browser_wait.CONTEXT,
-    )
-    page = context.new_page()
+    page = tabs(width=390, height=844, phone=True)
     page.goto(f"{server}/pca?present=true")
     page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=120_000)
     settle(page)
@@ -347,17 +333,12 @@ def test_a_presenter_link_opened_on_a_phone_keeps_a_readable_chart(server, brows
         assert plot["height"] >= 240, (theme, plot)
         # the legend below, not over the plot
         assert legend["y"] >= plot["y"] + plot["height"], theme
-    context.close()
 
 
-def test_on_a_phone_epsilon_is_on_the_first_screen_of_pca_and_tensor(server, browser):
+def test_on_a_phone_epsilon_is_on_the_first_screen_of_pca_and_tensor(server, tabs):
     # Issue #40 item 8: on a phone ε sat three screens deep in the sidebar's sheet. The
     # page's key controls (S, N_s, ε, δ) now open on the page itself, above the chart.
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-        user_agent=PHONE_AGENT, **browser_wait.CONTEXT,
-    )  # fmt: skip
-    page = context.new_page()
+    page = tabs(width=390, height=844, phone=True)
     for path in ("pca", "tensor"):
         page.goto(f"{server}/{path}")
         page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=120_000)
@@ -367,7 +348,6 @@ def test_on_a_phone_epsilon_is_on_the_first_screen_of_pca_and_tensor(server, bro
         box = eps.bounding_box()
         assert eps.is_visible() and box, path
         assert box["y"] + box["height"] <= 844, (path, box)
-    context.close()
 
 
 def download(page, name: str) -> bytes:
