@@ -179,12 +179,12 @@ def browser():
 @pytest.fixture(scope="module")
 def tabs(browser):
     """``tab(width=, height=, dark=, phone=)``: a browser tab to ``goto`` the app in, one per
-    colour scheme and kind of browser (a desktop's, a phone's), reused by the module's tests. Each ``goto`` opens a new document, so a new
-    Streamlit session, as a fresh browser would; cookies and storage are cleared before each
-    use. What a tab does not start afresh is its history list (tests of Back/Forward open
-    their own context) and the browser's caches: a new context costs Chromium about 4.4
-    CPU-seconds per page load, a reused tab about 2 (docs/performance.md), and the browser
-    tests load some 150 pages."""
+    colour scheme and kind of browser (a desktop's, a phone's), reused by the module's tests.
+    Each ``goto`` opens a new document, so a new Streamlit session, as a fresh browser would;
+    cookies and storage are cleared before each use. What a tab does not start afresh is its
+    history list (tests of Back/Forward open their own context) and the browser's caches: a
+    new context costs Chromium about 4.4 CPU-seconds per page load, a reused tab about 2
+    (docs/performance.md), and the browser tests load some 150 pages."""
     import browser_wait  # imports playwright, which a machine without a browser lacks
 
     opened: dict[tuple[bool, bool], object] = {}
