@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from benchmarks.chromium_cpu import process_type
 from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_server
-from benchmarks.tree_cpu import TICK, descendants
+from benchmarks.tree_cpu import descendants, read_stat
 
 PAGES = [("pca", 1), ("privacy", 2), ("paper_figures", 1)]  # path, Plotly charts on load
 REPEATS = 2
@@ -32,9 +31,8 @@ def _browsers() -> set[int]:
 
 def tree_cpu(root: int) -> float:
     """CPU seconds so far of ``root`` and every process below it."""
-    stat = Path(f"/proc/{root}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    own = (int(fields[11]) + int(fields[12])) / TICK
+    stat = read_stat(f"/proc/{root}/stat")
+    own = stat[1] if stat is not None else 0.0
     return own + sum(cpu for cpu, _ in descendants(root).values())
 
 

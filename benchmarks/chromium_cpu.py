@@ -17,12 +17,7 @@ import subprocess
 import sys
 import time
 
-from benchmarks.tree_cpu import POLL_SECONDS, TICK, descendants
-
-
-def _cpu(stat: str) -> float:
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+from benchmarks.tree_cpu import POLL_SECONDS, descendants, read_stat
 
 
 def process_type(pid: int) -> str | None:
@@ -51,12 +46,8 @@ def threads(pid: int) -> dict[int, tuple[float, str]]:
     except OSError:
         return found
     for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        found[int(tid)] = (_cpu(stat), stat[stat.index("(") + 1 : stat.rindex(")")])
+        if (stat := read_stat(f"/proc/{pid}/task/{tid}/stat")) is not None:
+            found[int(tid)] = stat[1:]
     return found
 
 

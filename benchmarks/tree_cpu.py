@@ -20,21 +20,27 @@ POLL_SECONDS = 0.3
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+def read_stat(path: str) -> tuple[int, float, str] | None:
+    """(parent pid, CPU seconds so far, name) from a ``/proc/…/stat`` file, or None if the
+    process or thread is gone."""
+    try:
+        with open(path) as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    cpu = (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+    return int(fields[1]), cpu, stat[stat.index("(") + 1 : stat.rindex(")")]
+
+
 def descendants(root: int) -> dict[int, tuple[float, str]]:
     """Every descendant of ``root``: pid → (CPU seconds so far, process name)."""
     children: dict[int, list[tuple[int, float, str]]] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or (stat := read_stat(f"/proc/{entry}/stat")) is None:
             continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        cpu = (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        children.setdefault(int(fields[1]), []).append((int(entry), cpu, name))
+        parent, cpu, name = stat
+        children.setdefault(parent, []).append((int(entry), cpu, name))
     found: dict[int, tuple[float, str]] = {}
     todo = [root]
     while todo:
