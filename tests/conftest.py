@@ -26,18 +26,26 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-def _pin_blas_kernel() -> None:
-    """Run OpenBLAS's Haswell (AVX2) kernels on any x86-64 CPU that has AVX2 and FMA.
+def _pin_cpu_kernels() -> None:
+    """Run OpenBLAS's Haswell (AVX2) kernels, and NumPy's AVX2 loops, on any x86-64 CPU that
+    has AVX2 and FMA.
 
     OpenBLAS picks its kernels by CPU at load time (SkylakeX on AVX-512 machines, Haswell or
     Zen on others), and kernels of different vector widths block their sums differently.
     Most frames move by rounding only, but the noise-dominated tensor cases (one site's
     noise, small ε) restart the power method from several starts and keep the best: a
     last-bit change can pick another start, and their numbers then move by their whole
-    Monte Carlo spread (seen: 0.75 of a column on an AMD EPYC with AVX-512). The frame
-    reference (tests/frame_reference.json) and the default seed's band
-    (tests/test_default_seed.py) were recorded with the Haswell kernels; pinning them makes
-    those checks mean the same on every x86-64 CI machine. Must be set before NumPy loads.
+    Monte Carlo spread (seen: 0.75 of a column on an AMD EPYC with AVX-512). NumPy likewise
+    dispatches its ufuncs (exp, log, power, …) to AVX-512 loops where the CPU has them, whose
+    results differ from the AVX2 loops' in the last bit (seen on 2026-11-28, an AMD EPYC with
+    AVX-512: the audit's α and a trust-model ε of tests/test_numbers_unchanged.py, one ulp
+    each). The frame reference (tests/frame_reference.json), the numbers reference
+    (tests/numbers_reference.json) and the default seed's band (tests/test_default_seed.py)
+    were recorded with the AVX2 kernels; pinning them makes those checks mean the same on
+    every x86-64 CI machine; the servers and workers the tests start inherit both. The names
+    are the locked NumPy's AVX-512 dispatch targets (``numpy.show_runtime()``); one the CPU
+    lacks is skipped silently, one NumPy does not know is an ImportWarning. Must be set before
+    NumPy loads.
     """
     if platform.machine() not in ("x86_64", "AMD64"):
         return
@@ -48,9 +56,10 @@ def _pin_blas_kernel() -> None:
         return
     if {"avx2", "fma"} <= set(flags):
         os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
+        os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")
 
 
-_pin_blas_kernel()
+_pin_cpu_kernels()
 
 # Students see a generic message for an unexpected exception (.streamlit/config.toml); tests
 # must see the real one, or a failing fuzz step says nothing (servers the browser tests start

@@ -8,9 +8,10 @@ of two results is equal only if every bit is), every string and integer exactly.
 written as :func:`frames.frame_record` (tests/frames.py) writes it.
 
 Exact and not 1e-9 (as tests/core/experiments/test_frame_hashes.py allows): a move of code
-changes no arithmetic, and this machine's BLAS (one thread, the Haswell kernels tests/conftest.py
-chooses) is the one the reference was written with. On another CPU kernel or BLAS build the
-PCA and tensor cases may move by rounding; regenerate the reference there before a refactor::
+changes no arithmetic, and this machine's BLAS and NumPy loops (one thread, the AVX2 kernels
+tests/conftest.py chooses, also on an AVX-512 CPU) are the ones the reference was written
+with. On another CPU kernel or BLAS build (an ARM machine, say) the cases may move by
+rounding; regenerate the reference there before a refactor::
 
     PYTHONPATH=. .venv/bin/python tests/test_numbers_unchanged.py --write [CASE ...]
 
