@@ -13,11 +13,9 @@ CPU counts up to the last poll before it exits.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
 
-from benchmarks.tree_cpu import POLL_SECONDS, descendants, read_stat
+from benchmarks.tree_cpu import Tree, read_stat, watch
 
 
 def process_type(pid: int) -> str | None:
@@ -53,22 +51,20 @@ def threads(pid: int) -> dict[int, tuple[float, str]]:
 
 def main(command: list[str]) -> int:
     """Run ``command``; print the tree's CPU and Chromium's by type and thread."""
-    if not command:
-        raise ValueError("command must name a program to run, got nothing")
-    start = time.time()
-    proc = subprocess.Popen(command)
     kinds: dict[int, str | None] = {}
     total: dict[int, float] = {}
     per_thread: dict[tuple[int, int], tuple[float, str]] = {}
-    while proc.poll() is None:
-        for pid, (cpu, _name) in descendants(proc.pid).items():
+
+    def visit(found: Tree) -> None:
+        for pid, (cpu, _name) in found.items():
             total[pid] = max(cpu, total.get(pid, 0.0))
             if kinds.get(pid, "zygote") == "zygote":  # a forked child sets its title later
                 kinds[pid] = process_type(pid)
             if kinds[pid] is not None:
                 for tid, (tcpu, tname) in threads(pid).items():
                     per_thread[pid, tid] = (max(tcpu, per_thread.get((pid, tid), (0.0,))[0]), tname)
-        time.sleep(POLL_SECONDS)
+
+    status, wall = watch(command, visit)
     by_kind: dict[str, float] = {}
     for pid, kind in kinds.items():
         if kind is not None:
@@ -79,8 +75,7 @@ def main(command: list[str]) -> int:
         by_thread[key] = by_thread.get(key, 0.0) + cpu
     chromium = sum(by_kind.values())
     print(
-        f"wall {time.time() - start:.1f} s, tree CPU {sum(total.values()):.1f} s, "
-        f"Chromium {chromium:.1f} s",
+        f"wall {wall:.1f} s, tree CPU {sum(total.values()):.1f} s, Chromium {chromium:.1f} s",
         file=sys.stderr,
     )
     for kind, cpu in sorted(by_kind.items(), key=lambda kv: -kv[1]):
@@ -88,7 +83,7 @@ def main(command: list[str]) -> int:
     print("  busiest threads:", file=sys.stderr)
     for key, cpu in sorted(by_thread.items(), key=lambda kv: -kv[1])[:16]:
         print(f"    {key:44s} {cpu:7.1f} s", file=sys.stderr)
-    return proc.returncode
+    return status
 
 
 if __name__ == "__main__":

@@ -15,8 +15,11 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 POLL_SECONDS = 0.3
+# pid → (CPU seconds so far, process name), as :func:`descendants` finds them
+Tree = dict[int, tuple[float, str]]
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -33,7 +36,7 @@ def read_stat(path: str) -> tuple[int, float, str] | None:
     return int(fields[1]), cpu, stat[stat.index("(") + 1 : stat.rindex(")")]
 
 
-def descendants(root: int) -> dict[int, tuple[float, str]]:
+def descendants(root: int) -> Tree:
     """Every descendant of ``root``: pid → (CPU seconds so far, process name)."""
     children: dict[int, list[tuple[int, float, str]]] = {}
     for entry in os.listdir("/proc"):
@@ -50,27 +53,38 @@ def descendants(root: int) -> dict[int, tuple[float, str]]:
     return found
 
 
-def main(command: list[str]) -> int:
-    """Run ``command``, print its wall and tree CPU seconds; return its exit status."""
+def watch(command: list[str], visit: Callable[[Tree], None]) -> tuple[int, float]:
+    """Run ``command`` and, every POLL_SECONDS until it exits, call ``visit`` with its
+    :func:`descendants`; return its exit status and wall seconds."""
     if not command:
         raise ValueError("command must name a program to run, got nothing")
     start = time.time()
     proc = subprocess.Popen(command)
-    seen: dict[int, tuple[float, str]] = {}
     while proc.poll() is None:
-        for pid, (cpu, name) in descendants(proc.pid).items():
-            seen[pid] = (max(cpu, seen.get(pid, (0.0, name))[0]), name)
+        visit(descendants(proc.pid))
         time.sleep(POLL_SECONDS)
+    return proc.returncode, time.time() - start
+
+
+def main(command: list[str]) -> int:
+    """Run ``command``, print its wall and tree CPU seconds; return its exit status."""
+    seen: Tree = {}
+
+    def visit(found: Tree) -> None:
+        for pid, (cpu, name) in found.items():
+            seen[pid] = (max(cpu, seen.get(pid, (0.0, name))[0]), name)
+
+    status, wall = watch(command, visit)
     by_name: dict[str, float] = {}
     for cpu, name in seen.values():
         by_name[name] = by_name.get(name, 0.0) + cpu
     top = dict(sorted(by_name.items(), key=lambda kv: -kv[1])[:6])
     print(
-        f"wall {time.time() - start:.1f} s, tree CPU {sum(by_name.values()):.1f} s:",
+        f"wall {wall:.1f} s, tree CPU {sum(by_name.values()):.1f} s:",
         {name: round(cpu, 1) for name, cpu in top.items()},
         file=sys.stderr,
     )
-    return proc.returncode
+    return status
 
 
 if __name__ == "__main__":
