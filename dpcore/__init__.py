@@ -36,6 +36,8 @@ from dpcore.analysis.views import (
     dropout_analysis,
     dropout_run,
     party_views,
+    remedy_view_std,
+    remedy_worst_case,
 )
 from dpcore.experiments.limits import WorkBudget
 from dpcore.experiments.sweeps import (
@@ -199,6 +201,8 @@ __all__ = [
     "plan_threshold",
     "privacy_statement",
     "register",
+    "remedy_view_std",
+    "remedy_worst_case",
     "rerun",
     "run_otd_sweep",
     "run_pca_sweep",

@@ -816,3 +816,200 @@ def dropout_correction(
             h *= np.sqrt(design.var_g[idx]).reshape(-1, *([1] * (h.ndim - 1)))
             correction = correction + np.tensordot(mu[idx], h, axes=1)
     return correction
+
+
+# --- the remedy against a lying aggregator ---------------------------------------------------
+# The remedy above is private when the aggregator holds exactly the remaining sites' releases
+# and one correction c. An aggregator may hold more: a dropped site that was only slow still
+# delivers its release late (or the aggregator claimed a drop it did not see), and a noise
+# generator that answers every remedy request draws fresh H's each time, so k answers average
+# H away. docs/privacy.md, "A remedy safe against a lying aggregator", derives the views below.
+
+REMEDY_VIEWS = ("sealed", "late", "late, repeated")
+
+
+def remedy_view_std(
+    design: CapeDesign,
+    dropped: Sequence[int],
+    *,
+    late: bool = False,
+    answers: float = 1,
+) -> NDArray[np.float64]:
+    """σ_joint of every site in what the aggregator holds after a dropout remedy.
+
+    The aggregator holds a_t + E_t + G_t (after subtracting F_t) for every remaining site,
+    with ``late`` also for every dropped site (its release arrived after the drop was
+    declared, or the drop was a lie), and ``answers`` corrections
+    c_j = Σ_D μ_d (E_d + H_d^(j)) with independent H^(j) (``math.inf``: as many as it likes,
+    which pins down Σ_D μ_d E_d exactly). A site whose release the aggregator does not hold
+    gets ∞: nothing it holds depends on that site's data (c carries no data).
+
+    Parameters
+    ----------
+    design : CapeDesign
+    dropped : sequence of int
+        0-based sites declared dropped; at least one site with positive weight must remain.
+    late : bool
+        Whether the aggregator also holds the dropped sites' releases.
+    answers : int or math.inf
+        How many independent corrections it holds, ≥ 1.
+
+    Returns
+    -------
+    ndarray, shape (S,)
+        1 / sqrt([C⁻¹]_ss) of the noise covariance C on the held releases once every
+        correction is conditioned on (module docstring); ∞ for sites not held.
+
+    Raises
+    ------
+    ValueError
+        If ``answers`` is below 1 or no site with positive weight remains.
+
+    Examples
+    --------
+    >>> import dpcore, numpy as np
+    >>> made = dpcore.joint_safe_design([0.2, 0.1, 0.05], weights=[0.2, 0.3, 0.5])
+    >>> sealed = remedy_view_std(made, [2])  # the aggregator cannot open site 3's release
+    >>> bool(np.all(sealed[:2] >= made.tau_site[:2] * (1 - 1e-9))), bool(np.isinf(sealed[2]))
+    (True, True)
+    >>> late = remedy_view_std(made, [2], late=True)  # the open remedy with a late release
+    >>> bool(late[2] < made.tau_site[2])
+    True
+    """
+    design = check_design(design)
+    dropped, remaining, _ = _remaining(design, dropped)
+    late = check_bool(late, "late")
+    if isinstance(answers, bool) or not isinstance(answers, (int, float, np.integer, np.floating)):
+        raise TypeError(f"answers must be a number; got {type(answers).__name__}")
+    if not answers >= 1:
+        raise ValueError(f"answers must be in [1, ∞]; got {answers!r}")
+    mu = design.weights
+    row = np.zeros((1, design.n_sites))
+    row[0, list(dropped)] = mu[list(dropped)]
+    # k corrections with independent H of variance v each tell exactly what their mean tells:
+    # one observation of Σ_D μ_d E_d with noise variance v / k (k = ∞: none).
+    var_h = float(np.sum(mu[list(dropped)] ** 2 * design.var_g[list(dropped)]))
+    noise = np.array([[0.0 if math.isinf(answers) else var_h / float(answers)]])
+    held = np.arange(design.n_sites) if late else remaining
+    cond = condition(design.e_covariance, row, noise)
+    cov = cond[np.ix_(held, held)] + np.diag(design.var_g[held])
+    out = np.full(design.n_sites, math.inf)
+    out[held] = _joint_std(cov)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class RemedyWorstCase:
+    """Each site's ε in the three things an aggregator may hold after a dropout remedy.
+
+    Attributes
+    ----------
+    dropped : tuple of int
+        0-based sites declared dropped.
+    answers : float
+        How many corrections the ``"late, repeated"`` view holds (∞: any number).
+    promised : ndarray, shape (S,)
+        ε_s.
+    epsilon : dict
+        Per view (:data:`REMEDY_VIEWS`), ε of every site at its δ_s (0 where the aggregator
+        holds nothing of the site): ``"sealed"`` — the remaining releases and one correction,
+        all that the sealed remedy lets any aggregator hold (:mod:`federated` seals each
+        release to a key the noise generator hands over only for the sites not declared
+        dropped, and answers once per run); ``"late"`` — the open remedy (releases in the
+        clear), plus the dropped sites' late releases; ``"late, repeated"`` — that and
+        ``answers`` corrections.
+    std_ratio : dict
+        Per view, σ_joint / τ_s of every site (∞ where nothing is held).
+    """
+
+    dropped: tuple[int, ...]
+    answers: float
+    promised: NDArray[np.float64]
+    epsilon: dict[str, NDArray[np.float64]]
+    std_ratio: dict[str, NDArray[np.float64]]
+
+    @property
+    def meets(self) -> dict[str, bool]:
+        """Per view: every site's ε ≤ ε_s (to EPS_TOL)."""
+        return {
+            v: bool(np.all(e <= self.promised * (1 + EPS_TOL))) for v, e in self.epsilon.items()
+        }
+
+    def table(self) -> pd.DataFrame:
+        """One row per view: the worst site (1-based), its ε, ε_s and whether all meet."""
+        rows = []
+        for view, eps in self.epsilon.items():
+            worst = int(np.argmax(eps / self.promised))
+            rows.append(
+                {
+                    "view": view,
+                    "worst site": worst + 1,
+                    "epsilon": float(eps[worst]),
+                    "promised": float(self.promised[worst]),
+                    "std_ratio": float(self.std_ratio[view][worst]),
+                    "meets": self.meets[view],
+                }
+            )
+        return pd.DataFrame(rows)
+
+
+def remedy_worst_case(
+    design: CapeDesign,
+    dropped: Sequence[int],
+    *,
+    sensitivity,
+    epsilon,
+    delta,
+    answers: float = math.inf,
+) -> RemedyWorstCase:
+    """ε of every site when the aggregator holds more than the remedy meant it to.
+
+    Parameters
+    ----------
+    design : CapeDesign
+    dropped : sequence of int
+        0-based sites declared dropped (truly, or by a lying aggregator).
+    sensitivity, epsilon, delta : float or array_like, shape (S,)
+        Δ_s, the promised ε_s and δ_s of every site.
+    answers : int or math.inf
+        Corrections held in the ``"late, repeated"`` view (default ∞: a noise generator
+        that answers every request).
+
+    Returns
+    -------
+    RemedyWorstCase
+
+    Examples
+    --------
+    >>> import dpcore, numpy as np
+    >>> n = np.array([250, 350, 450]); tau = dpcore.site_noise_std(n, epsilon=1.0,
+    ...     delta=1e-5, method="analytic")
+    >>> made = dpcore.joint_safe_design(tau, weights=n / n.sum())
+    >>> worst = remedy_worst_case(made, [1], sensitivity=1 / n, epsilon=1.0, delta=1e-5)
+    >>> worst.meets
+    {'sealed': True, 'late': False, 'late, repeated': False}
+    """
+    design = check_design(design)
+    s = design.n_sites
+    sens = check_per_site(sensitivity, s, "sensitivity")
+    eps_s = check_per_site(epsilon, s, "epsilon")
+    dlt = np.array([check_delta(float(d)) for d in np.broadcast_to(np.asarray(delta, float), s)])
+    cases = {
+        "sealed": remedy_view_std(design, dropped),
+        "late": remedy_view_std(design, dropped, late=True),
+        "late, repeated": remedy_view_std(design, dropped, late=True, answers=answers),
+    }
+    eps, ratio = {}, {}
+    for view, std in cases.items():
+        held = np.isfinite(std)
+        e = np.zeros(s)
+        e[held] = effective_epsilons(std[held], sens[held], delta=dlt[held])
+        eps[view] = e
+        ratio[view] = np.where(held, std / design.tau_site, math.inf)
+    return RemedyWorstCase(
+        dropped=check_sites(dropped, s, "dropped"),
+        answers=float(answers),
+        promised=eps_s,
+        epsilon=eps,
+        std_ratio=ratio,
+    )
