@@ -26,11 +26,12 @@ import time
 from typing import Any
 
 import numpy as np
+from cryptography.exceptions import InvalidTag
 from flwr.app import ConfigRecord, ConfigRecordValues, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
-from dpcore.analysis.views import dropout_correction
+from dpcore.analysis.views import dropout_analysis, dropout_correction
 from dpcore.protocol.cape import aggregator_step, noise_generator_step, party_rng, site_step
 from dpcore.protocol.pairwise import pair_noise_step, pair_rng
 from federated import sealing
@@ -63,6 +64,7 @@ NOISE = "noise generator"
 REPLY_POLL = 0.1  # seconds between the aggregator's asks for replies
 TEST_FAULTS = ("nan", "shape", "hang", "crash", "version")
 HANG_AFTER = 5.0  # a hanging site answers this many seconds after the aggregator's timeout
+LATE_WAIT = 60.0  # how long the tests' dishonest aggregator waits for late releases
 
 
 def _stream(seed: int, party: str, site: int = 0) -> np.random.Generator:
@@ -70,8 +72,17 @@ def _stream(seed: int, party: str, site: int = 0) -> np.random.Generator:
     return party_rng(seed, party, site) if seed >= 0 else np.random.default_rng()
 
 
-def _message(fields: dict[str, Any], node: int, kind: str) -> Message:
-    return Message(RecordDict({"cape": ConfigRecord(fields)}), dst_node_id=node, message_type=kind)
+def _message(fields: dict[str, Any], node: int, kind: str, ttl: float) -> Message:
+    """A request that expires with its round: Flower's SuperLink drops a reply that would
+    outlive it, and a site refuses to answer one past its deadline (:func:`past_deadline`)."""
+    content = RecordDict({"cape": ConfigRecord(fields)})
+    return Message(content, dst_node_id=node, message_type=kind, ttl=ttl)
+
+
+def past_deadline(msg: Message, now: float | None = None) -> bool:
+    """Whether the request's deadline (its creation time + its ttl) has passed."""
+    meta = msg.metadata
+    return (time.time() if now is None else now) > meta.created_at + meta.ttl
 
 
 def _reply(fields: dict[str, Any], to: Message) -> Message:
@@ -131,21 +142,39 @@ def _exchange(
     what: str,
     timeout: float,
     shape: tuple[int, ...] | None = None,
+    ttl: float | None = None,
+    pending: set[str] | None = None,
 ) -> dict[int, Message]:
-    """Send (and log) one message per node; the replies by node id (absent: no answer)."""
+    """Send (and log) one message per node; the replies by node id (absent: no answer).
+
+    Each request lives ``ttl`` seconds (default: the round's ``timeout``); the ids of the
+    requests still unanswered at the timeout are added to ``pending``."""
     step = what.split(":")[0]
     msgs = []
     for node, (receiver, fields) in sends.items():
         log.message(step, AGG, receiver, what.split(":", 1)[1], fields, shape, node)
-        msgs.append(_message(fields, node, f"query.{step}"))
-    return {r.metadata.src_node_id: r for r in _send_and_receive(grid, msgs, timeout)}
+        msgs.append(_message(fields, node, f"query.{step}", timeout if ttl is None else ttl))
+    replies, waiting = _send_and_receive(grid, msgs, timeout)
+    if pending is not None:
+        pending |= waiting
+    return {r.metadata.src_node_id: r for r in replies}
 
 
-def _send_and_receive(grid: Grid, msgs: list[Message], timeout: float) -> list[Message]:
-    """``grid.send_and_receive``, but asking for the replies every 0.1 s (Flower: 3 s)."""
+def _send_and_receive(
+    grid: Grid, msgs: list[Message], timeout: float
+) -> tuple[list[Message], set[str]]:
+    """``grid.send_and_receive``, but asking for the replies every 0.1 s (Flower: 3 s); also
+    the ids of the requests left unanswered."""
     waiting = set(grid.push_messages(msgs))
+    return _pull(grid, waiting, timeout)
+
+
+def _pull(grid: Grid, waiting: set[str], timeout: float) -> tuple[list[Message], set[str]]:
+    """Replies to the requests ``waiting`` for, asked every 0.1 s until all are in or
+    ``timeout`` seconds passed; and the ids still unanswered."""
     end = time.monotonic() + timeout
     replies: list[Message] = []
+    waiting = set(waiting)
     while waiting:
         got = list(grid.pull_messages(list(waiting)))
         replies += got
@@ -153,7 +182,7 @@ def _send_and_receive(grid: Grid, msgs: list[Message], timeout: float) -> list[M
         if not waiting or time.monotonic() > end:
             break
         time.sleep(REPLY_POLL)
-    return replies
+    return replies, waiting
 
 
 def _answer(
@@ -227,6 +256,8 @@ class _Run:
             "keys": [info[n]["key"] for n in self.sites],
         }
         self.helper = [i for i, spec in enumerate(cfg.releases) if spec[2] == "helper"]
+        self.run_id = int(run_id)
+        self.silent: list[tuple[str, str]] = []  # (site, why) of the sites that never answered
 
     def shape(self, i: int) -> tuple[int, ...]:
         return shape_of(self.cfg.releases[i][0], self.dim)
@@ -334,25 +365,47 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int) -> list[dict[
     if len(run.helper) < len(cfg.releases):
         carried.append("every site's public key (pairwise noise)")
     what = "release:" + "; ".join(carried)
-    replies = _exchange(grid, log, sends, what, cfg.timeout, run.one_shape())
-    released, dropped = _check_releases(run, replies, log)
+    listen = "relay:listen" in _fault_items(cfg.fault)  # a dishonest aggregator, tests only
+    pending: set[str] = set()
+    replies = _exchange(
+        grid, log, sends, what, cfg.timeout, run.one_shape(),
+        ttl=LISTEN_TTL if listen else None, pending=pending,
+    )  # fmt: skip
+    answered, problems, dropped = _collect_releases(run, replies, log)
+    remedy = bool(dropped) and not problems  # a run refused anyway gets no c
+    keys: dict[int, list[bytes]] = {}
+    corrections: dict[int, np.ndarray] = {}
+    final_fields: dict[str, Any] | None = None
+    if run.helper:  # Round 4: the noise generator hands over the keys (and c after a dropout).
+        final_fields = _finalize(grid, run, log, sorted(answered), dropped, remedy)
+        for i in run.helper:
+            keys[i] = list(final_fields.get(f"{i}.keys", []))
+            if len(keys[i]) != len(answered):
+                raise Refusal(NOISE, f"sent {len(keys[i])} release keys for {len(answered)} sites")
+            if remedy:
+                corrections[i] = from_bytes(final_fields[f"{i}.correction"], run.shape(i))
+    released = _open_releases(run, answered, keys, problems)
     if not dropped:
-        return [
+        outcomes = [
             {"ok": True, "release": run.release(i, released[i], f[i]).to_json()}
             for i in range(len(cfg.releases))
         ]
-    return _after_dropout(grid, run, log, released, f, dropped)
+    else:
+        outcomes = _after_dropout(run, released, f, dropped, corrections)
+    if listen and final_fields is not None:
+        attack = _listen_for_late_releases(grid, run, log, pending, sorted(answered), final_fields)
+        outcomes = [{**o, "attack": attack} for o in outcomes]
+    return outcomes
 
 
-def _check_releases(run: _Run, replies: dict[int, Message], log: RunLog):
-    """Every site's Â_s for every release, and the sites that never answered (0-based).
-
-    A site that answered with an error, a refusal or a malformed value makes the whole run a
-    refusal naming it (and every other such site): its Â_s cannot be used, and publishing
-    without it would leave its E_s uncancelled.
-    """
+def _collect_releases(
+    run: _Run, replies: dict[int, Message], log: RunLog
+) -> tuple[dict[int, dict[str, Any]], list[tuple[str, str]], list[int]]:
+    """The answering sites' fields (0-based site → fields), the sites that answered with an
+    error or a refusal (party, why: the run will be refused, naming them), and the silent
+    sites (0-based). A Refusal if no site sent a release."""
     cfg = run.cfg
-    released = {i: np.empty((cfg.sites, *run.shape(i))) for i in range(len(cfg.releases))}
+    answered: dict[int, dict[str, Any]] = {}
     problems: list[tuple[str, str]] = []
     silent: list[tuple[str, str]] = []
     dropped: list[int] = []
@@ -360,79 +413,166 @@ def _check_releases(run: _Run, replies: dict[int, Message], log: RunLog):
         party = run.name[node]
         got, why = _answer(replies.get(node), party, "release", cfg.timeout)
         if got is None:
-            (silent if replies.get(node) is None else problems).append((party, why))
             if replies.get(node) is None:
+                silent.append((party, why))
                 dropped.append(s)
+            else:
+                problems.append((party, why))
             continue
-        carries = "Â_s = a_s + E_s + F_s + G_s (each release)"
+        carries = "Â_s = a_s + E_s + F_s + G_s (each release; helper releases sealed)"
         log.message("release", party, AGG, carries, got, run.one_shape(), node)
-        for i, (kind, _, _) in enumerate(cfg.releases):
+        answered[s] = got
+    if not answered:
+        raise Refusal.of(problems + silent)
+    run.silent = silent
+    return answered, problems, dropped
+
+
+def _finalize(
+    grid: Grid, run: _Run, log: RunLog, held: list[int], dropped: list[int], remedy: bool = True
+) -> dict[str, Any]:
+    """Round 4: tell the noise generator whose sealed releases the aggregator holds; it
+    answers their keys and (``remedy``), for the others, c = Σ_D μ_d (E_d + H_d) — once
+    per run."""
+    (ng,) = run.noise_nodes
+    ask = {**run.public, "held": [s + 1 for s in held], "remedy": remedy}
+    what = "finalize:the sites whose sealed releases the aggregator holds"
+    reply = _exchange(grid, log, {ng: (NOISE, ask)}, what, run.cfg.timeout).get(ng)
+    fields, failed = _answer(reply, NOISE, "finalize", run.cfg.timeout)
+    if fields is None:
+        if dropped:
+            gone = ", ".join(run.name[run.sites[d]] for d in dropped)
+            why = f"did not answer the release request within {run.cfg.timeout:g} s"
+            raise Refusal(f"{gone}, {NOISE}", f"{gone}: {why}; {NOISE}: {failed}")
+        raise Refusal(NOISE, failed)
+    carries = "release keys" + (" and c = Σ_D μ_d (E_d + H_d)" if dropped else "")
+    log.message("finalize", NOISE, AGG, carries, fields, run.one_shape(), ng)
+    return fields
+
+
+def _open_releases(
+    run: _Run,
+    answered: dict[int, dict[str, Any]],
+    keys: dict[int, list[bytes]],
+    problems: list[tuple[str, str]],
+) -> dict[int, np.ndarray]:
+    """Every held Â_s, opened (helper releases) and checked: agreed shape, finite,
+    symmetric for PCA. A site whose release is malformed or does not open makes the run a
+    refusal naming it (and every silent site): a wrong Â_s would publish a value with the
+    wrong noise, and leaving it out would leave its E_s uncancelled."""
+    cfg = run.cfg
+    released = {i: np.zeros((cfg.sites, *run.shape(i))) for i in range(len(cfg.releases))}
+    problems = list(problems)
+    for idx, (s, got) in enumerate(sorted(answered.items())):
+        party = run.name[run.sites[s]]
+        for i, (kind, _, scheme) in enumerate(cfg.releases):
             try:
-                value = from_bytes(got[f"{i}.released"], got[f"{i}.shape"])
+                shape = tuple(int(n) for n in got[f"{i}.shape"])
+                if scheme == "helper":
+                    context_ = sealing.release_context(run.run_id, s + 1, shape, i)
+                    data = sealing.open_with_key(keys[i][idx], got[f"{i}.sealed"], context_)
+                else:
+                    data = got[f"{i}.released"]
+                value = from_bytes(data, shape)
                 check_release(party, value, run.shape(i), kind == "pca")
-            except (KeyError, ValueError) as err:
+            except InvalidTag:
+                problems.append((party, "sent a sealed release that does not open with its key"))
+                break
+            except (KeyError, TypeError, ValueError) as err:
                 problems.append((party, f"sent a malformed release: {err}"))
                 break
             except Refusal as err:
                 problems.append((err.party, err.reason))
                 break
             released[i][s] = value
-    if problems:  # a bad Â_s: release nothing, naming every party at fault or silent
-        raise Refusal.of(problems + silent)
-    if len(dropped) == cfg.sites:
-        raise Refusal.of(silent)
-    return released, dropped
+    if problems:
+        raise Refusal.of(problems + run.silent)
+    return released
 
 
-def _after_dropout(grid, run: _Run, log: RunLog, released, f, dropped) -> list[dict[str, Any]]:
-    """Sites that never answered: the privacy explorer's remedy for each helper release.
+def _after_dropout(run: _Run, released, f, dropped, corrections) -> list[dict[str, Any]]:
+    """Sites that never answered: the sealed remedy for each helper release.
 
-    The noise generator, told who dropped, sends c = Σ_D μ_d (E_d + H_d) with fresh
-    H_d ~ N(0, τ_gd²) (:func:`dpcore.analysis.views.dropout_correction`); the aggregator
-    publishes (Σ_R μ_t (Â_t − F_t) + c) / W, which carries the pooled noise again. A pairwise
-    release has no helper to send c: it is refused, naming the silent sites.
+    The noise generator, told whose releases the aggregator holds, sent c = Σ_D μ_d (E_d + H_d)
+    with fresh H_d ~ N(0, τ_gd²) (:func:`dpcore.analysis.views.dropout_correction`) and never
+    the dropped sites' keys; the aggregator publishes (Σ_R μ_t (Â_t − F_t) + c) / W, which
+    carries the pooled noise again. A pairwise release has no helper to send c: it is
+    refused, naming the silent sites.
     """
     cfg = run.cfg
     gone = ", ".join(run.name[run.sites[d]] for d in dropped)
     why = f"did not answer the release request within {cfg.timeout:g} s"
-    corrections: dict[int, np.ndarray] = {}
-    refused: dict[str, str] = {}
-    if run.helper:
-        (ng,) = run.noise_nodes
-        ask = {**run.public, "dropped": [int(d) for d in dropped]}
-        what = "remedy:who dropped out"
-        reply = _exchange(grid, log, {ng: (NOISE, ask)}, what, cfg.timeout).get(ng)
-        fields, failed = _answer(reply, NOISE, "remedy", cfg.timeout)
-        if fields is None:
-            refused = {"party": f"{gone}, {NOISE}", "reason": f"{gone}: {why}; {NOISE}: {failed}"}
-        else:
-            log.message(
-                "remedy", NOISE, AGG, "c = Σ_D μ_d (E_d + H_d)", fields, run.one_shape(), ng
-            )
-            for i in run.helper:
-                corrections[i] = from_bytes(fields[f"{i}.correction"], run.shape(i))
     outcomes = []
     for i, (_, _, scheme) in enumerate(cfg.releases):
-        if i in corrections:
-            try:
-                made = run.release(i, released[i], f[i], dropped, corrections[i])
-            except Refusal as err:
-                outcomes.append({"ok": False, "party": err.party, "reason": err.reason})
-            else:
-                outcomes.append({"ok": True, "release": made.to_json()})
-        elif scheme == "pairwise":
+        if scheme == "pairwise":
             reason = f"{why}; the pairwise scheme has no helper to make up its missing noise"
             outcomes.append({"ok": False, "party": gone, "reason": reason})
+            continue
+        try:
+            made = run.release(i, released[i], f[i], dropped, corrections[i])
+        except Refusal as err:
+            outcomes.append({"ok": False, "party": err.party, "reason": err.reason})
         else:
-            outcomes.append({"ok": False, **refused})
+            outcomes.append({"ok": True, "release": made.to_json()})
     return outcomes
+
+
+LISTEN_TTL = 3600.0  # the dishonest aggregator's requests live an hour, not a round
+
+
+def _listen_for_late_releases(
+    grid: Grid, run: _Run, log: RunLog, pending: set[str], held: list[int], first: dict
+) -> dict[str, Any]:
+    """A dishonest aggregator, for the tests only (``relay:listen``): after the remedy it
+    keeps waiting for the dropped sites' late releases, asks the noise generator again for
+    the same sites (hoping for fresh H's to average) and then for the late sites' keys too.
+
+    Returns what it got: ``late`` (1-based sites whose late release arrived), ``repeat``
+    ("same answer" or what differed), ``keys for the late sites`` (the noise generator's
+    answer or refusal) and ``opened`` (late sites whose release it could open).
+    """
+    replies, _ = _pull(grid, pending, LATE_WAIT)
+    late: dict[int, dict[str, Any]] = {}
+    for reply in replies:
+        node = reply.metadata.src_node_id
+        got, _ = _answer(reply, run.name.get(node, f"node {node}"), "release", 0)
+        if got is not None and node in run.sites:
+            s = run.sites.index(node)
+            log.message("release", run.name[node], AGG, "a late sealed Â_s", got, node=node)
+            late[s] = got
+    try:
+        again = _finalize(grid, run, log, held, [])
+        repeat = "same answer" if again == first else f"another answer: {sorted(again)}"
+    except Refusal as err:
+        repeat = f"refused: {err.reason}"
+    wanted = sorted({*held, *late})
+    try:
+        more = _finalize(grid, run, log, wanted, [])
+    except Refusal as err:
+        return {"late": [s + 1 for s in late], "repeat": repeat, "keys": err.reason, "opened": []}
+    opened = []
+    for s, got in late.items():
+        for i in run.helper:
+            key = more[f"{i}.keys"][wanted.index(s)]
+            shape = tuple(int(n) for n in got[f"{i}.shape"])
+            context_ = sealing.release_context(run.run_id, s + 1, shape, i)
+            try:
+                sealing.open_with_key(key, got[f"{i}.sealed"], context_)
+                opened.append(s + 1)
+            except InvalidTag:
+                pass
+    return {"late": [s + 1 for s in late], "repeat": repeat, "keys": "answered", "opened": opened}
+
+
+def _fault_items(fault: str) -> set[str]:
+    return {item.strip() for item in fault.split(",")}
 
 
 def _corrupted(msg: dict[str, Any], fault: str, site: int, helper: list[int]) -> dict[str, Any]:
     """A relayed message as a dishonest aggregator would change it, for the tests only:
     ``relay:tamper<s>`` flips a bit of site s's sealed E_s, ``relay:tau<s>`` halves the τ_s
     site s is told the design was made for (less E and F for it). The sites must refuse."""
-    items = {item.strip() for item in fault.split(",")}
+    items = _fault_items(fault)
     msg = dict(msg)
     if f"relay:tamper{site}" in items:
         for i in helper:
@@ -567,33 +707,86 @@ def noise(msg: Message, context: Context) -> Message:
             for s, key in enumerate(fields["keys"])
         ]
     context.state["cape-e"] = ConfigRecord(kept)
+    # what the finalize round needs, as this noise round saw it: never the relayed numbers
+    context.state["cape-ng"] = ConfigRecord(
+        {
+            "private": private,
+            "keys": list(fields["keys"]),
+            "releases": list(fields["releases"]),
+            "tau": [float(t) for t in fields["tau"]],
+            "n": [int(n) for n in fields["n"]],
+            "dim": int(fields["dim"]),
+            "run": int(fields["run"]),
+        }
+    )
     return _reply(out, msg)
 
 
-@client_app.query("remedy")
-def remedy(msg: Message, context: Context) -> Message:
-    """The noise generator, told who dropped out: c = Σ_D μ_d (E_d + H_d) for every helper
-    release, with fresh H_d ~ N(0, τ_gd²) (the privacy explorer's remedy)."""
+def _held_sites(value: object, n_sites: int) -> list[int]:
+    """The finalize request's ``held``: distinct 1-based sites, in order; ValueError else."""
+    if not isinstance(value, list) or not all(isinstance(h, int) for h in value):
+        raise ValueError(f"held must be a list of site numbers; got {value!r}")
+    if not value or value != sorted(set(value)) or value[0] < 1 or value[-1] > n_sites:
+        raise ValueError(f"held must name distinct sites of 1..{n_sites} in order; got {value}")
+    return value
+
+
+@client_app.query("finalize")
+def finalize(msg: Message, context: Context) -> Message:
+    """The noise generator, told whose sealed releases the aggregator holds: their release
+    keys and, for every other site, the remedy c = Σ_D μ_d (E_d + H_d) with fresh
+    H_d ~ N(0, τ_gd²) — once per run.
+
+    The same request again gets the same answer (a retry learns nothing new: no fresh H to
+    average); a request for another set of sites is refused, so no aggregator can hold both
+    c for a site and that site's opened release (docs/federated.md, "Dropouts")."""
     if context.node_config["role"] != "noise":
         raise ValueError("only the noise generator knows the E's")
     fields = _fields(msg)
+    kept: dict[str, Any] = dict(context.state["cape-ng"])
+    n_sites = len(kept["n"])
+    try:
+        held = _held_sites(fields.get("held"), n_sites)
+    except ValueError as err:
+        return _reply({"refused": str(err)}, msg)
+    if "cape-final" in context.state:
+        done: dict[str, Any] = dict(context.state["cape-final"])
+        before = list(done.pop("held"))
+        if before == held:
+            return _reply(done, msg)
+        why = f"this run was finalised for sites {before}; a second request, for sites {held}"
+        return _reply({"refused": f"{why}, is refused (one answer per run)"}, msg)
     seed = int(context.node_config.get("seed", -1))
-    kept = context.state["cape-e"]
-    dropped = [int(d) for d in fields["dropped"]]
+    private = _kept_bytes(kept["private"], "cape-ng[private]")
+    # no c when the aggregator will refuse anyway (a site's release was bad)
+    dropped = [s for s in range(n_sites) if s + 1 not in held] if fields.get("remedy") else []
     out: dict[str, Any] = {}
-    for i, (kind, design, scheme) in enumerate(_specs(fields)):
+    for i, (kind, design_kind, scheme) in enumerate(_specs(kept)):
         if scheme != "helper":
             continue
-        shape = shape_of(kind, int(fields["dim"]))
-        e = from_bytes(_kept_bytes(kept[str(i)], f"cape-e[{i}]"), (len(fields["n"]), *shape))
-        c = dropout_correction(
-            e,
-            _design(fields, kind, design),
-            dropped,
-            symmetric=kind == "pca",
-            rng=remedy_rng(seed) if seed >= 0 else np.random.default_rng(),
-        )
-        out[f"{i}.correction"] = to_bytes(c)
+        if dropped:
+            shape = shape_of(kind, int(kept["dim"]))
+            e = from_bytes(_kept_bytes(context.state["cape-e"][str(i)], f"cape-e[{i}]"),
+                           (n_sites, *shape))  # fmt: skip
+            design = _design(kept, kind, design_kind)
+            if not dropout_analysis(design, dropped).meets["cape"]:
+                why = (
+                    f"the remedy for sites {[d + 1 for d in dropped]} would carry too little noise"
+                )
+                return _reply({"refused": why}, msg)
+            c = dropout_correction(
+                e,
+                design,
+                dropped,
+                symmetric=kind == "pca",
+                rng=remedy_rng(seed) if seed >= 0 else np.random.default_rng(),
+            )
+            out[f"{i}.correction"] = to_bytes(c)
+        out[f"{i}.keys"] = [
+            sealing.release_key(private, _kept_bytes(kept["keys"][h - 1], "key"), kept["run"], h, i)
+            for h in held
+        ]
+    context.state["cape-final"] = ConfigRecord({"held": held, **out})
     return _reply(out, msg)
 
 
@@ -624,6 +817,8 @@ def _pairwise_e(fields, design, s: int, shape, private: bytes, seed: int, releas
 def release(msg: Message, context: Context) -> Message:
     """Site s: for every release of the run, open E_s (or make it with the other sites,
     pairwise), draw G_s and answer Â_s = a_s + E_s + F_s + G_s (Alg. 1 steps 5–6)."""
+    if past_deadline(msg):  # the aggregator stopped waiting: a late answer only leaks
+        return _reply({"refused": "the release request's deadline had passed"}, msg)
     cfg = context.node_config
     s = int(cfg["site"]) - 1
     fields = _fields(msg)
@@ -662,10 +857,17 @@ def release(msg: Message, context: Context) -> Message:
             released.flat[0] = np.nan
         if fault == "shape":
             released = released[..., :-1]
-        out[f"{i}.released"] = to_bytes(released)
+        if scheme == "helper":  # sealed: its key comes only from the noise generator
+            key = sealing.release_key(private, fields["noise-key"], fields["run"], s + 1, i)
+            context_ = sealing.release_context(fields["run"], s + 1, released.shape, i)
+            out[f"{i}.sealed"] = sealing.seal_with_key(key, to_bytes(released), context_)
+        else:
+            out[f"{i}.released"] = to_bytes(released)
         out[f"{i}.shape"] = list(released.shape)
     if fault == "hang":  # answers only after the aggregator stopped waiting for it
         time.sleep(float(fields["timeout"]) + HANG_AFTER)
     if fault == "crash":
         os._exit(1)
+    if past_deadline(msg):
+        return _reply({"refused": "the release request's deadline passed before the answer"}, msg)
     return _reply(out, msg)

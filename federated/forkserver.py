@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 SOCKET_ENV = "CAPE_FORKSERVER"
+PIDS_ENV = "CAPE_FORKSERVER_PIDS"  # a directory: <stand-in pid> holds its real program's pid
 COMMANDS = (
     "flower-superlink",
     "flower-supernode",
@@ -157,6 +158,8 @@ def shim() -> None:
     request = {"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}
     socket.send_fds(conn, [json.dumps(request).encode()], [0, 1, 2])
     pid = int(conn.recv(32))
+    if os.environ.get(PIDS_ENV):  # so that a test can signal the real program (SIGSTOP)
+        Path(os.environ[PIDS_ENV], str(os.getpid())).write_text(str(pid))
 
     def forward(signum: int, frame: object) -> None:
         try:

@@ -124,7 +124,9 @@ class Federation:
             "PYTHONUNBUFFERED": "1",
             "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": TASK_POLL,
             forkserver.SOCKET_ENV: str(self.workdir / "forkserver.sock"),
+            forkserver.PIDS_ENV: str(self.workdir / "pids"),
         }
+        (self.workdir / "pids").mkdir(parents=True, exist_ok=True)
 
     @property
     def _dir(self) -> Path:
@@ -220,6 +222,14 @@ class Federation:
             except (ProcessLookupError, PermissionError):
                 pass
         _signal_group(self.procs[name].pid, signal.SIGKILL)
+
+    def pause(self, name: str, resume: bool = False) -> None:
+        """Stop one party's real program (SIGSTOP), or let it go on (``resume``: SIGCONT):
+        a slow party — a GC pause, a network stall — for the fault tests."""
+        pid = self.procs[name].pid
+        real = self._dir / "pids" / str(pid)
+        target = int(real.read_text()) if real.exists() else pid  # the fork server's child
+        _signal_group(target, signal.SIGCONT if resume else signal.SIGSTOP)
 
     def stop(self) -> None:
         """Stop every process this federation started and their descendants.

@@ -83,3 +83,34 @@ def pair_seed(
     info = f"cape-lab pairwise noise | run {run_id} | release {release} | sites {lo} {hi}"
     key = HKDF(algorithm=hashes.SHA256(), length=16, salt=None, info=info.encode()).derive(shared)
     return int.from_bytes(key, "big")
+
+
+def release_key(private: bytes, peer_public: bytes, run_id: int, site: int, release: int) -> bytes:
+    """The key site ``site``'s release ``release`` of run ``run_id`` is sealed under.
+
+    HKDF-SHA256 of the site's and the noise generator's X25519 secret (both ends derive it),
+    bound to the run, the release and the site. The aggregator holds the sealed release but
+    not this key: the noise generator hands it over only for the sites the aggregator has
+    not declared dropped, once per run (the sealed remedy, docs/federated.md, "Dropouts").
+    """
+    shared = X25519PrivateKey.from_private_bytes(private).exchange(
+        X25519PublicKey.from_public_bytes(peer_public)
+    )
+    info = f"cape-lab release key | run {run_id} | release {release} | site {site}"
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info.encode()).derive(shared)
+
+
+def seal_with_key(key: bytes, plaintext: bytes, context: bytes) -> bytes:
+    """Nonce ‖ ChaCha20-Poly1305(plaintext) under a 32-byte key, bound to ``context``."""
+    nonce = os.urandom(NONCE)
+    return nonce + ChaCha20Poly1305(key).encrypt(nonce, plaintext, context)
+
+
+def open_with_key(key: bytes, sealed: bytes, context: bytes) -> bytes:
+    """The plaintext of :func:`seal_with_key`; InvalidTag if anything was changed."""
+    return ChaCha20Poly1305(key).decrypt(sealed[:NONCE], sealed[NONCE:], context)
+
+
+def release_context(run_id: int, site: int, shape: tuple[int, ...], release: int = 0) -> bytes:
+    """The associated data of site ``site``'s sealed Â_s for release ``release``."""
+    return f"run {run_id} | release {release} | site {site} | Â shape {shape}".encode()

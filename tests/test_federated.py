@@ -24,7 +24,7 @@ pytest.importorskip("cryptography")
 
 from cryptography.exceptions import InvalidTag
 
-from dpcore.analysis.views import dropout_analysis
+from dpcore.analysis.views import dropout_analysis, remedy_worst_case
 from dpcore.factorization.costs import communication_cost
 from federated import sealing
 from federated.flower_app import parse_releases
@@ -62,6 +62,7 @@ COMMAND_LIMIT = 150.0  # the one command with 10 sites, whole (its own --timeout
 # How long the aggregator waits for each round's answers in the fault tests: a sound round
 # takes 1-8 s here (docs/federated.md, "Time"), even with other jobs loading both cores.
 FAULT_TIMEOUT = 20.0
+NOISE_GENERATOR = "noise generator"
 
 
 # --- without a network ---------------------------------------------------------------------
@@ -251,7 +252,7 @@ def test_run_log_has_every_message_with_its_size(federation):
     messages = [e for e in entries if e["round"] != "end"]
     rounds = [e["round"] for e in messages]
     assert rounds.count("hello") == 8 and rounds.count("noise") == 2
-    assert rounds.count("release") == 6
+    assert rounds.count("release") == 6 and rounds.count("finalize") == 2
     assert [e["kind"] for e in entries if e["round"] == "end"] == ["release"] * len(SPECS)
     times = [e["time"] for e in entries]
     assert times == sorted(times)
@@ -262,7 +263,11 @@ def test_run_log_has_every_message_with_its_size(federation):
     reals = communication_cost("cape", problem="pca", dim=DIM, k=2, sites=3)
     n_pca = sum(kind == "pca" for kind, _, _ in SPECS)
     per_site = n_pca * (8 * reals["sites"] // 3 + 16) + (len(SPECS) - n_pca) * (8 * DIM + 8)
-    assert sum(e["bytes"] for e in back) == 3 * per_site
+    # the 4 helper releases' Â_s travel sealed (nonce and tag: 12 + 16 bytes each)
+    assert sum(e["bytes"] for e in back) == 3 * (per_site + 4 * (12 + 16))
+    # the noise generator's answer in the finalize round: a 32-byte key per site and release
+    (final,) = [e for e in messages if e["round"] == "finalize" and e["sender"] != "aggregator"]
+    assert final["bytes"] == 4 * 3 * 32
     # the noise generator's sealed E_s for the 4 helper releases: D² or D reals each
     # + 12-byte nonce + 16-byte tag, + its key
     (sealed,) = [e for e in messages if e["round"] == "noise" and e["sender"] != "aggregator"]
@@ -333,6 +338,61 @@ def test_row_of_norm_above_one_and_other_version_are_refused(federation):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("federated")
+def test_a_late_release_and_a_repeated_remedy_request_leak_nothing(federation):
+    """Issue #48: site 2's SuperNode is stopped (SIGSTOP) once the release requests are out
+    and resumed once the noise generator has answered the remedy. The aggregator is
+    dishonest (``relay:listen``, acted out by the ServerApp): its requests live an hour, it
+    keeps listening after the remedy and receives site 2's late release, asks for the remedy
+    again, then for site 2's key. The release is the sealed remedy's, equal to dpcore's
+    in-process run of it; the late release stays sealed (the noise generator refuses a second
+    set of sites), the repeated request gets the same bytes (no fresh H to average), so the
+    aggregator holds the remaining releases and one c: every site's ε within its promise."""
+    started = time.monotonic()
+    releases = "mean:joint:helper,pca:joint:helper"
+    output, log = federation.submit(
+        kind="mean", design="joint", fault="relay:listen", timeout=FAULT_TIMEOUT, tag="late",
+        releases=releases,
+    )  # fmt: skip
+    while not any(e["round"] == "release" for e in _entries(log)):
+        assert time.monotonic() < started + RUN_LIMIT
+        time.sleep(0.1)
+    federation.pause("site 2")
+    try:
+        while not any(
+            e["round"] == "finalize" and e["sender"] == NOISE_GENERATOR for e in _entries(log)
+        ):
+            assert time.monotonic() < started + RUN_LIMIT
+            time.sleep(0.1)
+    finally:
+        federation.pause("site 2", resume=True)
+    result = federation.wait(output, started + RUN_LIMIT + 60, tag="late")
+    assert result["ok"], result
+    for outcome, kind in zip(result["outcomes"], ("mean", "pca"), strict=True):
+        got = outcome["release"]
+        assert got["dropped"] == [2]
+        ref = _assert_equal_to_in_process(federation, got, kind, "joint", "helper", [1])
+        attack = outcome["attack"]
+        assert attack["late"] == [2], attack  # site 2's release did reach the aggregator
+        assert attack["repeat"] == "same answer", attack
+        assert "is refused (one answer per run)" in attack["keys"], attack
+        assert attack["opened"] == [], attack
+        # what the aggregator holds: sites 1 and 3's releases and one c — the sealed view
+        made = make_design(kind, "joint", np.array(ref.tau_site), ref.n_samples)
+        case = remedy_worst_case(
+            made, [1], sensitivity=1 / np.array(ref.n_samples), epsilon=EPS, delta=DELTA
+        )
+        assert case.meets["sealed"] and np.all(case.epsilon["sealed"] <= np.array(EPS) * 1.0000001)
+        assert case.epsilon["sealed"][1] == 0.0
+        # had the late release been readable (the open remedy), site 2's promise would break
+        assert case.epsilon["late"][1] > EPS[1]
+    senders = [e["sender"] for e in _entries(log) if e["round"] == "finalize"]
+    # the remedy and its answer, the repeat and the same answer, the ask for site 2's key
+    # (refused: a refusal is the outcome's, not a logged message)
+    assert senders == ["aggregator", NOISE_GENERATOR] * 2 + ["aggregator"]
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("federated")
 def test_crashed_and_killed_sites_get_the_remedy_or_a_refusal(federation):
     """Mid-round, site 1's ClientApp dies (os._exit) and site 3's SuperNode is SIGKILLed once
     the release requests are out; site 2 answers. The helper releases get the privacy
@@ -367,7 +427,7 @@ def test_crashed_and_killed_sites_get_the_remedy_or_a_refusal(federation):
     wait = f"did not answer the release request within {FAULT_TIMEOUT:g} s"
     assert wait in pairwise["reason"] and "pairwise scheme has no helper" in pairwise["reason"]
     entries = read_log(log)
-    assert [e["sender"] for e in entries if e["round"] == "remedy"] == [
+    assert [e["sender"] for e in entries if e["round"] == "finalize"] == [
         "aggregator", "noise generator",
     ]  # fmt: skip
 
@@ -408,12 +468,14 @@ def test_the_one_command(tmp_path, sites, kind):
     rounds = [e["round"] for e in entries]
     assert rounds.count("hello") == 2 * (sites + 1) and rounds.count("noise") == 2
     assert rounds.count("release") == 2 * sites and entries[-1]["kind"] == "release"
+    assert rounds.count("finalize") == 2
     back = [e for e in entries if e["round"] == "release" and e["receiver"] == "aggregator"]
+    sealing_bytes = 12 + 16  # each Â_s travels sealed: nonce and tag
     if kind == "pca":
         reals = communication_cost("cape", problem="pca", dim=4, k=2, sites=sites)["sites"]
-        assert sum(e["bytes"] - 16 for e in back) == 8 * reals
+        assert sum(e["bytes"] - 16 - sealing_bytes for e in back) == 8 * reals
     else:
-        assert [e["bytes"] for e in back] == [8 * 4 + 8] * sites
+        assert [e["bytes"] for e in back] == [8 * 4 + 8 + sealing_bytes] * sites
     # the protocol stepper replays this real log: one step per message, every party named
     steps = replay_steps(entries)
     assert len(steps) == len(entries) and site_count(entries) == sites
