@@ -29,6 +29,7 @@ from ui.cached import (
     dropout_pca_frame,
     dropout_report,
     party_table,
+    remedy_worst_table,
     rounds_coalition_table,
     rounds_collusion_table,
     rounds_party_table,
@@ -414,7 +415,24 @@ else:
         "this: it is trusted, already knows every E, and sees no data. Nothing new leaks: "
         "(releases, c) is distributed exactly like (releases, μ_d(â_d − F_d)) of a normal "
         "run in which the dropped site held zeros. The naive correction (E's only) leaves "
-        "too little noise and tells the aggregator Σ μ_d E_d exactly."
+        "too little noise and tells the aggregator Σ μ_d E_d exactly.\n\n"
+        "**If the aggregator holds more.** A dropped site may only be slow: its release "
+        "arrives after c was sent (or the aggregator claimed a drop it did not see). Holding "
+        "that release and c, the aggregator can subtract the two and keep a_d + G_d − H_d; "
+        "asking again and again for fresh H's averages them away. The most exposed site's "
+        "exact ε in each case:"
+    )
+    st.dataframe(
+        arrow(call_core(remedy_worst_table, the_sites, gone)), hide_index=True, width="stretch"
+    )
+    st.caption(
+        "✓ means ε ≤ the promised ε_s in that view. The lab's federation (docs/federated.md) "
+        "keeps the aggregator to the first row: each site seals its release under a key only "
+        "the noise generator hands over — once per run, and never a dropped site's key — so a "
+        "late release stays unreadable and a repeated request gets the same c. The paper's "
+        "design exceeds ε_s in a normal run's joint view already; the sealed remedy adds "
+        "nothing to that. Derivation: docs/privacy.md, “A remedy safe against a lying "
+        "aggregator”."
     )
 
 # --- calibration ----------------------------------------------------------------------------------

@@ -197,3 +197,38 @@ def test_rounds_put_cape_per_round_into_the_coalition_analysis(monkeypatch):
     # equal sites tie, so which coalition is "worst" may differ by rounding; its ε may not
     ties = [c for c in one_worst.columns if c.startswith("worst coalition")]
     pd.testing.assert_frame_equal(worst_table(at).drop(columns=ties), one_worst.drop(columns=ties))
+
+
+def test_the_dropout_section_shows_what_a_lying_aggregator_could_hold():
+    # Issue #48: the remedy's worst cases, per design, as dpcore.remedy_worst_case computes
+    # them for the page's sites (defaults: the default sites table, site 1 drops), with the
+    # classic calibration (whose slack at ε = 0.5 hides the late release's leak) and the
+    # analytic one (exact: the late release breaks the promise).
+    import dpcore
+    from ui.sites_table import default_table
+
+    rows = default_table()
+    at = page("privacy.py")
+    for calibration in ("classic", "analytic"):
+        if calibration == "analytic":
+            at.radio(key="prv_calib").set_value("analytic").run()  # (its st.error: the
+            # paper's design breaks the joint view, as the collusion test above shows)
+        assert not at.exception
+        table = next(df.value for df in at.dataframe if "the aggregator holds" in df.value.columns)
+        assert len(table) == 3
+        sites = dpcore.Sites(
+            tuple(int(n) for n in rows["N_s"]), tuple(rows["ε_s"]), tuple(rows["δ_s"]),
+            tuple(rows["μ_s"] / rows["μ_s"].sum()), calibration,
+        )  # fmt: skip
+        for column, kind in (("paper's design", "cape"), ("joint-view-safe design", "joint")):
+            case = dpcore.remedy_worst_case(
+                sites.design(kind), (0,), sensitivity=sites.sensitivities,
+                epsilon=sites.epsilon, delta=sites.delta,
+            )  # fmt: skip
+            for cell, row in zip(table[column], case.table().to_dict("records"), strict=True):
+                assert cell.startswith("✓" if row["meets"] else "✗"), (cell, row)
+                assert f"ε {row['epsilon']:.3g} (site {row['worst site']}," in cell
+        safe = table["joint-view-safe design"].tolist()
+        assert safe[0].startswith("✓")  # the sealed remedy keeps every promise
+    # exactly calibrated, a late release readable to the aggregator breaks site 1's promise
+    assert safe[1].startswith("✗ ") and "(site 1," in safe[1] and safe[2].startswith("✗ ")

@@ -176,6 +176,36 @@ def dropout_report(sites: Sites, dropped: tuple[int, ...]) -> DropoutAnalysis:
     return dpcore.dropout_analysis(design, dropped)
 
 
+# What the aggregator may hold after a dropout (dpcore.remedy_worst_case's views), in words
+REMEDY_HOLDS = {
+    "sealed": "the remaining releases and one c (the sealed remedy: a late release stays sealed)",
+    "late": "… and the dropped site's late release, readable (the open remedy)",
+    "late, repeated": "… and as many answers c as it asks for (fresh H's, averaged away)",
+}
+
+
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
+def remedy_worst_table(sites: Sites, dropped: tuple[int, ...]) -> pd.DataFrame:
+    """Per view of :data:`REMEDY_HOLDS` and design, the most exposed site's ε against its
+    promise (:func:`dpcore.remedy_worst_case` on the sites' mean design)."""
+    rows = {view: {"the aggregator holds": words} for view, words in REMEDY_HOLDS.items()}
+    for kind, label in (("cape", "paper's design"), ("joint", "joint-view-safe design")):
+        case = dpcore.remedy_worst_case(
+            sites.design(kind),
+            dropped,
+            sensitivity=sites.sensitivities,
+            epsilon=sites.epsilon,
+            delta=sites.delta,
+        )
+        for row in case.table().to_dict("records"):
+            mark = "✓" if row["meets"] else "✗"
+            rows[str(row["view"])][label] = (
+                f"{mark} ε {row['epsilon']:.3g} (site {row['worst site']}, "
+                f"promised {row['promised']:.3g})"
+            )
+    return pd.DataFrame(list(rows.values()))
+
+
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 @compute_slot
 def dropout_pca_frame(sites: Sites, dropped: tuple[int, ...], seed: int) -> pd.DataFrame:
