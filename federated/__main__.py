@@ -1,4 +1,6 @@
-"""``python -m federated run --sites 3``: a whole CAPE run on 127.0.0.1, then stop.
+"""``python -m federated run --sites 3``: a whole CAPE run on 127.0.0.1, then stop;
+``python -m federated keys`` and ``manifest``: a party's identity key and the federation's
+manifest (:mod:`federated.identity`).
 
 Starts a SuperLink, the noise generator and one SuperNode per site (subprocesses), runs
 CAPE once, prints the release and its privacy statement, and stops everything it started
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from federated import identity
 from federated.launcher import demo_data, run_once
 from federated.protocol import KINDS, SCHEMES, Release, simulate
 from federated.runlog import read_log
@@ -40,7 +43,64 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=9091, help="SuperLink port (nodes above it)")
     run.add_argument("--timeout", type=float, default=300.0, help="whole run, seconds")
     run.add_argument("--workdir", type=Path, help="logs and results (default: a temp dir)")
+    keys = sub.add_parser("keys", help="make a party's long-term identity key (once)")
+    keys.add_argument("--out", type=Path, required=True, help="the private key file to write")
+    pin = sub.add_parser("manifest", help="write the federation manifest every party pins")
+    pin.add_argument("--noise", type=Path, required=True, help="the noise generator's .pub")
+    pin.add_argument("--sites", type=Path, nargs="+", required=True, help="each site's .pub")
+    pin.add_argument("--n", type=int, nargs="+", required=True, help="each site's N_s")
+    pin.add_argument("--epsilon", type=float, nargs="+", required=True, help="each site's ε_s")
+    pin.add_argument("--delta", type=float, nargs="+", required=True, help="each site's δ_s")
+    pin.add_argument("--designs", nargs="+", default=["joint"], choices=("joint", "cape"))
+    pin.add_argument("--schemes", nargs="+", default=["helper"], choices=SCHEMES)
+    pin.add_argument("--out", type=Path, required=True, help="the manifest file to write")
     return parser
+
+
+def _keys(out: Path) -> int:
+    """``python -m federated keys``: a fresh identity, its fingerprint to compare out of band."""
+    try:
+        public = identity.new_identity(out)
+    except (FileExistsError, OSError) as err:
+        print(f"keys: cannot write {out}: {err}", file=sys.stderr)
+        return 2
+    print(f"identity key {out} (keep it private), public key {out}.pub")
+    print(f"fingerprint {identity.fingerprint(public)}")
+    return 0
+
+
+def _manifest(args: argparse.Namespace) -> int:
+    """``python -m federated manifest``: the manifest from every party's public key."""
+    count = len(args.sites)
+    if not (len(args.n) == len(args.epsilon) == len(args.delta) == count):
+        print(f"manifest: --n, --epsilon and --delta need one value per site ({count})",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    try:
+        noise = identity.read_public(args.noise)
+        sites = [
+            {"site": s + 1, "identity": identity.read_public(path).hex(), "n": n,
+             "epsilon": eps, "delta": dlt}
+            for s, (path, n, eps, dlt) in enumerate(
+                zip(args.sites, args.n, args.epsilon, args.delta, strict=True)
+            )
+        ]  # fmt: skip
+        manifest = identity.Manifest.from_json(
+            {"version": identity.MANIFEST_VERSION, "noise generator": noise.hex(),
+             "sites": sites, "designs": args.designs, "schemes": args.schemes},
+            "manifest",
+        )  # fmt: skip
+        manifest.write(args.out)
+    except (OSError, ValueError) as err:
+        print(f"manifest: {err}", file=sys.stderr)
+        return 2
+    print(f"manifest {args.out}, digest {manifest.digest()}")
+    print(f"  noise generator: {identity.fingerprint(manifest.noise)}")
+    for site in manifest.sites:
+        print(f"  site {site.site}: {identity.fingerprint(site.identity)}, N_s = {site.n}, "
+              f"ε_s = {site.epsilon:g}, δ_s = {site.delta:g}")  # fmt: skip
+    print("Every party keeps this file and checks these fingerprints out of band.")
+    return 0
 
 
 def _show(release: Release) -> str:
@@ -61,6 +121,10 @@ def _show(release: Release) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the command; 0 released, 2 refused, 1 failed."""
     args = _parser().parse_args(argv)
+    if args.command == "keys":
+        return _keys(args.out)
+    if args.command == "manifest":
+        return _manifest(args)
     if not 2 <= args.sites <= 20:
         print(f"--sites must be in [2, 20]; got {args.sites}", file=sys.stderr)
         return 1

@@ -34,12 +34,13 @@ from flwr.serverapp import Grid, ServerApp
 from dpcore.analysis.views import dropout_analysis, dropout_correction
 from dpcore.protocol.cape import aggregator_step, noise_generator_step, party_rng, site_step
 from dpcore.protocol.pairwise import pair_noise_step, pair_rng
-from federated import sealing
+from federated import identity, sealing
 from federated.protocol import (
     DESIGNS,
     KINDS,
     PROTOCOL_VERSION,
     SCHEMES,
+    DataRuleError,
     Refusal,
     Release,
     check_release,
@@ -48,6 +49,7 @@ from federated.protocol import (
     from_bytes,
     make_design,
     read_site_csv,
+    relayed_problem,
     remedy_rng,
     shape_of,
     site_statistic,
@@ -62,7 +64,7 @@ client_app = ClientApp()
 AGG = "aggregator"
 NOISE = "noise generator"
 REPLY_POLL = 0.1  # seconds between the aggregator's asks for replies
-TEST_FAULTS = ("nan", "shape", "hang", "crash", "version")
+TEST_FAULTS = ("nan", "shape", "hang", "crash", "version", "impostor")
 HANG_AFTER = 5.0  # a hanging site answers this many seconds after the aggregator's timeout
 LATE_WAIT = 60.0  # how long the tests' dishonest aggregator waits for late releases
 
@@ -254,7 +256,10 @@ class _Run:
             "test-fault": cfg.fault,
             "timeout": cfg.timeout,
             "keys": [info[n]["key"] for n in self.sites],
+            "sigs": [info[n]["sig"] for n in self.sites],
+            "manifest": info[self.sites[0]]["manifest"],
         }
+        self.public = _corrupted_public(self.public, cfg.fault, self.epsilon, self.delta)
         self.helper = [i for i, spec in enumerate(cfg.releases) if spec[2] == "helper"]
         self.run_id = int(run_id)
         self.silent: list[tuple[str, str]] = []  # (site, why) of the sites that never answered
@@ -317,6 +322,14 @@ def _hello(grid: Grid, cfg: _Settings, log: RunLog, run_id: int) -> _Run:
             why = f"speaks protocol {got.get('version')!r}; the aggregator {PROTOCOL_VERSION!r}"
             problems.append((name[node], why))
         info[node] = got
+    digests = {got.get("manifest") for got in info.values()}
+    if not problems and len(digests) > 1:  # one run, one federation
+        first = info[nodes[0]].get("manifest")
+        problems = [
+            (name[node], "pins another manifest than the others")
+            for node in nodes
+            if info[node].get("manifest") != first
+        ]
     if problems:
         raise Refusal.of(problems)
     return _Run(cfg, nodes, name, info, run_id)
@@ -327,7 +340,7 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int) -> list[dict[
     release, or the refusing ``party`` and ``reason``); a Refusal if none can be made."""
     run = _hello(grid, cfg, log, run_id)
     sealed: dict[int, list[bytes]] = {}
-    noise_key = b""
+    noise_key = noise_sig = b""
     if run.helper:  # Round 2: the noise generator draws every E_s and seals each to its site.
         (ng,) = run.noise_nodes
         what = "noise:τ_s, N_s, site public keys"
@@ -341,6 +354,7 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int) -> list[dict[
             if len(sealed[i]) != cfg.sites:
                 raise Refusal(NOISE, f"sent {len(sealed[i])} sealed E_s for {cfg.sites} sites")
         noise_key = fields["key"]
+        noise_sig = fields["key-sig"]
     # Round 3: F_s from the aggregator's own stream (helper scheme); each site answers Â_s.
     f = {}
     for i, (kind, _, scheme) in enumerate(cfg.releases):
@@ -357,6 +371,7 @@ def run_cape(grid: Grid, cfg: _Settings, log: RunLog, run_id: int) -> list[dict[
         msg = dict(run.public)
         if run.helper:
             msg["noise-key"] = noise_key
+            msg["noise-key-sig"] = noise_sig
         for i in run.helper:
             msg[f"{i}.sealed"] = sealed[i][s]
             msg[f"{i}.f"] = to_bytes(f[i][s])
@@ -564,6 +579,34 @@ def _listen_for_late_releases(
     return {"late": [s + 1 for s in late], "repeat": repeat, "keys": "answered", "opened": opened}
 
 
+def _corrupted_public(
+    public: dict[str, Any], fault: str, epsilon: list[float], delta: list[float]
+) -> dict[str, Any]:
+    """The public fields as a dishonest aggregator would relay them, for the tests only:
+    ``relay:n<s>`` triples site s's N_s (and relays the τ's that would follow: a smaller G
+    for the others), ``relay:invent`` adds a site of its own with a key it signed itself.
+    The noise generator and the sites must refuse, naming what differs from the manifest."""
+    items = _fault_items(fault)
+    public = dict(public)
+    n, eps, dlt = list(public["n"]), list(epsilon), list(delta)
+    for s in range(len(n)):
+        if f"relay:n{s + 1}" in items:
+            n[s] *= 3
+    if "relay:invent" in items:
+        _, key = sealing.keypair()
+        stranger = identity.Ed25519PrivateKey.generate()
+        party = f"site {len(n) + 1}"
+        run_id = int(public["run"])
+        sig = identity.sign_run_key(stranger, str(public["manifest"]), run_id, party, key)
+        public["keys"] = [*public["keys"], key]
+        public["sigs"] = [*public["sigs"], sig]
+        n, eps, dlt = [*n, 300], [*eps, 1.0], [*dlt, 1e-5]
+    if n != list(public["n"]):
+        public["n"] = n
+        public["tau"] = [float(t) for t in site_tau(n, eps, dlt)]
+    return public
+
+
 def _fault_items(fault: str) -> set[str]:
     return {item.strip() for item in fault.split(",")}
 
@@ -620,12 +663,44 @@ def _fault(msg: Message, context: Context) -> str:
     if not context.node_config.get("allow-test-faults", False):
         return ""
     wanted = str(msg.content["cape"].get("test-fault", "")) if "cape" in msg.content else ""
-    site = context.node_config.get("site")
+    me = (
+        "noise"
+        if context.node_config["role"] == "noise"
+        else f"site{context.node_config.get('site')}"
+    )
     for item in wanted.split(","):
         who, _, what = item.strip().partition(":")
-        if who == f"site{site}" and what in TEST_FAULTS:
+        if who == me and what in TEST_FAULTS:
             return what
     return ""
+
+
+def _pinned(context: Context) -> tuple[identity.Manifest, str, Any, str]:
+    """The node's pinned manifest, its digest, the node's identity key and its party name.
+
+    Raises
+    ------
+    ValueError
+        If the node's identity is not the one the manifest pins for its role.
+    """
+    cfg = context.node_config
+    manifest = identity.Manifest.read(str(cfg["manifest"]))
+    key = identity.load_identity(str(cfg["identity"]))
+    if cfg["role"] == "noise":
+        party, pinned = NOISE, manifest.noise
+    else:
+        party, pinned = f"site {int(cfg['site'])}", manifest.site(int(cfg["site"])).identity
+    if identity.public_of(key) != pinned:
+        raise ValueError(f"this node's identity key is not the one the manifest pins for {party}")
+    return manifest, manifest.digest(), key, party
+
+
+def _signature(key, digest: str, run_id: int, party: str, public: bytes, fault: str) -> bytes:
+    """The identity's signature of this run's X25519 key (``impostor``: a stranger's, for the
+    tests: a node that claims the role without the pinned key)."""
+    if fault == "impostor":
+        key = identity.Ed25519PrivateKey.generate()
+    return identity.sign_run_key(key, digest, run_id, party, public)
 
 
 def _site_data(context: Context):
@@ -641,23 +716,39 @@ def _kept_bytes(value: object, name: str) -> bytes:
 
 @client_app.query("hello")
 def hello(msg: Message, context: Context) -> Message:
-    """Role, version and a fresh public key (kept private key in the node's local state)."""
+    """Role, version, the pinned manifest's digest and a fresh X25519 public key signed with
+    the node's identity key (the private key kept in the node's local state); a site also
+    its public numbers, which must be the manifest's."""
     private, public = sealing.keypair()
     context.state["cape"] = ConfigRecord({"private": private})
     cfg = context.node_config
-    version = PROTOCOL_VERSION if _fault(msg, context) != "version" else "cape-flower/0"
+    fault = _fault(msg, context)
+    version = PROTOCOL_VERSION if fault != "version" else "cape-flower/0"
     out: dict[str, Any] = {"role": str(cfg["role"]), "version": version, "key": public}
-    who = "noise generator" if cfg["role"] == "noise" else f"site {cfg.get('site')}"
-    print(f"{who}: X25519 key {sealing.fingerprint(public)} (compare out of band)", flush=True)
     if cfg["role"] == "site":
         out["site"] = int(cfg["site"])
+    try:
+        manifest, digest, key, party = _pinned(context)
+    except (OSError, KeyError, ValueError) as err:
+        print(f"refused: {err}", flush=True)
+        out["refused"] = f"its identity or manifest does not check out ({err})"
+        return _reply(out, msg)
+    out["manifest"] = digest
+    out["sig"] = _signature(key, digest, context.run_id, party, public, fault)
+    print(f"{party}: X25519 key {sealing.fingerprint(public)}, signed by identity "
+          f"{identity.fingerprint(identity.public_of(key))}", flush=True)  # fmt: skip
+    if cfg["role"] == "site":
         try:
             x = _site_data(context)
-        except (OSError, ValueError) as err:
-            out["refused"] = str(err)
+        except DataRuleError as err:  # the rule crosses the wire; the row and value stay here
+            print(f"{party} refused its data: {err}", flush=True)
+            out["refused"] = f"its data break a rule: {err.rule} (details in the site's own log)"
             return _reply(out, msg)
-        out.update(n=int(x.shape[0]), dim=int(x.shape[1]))
-        out.update(epsilon=float(cfg["epsilon"]), delta=float(cfg["delta"]))
+        pinned = manifest.site(int(cfg["site"]))
+        if x.shape[0] != pinned.n:
+            out["refused"] = f"its data have another N_s than the manifest pins ({pinned.n})"
+            return _reply(out, msg)
+        out.update(n=pinned.n, dim=int(x.shape[1]), epsilon=pinned.epsilon, delta=pinned.delta)
     return _reply(out, msg)
 
 
@@ -679,6 +770,17 @@ def _noise_e(fields: dict[str, Any], i: int, seed: int) -> np.ndarray:
     )
 
 
+def _unsigned(fields: dict[str, Any], manifest, digest: str, run_id: int) -> str | None:
+    """The first relayed site key that its pinned identity did not sign for this run."""
+    for s, (key, sig) in enumerate(zip(fields["keys"], fields["sigs"], strict=True)):
+        party = f"site {s + 1}"
+        if not identity.verify_run_key(
+            manifest.site(s + 1).identity, sig, digest, run_id, party, key
+        ):
+            return f"{party}'s run key is not signed by its pinned identity"
+    return None
+
+
 @client_app.query("noise")
 def noise(msg: Message, context: Context) -> Message:
     """The noise generator: every E_s with Σ μ_s E_s = 0, each sealed to its site (Alg. 5),
@@ -686,13 +788,21 @@ def noise(msg: Message, context: Context) -> Message:
     if context.node_config["role"] != "noise":
         raise ValueError("only the noise generator draws E")
     fields = _fields(msg)
+    manifest, digest, key, _ = _pinned(context)
+    problem = relayed_problem(fields, manifest, digest) or _unsigned(
+        fields, manifest, digest, int(fields["run"])
+    )
+    if problem:  # the aggregator relayed another federation than the pinned one
+        print(f"noise generator refused: {problem}", flush=True)
+        return _reply({"refused": problem}, msg)
     seed = int(context.node_config.get("seed", -1))
     private, public = sealing.keypair()
     prints = ", ".join(
         f"site {s + 1} {sealing.fingerprint(k)}" for s, k in enumerate(fields["keys"])
     )
     print(f"noise generator: key {sealing.fingerprint(public)}; sealing to {prints}", flush=True)
-    out: dict[str, Any] = {"key": public}
+    sig = _signature(key, digest, int(fields["run"]), NOISE, public, _fault(msg, context))
+    out: dict[str, Any] = {"key": public, "key-sig": sig}
     kept: dict[str, ConfigRecordValues] = {}
     for i, (kind, _, scheme) in enumerate(_specs(fields)):
         if scheme != "helper":
@@ -823,9 +933,21 @@ def release(msg: Message, context: Context) -> Message:
     s = int(cfg["site"]) - 1
     fields = _fields(msg)
     x = _site_data(context)
-    own_tau = site_tau([x.shape[0]], [float(cfg["epsilon"])], [float(cfg["delta"])])[0]
-    if fields["tau"][s] != own_tau:  # the design must be made for this site's own promise
-        raise ValueError(f"the design uses τ = {fields['tau'][s]!r}; this site needs {own_tau!r}")
+    manifest, digest, _, _ = _pinned(context)
+    run_id = int(fields["run"])
+    # the design is the manifest's (never relayed numbers), and E_s comes from the pinned
+    # noise generator only: its run key must carry the pinned identity's signature
+    problem = relayed_problem(fields, manifest, digest, own_site=s + 1)
+    if problem is None and any(spec[2] == "helper" for spec in _specs(fields)):
+        if not identity.verify_run_key(
+            manifest.noise, fields["noise-key-sig"], digest, run_id, NOISE, fields["noise-key"]
+        ):
+            problem = "the noise generator's run key is not signed by the pinned noise generator"
+    if problem is None and any(spec[2] == "pairwise" for spec in _specs(fields)):
+        problem = _unsigned(fields, manifest, digest, run_id)
+    if problem:
+        print(f"site {s + 1} refused: {problem}", flush=True)
+        return _reply({"refused": problem}, msg)
     private = _kept_bytes(context.state["cape"]["private"], "cape[private]")
     seed = int(cfg.get("seed", -1))
     fault = _fault(msg, context)

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from federated import forkserver
+from federated import forkserver, identity
+from federated.protocol import read_site_csv
 
 FORK_SERVER = "fork server"
 HOST = "127.0.0.1"
@@ -127,6 +128,34 @@ class Federation:
             forkserver.PIDS_ENV: str(self.workdir / "pids"),
         }
         (self.workdir / "pids").mkdir(parents=True, exist_ok=True)
+        self.identities = self.workdir / "identities"
+        self.manifest = self.workdir / "federation.json"
+        self.write_manifest()
+
+    def identity(self, index: int) -> Path:
+        """The identity key file of node ``index`` (0: the noise generator, s: site s)."""
+        return self.identities / ("noise.key" if index == 0 else f"site{index}.key")
+
+    def write_manifest(self) -> Path:
+        """Make the parties' identity keys (once) and the manifest they all pin: every
+        site's N_s (rows of its CSV now), ε_s and δ_s. Call again after changing a CSV."""
+        self.identities.mkdir(parents=True, exist_ok=True)
+        for index in range(len(self.data) + 1):
+            if not self.identity(index).exists():
+                identity.new_identity(self.identity(index))
+        sites = []
+        for s, path in enumerate(self.data):
+            try:
+                n = int(read_site_csv(path).shape[0])
+            except ValueError:  # data a site will refuse: count its lines
+                n = sum(1 for line in Path(path).read_text().splitlines() if line.strip())
+            public = identity.read_public(f"{self.identity(s + 1)}.pub")
+            sites.append(
+                identity.Site(s + 1, public, n, float(self.epsilon[s]), float(self.delta[s]))
+            )
+        noise = identity.read_public(f"{self.identity(0)}.pub")
+        identity.Manifest(noise, tuple(sites)).write(self.manifest)
+        return self.manifest
 
     @property
     def _dir(self) -> Path:
@@ -155,6 +184,7 @@ class Federation:
 
     def _node(self, name: str, index: int, config: dict[str, object]) -> None:
         host, port = self.node_address(index)
+        config = {**config, "identity": str(self.identity(index)), "manifest": str(self.manifest)}
         self._start(
             name,
             [

@@ -26,6 +26,7 @@ from dpcore.mechanisms.calibration import gaussian_sigmas, mean_sensitivity
 from dpcore.protocol.cape import CapeDesign, aggregate_step, cape_average, site_releases
 from dpcore.protocol.joint_safe import design_for
 from dpcore.protocol.pairwise import pairwise_average
+from federated.identity import Manifest
 
 PROTOCOL_VERSION = "cape-flower/1"
 # "helper": the noise generator draws every E_s (Alg. 5); "pairwise": no helper, the sites
@@ -65,27 +66,48 @@ def _party_order(problem: tuple[str, str]) -> tuple[int, str]:
 # --- a site's data -----------------------------------------------------------------------------
 
 
+class DataRuleError(ValueError):
+    """A site's data break a rule. ``rule`` says which, in words that may cross the wire; the
+    message adds the file, the row and the value, which stay in the site's own log."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        super().__init__(detail)
+        self.rule = rule
+
+
 def read_site_csv(path: str | Path) -> NDArray[np.float64]:
     """A site's samples, one per row of a header-less numeric CSV, each of norm ≤ 1.
 
     Raises
     ------
-    ValueError
+    DataRuleError
         Naming the file and the first row that is not finite or has ‖x‖₂ > 1 (the
-        sensitivity 1/N_s of Sec. 4 assumes ‖x‖₂ ≤ 1: such a row would be under-noised).
+        sensitivity 1/N_s of Sec. 4 assumes ‖x‖₂ ≤ 1: such a row would be under-noised),
+        with the rule it breaks as ``rule``.
     """
-    x = np.loadtxt(path, delimiter=",", ndmin=2, dtype=np.float64)
+    try:
+        x = np.loadtxt(path, delimiter=",", ndmin=2, dtype=np.float64)
+    except OSError as err:
+        raise DataRuleError("the site's data file must be readable", f"{path}: {err}") from None
+    except ValueError as err:
+        raise DataRuleError("every entry must be a number", f"{path}: {err}") from None
     if x.shape[0] < 1 or x.shape[1] < 1:
-        raise ValueError(f"{path}: needs at least one row and one column; got shape {x.shape}")
+        raise DataRuleError(
+            "the data need at least one row and one column",
+            f"{path}: needs at least one row and one column; got shape {x.shape}",
+        )
     bad = ~np.all(np.isfinite(x), axis=1)
     if bad.any():
-        raise ValueError(f"{path}: row {int(np.argmax(bad)) + 1} is not finite")
+        raise DataRuleError(
+            "every entry must be finite", f"{path}: row {int(np.argmax(bad)) + 1} is not finite"
+        )
     norms = np.linalg.norm(x, axis=1)
     if np.any(norms > 1.0 + NORM_SLACK):
         row = int(np.argmax(norms > 1.0 + NORM_SLACK))
-        raise ValueError(
+        raise DataRuleError(
+            "every row must have ‖x‖₂ ≤ 1 (scale the data first)",
             f"{path}: row {row + 1} has norm {norms[row]:.6g} > 1; every sample must have "
-            "‖x‖₂ ≤ 1 (scale the data first), or its noise would be too small"
+            "‖x‖₂ ≤ 1 (scale the data first), or its noise would be too small",
         )
     return x
 
@@ -388,3 +410,46 @@ def write_result(path: str | Path, result: dict) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(result))
     tmp.replace(path)
+
+
+# --- the manifest against relayed numbers (#48) ------------------------------------------------
+
+
+def manifest_tau(manifest: Manifest) -> NDArray[np.float64]:
+    """τ_s of every pinned site, from the manifest's N_s, ε_s and δ_s alone."""
+    return site_tau(manifest.n, manifest.epsilon, manifest.delta)
+
+
+def relayed_problem(
+    fields: dict, manifest: Manifest, digest: str, own_site: int | None = None
+) -> str | None:
+    """Why the numbers the aggregator relayed differ from the pinned manifest (None if they
+    agree): its digest, the list of sites, every N_s and τ_s, and each release's design and
+    scheme. ``own_site`` (1-based) words a wrong τ of the checking site as its own."""
+    if fields.get("manifest") != digest:
+        named = str(fields.get("manifest"))[:16]
+        return f"the run names manifest {named}…; this party pins {digest[:16]}…"
+    n_relayed = [int(n) for n in fields["n"]]
+    pinned = manifest.n
+    if len(n_relayed) != len(pinned):
+        extra = f" (site {len(pinned) + 1} is not in it)" if len(n_relayed) > len(pinned) else ""
+        return f"the run lists {len(n_relayed)} sites; the manifest pins {len(pinned)}{extra}"
+    for s, (got, want) in enumerate(zip(n_relayed, pinned, strict=True)):
+        if got != want:
+            return f"site {s + 1}'s N_s is relayed as {got}; the manifest pins {want}"
+    for s, (got, want) in enumerate(zip(fields["tau"], manifest_tau(manifest), strict=True)):
+        if float(got) != float(want):
+            if own_site == s + 1:
+                return f"the design uses τ = {float(got)!r}; this site needs {float(want)!r}"
+            return (
+                f"site {s + 1}'s τ is relayed as {float(got)!r}; "
+                f"its pinned promise needs {float(want)!r}"
+            )
+    for item in fields["releases"]:
+        _, design, scheme = str(item).split(":")
+        if design not in manifest.designs or scheme not in manifest.schemes:
+            return (
+                f"release {item} is not allowed by the manifest (designs {list(manifest.designs)}, "
+                f"schemes {list(manifest.schemes)})"
+            )
+    return None

@@ -196,9 +196,15 @@ def _site_data(federation, config):
 def site_config(federation):
     """Give a test a configuration; the fixture's data (A) again afterwards."""
     saved = [p.read_text() for p in federation.data]
-    yield lambda config: _site_data(federation, config)
+
+    def use(config):
+        _site_data(federation, config)
+        federation.write_manifest()  # the consortium pins the sites' new N_s
+
+    yield use
     for path, text in zip(federation.data, saved, strict=True):
         path.write_text(text)
+    federation.write_manifest()
 
 
 def _assert_equal_to_in_process(federation, got, kind, design, scheme, dropped=()):
@@ -269,10 +275,10 @@ def test_run_log_has_every_message_with_its_size(federation):
     (final,) = [e for e in messages if e["round"] == "finalize" and e["sender"] != "aggregator"]
     assert final["bytes"] == 4 * 3 * 32
     # the noise generator's sealed E_s for the 4 helper releases: D² or D reals each
-    # + 12-byte nonce + 16-byte tag, + its key
+    # + 12-byte nonce + 16-byte tag, + its key and its identity's 64-byte Ed25519 signature
     (sealed,) = [e for e in messages if e["round"] == "noise" and e["sender"] != "aggregator"]
     e_bytes = 2 * 8 * reals["noise generator"] + 2 * 3 * 8 * DIM
-    assert sealed["bytes"] == e_bytes + 4 * 3 * (12 + 16) + 32
+    assert sealed["bytes"] == e_bytes + 4 * 3 * (12 + 16) + 32 + 64
 
 
 def _refused(result, parties):
@@ -316,7 +322,7 @@ def test_a_lowered_tau_and_a_silent_site_are_refused(federation):
         timeout=FAULT_TIMEOUT,
     )  # fmt: skip
     reason = _refused(result, ["site 1", "site 2"])
-    assert "site 1: failed in the release step" in reason and "this site needs" in reason
+    assert "site 1: refused in the release step" in reason and "this site needs" in reason
     assert f"site 2: did not answer the release request within {FAULT_TIMEOUT:g} s" in reason
 
 
@@ -332,8 +338,40 @@ def test_row_of_norm_above_one_and_other_version_are_refused(federation):
     finally:
         path.write_text(saved)
     reason = _refused(result, ["site 1", "site 3"])
-    assert "row 251 has norm 1.13578" in reason
+    # what crosses the wire is the rule; the file, the row and the norm stay in site 1's log
+    assert (
+        "site 1: refused in the hello step: its data break a rule: every row must have ‖x‖₂ ≤ 1"
+        in reason
+    )
+    for private in (str(path), path.name, "251", "1.13578"):  # the path, the row, the norm
+        assert private not in reason, (private, reason)
+    assert "row 251 has norm 1.13578" in (federation.workdir / "site-1.log").read_text()
     assert "site 3: speaks protocol 'cape-flower/0'" in reason
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("federated")
+@pytest.mark.parametrize(
+    ("fault", "party", "why"),
+    [
+        # the noise generator's node signs its run key with a stranger's identity key
+        ("noise:impostor", "site 1, site 2, site 3",
+         "the noise generator's run key is not signed by the pinned noise generator"),
+        # the aggregator adds a site of its own to the noise request
+        ("relay:invent", "noise generator",
+         "the run lists 4 sites; the manifest pins 3 (site 4 is not in it)"),
+        # the aggregator relays site 2's N_s tripled (smaller G for the others)
+        ("relay:n2", "noise generator", "site 2's N_s is relayed as 1050; the manifest pins 350"),
+    ],
+)  # fmt: skip
+def test_an_impostor_an_invented_site_and_a_relayed_n_are_refused(federation, fault, party, why):
+    """Issue #48: every party checks what it is told against the manifest it pins and the
+    identity keys in it; each forgery is refused by name and nothing is released."""
+    result, entries = _run(federation, releases=HELPER_AND_PAIRWISE, fault=fault)
+    reason = _refused(result, party.split(", "))
+    assert why in reason, reason
+    assert entries[-1]["kind"] == "refusal"
+    assert not any(e["round"] == "finalize" for e in entries)  # no key, no c, nothing opened
 
 
 @pytest.mark.slow
