@@ -150,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; every process started was stopped", file=sys.stderr)
         return 1
+    except ValueError as err:  # a bad --port, --data or setting: one line
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     except (RuntimeError, TimeoutError, OSError) as err:
         print(f"FAILED: {err}", file=sys.stderr)
         return 1
@@ -170,9 +173,13 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             k=args.k,
             scheme=args.scheme,
+            dropped=[d - 1 for d in release.dropped],  # the same remedy, in process
         )
         diff = np.max(np.abs(release.estimate - ref.estimate)) / np.max(np.abs(ref.estimate))
-        print(f"  in-process dpcore run with the same seed: max relative difference {diff:.3g}")
+        same = f", sites {list(release.dropped)} dropped" if release.dropped else ""
+        print(
+            f"  in-process dpcore run with the same seed{same}: max relative difference {diff:.3g}"
+        )
     print()
     print(release.statement())
     entries = read_log(log)

@@ -53,10 +53,27 @@ def _entry_points() -> dict:
     return {name: ep.load() for name, ep in found.items()}
 
 
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (prctl PR_SET_PDEATHSIG; a
+    no-op elsewhere), so that nothing outlives a launcher killed with SIGKILL. Call it in a
+    child whose parent forked it from its main thread (the signal follows the forking
+    thread); if the parent is already gone, exit at once."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = os.getppid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _run_child(entry, request: dict, fds: list[int]) -> None:
     """In the forked child: become the requested program; never returns."""
     code = 1
     try:
+        die_with_parent()  # the fork server's death (with the launcher's) ends every program
         os.setsid()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
@@ -158,8 +175,8 @@ def shim() -> None:
     request = {"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}
     socket.send_fds(conn, [json.dumps(request).encode()], [0, 1, 2])
     pid = int(conn.recv(32))
-    if os.environ.get(PIDS_ENV):  # so that a test can signal the real program (SIGSTOP)
-        Path(os.environ[PIDS_ENV], str(os.getpid())).write_text(str(pid))
+    if os.environ.get(PIDS_ENV):  # the launcher watches the ServerApp; tests signal programs
+        Path(os.environ[PIDS_ENV], str(os.getpid())).write_text(f"{pid} {Path(sys.argv[0]).name}")
 
     def forward(signum: int, frame: object) -> None:
         try:

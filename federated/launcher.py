@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -36,7 +37,6 @@ FORK_SERVER = "fork server"
 HOST = "127.0.0.1"
 APP_DIR = Path(__file__).resolve().parent / "app"
 ROOT = Path(__file__).resolve().parent.parent
-PORT_RANGE = (9091, 9499)  # the ports this project may use for Flower
 LOOPBACK_ALIASES = sys.platform.startswith("linux")  # 127.0.0.2, 127.0.0.3, … work as is
 # SuperExecs ask their runtime API for a new task every this many seconds (Flower: 1 s).
 TASK_POLL = "0.5"
@@ -68,6 +68,38 @@ def demo_data(directory: Path, sites: int, *, dim: int = 4, seed: int = 0) -> li
         np.savetxt(path, part / scale, delimiter=",", fmt="%.17g")
         paths.append(path)
     return paths
+
+
+def node_addresses(port: int, sites: int) -> list[tuple[str, int]]:
+    """Where the SuperLink (first) and every node's runtime API listen: port on 127.0.0.1,
+    then port + 1 on 127.0.0.2, 127.0.0.3, … (Linux routes all of 127/8 to the loopback
+    device), or ports port + 1, port + 2, … on 127.0.0.1 elsewhere."""
+    if LOOPBACK_ALIASES:
+        return [(HOST, port)] + [(f"127.0.0.{2 + i}", port + 1) for i in range(sites + 1)]
+    return [(HOST, port)] + [(HOST, port + 1 + i) for i in range(sites + 1)]
+
+
+def check_ports(port: int, sites: int) -> None:
+    """Refuse a ``port`` whose addresses (:func:`node_addresses`) are not all free.
+
+    Raises
+    ------
+    ValueError
+        Naming the port range allowed, or the address already in use.
+    """
+    last = port + (1 if LOOPBACK_ALIASES else 1 + sites)
+    if not (1024 <= port and last <= 65535):
+        raise ValueError(f"--port must be in [1024, {65535 - (last - port)}]; got {port}")
+    for host, number in node_addresses(port, sites):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            # as the servers bind: a port in TIME_WAIT after an earlier run is free to them
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, number))
+            except OSError:
+                raise ValueError(
+                    f"--port {port}: {host}:{number} is in use; choose another port"
+                ) from None
 
 
 def _toml_value(value: object) -> str:
@@ -104,9 +136,7 @@ class Federation:
             raise ValueError(f"data must name at least 2 site CSVs; got {n}")
         if len(self.epsilon) != n or len(self.delta) != n:
             raise ValueError(f"epsilon and delta need one entry per site ({n})")
-        last = self.port + (1 if LOOPBACK_ALIASES else 1 + n)
-        if not (PORT_RANGE[0] <= self.port and last <= PORT_RANGE[1]):
-            raise ValueError(f"port must keep {self.port}..{last} within {PORT_RANGE}")
+        check_ports(self.port, n)
         self.workdir = Path(self.workdir or tempfile.mkdtemp(prefix="cape-flower-"))
         self.home = self.workdir / "flwr-home"
         self.home.mkdir(parents=True, exist_ok=True)
@@ -173,14 +203,19 @@ class Federation:
     def _start(self, name: str, args: list[str]) -> None:
         log = (self._dir / f"{name.replace(' ', '-')}.log").open("w")
         self.procs[name] = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+            args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            start_new_session=True,
+            preexec_fn=forkserver.die_with_parent,  # a launcher killed with -9 leaves nothing
         )
+        parties = {n: proc.pid for n, proc in self.procs.items()}
+        (self._dir / "parties.json").write_text(json.dumps(parties))  # for the fault tests
 
     def node_address(self, index: int) -> tuple[str, int]:
         """The runtime API address of node ``index`` (0: the noise generator, s: site s)."""
-        if LOOPBACK_ALIASES:
-            return f"127.0.0.{2 + index}", self.port + 1
-        return HOST, self.port + 1 + index
+        return node_addresses(self.port, len(self.data))[1 + index]
 
     def _node(self, name: str, index: int, config: dict[str, object]) -> None:
         host, port = self.node_address(index)
@@ -237,11 +272,35 @@ class Federation:
                 raise TimeoutError(f"{what} did not start in time")
             time.sleep(0.05)
 
-    def _check_alive(self) -> None:
+    def _check_alive(self, during_run: bool = False) -> None:
         for name, proc in self.procs.items():
             expected = name.startswith("flwr run") or name in self.killed
+            if during_run:  # a node's death is a fault the protocol handles
+                expected = expected or name not in ("superlink", FORK_SERVER)
             if proc.poll() is not None and not expected:
-                raise RuntimeError(f"{name} exited with code {proc.returncode} (see its log)")
+                why = "; the run cannot finish, nothing was released" if during_run else ""
+                raise RuntimeError(
+                    f"the {name} exited with code {proc.returncode}{why} (see its log in "
+                    f"{self.workdir})"
+                )
+
+    def _serverapps(self) -> set[int]:
+        """The real pids of the ServerApps the fork server has run so far."""
+        found = set()
+        for entry in (self._dir / "pids").iterdir():
+            try:
+                pid, program = entry.read_text().split()
+            except (OSError, ValueError):
+                continue
+            if program == "flwr-serverapp":
+                found.add(int(pid))
+        return found
+
+    def real_pid(self, name: str) -> int:
+        """The pid of party ``name``'s real program (behind its stand-in when warm)."""
+        pid = self.procs[name].pid
+        real = self._dir / "pids" / str(pid)
+        return int(real.read_text().split()[0]) if real.exists() else pid
 
     def kill(self, name: str) -> None:
         """Kill one party's process group at once (SIGKILL): a crash, for the fault tests."""
@@ -256,10 +315,7 @@ class Federation:
     def pause(self, name: str, resume: bool = False) -> None:
         """Stop one party's real program (SIGSTOP), or let it go on (``resume``: SIGCONT):
         a slow party — a GC pause, a network stall — for the fault tests."""
-        pid = self.procs[name].pid
-        real = self._dir / "pids" / str(pid)
-        target = int(real.read_text()) if real.exists() else pid  # the fork server's child
-        _signal_group(target, signal.SIGCONT if resume else signal.SIGSTOP)
+        _signal_group(self.real_pid(name), signal.SIGCONT if resume else signal.SIGSTOP)
 
     def stop(self) -> None:
         """Stop every process this federation started and their descendants.
@@ -335,9 +391,21 @@ class Federation:
         return output, log
 
     def wait(self, output: Path, deadline: float, tag: str = "run") -> dict:
-        """The run's outcome once the ServerApp has written it."""
+        """The run's outcome once the ServerApp has written it.
+
+        A site or the noise generator may die meanwhile: that is the protocol's to handle
+        (a dropout, a refusal). The SuperLink's, the fork server's or the ServerApp's death
+        ends the wait at once with a RuntimeError: nothing can be released any more."""
+        servers: set[int] = set()
         while not output.exists():
-            self._check_alive()
+            self._check_alive(during_run=True)
+            servers |= self._serverapps()
+            gone = [pid for pid in servers if not _alive(pid)]
+            if gone and not output.exists():
+                raise RuntimeError(
+                    f"the ServerApp (the aggregator, pid {gone[0]}) died before it wrote an "
+                    f"outcome; nothing was released (logs in {self.workdir})"
+                )
             run = self.procs.get(f"flwr run {tag}")
             if run is not None and run.poll() not in (None, 0):
                 raise RuntimeError(f"flwr run failed (see {self.workdir}/flwr-run-{tag}.log)")
@@ -352,6 +420,21 @@ def _wait(proc: subprocess.Popen, end: float) -> None:
         proc.wait(timeout=max(0.1, end - time.monotonic()))
     except subprocess.TimeoutExpired:
         pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (not a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return not sys.platform.startswith("linux")
+    return state != "Z"
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -409,6 +492,7 @@ def run_once(
     begin = time.monotonic()
     deadline = begin + limit
     previous = signal.signal(signal.SIGTERM, _sigterm)
+    previous_hup = signal.signal(signal.SIGHUP, _sigterm)  # a closed terminal: stop all too
     fed = Federation(
         data, epsilon, delta, seed=seed, port=port, workdir=workdir, allow_test_faults=bool(fault)
     )
@@ -421,7 +505,8 @@ def run_once(
                 kind=kind,
                 design=design,
                 k=k,
-                timeout=min(120.0, limit / 2),
+                # a round waits half of what is left, so one silent party still fits
+                timeout=min(120.0, (deadline - time.monotonic()) / 2),
                 fault=fault,
                 scheme=scheme,
             )
@@ -431,3 +516,4 @@ def run_once(
         return {**result, "phases": phases}, log
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGHUP, previous_hup)
