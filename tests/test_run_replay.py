@@ -270,6 +270,7 @@ _entry = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_entry | _json, min_size=1, max_size=6))
 def test_any_json_in_any_field_is_a_replay_or_not_a_run_log(entries):
