@@ -14,8 +14,10 @@ import streamlit as st
 
 from learning.run_replay import NotARunLog, Replay, replay
 
-# Shared by every session of the process; a replay at the line bound holds about 1.5× its
-# text (15 MB for a 9 MB log of 50,000 lines), so a few are kept, each for half an hour.
+# Shared by every session of the process. A replay holds about 1.5× its text (14 MB for the
+# 9 MB of 50,000 real lines; 1.7× for lines whose every field is a distinct 200-character
+# text), so at the 20 MB upload limit the four kept replays hold at most about 140 MB. Each
+# is kept half an hour; the parse at the line bound costs about 0.5 CPU-s, once per content.
 MAX_LOGS = 4
 
 
