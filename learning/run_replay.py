@@ -67,11 +67,8 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "…"
 
 
-_SEEN: dict[str, str] = {}  # never filled: _row's default, for entries checked one at a time
-
-
 def _text(
-    entry: dict, field: str, *, optional: bool = False, seen: dict[str, str] = _SEEN
+    entry: dict, field: str, *, optional: bool = False, seen: dict[str, str] | None = None
 ) -> str | None:
     """``entry[field]`` as a text field; one string object per distinct text in ``seen``
     (a log repeats its rounds, kinds, parties and node ids on every line)."""
@@ -86,7 +83,7 @@ def _text(
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise _Bad(f"{field} is not valid Unicode text (a lone surrogate)") from None
-    return seen.setdefault(value, value) if seen is not _SEEN else value
+    return value if seen is None else seen.setdefault(value, value)
 
 
 def _number(entry: dict, field: str, low: float, high: float, *, integer: bool) -> float:
@@ -97,7 +94,8 @@ def _number(entry: dict, field: str, low: float, high: float, *, integer: bool) 
         ok = math.isfinite(value)  # type: ignore[arg-type]
     if not ok or not low <= value <= high:  # type: ignore[operator]
         what = "a whole number" if integer else "a number"
-        raise _Bad(f"{field} must be {what} in [{low:g}, {high:g}]; got {_shown(value)}")
+        span = f"[{low:,}, {high:,}]" if integer else f"[{low:g}, {high:g}]"
+        raise _Bad(f"{field} must be {what} in {span}; got {_shown(value)}")
     return value  # type: ignore[return-value]
 
 
@@ -119,7 +117,7 @@ def _shape(entry: dict) -> tuple[int, ...] | None:
     return tuple(value)
 
 
-def _node(entry: dict, seen: dict[str, str]) -> str | None:
+def _node(entry: dict, seen: dict[str, str] | None) -> str | None:
     value = entry.get("node")
     if value is None:
         return None
@@ -130,7 +128,7 @@ def _node(entry: dict, seen: dict[str, str]) -> str | None:
     raise _Bad(f"node must be null, text or a whole number; got {_shown(value)}")
 
 
-def _party(entry: dict, field: str, seen: dict[str, str]) -> str:
+def _party(entry: dict, field: str, seen: dict[str, str] | None) -> str:
     name = _text(entry, field, seen=seen)
     assert name is not None
     site = _SITE.fullmatch(name)
@@ -159,7 +157,7 @@ class _Row(NamedTuple):
     reason: str | None = None
 
 
-def _row(entry: Any, seen: dict[str, str] = _SEEN) -> _Row:
+def _row(entry: Any, seen: dict[str, str] | None = None) -> _Row:
     """``entry`` checked field by field (extra fields are ignored); its texts taken from
     ``seen`` when an equal one was read before."""
     if not isinstance(entry, dict):
