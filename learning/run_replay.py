@@ -35,7 +35,10 @@ EXAMPLE = Path(__file__).resolve().parent / "run-log-example.jsonl"  # a real 3-
 # 50,000 lines (about 5 MB) is hundreds of releases, and replays in well under a second.
 MAX_LINES = 50_000
 MAX_SITES = 100  # "site 1" … "site 100": the most sites the network picture places
-MAX_TEXT = 200  # characters of a text field (round, kind, a party, a node id, a reason)
+MAX_TEXT = 200  # characters of a text field (round, kind, a party, a node id)
+# A refusal's party and reason name every party with a problem (federated.protocol.Refusal.of):
+# up to 20 sites' reasons of a sentence or two each.
+MAX_REASON = 20_000
 MAX_TIME = 1e9  # seconds since the ServerApp started (31 years)
 MAX_BYTES = 2**63 - 1  # payload bytes of one message
 MAX_DIMS = 8  # of a shape
@@ -68,17 +71,22 @@ def _shown(value: object) -> str:
 
 
 def _text(
-    entry: dict, field: str, *, optional: bool = False, seen: dict[str, str] | None = None
+    entry: dict,
+    field: str,
+    *,
+    optional: bool = False,
+    seen: dict[str, str] | None = None,
+    longest: int = MAX_TEXT,
 ) -> str | None:
-    """``entry[field]`` as a text field; one string object per distinct text in ``seen``
-    (a log repeats its rounds, kinds, parties and node ids on every line)."""
+    """``entry[field]`` as a text field of 1 to ``longest`` characters; one string object per
+    distinct text in ``seen`` (a log repeats its rounds, kinds, parties and node ids)."""
     value = entry.get(field)
     if value is None and optional:
         return None
     if not isinstance(value, str):
         raise _Bad(f"{field} must be text; got {_shown(value)}")
-    if not value or len(value) > MAX_TEXT:
-        raise _Bad(f"{field} must be 1 to {MAX_TEXT} characters; got {len(value):,}")
+    if not value or len(value) > longest:
+        raise _Bad(f"{field} must be 1 to {longest:,} characters; got {len(value):,}")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -174,12 +182,12 @@ def _row(entry: Any, seen: dict[str, str] | None = None) -> _Row:
     time = float(_number(entry, "time", 0, MAX_TIME, integer=False))
     shape = _shape(entry)
     if round_ == "end":
-        party = _text(entry, "party", optional=True, seen=seen)
+        party = _text(entry, "party", optional=True, longest=MAX_REASON)
         reason = entry.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise _Bad(f"reason must be text; got {_shown(reason)}")
         if reason:
-            reason = _text(entry, "reason")
+            reason = _text(entry, "reason", longest=MAX_REASON)
         return _Row(round_, kind, time, shape=shape, party=party, reason=reason or None)
     sender, receiver = _party(entry, "sender", seen), _party(entry, "receiver", seen)
     if AGG not in (sender, receiver):

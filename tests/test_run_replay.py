@@ -239,6 +239,23 @@ def test_an_odd_but_valid_log_is_replayed_and_drawn(name):
     assert len(r) == 3 and r.step(2).title == "The aggregator publishes the release"
 
 
+def test_a_refusal_naming_twenty_sites_is_replayed_whole():
+    """federated.protocol.Refusal.of joins every party's problem: 20 sites' reasons are far
+    past a field's 200 characters, and are a real run's log."""
+    problems = [(f"site {s}", f"its release of shape (4,) is not finite (NaN at {s})")
+                for s in range(1, 21)]  # fmt: skip
+    end = {
+        "round": "end",
+        "kind": "refusal",
+        "party": ", ".join(p for p, _ in problems),
+        "reason": "; ".join(f"{p}: {r}" for p, r in problems),
+        "time": 3.0,
+    }
+    r = replay(GOOD + "\n" + json.dumps(end))
+    assert r.step(1).title == f"The aggregator refuses: {end['party']}"
+    assert r.step(1).text == f"Nothing is released. {end['reason']}"
+
+
 def test_a_log_of_only_its_end_is_one_step():
     r = replay(END)
     assert len(r) == 1 and r.sites == 0
