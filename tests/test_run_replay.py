@@ -363,3 +363,31 @@ def test_log_fields_are_shown_as_written_never_as_markdown():
     shown = " ".join(m.value for m in at.markdown)
     assert "\\!\\[x\\]\\(https" in shown and "\\<img" in shown  # escaped, so shown as written
     assert not re.search(r"(?<!\\)!\[|(?<!\\)<img", shown)  # never left as Markdown or HTML
+
+
+@pytest.mark.app
+def test_an_upload_is_hashed_and_read_once_however_often_the_page_reruns(monkeypatch):
+    """Before issue #50 every rerun (each click of the message slider) parsed the log again;
+    now its SHA-256 is taken once per uploaded file and the replay once per content."""
+    import ui.cached.replay as cached
+    import ui.replay as page
+
+    calls = {"replay": 0, "digest": 0}
+
+    def counted(name, real):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(cached, "replay", counted("replay", cached.replay))
+    monkeypatch.setattr(page, "content_digest", counted("digest", page.content_digest))
+    cached._replay_outcome.clear()
+    text = _log(300)
+    at = _page_with_upload(text)
+    for step in (5, 100, 300):
+        at.slider(key="pr_logstep").set_value(step).run()
+        assert not at.exception and not at.error
+        assert any(m.value.startswith(f"## {step}/300") for m in at.markdown)
+    assert calls == {"replay": 2, "digest": 1}  # the example (before the upload), the upload

@@ -18,7 +18,7 @@ from ui.state import bound
 from ui.stepper import clamp, step_buttons
 
 STEP = "pr_logstep"
-DIGEST = "pr_log_digest"  # session state: (file id, SHA-256) of the upload last read
+DIGEST = "_replay_digest"  # session state (no URL key): (file id, SHA-256) of the last upload
 
 
 def _digest(upload) -> str:
