@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from figures.protocol import replay_figure
+from learning import run_replay
 from learning.run_replay import (
     EXAMPLE,
     MAX_LINES,
@@ -170,7 +171,16 @@ def test_a_log_past_the_bound_is_refused_before_it_is_read():
     started = time.process_time()
     replay((GOOD + "\n") * 10_000)
     assert refused < time.process_time() - started  # a tenth of the lines, parsed, costs more
-    assert len(replay((GOOD + "\n") * MAX_LINES)) == MAX_LINES  # the bound itself is read
+
+
+def test_the_bound_itself_is_read_and_one_more_line_is_not(monkeypatch):
+    monkeypatch.setattr(run_replay, "MAX_LINES", 1_000)  # read at each call: a cheaper bound
+    assert len(replay((GOOD + "\n") * 1_000)) == 1_000
+    assert len(replay((GOOD + "\n") * 999 + GOOD)) == 1_000  # no newline after the last line
+    with pytest.raises(NotARunLog, match=r"^This log has 1,001 lines; .* at most 1,000 lines"):
+        replay((GOOD + "\n") * 1_001)
+    with pytest.raises(NotARunLog, match=r"^This log has 1,001 lines"):
+        replay("\n" * 1_001)  # blank lines count: the bound is on what is uploaded
 
 
 def _cost(text: str, runs: int) -> tuple[float, int]:
@@ -262,11 +272,13 @@ def test_a_log_of_only_its_end_is_one_step():
     replay_figure(r.sites, r.step(0))
 
 
+def _nested(inner):
+    return st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
+    _nested,
     max_leaves=12,
 )
 _VALID = {
