@@ -403,3 +403,13 @@ def test_an_upload_is_hashed_and_read_once_however_often_the_page_reruns(monkeyp
         assert not at.exception and not at.error
         assert any(m.value.startswith(f"## {step}/300") for m in at.markdown)
     assert calls == {"replay": 2, "digest": 1}  # the example (before the upload), the upload
+
+
+@pytest.mark.app
+def test_a_one_line_log_is_shown_without_a_slider():
+    """A slider needs two ends: a log of only its release is one step, shown whole (before
+    issue #50 Streamlit raised on a slider from 1 to 1)."""
+    at = _page_with_upload(END)
+    assert not at.exception and not at.error
+    assert not at.slider
+    assert any(m.value.startswith("## 1/1") for m in at.markdown)
