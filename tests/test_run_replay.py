@@ -102,8 +102,10 @@ def _with(**fields) -> str:
 
 
 DEEP = "[" * 100_000 + "]" * 100_000
-# Each a log whose line 2 is not a run log's (line 1 is a good one); the first 13 escaped as
-# Streamlit's exception box before issue #50, the rest were already refused.
+# Each a log whose line 2 is not a run log's (line 1 is a good one). Before issue #50, stepping
+# through them on the page: 13 raised an exception (a JSON list, null, string or number line,
+# a text time, NaN bytes, an unknown sender, site 0 and site 999, a number as receiver, a
+# number as shape, deep nesting twice), 17 were replayed as if they were run logs, 3 refused.
 MALFORMED = {
     "a JSON list line": "[1, 2, 3]",
     "a text time": _with(time="soon"),
