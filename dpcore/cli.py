@@ -212,13 +212,14 @@ def _check_out(out: Path) -> None:
     """Refuse, before any work, an ``--out`` that cannot be a file.
 
     Raises :class:`CliError` when its directory does not exist (none is created) or a
-    directory stands in its place.
+    directory stands in its place or in its record's.
     """
     parent = out.parent
     if not parent.is_dir():
         raise CliError(f"--out {out}: no such directory {parent} (none is created)")
-    if out.is_dir():
-        raise CliError(f"--out {out}: {out} is a directory, not a CSV file")
+    for path in (out, record_path(out)):  # the CSV and its record beside it
+        if path.is_dir():
+            raise CliError(f"--out {out}: {path} is a directory, not a file")
 
 
 class ProgressLine:

@@ -342,13 +342,15 @@ TINY_PCA = [
         ("/proc/x.csv", "cannot write /proc/x.csv"),
         ("{tmp}/nonexistent/dir/x.csv", "no such directory {tmp}/nonexistent/dir"),
         ("{tmp}/adir.csv", "{tmp}/adir.csv is a directory"),
+        ("{tmp}/rec.csv", "{tmp}/rec.json is a directory"),
     ],
-    ids=["proc", "missing-directory", "a-directory"],
+    ids=["proc", "missing-directory", "a-directory", "a-directory-for-the-record"],
 )
 def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys, where, says):
     """Before: /proc/x.csv ended in a traceback after the whole sweep had run, and a missing
     directory was created with its parents. Now one line on stderr, rc 2, no directory made."""
     (tmp_path / "adir.csv").mkdir()
+    (tmp_path / "rec.json").mkdir()  # where rec.csv's record would go
     out = where.format(tmp=tmp_path)
     before = sorted(tmp_path.rglob("*"))
     assert cli.main([*TINY_PCA, "--out", out]) == 2
