@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dpcore.experiments.limits import is_heavy
+from dpcore.experiments.realdata import MAX_DIM, MAX_UPLOAD_CELLS
 from dpcore.factorization.registry import reference
 from figures.memo import built
 from figures.theme import AXIS_LABELS
@@ -84,8 +85,9 @@ elif kind == "upload":
         "CSV file (rows = samples, numeric columns)",
         type=["csv", "txt", "tsv"],
         key=f"{P}upload",
-        help="Comma, semicolon, tab or | separated; an optional header row. Not stored and "
-        "not in the page's URL.",
+        help="Comma, semicolon, tab or | separated; an optional header row. At most "
+        f"{MAX_DIM:,} columns and {MAX_UPLOAD_CELLS:,} numbers in all (rows × columns), "
+        f"{st.get_option('server.maxUploadSize')} MB. Not stored and not in the page's URL.",
     )
     if upload is None:
         st.info("Upload a CSV file in the sidebar (rows = samples, numeric columns).")

@@ -808,6 +808,9 @@ def _gib(n: float) -> str:
     "| CSV upload | {upload:g} MB | `.streamlit/config.toml` (`server.maxUploadSize`) |",
     "longest line {line:g} KiB, ≤ {dim:,} columns in the first lines, rows × columns ≤ {cells:,} "
     "cells",
+    "| run log upload (protocol stepper) | {log_lines:,} lines, counted before any parse; text "
+    "fields of at most {log_text:,} characters (a refusal's party and reason {log_reason:,}); "
+    "read once per content (SHA-256), the {log_kept} last replays kept |",
     "| {job_mem} of address space, {job_min:g} minutes (loads: {load_min:g} minutes), nice {nice},",
     "| {browser_mb} MB per browser, all its tabs together",
     "{server_mb} MB per server (`CAPE_UPLOAD_SERVER_MB`), and no browser more than {half} the "
@@ -835,7 +838,9 @@ def _reliability() -> dict[str, Any]:
     from dpcore.experiments.limits import HEAVY_SECONDS, estimate_pca
     from dpcore.factorization import datasets
     from dpcore.protocol import secagg
+    from learning import run_replay
     from serving import jobs, uploads
+    from ui.cached import replay as cached_replay
 
     config = tomllib.loads((ROOT / ".streamlit/config.toml").read_text())
     heavy, loads = jobs.HEAVY.limits, jobs.LOADS.limits
@@ -869,6 +874,10 @@ def _reliability() -> dict[str, Any]:
         "upload": config["server"]["maxUploadSize"],
         "line": realdata.MAX_LINE_BYTES / 1024,
         "cells": realdata.MAX_UPLOAD_CELLS,
+        "log_lines": run_replay.MAX_LINES,
+        "log_text": run_replay.MAX_TEXT,
+        "log_reason": run_replay.MAX_REASON,
+        "log_kept": cached_replay.MAX_LOGS,
         "job_mem": _gib(heavy.memory_bytes),
         "job_min": heavy.seconds / 60,
         "load_min": loads.seconds / 60,

@@ -14,6 +14,12 @@ refuse a sweep whose estimate, counted on the workers that run it (``--workers``
 estimate and writes nothing. A run estimated at :data:`PROGRESS_SECONDS` or more prints a
 progress line on stderr.
 
+Two bounds apply always. A sweep estimated past a year of its workers' time
+(:data:`IMPOSSIBLE_SECONDS`) is impossible: ``--estimate`` says so and exits 2, and a run is
+refused before any work. ``--out`` is written into a directory that exists (none is
+created); a file that cannot be written is one line on stderr and exit 2, checked before the
+sweep runs where it can be (a missing directory, a directory in its place).
+
 Examples
 --------
 ::
@@ -72,6 +78,9 @@ RECORD_FORMAT = 1
 CONNECT_SECONDS = 10  # an unreachable scheduler is reported after this long (Dask: 30 s)
 MAX_RECORD_BYTES = 2**20  # a record is a few kB; --from reads no more than this (/dev/zero)
 PROGRESS_SECONDS = 10.0  # a run estimated at least this long prints a progress line
+# Past a year of its workers' time a sweep is impossible: no one waits for it, and the
+# estimate (within a small factor) cannot be wrong by the factor that would make it possible.
+IMPOSSIBLE_SECONDS = 365.25 * 24 * 3600
 
 
 class CliError(Exception):
@@ -161,15 +170,56 @@ def estimate(task: str, call: dict[str, Any], workers: int) -> WorkEstimate:
     return SPECS[task].build(**spec).estimate(workers=workers)
 
 
+def _duration(seconds: float) -> str:
+    """The time as "12.3 s", "4.5 minutes", "3.2 years" or "5.7e+14 years"."""
+    years = seconds / (365.25 * 24 * 3600)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if years < 1:
+        return f"{seconds / 60:,.1f} minutes"
+    return f"{years:,.1f} years" if years < 1e6 else f"{years:.1e} years"
+
+
+def _gib(size: float) -> str:
+    gib = size / 2**30
+    return f"{gib:,.2f} GiB" if gib < 1e6 else f"{gib:.1e} GiB"
+
+
 def describe(what: str, cost: WorkEstimate, workers: int) -> str:
     """One line: the tasks, the time on ``workers`` workers and the memory of an estimate."""
-    minutes = cost.seconds / 60
-    duration = f"{cost.seconds:.1f} s" if minutes < 1 else f"{minutes:,.1f} minutes"
     return (
-        f"{what}: {cost.tasks:,} grid points × runs, about {duration} on {workers} "
-        f"worker{'s' if workers != 1 else ''} and {cost.memory_bytes / 2**30:.2f} GiB of memory "
+        f"{what}: {cost.tasks:,} grid points × runs, about {_duration(cost.seconds)} on "
+        f"{workers} worker{'s' if workers != 1 else ''} and {_gib(cost.memory_bytes)} of memory "
         "(estimates within a small factor)"
     )
+
+
+def _check_possible(what: str, cost: WorkEstimate, workers: int) -> None:
+    """Refuse a sweep estimated past :data:`IMPOSSIBLE_SECONDS` (a year) on its workers.
+
+    Raises :class:`CliError` saying it is impossible, whatever budget was asked for.
+    """
+    if cost.seconds <= IMPOSSIBLE_SECONDS:
+        return
+    raise CliError(
+        f"{what} is impossible: about {_duration(cost.seconds)}, more than a year on its "
+        f"{workers} worker{'s' if workers != 1 else ''} (a sweep estimated past a year of its "
+        "workers' time is not run); use fewer runs or grid points, a smaller D or more workers"
+    )
+
+
+def _check_out(out: Path) -> None:
+    """Refuse, before any work, an ``--out`` that cannot be a file.
+
+    Raises :class:`CliError` when its directory does not exist (none is created) or a
+    directory stands in its place or in its record's.
+    """
+    parent = out.parent
+    if not parent.is_dir():
+        raise CliError(f"--out {out}: no such directory {parent} (none is created)")
+    for path in (out, record_path(out)):  # the CSV and its record beside it
+        if path.is_dir():
+            raise CliError(f"--out {out}: {path} is a directory, not a file")
 
 
 class ProgressLine:
@@ -329,8 +379,19 @@ def record_path(csv: Path) -> Path:
 
 
 def write(task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, command: str) -> dict:
-    """Write the CSV and its JSON record; returns the record."""
-    out.parent.mkdir(parents=True, exist_ok=True)
+    """Write the CSV and its JSON record; returns the record.
+
+    The directory must exist (none is created); a failed write raises :class:`CliError`
+    naming the file that could not be written.
+    """
+    try:
+        return _write(task, params, df, out, command)
+    except OSError as err:
+        where = err.filename if isinstance(err.filename, str) else out
+        raise CliError(f"cannot write {where}: {err.strerror or type(err).__name__}") from None
+
+
+def _write(task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, command: str) -> dict:
     df.to_csv(out, index=False)
     record = {
         "format": RECORD_FORMAT,
@@ -460,18 +521,22 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if out.suffix.lower() != ".csv":
         raise CliError(f"--out must name a .csv file; got {out}")
     budget = _budget(args)
+    if not args.estimate:
+        _check_out(out)
     with scheduler_executor(args.scheduler) as executor:
         workers = planned_workers(args.workers, executor)
         call = sweep_keywords(task, params)
         cost = estimate(task, call, workers)
         if args.estimate:
+            print(describe(WHAT[task], cost, workers))
+            _check_possible(WHAT[task], cost, workers)
             if budget is not None:
                 check_budget(cost, what=WHAT[task], budget=budget)
-            print(describe(WHAT[task], cost, workers))
             print(
                 "within the budget" if budget is not None else "no limit applies (--max-minutes …)"
             )
             return 0
+        _check_possible(WHAT[task], cost, workers)
         progress = ProgressLine() if cost.seconds >= PROGRESS_SECONDS else None
         df = run(task, call, executor, args.workers, budget, progress)
     command = "python -m dpcore " + shlex.join(argv)

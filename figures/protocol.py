@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -9,6 +11,7 @@ from dpcore.protocol.protocol_demo import ProtocolDemo
 from figures.charts import FONT
 from figures.theme import style
 from learning.protocol_steps import AGG, NG, ProtocolStep, fmt, site_name
+from learning.run_replay import faint_pairs
 
 PARTY_COLORS = {NG: "#009E73", AGG: style("conv").color, "site": style("cape").color}
 MESSAGE_COLORS = {"E": "#009E73", "F": style("conv").color, "Â": style("cape").color}
@@ -82,12 +85,16 @@ def network_figure(demo: ProtocolDemo, step: ProtocolStep) -> go.Figure:
 
 def replay_figure(sites: int, step: ProtocolStep) -> go.Figure:
     """:func:`network_figure` for a step of a real run's log: the message's round and size
-    instead of a value (a real run's values stay private; learning/run_replay.py)."""
+    instead of a value (a real run's values stay private; learning/run_replay.py).
+
+    The round's name is the log's text, shown as written (HTML-escaped: Plotly reads tags and
+    links in annotations); a party the log never named (a node that sent no reply) has no
+    place in the picture, so its messages are not drawn."""
     highlight = None
     if step.message is not None:
         sender = step.message[0]
         color = PARTY_COLORS[sender] if sender in PARTY_COLORS else PARTY_COLORS["site"]
-        highlight = (color, step.title.rsplit(": ", 1)[-1])
+        highlight = (color, html.escape(step.title.rsplit(": ", 1)[-1]))
     return _network(sites, step, highlight, [f"site {s + 1}" for s in range(sites)])
 
 
@@ -96,10 +103,12 @@ def _network(
 ) -> go.Figure:
     pos = _positions(n)
     fig = go.Figure()
-    for sender, receiver, _ in step.sent:
-        a, b = _endpoints(pos, sender, receiver)
-        _arrow(fig, a, b, color="rgba(128,128,128,0.45)", width=1.5)
-    if step.message is not None and highlight is not None:
+    for sender, receiver in faint_pairs(step.sent):  # each pair once, however often it spoke
+        if sender in pos and receiver in pos:
+            a, b = _endpoints(pos, sender, receiver)
+            _arrow(fig, a, b, color="rgba(128,128,128,0.45)", width=1.5)
+    placed = step.message is not None and all(p in pos for p in step.message[:2])
+    if step.message is not None and highlight is not None and placed:
         sender, receiver, _ = step.message
         a, b = _endpoints(pos, sender, receiver)
         _arrow(fig, a, b, color=highlight[0], width=4, text=highlight[1])

@@ -6,6 +6,7 @@ which of them a step shows, who sends what to whom, and what each party holds af
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,8 +28,9 @@ class ProtocolStep:
         Heading and a few sentences (markdown) with this draw's numbers.
     message : tuple of (sender, receiver, name) or None
         The message sent in this step, drawn highlighted.
-    sent : tuple of (sender, receiver, name)
-        Messages delivered before this step (drawn faint).
+    sent : sequence of (sender, receiver, name)
+        Messages delivered before this step (drawn faint): a tuple, or for a real run's log a
+        view of the log's messages (:class:`learning.run_replay.Sent`), never a copy.
     revealed : dict
         Ledger column → how many sites' entries are known by now.
     figure : {"network", "cancel"}
@@ -38,7 +40,7 @@ class ProtocolStep:
     title: str
     text: str
     message: tuple[str, str, str] | None
-    sent: tuple[tuple[str, str, str], ...]
+    sent: Sequence[tuple[str, str, str]]
     revealed: dict[str, int]
     figure: str = "network"
 

@@ -41,6 +41,7 @@ def test_sweep_csv_is_reproduced_bit_for_bit_from_its_record(tmp_path, capsys, a
     assert record["params"]["algorithms"] == list(dpcore.factorization.registry.defaults(argv[1]))
 
     again = tmp_path / "again" / "copy.csv"
+    again.parent.mkdir()  # --out writes into a directory that exists (none is created, #50)
     assert cli.main(["sweep", "--from", str(tmp_path / "run.json"), "--out", str(again)]) == 0
     assert again.read_bytes() == first.read_bytes()
     assert "reproduced bit for bit" in capsys.readouterr().out
@@ -325,3 +326,80 @@ def test_a_progress_line_is_throttled_and_estimates_the_time_left():
     stream = io.StringIO()
     cli.ProgressLine(stream, every=0.0)(4, 10)
     assert "about" in stream.getvalue() and "left" in stream.getvalue()
+
+
+# --- write errors and impossible sweeps (issue #50) ---------------------------------------
+
+TINY_PCA = [
+    "sweep", "pca", "--epsilon", "0.1,1", "--runs", "1", "--dim", "6", "--k", "2",
+    "--pool-size", "200", "--n-per-site", "20", "--sites", "2", "--rng", "1",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        ("/proc/x.csv", "cannot write /proc/x.csv"),
+        ("{tmp}/nonexistent/dir/x.csv", "no such directory {tmp}/nonexistent/dir"),
+        ("{tmp}/adir.csv", "{tmp}/adir.csv is a directory"),
+        ("{tmp}/rec.csv", "{tmp}/rec.json is a directory"),
+    ],
+    ids=["proc", "missing-directory", "a-directory", "a-directory-for-the-record"],
+)
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys, where, says):
+    """Before: /proc/x.csv ended in a traceback after the whole sweep had run, and a missing
+    directory was created with its parents. Now one line on stderr, rc 2, no directory made."""
+    (tmp_path / "adir.csv").mkdir()
+    (tmp_path / "rec.json").mkdir()  # where rec.csv's record would go
+    out = where.format(tmp=tmp_path)
+    before = sorted(tmp_path.rglob("*"))
+    assert cli.main([*TINY_PCA, "--out", out]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert err.startswith("error: ") and "\n" not in err and says.format(tmp=tmp_path) in err
+    assert "Traceback" not in captured.err and not captured.out
+    assert sorted(tmp_path.rglob("*")) == before  # nothing created, no directory above all
+
+
+def test_a_write_that_fails_after_the_sweep_is_one_line(tmp_path, capsys, monkeypatch):
+    """A failure only the write itself finds (a full disk, a read-only mount): one line, rc 2."""
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / "a.csv"))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    assert cli.main([*TINY_PCA, "--out", str(tmp_path / "a.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: cannot write {tmp_path / 'a.csv'}: No space left on device"
+
+
+IMPOSSIBLE = ["sweep", "pca", "--epsilon", "0.1,1,10", "--runs", str(10**20)]
+
+
+def test_an_impossible_sweep_is_said_to_be_impossible(tmp_path, capsys, monkeypatch):
+    """10²⁰ runs: before, "about 301,250,000,000,000,000.0 minutes … no limit applies" and
+    exit 0. Past a year of its workers' time (cli.IMPOSSIBLE_SECONDS) a sweep is impossible:
+    the estimate says so in years and exits 2; a run is refused before any work."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([*IMPOSSIBLE, "--workers", "2", "--estimate"]) == 2
+    captured = capsys.readouterr()
+    assert "300,000,000,000,000,000,000 grid points × runs" in captured.out
+    assert re.search(r"about \d\.\de\+\d+ years on 2 workers", captured.out)
+    assert "no limit applies" not in captured.out
+    err = captured.err.strip()
+    assert err.startswith("error: this PCA sweep is impossible: about ") and "\n" not in err
+    assert "more than a year on its 2 workers" in err
+    assert cli.main([*IMPOSSIBLE, "--workers", "2"]) == 2
+    assert "impossible" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_rule_is_a_year_of_the_workers_time(capsys, monkeypatch):
+    """The bound is on the estimate on its workers: the same sweep past it on 2 workers comes
+    under it on 64 (the year made 10 minutes, so that a small sweep can cross it)."""
+    monkeypatch.setattr(cli, "IMPOSSIBLE_SECONDS", 600.0)
+    assert cli.main([*LARGE_DIM, "--workers", "2", "--estimate"]) == 2  # about 18 minutes
+    assert "impossible" in capsys.readouterr().err
+    assert cli.main([*LARGE_DIM, "--workers", "64", "--estimate"]) == 0  # about 5 minutes
+    out = capsys.readouterr().out
+    assert "impossible" not in out and "no limit applies" in out

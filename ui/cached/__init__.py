@@ -13,7 +13,8 @@ arguments give the same numbers in every session and process.
 - :mod:`ui.cached.sweeps`: PCA, tensor and rounds sweeps (PCA, Tensor, Baselines pages);
 - :mod:`ui.cached.sites`: the sites-table pages (averaging, privacy, composition, trust);
 - :mod:`ui.cached.audit`: the attack audit;
-- :mod:`ui.cached.paper`: the paper's figures.
+- :mod:`ui.cached.paper`: the paper's figures;
+- :mod:`ui.cached.replay`: the protocol stepper's run logs, read once per content.
 """
 
 from ui.cached.audit import (
@@ -43,6 +44,7 @@ from ui.cached.paper import (
     paper_panel_job,
     paper_pool_spread,
 )
+from ui.cached.replay import content_digest, run_log
 from ui.cached.sites import (
     CALIBRATION_GRID,
     DESIGNS,
@@ -105,6 +107,7 @@ __all__ = [
     "classic_warning",
     "coalition_table",
     "collusion_curve_table",
+    "content_digest",
     "dropout_pca_frame",
     "dropout_report",
     "equal_sites_noise",
@@ -131,6 +134,7 @@ __all__ = [
     "rounds_job",
     "rounds_party_table",
     "rounds_table",
+    "run_log",
     "trust_models_iterative",
     "trust_models_pca",
     "trust_models_table",
