@@ -129,6 +129,7 @@ class Federation:
     warm: bool = True
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     killed: set[str] = field(default_factory=set)
+    _earlier_servers: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         n = len(self.data)
@@ -373,6 +374,7 @@ class Federation:
         output = self._dir / f"{tag}-result.json"
         log = self._dir / f"{tag}-log.jsonl"
         output.unlink(missing_ok=True)
+        self._earlier_servers = self._serverapps()  # the ServerApps of earlier runs ended
         config = {
             "kind": kind,
             "design": design,
@@ -399,7 +401,7 @@ class Federation:
         servers: set[int] = set()
         while not output.exists():
             self._check_alive(during_run=True)
-            servers |= self._serverapps()
+            servers |= self._serverapps() - self._earlier_servers  # this run's
             gone = [pid for pid in servers if not _alive(pid)]
             if gone and not output.exists():
                 raise RuntimeError(
