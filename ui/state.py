@@ -23,7 +23,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.guard import note_out_of_range
+from ui.guard import labels_for_keys, note_out_of_range
 
 PAGES = Path(__file__).resolve().parents[1] / "app_pages"
 
@@ -71,6 +71,7 @@ def _default(widget: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 def bound(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> Any:
     """``widget(label, key=key, …)`` bound to the URL key ``key`` and kept across pages."""
     _DEFAULTS[key] = _default(widget, kwargs)
+    labels_for_keys(key, kwargs)  # a link may name an option by its key or its label
     note_out_of_range(widget, key, kwargs)  # a link value the widget cannot take, named
     return widget(label, key=key, bind="query-params", persist_state="session", **kwargs)
 
