@@ -32,8 +32,8 @@ def replay_log(side) -> None:
     total = len(steps)
     clamp(STEP, total)
     back, slider, forward = st.columns([1, 6, 1], vertical_alignment="bottom")
-    step_buttons(back, forward, state_key=STEP, total=total, key="logstep")
     index = bound(slider.slider, "Message", STEP, min_value=1, max_value=total)
+    step_buttons(back, forward, state_key=STEP, total=total, key="logstep", current=int(index))
     step = steps[int(index) - 1]
     left, right = st.columns([3, 2])
     with left:
