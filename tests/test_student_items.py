@@ -43,3 +43,40 @@ def test_the_simulated_steppers_next_is_disabled_on_its_last_step():
     assert at.button(key="step_next").disabled and not at.button(key="step_back").disabled
     at = _protocol(pr_step="2")
     assert not at.button(key="step_next").disabled and not at.button(key="step_back").disabled
+
+
+def test_the_ledger_names_a_site_only_when_it_spent_more_than_the_others():
+    import dpcore
+    from figures.composition import ledger_text
+
+    def said(budgets, multipliers):  # 3 releases of each site's noise multiplier z_s
+        ledger = dpcore.PrivacyLedger(budget=budgets, delta=[1e-5] * len(budgets))
+        summary = ledger.add(multipliers, count=3).summary()
+        return summary, ledger_text(summary, releases=3, accountant="exact")
+
+    summary, equal = said([4.0] * 5, [3.0] * 5)  # issue #49: "Site 2 has spent the largest …"
+    first = summary.iloc[0]
+    assert "Site " not in equal and "Sites " not in equal, equal
+    assert (
+        f"Every site has spent the same share of its budget: ε = {first.spent:.3g} of 4 "
+        f"({first.fraction:.0%}) each." in equal
+    ), equal
+    summary, shares = said([2.0, 4.0], [3.0, 3.0])  # the same ε spent, different shares
+    assert "Site 1 has spent the largest share" in shares, shares
+    summary, one = said([4.0, 4.0, 4.0], [3.0, 2.0, 3.0])  # site 2's smaller noise spends more
+    assert f"Site 2 has spent the largest share of its budget: ε = {summary.spent[1]:.3g}" in one
+    summary, two = said([4.0, 4.0, 4.0], [2.0, 3.0, 2.0])
+    assert (
+        f"Sites 1, 3 have spent the largest share of their budgets ({summary.fraction[0]:.0%})."
+        in two
+    ), two
+
+
+@pytest.mark.app
+def test_the_ledger_of_equal_sites_on_the_page_names_no_site():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("app_pages/composition.py").run()
+    at.button(key="rr_release").click().run()
+    assert not at.exception
+    text = next(m.value for m in at.markdown if "release(s) recorded" in m.value)
+    assert "Every site has spent the same share" in text and "Site " not in text, text
