@@ -80,3 +80,32 @@ def test_the_ledger_of_equal_sites_on_the_page_names_no_site():
     assert not at.exception
     text = next(m.value for m in at.markdown if "release(s) recorded" in m.value)
     assert "Every site has spent the same share" in text and "Site " not in text, text
+
+
+def test_the_glossary_and_lesson_one_say_the_same_true_thing_about_delta():
+    """Issue #49: the glossary said δ "well below 1/N" while the lessons use δ = 1/N. Both now
+    say what a real release needs and what the lessons use, and what they say is true."""
+    from learning.glossary import BY_KEY
+    from learning.lessons import LESSONS
+    from learning.settings import LESSON_DELTA, N_MEAN
+    from ui.lesson_scenes import SCENES
+
+    step = next(s for s in LESSONS[0].steps if s.key == "delta")
+    text = step.text.format(**SCENES[step.scene](step.control.default).numbers)
+    glossary = BY_KEY["delta"].words
+    for said in (glossary, text):
+        assert "well below 1/N" in said  # what a real release needs
+        assert f"δ = {LESSON_DELTA:g}" in said and "exactly 1/N" in said  # what lessons use
+        assert f"mean of {N_MEAN} values" in said
+    assert LESSON_DELTA == 1 / N_MEAN  # exactly 1/N: true
+    assert step.control.default == LESSON_DELTA
+    # "for the sites of 1,000–5,000 in lessons 2–4 it is above 1/N_s": every table they link
+    for lesson in LESSONS[1:4]:
+        for s in lesson.steps:
+            numbers = SCENES[s.scene](s.control.default).numbers
+            tables = [v for k, v in s.explore.query(numbers) if k.endswith("_sites")]
+            for table in tables:
+                for row in table.split(";"):
+                    n, _, delta, _ = (float(x) for x in row.split(","))
+                    assert delta == LESSON_DELTA and delta > 1 / n, (lesson.key, s.key, row)
+                    assert 1000 <= n <= 5000, (lesson.key, s.key, row)

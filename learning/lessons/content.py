@@ -199,8 +199,11 @@ NOISE = Lesson(
         Step(
             "delta",
             "δ: the small chance it fails",
-            "δ bounds the probability that the privacy promise breaks; it should be well "
-            "below 1/N. Noise grows only like √(ln(1.25/δ)) as δ shrinks, so strong δ is "
+            "δ bounds the probability that the privacy promise breaks. Publishing one "
+            "random person's record breaks it with probability 1/N, so a real release takes δ "
+            "well below 1/N; these lessons keep the paper's δ = 0.01, exactly 1/N for this "
+            "mean of 100 values, to keep the numbers readable. Noise grows only like "
+            "√(ln(1.25/δ)) as δ shrinks, so strong δ is "
             "cheap: at δ = {delta:g}, σ = **{sigma:.3g}·Δ** for ε = 0.5 — for the mean of "
             "100 values (Δ = 0.01), σ = {tau:.3g}.",
             "delta_curve",
