@@ -1,6 +1,8 @@
 """Smaller things a student notices (issue #49): the glossary's δ and the lessons' δ agree and
 are true, the steppers' Next stops on the last step, the ledger names a site only when one
-spent more, and the rounds command printed on the page runs as printed."""
+spent more, and the rounds command printed on the page runs as printed (that one is in
+tests/test_baselines_page.py, beside the page's other command checks). Also: the scripts
+app.py installs survive Streamlit's sanitizer (the navigation's roles, ui/nav_a11y.js)."""
 
 from __future__ import annotations
 
@@ -109,3 +111,17 @@ def test_the_glossary_and_lesson_one_say_the_same_true_thing_about_delta():
                     n, _, delta, _ = (float(x) for x in row.split(","))
                     assert delta == LESSON_DELTA and delta > 1 / n, (lesson.key, s.key, row)
                     assert 1000 <= n <= 5000, (lesson.key, s.key, row)
+
+
+def test_the_installed_scripts_survive_streamlits_sanitizer():
+    """app.py installs ui/history.js, ui/scheme.js and ui/nav_a11y.js as one st.html script.
+    Streamlit sanitizes it with DOMPurify, whose SAFE_FOR_XML check removes a script element
+    whose text holds "<" followed by a letter or "/" (as "<ul>" in a comment): the whole
+    script, Back/Forward's history and the navigation's roles with it, silently (found while
+    writing nav_a11y.js, issue #49)."""
+    import re
+
+    from ui.state import HISTORY_JS, NAV_A11Y_JS, SCHEME_JS
+
+    for name, text in (("history", HISTORY_JS), ("scheme", SCHEME_JS), ("nav", NAV_A11Y_JS)):
+        assert not re.search(r"<[/\w]", text), (name, re.search(r".{30}<[/\w].{30}", text))
