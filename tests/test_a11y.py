@@ -216,7 +216,7 @@ NAV_LISTS = """() => [...document.querySelectorAll(
     "[data-testid='stSidebarNav'] [role='list'], [data-testid='stSidebarNav'] ul:not([role])")]
   .map(l => ({name: (document.getElementById(l.getAttribute('aria-labelledby') || '') || {})
                       .innerText || '',
-              items: [...l.querySelectorAll(':scope > li')]  // the page's title (after its icon's name)
+              items: [...l.querySelectorAll(':scope > li')]  // each title, after its icon
                 .map(li => li.innerText.trim().split('\\n').pop())}))"""
 NAV_RULES = {"runOnly": ["list", "listitem", "aria-required-children", "aria-required-parent"]}
 
