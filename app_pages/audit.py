@@ -396,8 +396,9 @@ with tradeoff_box:
             snippet=snippets.audit_tradeoff(the_sites, site0, colluding0, trials, seed),
         ),
     )
+    st.subheader("The largest posterior each view allows", anchor=sections.AUDIT_POSTERIOR)
     st.markdown(
-        "**The largest posterior each view allows.** An attacker who is p sure that a person "
+        "An attacker who is p sure that a person "
         f"is in site {site}'s data sees the releases: how sure can it become? At most "
         "q = p·e^ε / (p·e^ε + 1 − p), with ε the view's exact ε at δ_s. This is the (ε, δ) "
         "guarantee itself, rewritten: for any observation S, P(in | S) ≤ q + (1 − q)·p·δ_s/P(S), "

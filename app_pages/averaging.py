@@ -7,7 +7,7 @@ import streamlit as st
 from figures.charts import gain_figure, noise_histogram_figure
 from figures.memo import built
 from figures.theme import style
-from learning import explanations, snippets
+from learning import explanations, sections, snippets
 from ui import presenter
 from ui.cached import (
     GAINS,
@@ -107,8 +107,9 @@ c4.metric(
     help="Each site adds its own τ_s: std sqrt(Σ μ_s² τ_s²), same weights μ_s.",
 )
 
+st.header("Noise design per site", anchor=sections.AVERAGING_DESIGN)  # lesson 1's σ = τ_s
 st.markdown(
-    "**Noise design per site** — τ_e from the noise generator, τ_f from the "
+    "τ_e from the noise generator, τ_f from the "
     "aggregator, τ_g the site's own. In the paper's design every site's release carries τ_s² "
     "both in the aggregator's view (τ_e² + τ_g²) and in the noise generator's view "
     "(τ_f² + τ_g²). The joint-view-safe design's columns: its noise in the aggregator's view "
@@ -178,7 +179,7 @@ main.caption(
     f"{np.max(np.abs(mc['e_sum'])):.1e} — the noise generator's noise cancels to rounding."
 )
 
-st.header("What CAPE gains, and against what")
+st.header("What CAPE gains, and against what", anchor=sections.AVERAGING_GAINS)
 sizes = np.asarray(the_sites.n_per_site)
 gains = design.gains
 show_table(built(_gains_table, gains, key=the_sites))

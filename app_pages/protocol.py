@@ -73,8 +73,8 @@ steps = protocol_steps(demo)
 total = len(steps)
 clamp(STEP, total)  # fewer sites than the URL's step assumed
 back, slider, forward = st.columns([1, 6, 1], vertical_alignment="bottom")
-step_buttons(back, forward, state_key=STEP, total=total, key="step")
 index = bound(slider.slider, "Step", STEP, min_value=1, max_value=total)
+step_buttons(back, forward, state_key=STEP, total=total, key="step", current=int(index))
 step = steps[int(index) - 1]
 
 left, right = st.columns([3, 2])

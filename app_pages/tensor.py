@@ -49,12 +49,11 @@ P = "td_"  # this page's keys (docs/state.md)
 side = st.sidebar
 controls, main = presenter.split()
 side.header("Model")
-model = side.radio(
+model = bound(  # a link may name the model by its key (mog) or its label
+    side.radio,
     "Model",
-    ["mog", "stm"],
-    key=f"{P}model",
-    bind="query-params",
-    persist_state="session",
+    f"{P}model",
+    options=["mog", "stm"],
     horizontal=True,
     format_func={"mog": "Mixture of Gaussians", "stm": "Topic model"}.get,
     help="MOG: samples = a component mean + Gaussian noise (σ² = 0.05). STM: "

@@ -296,13 +296,22 @@ def ledger_text(summary: pd.DataFrame, *, releases: int, accountant: str) -> str
     """The ledger in one sentence: releases made, most-spent site, sites over budget."""
     if releases == 0:
         return "No release recorded yet: every site has its whole budget. Press *Release again*."
-    worst = summary.iloc[int(np.argmax(summary["fraction"].to_numpy()))]
+    fraction = summary["fraction"].to_numpy(dtype=float)
+    worst = summary.iloc[int(np.argmax(fraction))]
+    # sites level with the largest share (equal sites differ in the last bits at most)
+    level = summary[np.isclose(fraction, fraction.max(), rtol=1e-9, atol=0.0)]
     over = summary[summary["exceeded"]]
-    text = (
-        f"{releases} release(s) recorded, added up by {accountant}. Site {int(worst.site)} has "
-        f"spent the largest share of its budget: ε = {worst.spent:.3g} of {worst.budget:.3g} "
-        f"({worst.fraction:.0%})."
-    )
+    spent = f"ε = {worst.spent:.3g} of {worst.budget:.3g} ({worst.fraction:.0%})"
+    if len(level) == len(summary) and len(summary) > 1:
+        same = np.allclose(level["budget"], worst.budget, rtol=1e-9, atol=0.0)
+        share = f"{spent} each" if same else f"{worst.fraction:.0%} each"
+        who = f"Every site has spent the same share of its budget: {share}."
+    elif len(level) > 1:
+        names = ", ".join(str(int(s)) for s in level.site)
+        who = f"Sites {names} have spent the largest share of their budgets ({worst.fraction:.0%})."
+    else:
+        who = f"Site {int(worst.site)} has spent the largest share of its budget: {spent}."
+    text = f"{releases} release(s) recorded, added up by {accountant}. {who}"
     if len(over):
         text += f" Over budget: {', '.join(f'site {int(s)}' for s in over.site)}."
     return text

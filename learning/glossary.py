@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from learning.settings import LESSON_DELTA, N_MEAN
+
 
 @dataclass(frozen=True)
 class Term:
@@ -45,8 +47,12 @@ GLOSSARY: tuple[Term, ...] = (
     Term(
         "delta",
         "Privacy δ",
-        "The small probability with which the ε promise may fail. It should be well below "
-        "1/N, so that it cannot mean 'publish one person's record'.",
+        "The small probability with which the ε promise may fail. Publishing one randomly "
+        "chosen person's record fails only with probability 1/N, so a real release takes δ "
+        "well below 1/N. The lessons keep the paper's δ = "
+        f"{LESSON_DELTA:g} so that the numbers stay readable: for lesson 1's mean of {N_MEAN} "
+        "values that is exactly 1/N, and for the sites of 1,000–5,000 in lessons 2–4 it is "
+        "above 1/N_s — a teaching value, not a recommendation.",
         "every page",
         "Dwork & Roth 2014, Def. 2.4",
     ),

@@ -20,6 +20,10 @@ PRIVACY_CALIBRATION = "calibration"
 # Attack audit (app_pages/audit.py)
 AUDIT_NUMBERS = "audit-numbers"
 AUDIT_TRADEOFF = "attack-tradeoff"
+AUDIT_POSTERIOR = "largest-posterior"
+# CAPE averaging (app_pages/averaging.py)
+AVERAGING_DESIGN = "noise-design-per-site"
+AVERAGING_GAINS = "what-cape-gains"
 # Repeated releases (app_pages/composition.py)
 COMPOSITION_ACCOUNTANTS = "accountants"
 COMPOSITION_PROFILES = "privacy-profiles"
@@ -35,6 +39,9 @@ ANCHORS = frozenset(
         PRIVACY_CALIBRATION,
         AUDIT_NUMBERS,
         AUDIT_TRADEOFF,
+        AUDIT_POSTERIOR,
+        AVERAGING_DESIGN,
+        AVERAGING_GAINS,
         COMPOSITION_ACCOUNTANTS,
         COMPOSITION_PROFILES,
         COMPOSITION_LEDGER,

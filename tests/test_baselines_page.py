@@ -5,7 +5,9 @@ one-shot ones, and the command that reproduces it; running that command here mus
 same table to the last bit (same spec, same seed), and the chart must draw those numbers.
 """
 
+import os
 import shlex
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore.experiments.sweeps.rounds import PROG, iterative_algorithms, main
 
 ROOT = Path(__file__).resolve().parents[1]
+MODULE = PROG.removeprefix("python ")  # "-m dpcore.experiments.sweeps.rounds"
 pytestmark = [pytest.mark.app, pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")]
 
 
@@ -29,7 +32,7 @@ def shown():
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     table = next(d.value for d in at.dataframe if "rounds" in d.value.columns)
-    command = next(c.value for c in at.code if c.value.startswith(PROG))
+    command = next(c.value for c in at.code if MODULE in c.value)
     best = next(d.value for d in at.dataframe if "best T" in d.value.columns)
     return table, command, best
 
@@ -45,7 +48,7 @@ def test_the_page_shows_every_iterative_method_at_every_t_beside_one_shot_cape(s
 def test_the_pages_numbers_are_the_commands_numbers(shown, capsys):
     table, command, _ = shown
     words = shlex.split(command)
-    assert words[: len(PROG.split())] == PROG.split()
+    assert words[1 : len(PROG.split())] == MODULE.split()
     ours = main(words[len(PROG.split()) :])
     pd.testing.assert_frame_equal(
         table.reset_index(drop=True), ours.reset_index(drop=True), check_exact=True
@@ -112,3 +115,24 @@ def test_the_heavy_job_gives_the_pages_numbers_on_a_bundled_data_set():
     pd.testing.assert_frame_equal(job, direct, check_exact=True)
     frame = worker.pca_frame(spec.sweep, 3, ("wine",), None)
     assert set(frame.algorithm) == {"cape", "npm_cape"}
+
+
+@pytest.mark.slow
+def test_the_command_runs_as_printed_in_a_fresh_terminal_at_the_root(shown, capsys):
+    """Issue #49: the page printed ``python -m …``, which a fresh terminal runs with the
+    system's Python: "No module named pandas". It names the project's venv now, says so under
+    it, and runs as printed (bash, at the checkout's root, no venv activated, no PYTHONPATH)
+    to the same table."""
+    _, command, _ = shown
+    assert command.startswith(".venv/bin/python -m dpcore.experiments.sweeps.rounds ")
+    # a fresh terminal: no activated venv, no PYTHONPATH; only the CPU pins that make the
+    # numbers comparable to this process's (tests/conftest.py) are kept
+    fresh = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
+    fresh |= {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")
+              if k in os.environ}  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, env=fresh, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    main(shlex.split(command)[len(PROG.split()) :])  # the same words, in this process
+    assert done.stdout == capsys.readouterr().out

@@ -370,7 +370,7 @@ def test_every_step_agrees_with_itself_and_its_link(lesson, number, step):
     section = params.pop(SECTION, [None])[0]  # where the link lands, not a setting
     assert section == step.explore.section
     if section is not None:  # the page has a header with that anchor
-        assert section in [h.proto.anchor for h in target.header], section
+        assert section in [h.proto.anchor for h in (*target.header, *target.subheader)], section
     for key, texts in params.items():  # every setting arrived on the page
         assert key in target.session_state, key
         assert _arrived(target.session_state[key], texts), (key, target.session_state[key], texts)

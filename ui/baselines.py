@@ -35,6 +35,11 @@ from ui.state import bound
 
 Y_TITLE = "captured energy / optimum"
 
+# The interpreter the shown command names: the project's venv, relative to the checkout's root
+# (README: every command there runs as `.venv/bin/python …`; issue #49: a bare `python` in a
+# fresh terminal said "No module named pandas").
+VENV_PYTHON = ".venv/bin/python"
+
 
 def _best(summary: pd.DataFrame, order: tuple[str, ...]) -> pd.DataFrame:
     """Each algorithm's best T with its mean and standard error, and, where one-shot capePCA
@@ -102,7 +107,12 @@ def show_baselines(chosen: PcaControls, source: tuple, *, prefix: str) -> None:
     with st.expander("Every number, and the command that reproduces them"):
         st.dataframe(summary, hide_index=True, key=f"{prefix}rounds_all")
         if source[0] == "synthetic":
-            st.code(spec.command(chosen.seed), language="bash")
+            st.code(spec.command(chosen.seed, python=VENV_PYTHON), language="bash")
+            st.caption(
+                "Run it in a terminal at the root of the CAPE Lab checkout: it needs the "
+                f"project's environment, `{VENV_PYTHON}` (`bash run.sh` or `bash test.sh` "
+                "creates it); a system `python` lacks numpy and pandas."
+            )
         else:
             st.caption(
                 "The command covers the synthetic data; on a data set, use "

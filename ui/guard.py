@@ -86,13 +86,51 @@ def _number(value: object) -> float | None:
     return float(value)
 
 
+def option_label(text: str, kwargs: dict[str, Any]) -> str | None:
+    """The one rule for an options widget's URL value (docs/state.md, rule 1): it names an
+    option by its label, as the widget shows it and writes it (``same as the others``), or by
+    its key, as a lesson or a preset writes it (``matched``). Returns that option's label, or
+    None when ``text`` names no option. A label wins over a key that reads the same."""
+    fmt = kwargs.get("format_func") or str
+    options = list(kwargs.get("options", ()))
+    labels = [str(fmt(option)) for option in options]
+    if text in labels:
+        return text
+    for option, shown in zip(options, labels, strict=True):
+        if str(option) == text:
+            return shown
+    return None
+
+
+def labels_for_keys(key: str, kwargs: dict[str, Any]) -> bool:
+    """Before a URL-bound options widget is first drawn in this session: rewrite each link
+    value that names an option by its key to that option's label, in the address and in the
+    values widgets seed themselves from, so the widget takes it (Streamlit reads labels only
+    and silently drops anything else). Returns whether anything was rewritten."""
+    if "options" not in kwargs or key in st.session_state:
+        return False
+    params = st.query_params
+    values = params.get_all(key)
+    shown = [option_label(value, kwargs) or value for value in values]
+    if shown == values:
+        return False
+    params[key] = shown if len(shown) > 1 else shown[0]
+    from streamlit.runtime.state import get_session_state
+
+    with get_session_state().query_params() as state:
+        initial = getattr(state, "_initial_query_params", None)
+        if isinstance(initial, dict) and key in initial:
+            initial[key] = list(shown)
+    return True
+
+
 def _allowed(kwargs: dict[str, Any]) -> tuple[Callable[[str], bool], str] | None:
     """A test of one URL value against a widget's options or its min/max, and the allowed
     values in words; None for a widget without either (text, toggles)."""
-    if "options" in kwargs:  # the URL holds the formatted option, as the widget shows it
+    if "options" in kwargs:  # an option's label or its key (option_label)
         fmt = kwargs.get("format_func") or str
         shown = [str(fmt(option)) for option in kwargs["options"]]
-        return (lambda text: text in shown), ", ".join(shown)
+        return (lambda text: option_label(text, kwargs) is not None), ", ".join(shown)
     low, high = _number(kwargs.get("min_value")), _number(kwargs.get("max_value"))
     if low is None and high is None:
         return None

@@ -54,8 +54,8 @@ def replay_log(side) -> None:
     clamp(STEP, total)
     if total > 1:
         back, slider, forward = st.columns([1, 6, 1], vertical_alignment="bottom")
-        step_buttons(back, forward, state_key=STEP, total=total, key="logstep")
         index = int(bound(slider.slider, "Message", STEP, min_value=1, max_value=total))
+        step_buttons(back, forward, state_key=STEP, total=total, key="logstep", current=index)
     else:  # a log of one line: nothing to step through (a slider needs two ends)
         index = 1
     step = replay.step(index - 1)

@@ -23,7 +23,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.guard import note_out_of_range
+from ui.guard import labels_for_keys, note_out_of_range
 
 PAGES = Path(__file__).resolve().parents[1] / "app_pages"
 
@@ -46,6 +46,8 @@ HISTORY_JS = f"window.__capePrefixes = {json.dumps(page_prefixes())};\n" + (
     Path(__file__).with_name("history.js").read_text(encoding="utf-8")
 )
 SCHEME_JS = (Path(__file__).with_name("scheme.js")).read_text(encoding="utf-8")
+# Streamlit's sidebar navigation as lists a screen reader (and axe) accepts (issue #49)
+NAV_A11Y_JS = (Path(__file__).with_name("nav_a11y.js")).read_text(encoding="utf-8")
 
 
 # Every bound widget's default, by key, recorded when the widget is drawn: a preset resets the
@@ -71,15 +73,19 @@ def _default(widget: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 def bound(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> Any:
     """``widget(label, key=key, …)`` bound to the URL key ``key`` and kept across pages."""
     _DEFAULTS[key] = _default(widget, kwargs)
+    labels_for_keys(key, kwargs)  # a link may name an option by its key or its label
     note_out_of_range(widget, key, kwargs)  # a link value the widget cannot take, named
     return widget(label, key=key, bind="query-params", persist_state="session", **kwargs)
 
 
 def install_history() -> None:
-    """Make Back/Forward step through settings, and rerun when the system's colour scheme
-    changes (the charts' lettering follows the scheme of the last run; app.py calls this once
-    per run)."""
-    st.sidebar.html(f"<script>{HISTORY_JS}\n{SCHEME_JS}</script>", unsafe_allow_javascript=True)
+    """Make Back/Forward step through settings, rerun when the system's colour scheme
+    changes (the charts' lettering follows the scheme of the last run), and give Streamlit's
+    navigation list markup a screen reader accepts (ui/nav_a11y.js); app.py calls this once
+    per run."""
+    st.sidebar.html(
+        f"<script>{HISTORY_JS}\n{SCHEME_JS}\n{NAV_A11Y_JS}</script>", unsafe_allow_javascript=True
+    )
 
 
 # The page the session's last run drew (session only, never in the URL).

@@ -31,10 +31,14 @@ def step_buttons(
     total: int,
     key: str,
     after_last: Callable[[], None] | None = None,
+    current: int | None = None,
 ) -> None:
     """Back in ``back`` and Next in ``forward``; each moves ``state_key`` by one, within
     1 … ``total``; Next on step ``total`` calls ``after_last`` instead, if given (a callback:
-    it may set widget state). Draw them before the widget bound to ``state_key``."""
+    it may set widget state). Given the step shown (``current``: draw the buttons after the
+    widget bound to ``state_key``, into containers made before it), a button with nowhere
+    to go is disabled: Back on step 1, Next on step ``total`` when nothing comes after it
+    (issue #49: Next stayed enabled on the replay's last message and did nothing)."""
     back.button(
         "Back",
         icon=":material/arrow_back:",
@@ -42,6 +46,7 @@ def step_buttons(
         on_click=_move,
         args=(state_key, -1, total),
         width="stretch",
+        disabled=current is not None and current <= 1,
     )
     forward.button(
         "Next",
@@ -51,4 +56,5 @@ def step_buttons(
         args=(state_key, 1, total, after_last),
         width="stretch",
         type="primary",
+        disabled=current is not None and after_last is None and current >= total,
     )

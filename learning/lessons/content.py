@@ -186,6 +186,7 @@ NOISE = Lesson(
                 "This σ as τ_s of five such sites, on CAPE averaging",
                 sites_link("avg_", "5", EQUAL, "classic"),
                 shows=("sigma",),
+                section=sections.AVERAGING_DESIGN,  # the per-site table, below the histogram
             ),
             Question(
                 "Predict: if you halve ε (more privacy), what happens to the noise σ?",
@@ -199,8 +200,11 @@ NOISE = Lesson(
         Step(
             "delta",
             "δ: the small chance it fails",
-            "δ bounds the probability that the privacy promise breaks; it should be well "
-            "below 1/N. Noise grows only like √(ln(1.25/δ)) as δ shrinks, so strong δ is "
+            "δ bounds the probability that the privacy promise breaks. Publishing one "
+            "random person's record breaks it with probability 1/N, so a real release takes δ "
+            "well below 1/N; these lessons keep the paper's δ = 0.01, exactly 1/N for this "
+            "mean of 100 values, to keep the numbers readable. Noise grows only like "
+            "√(ln(1.25/δ)) as δ shrinks, so strong δ is "
             "cheap: at δ = {delta:g}, σ = **{sigma:.3g}·Δ** for ε = 0.5 — for the mean of "
             "100 values (Δ = 0.01), σ = {tau:.3g}.",
             "delta_curve",
@@ -213,6 +217,7 @@ NOISE = Lesson(
                 "This σ as τ_s of five such sites, on CAPE averaging",
                 sites_link("avg_", "5", EQUAL, "classic"),
                 shows=("tau",),
+                section=sections.AVERAGING_DESIGN,
             ),
             Question(
                 "Predict: going from δ = 10⁻² to δ = 10⁻⁶ multiplies σ by…",
@@ -359,12 +364,13 @@ SITES_LESSON = Lesson(
 
 
 # The unequal-sites lesson's steps all open CAPE averaging on the lesson's five sites.
-def unequal_explore(*shows: str) -> Explore:
+def unequal_explore(*shows: str, section: str | None = None) -> Explore:
     return Explore(
         AVERAGING,
         "Explore on CAPE averaging",
         sites_link("avg_", "5", SIZE, "analytic"),
         shows=shows,
+        section=section,
     )
 
 
@@ -409,7 +415,7 @@ UNEQUAL = Lesson(
             "the minimum S (equal sizes), the maximum of Proposition 1, and your split's G. "
             "The one thing to notice: G shoots up — but only because equal weights are a "
             "poor way to average unequal sites.",
-            unequal_explore("gain"),
+            unequal_explore("gain", section=sections.AVERAGING_GAINS),
             Question(
                 "Predict: at this split, is G(n) more than, exactly, or less than S = 5?",
                 ("less than S", "exactly S", "more than S"),
@@ -432,7 +438,7 @@ UNEQUAL = Lesson(
             "with the best conventional weights. The dashed line is 1 (no advantage). The "
             "one thing to notice: the honest advantage is the smallest bar, and it shrinks "
             "as one site dominates.",
-            unequal_explore("best", "same", "gain"),
+            unequal_explore("best", "same", "gain", section=sections.AVERAGING_GAINS),
             Question(
                 "Predict: against the best conventional weights, CAPE's advantage is…",
                 ("more than S", "between 1 and S", "none (1×)"),
@@ -558,7 +564,7 @@ VIEWS = Lesson(
                 "The trade-off and the posteriors, on the Attack audit",
                 sites_link("au_", "5", EQUAL, "analytic"),
                 shows=("epsilon_view", "posterior"),
-                section=sections.AUDIT_TRADEOFF,
+                section=sections.AUDIT_POSTERIOR,  # their table, under the trade-off chart
             ),
             Question(
                 "Predict: in the view “{view}”, does site 1's curve dip under the promise's?",
@@ -822,6 +828,7 @@ BEYOND = Lesson(
                     ("au_seed", str(LESSON_SEED)),
                 ),
                 shows=("lower", "epsilon"),
+                section=sections.AUDIT_NUMBERS,  # the chart above shows them as bars only
             ),
             Question(
                 "Predict: with {trials:,} games, does the attack prove that the aggregator's "

@@ -140,8 +140,11 @@ class RoundsSpec:
             tasks=sum(p.tasks for p in parts),
         )
 
-    def command(self, seed: int) -> str:
+    def command(self, seed: int, *, python: str = "python") -> str:
         """The shell command that prints this request's :func:`rounds_summary` (synthetic data).
+
+        ``python`` is the interpreter it names (``.venv/bin/python`` at the repository's root:
+        the app's page prints that, so that it runs as printed in a fresh terminal).
 
         Raises
         ------
@@ -156,7 +159,7 @@ class RoundsSpec:
         unknown = sorted(set(keywords) - set(_OPTIONS))
         if unknown:
             raise ValueError(f"the command has no option for {unknown}; got {keywords!r}")
-        words = [*PROG.split(), "--table", "all", "--seed", str(seed)]
+        words = [python, *PROG.split()[1:], "--table", "all", "--seed", str(seed)]
         words += ["--rounds", *map(str, self.rounds)]
         words += ["--algorithms", *self.sweep.algorithms]
         for name, value in keywords.items():
