@@ -40,6 +40,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LOOPBACK_ALIASES = sys.platform.startswith("linux")  # 127.0.0.2, 127.0.0.3, … work as is
 # SuperExecs ask their runtime API for a new task every this many seconds (Flower: 1 s).
 TASK_POLL = "0.5"
+# SuperNodes ask the SuperLink for messages every this many seconds when idle (Flower: 3 s,
+# fixed; the fork server shortens it, federated.forkserver._shorten_supernode_poll).
+SUPERNODE_POLL = "0.5"
 
 
 def flower_bin(name: str) -> str:
@@ -127,6 +130,7 @@ class Federation:
     workdir: Path | None = None
     allow_test_faults: bool = False
     warm: bool = True
+    attached: bool = False  # another process runs this federation (``python -m federated up``)
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     killed: set[str] = field(default_factory=set)
     _earlier_servers: set[int] = field(default_factory=set)
@@ -137,7 +141,8 @@ class Federation:
             raise ValueError(f"data must name at least 2 site CSVs; got {n}")
         if len(self.epsilon) != n or len(self.delta) != n:
             raise ValueError(f"epsilon and delta need one entry per site ({n})")
-        check_ports(self.port, n)
+        if not self.attached:
+            check_ports(self.port, n)
         self.workdir = Path(self.workdir or tempfile.mkdtemp(prefix="cape-flower-"))
         self.home = self.workdir / "flwr-home"
         self.home.mkdir(parents=True, exist_ok=True)
@@ -157,11 +162,68 @@ class Federation:
             "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": TASK_POLL,
             forkserver.SOCKET_ENV: str(self.workdir / "forkserver.sock"),
             forkserver.PIDS_ENV: str(self.workdir / "pids"),
+            forkserver.POLL_ENV: SUPERNODE_POLL,
         }
         (self.workdir / "pids").mkdir(parents=True, exist_ok=True)
         self.identities = self.workdir / "identities"
         self.manifest = self.workdir / "federation.json"
-        self.write_manifest()
+        if not self.attached:
+            self.write_manifest()
+
+    UP_FILE = "federation-up.json"
+
+    def announce(self) -> Path:
+        """Write what another process needs to submit runs to this running federation
+        (:meth:`attach`): its sites' files and promises, seed, port and this pid."""
+        up = self._dir / self.UP_FILE
+        up.write_text(
+            json.dumps(
+                {
+                    "data": [str(Path(p).resolve()) for p in self.data],
+                    "epsilon": list(self.epsilon),
+                    "delta": list(self.delta),
+                    "seed": self.seed,
+                    "port": self.port,
+                    "pid": os.getpid(),
+                }
+            )
+        )
+        return up
+
+    def announced_pid(self) -> int:
+        """The pid of the process that keeps this federation up (:meth:`announce`)."""
+        return int(json.loads((self._dir / self.UP_FILE).read_text())["pid"])
+
+    def check_up(self) -> None:
+        """RuntimeError if a process of a running federation has ended (``up`` watches)."""
+        self._check_alive()
+
+    @classmethod
+    def attach(cls, workdir: Path) -> Federation:
+        """The federation ``python -m federated up`` keeps running in ``workdir``, to submit
+        runs to (it starts nothing; its processes belong to the ``up`` command).
+
+        Raises
+        ------
+        ValueError
+            If no federation is up there (no announcement, or its process is gone).
+        """
+        up = Path(workdir) / cls.UP_FILE
+        try:
+            info = json.loads(up.read_text())
+        except (OSError, ValueError):
+            raise ValueError(f"no federation is up in {workdir} (start one with `up`)") from None
+        if not _alive(int(info["pid"])):
+            raise ValueError(f"the federation in {workdir} is down (its process has ended)")
+        return cls(
+            [Path(p) for p in info["data"]],
+            info["epsilon"],
+            info["delta"],
+            seed=int(info["seed"]),
+            port=int(info["port"]),
+            workdir=Path(workdir),
+            attached=True,
+        )
 
     def identity(self, index: int) -> Path:
         """The identity key file of node ``index`` (0: the noise generator, s: site s)."""
@@ -211,8 +273,9 @@ class Federation:
             start_new_session=True,
             preexec_fn=forkserver.die_with_parent,  # a launcher killed with -9 leaves nothing
         )
-        parties = {n: proc.pid for n, proc in self.procs.items()}
-        (self._dir / "parties.json").write_text(json.dumps(parties))  # for the fault tests
+        if not self.attached:  # for the fault tests
+            parties = {n: proc.pid for n, proc in self.procs.items()}
+            (self._dir / "parties.json").write_text(json.dumps(parties))
 
     def node_address(self, index: int) -> tuple[str, int]:
         """The runtime API address of node ``index`` (0: the noise generator, s: site s)."""
@@ -401,6 +464,8 @@ class Federation:
         servers: set[int] = set()
         while not output.exists():
             self._check_alive(during_run=True)
+            if self.attached and not _alive(self.announced_pid()):
+                raise RuntimeError(f"the federation in {self.workdir} went down mid-run")
             servers |= self._serverapps() - self._earlier_servers  # this run's
             gone = [pid for pid in servers if not _alive(pid)]
             if gone and not output.exists():
