@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from federated import identity
+from federated import identity, security
 from federated.launcher import demo_data, run_once
 from federated.protocol import KINDS, SCHEMES, Release, simulate
 from federated.runlog import read_log
@@ -54,6 +54,11 @@ def _parser() -> argparse.ArgumentParser:
     pin.add_argument("--designs", nargs="+", default=["joint"], choices=("joint", "cape"))
     pin.add_argument("--schemes", nargs="+", default=["helper"], choices=SCHEMES)
     pin.add_argument("--out", type=Path, required=True, help="the manifest file to write")
+    sec = sub.add_parser("secure", help="TLS, SuperNode keys, SuperExec secrets for Flower")
+    sec.add_argument("--out", type=Path, required=True, help="a new directory to write")
+    sec.add_argument("--host", nargs="+", default=[], help="the SuperLink's hostnames / IPs")
+    sec.add_argument("--sites", type=int, default=3, help="SuperNodes: 1 noise generator + S")
+    sec.add_argument("--days", type=int, default=365, help="certificate validity")
     return parser
 
 
@@ -125,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         return _keys(args.out)
     if args.command == "manifest":
         return _manifest(args)
+    if args.command == "secure":
+        return security.command(args.out, args.host, args.sites, args.days)
     if not 2 <= args.sites <= 20:
         print(f"--sites must be in [2, 20]; got {args.sites}", file=sys.stderr)
         return 1
