@@ -272,3 +272,44 @@ def _node_ids(fed):
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     return sorted(n["node-id"] for n in json.loads(done.stdout)["nodes"])
+
+
+# An outsider on the Control API: no account, no key, not even the CA (verification off).
+REGISTRAR = r"""
+import json, sys
+from cryptography.hazmat.primitives.serialization import load_ssh_public_key
+from flwr.proto.control_pb2 import RegisterNodeRequest
+from flwr.supercore.control import ControlHttpClient
+from flwr.supercore.primitives.asymmetric import public_key_to_bytes
+
+client = ControlHttpClient(f"https://{sys.argv[1]}", verify=False)
+key = public_key_to_bytes(load_ssh_public_key(open(sys.argv[2], "rb").read()))
+node = client.RegisterNode(RegisterNodeRequest(public_key=key)).node_id
+print(json.dumps({"node-id": str(node)}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("federated")
+def test_the_control_api_admits_whoever_reaches_the_port(secured, tmp_path):
+    """What TLS and node authentication do not stop, in open-source Flower 1.42: the
+    Control API has no authentication (flwr/superlink/config_loader.py: a no-op plugin
+    unless Flower's OIDC plugin is installed), so an outsider that reaches the SuperLink's
+    port, without an account and without checking its certificate, registers a SuperNode
+    key of its own. The recipe's answer is the firewall (docs/federated.md)."""
+    _, public = security.node_keypair()
+    (tmp_path / "outsider.pub").write_bytes(public)
+    (tmp_path / "registrar.py").write_text(REGISTRAR)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "registrar.py"), f"127.0.0.1:{PORT}",
+         str(tmp_path / "outsider.pub")],
+        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    node = json.loads(done.stdout.strip().splitlines()[-1])["node-id"]
+    try:
+        assert node in _node_ids(secured)
+    finally:
+        unregister = [secured._bin("flwr"), "supernode", "unregister", node, "cape"]
+        subprocess.run(unregister, env=secured.env, capture_output=True, timeout=60, check=True)
