@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     sec.add_argument("--host", nargs="+", default=[], help="the SuperLink's hostnames / IPs")
     sec.add_argument("--sites", type=int, default=3, help="SuperNodes: 1 noise generator + S")
     sec.add_argument("--days", type=int, default=365, help="certificate validity")
+    sec.add_argument("--port", type=int, default=9091, help="the SuperLink's, in the recipe")
     return parser
 
 
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "manifest":
         return _manifest(args)
     if args.command == "secure":
-        return security.command(args.out, args.host, args.sites, args.days)
+        return security.command(args.out, args.host, args.sites, args.days, args.port)
     if not 2 <= args.sites <= 20:
         print(f"--sites must be in [2, 20]; got {args.sites}", file=sys.stderr)
         return 1

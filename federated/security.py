@@ -292,20 +292,127 @@ def describe(rows: Sequence[tuple[Path, str, str]], out: Path) -> str:
     return "\n".join(lines)
 
 
-def command(out: Path, hosts: Sequence[str], sites: int, days: int = 365) -> int:
+def _shell(words: Sequence[str], width: int = 96) -> str:
+    """One command, its options kept with their values, wrapped with backslashes."""
+    groups: list[str] = [words[0]]
+    for word in words[1:]:
+        if word.startswith("--") or groups[-1].count(" ") or not groups[-1].startswith("--"):
+            groups.append(word)
+        else:
+            groups[-1] += " " + word
+    lines = [groups[0]]
+    for group in groups[1:]:
+        if len(lines[-1]) + 1 + len(group) + 2 > width:
+            lines[-1] += " \\"
+            lines.append("    " + group)
+        else:
+            lines[-1] += " " + group
+    return "\n".join(lines)
+
+
+def recipe(sites: int, host: str, port: int = 9091) -> str:
+    """The secured recipe's commands, each run in the directory holding that machine's files
+    (``aggregator/``, ``noise/``, ``site1/`` …): the SuperLink on ``host``:``port``, the
+    SuperNodes' runtime APIs on their own 127.0.0.1:``port`` + 10 + i (noise generator i = 0)."""
+    here = Material(Path("."), sites)
+
+    def local(party: str, words: list[str]) -> list[str]:
+        return [w.removeprefix(f"{party}/") for w in words]
+
+    agg = "aggregator"
+    out = [
+        "# aggregator: the SuperLink (TLS, SuperNode and SuperExec authentication), its own",
+        "# SuperExec (it starts the ServerApps), then every SuperNode's key registered",
+        _shell(
+            [
+                "flower-superlink",
+                *local(agg, superlink_args(here)),
+                "--host",
+                "0.0.0.0",
+                "--port",
+                str(port),
+                "--disable-runtime-dependency-installation",
+            ]
+        ),
+        _shell(["flower-superexec", *local(agg, superexec_args(here, agg, f"127.0.0.1:{port}"))]),
+    ]
+    for node in here.nodes:
+        public = str(here.node_public(node)).removeprefix(f"{agg}/")
+        out.append(f"flwr supernode register {public} cape")
+    for index, node in enumerate(here.nodes):
+        runtime = port + 10 + index
+        if node == "noise":
+            out.append(
+                "# the noise generator (its own machine, or the aggregator's if you trust that)"
+            )
+            config = "role='noise' identity='noise.key' manifest='federation.json'"
+        else:
+            out.append(
+                f"# site {index}: its own machine and CSV (rows of norm ≤ 1), ε and δ as pinned"
+            )
+            config = (
+                f"role='site' site={index} data='/data/{node}.csv' epsilon=1.0 delta=1e-5 "
+                f"identity='{node}.key' manifest='federation.json'"
+            )
+        out.append(
+            _shell(
+                [
+                    "flower-supernode",
+                    *local(node, supernode_args(here, node)),
+                    "--superlink",
+                    f"{host}:{port}",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(runtime),
+                    "--node-config",
+                    f'"{config}"',
+                ]
+            )
+        )
+        out.append(
+            _shell(
+                [
+                    "flower-superexec",
+                    *local(node, superexec_args(here, node, f"127.0.0.1:{runtime}")),
+                ]
+            )
+        )
+    out.append("# the analyst: $FLWR_HOME/config.toml (ca.crt from analyst/), then flwr run")
+    out += [
+        "#   " + line
+        for line in flower_config(f"{host}:{port}", Path("/path/to/ca.crt")).splitlines()
+        if line
+    ]
+    out.append(
+        _shell(
+            [
+                "flwr",
+                "run",
+                "federated/app",
+                "cape",
+                "--run-config",
+                f"\"kind='pca' design='joint' sites={sites} k=2 "
+                "output='/srv/cape/release.json' log='/srv/cape/run-log.jsonl'\"",
+            ]
+        )
+    )
+    return "\n".join(out)
+
+
+def command(out: Path, hosts: Sequence[str], sites: int, days: int = 365, port: int = 9091) -> int:
     """``python -m federated secure``: make the files, print what each is for; 0, or 2."""
     try:
-        material, rows = make_material(out, hosts, sites, days=days)
+        _, rows = make_material(out, hosts, sites, days=days)
     except (FileExistsError, OSError, ValueError) as err:
         print(f"secure: {err}", file=sys.stderr)
         return 2
     print(f"Flower security material in {out}, one directory per machine:")
     print(describe(rows, Path(out)))
-    agg = material.party("aggregator")
     print(
         "\nCopy each directory to its machine (aggregator/, noise/, site1/ … , analyst/) over a"
-        "\nchannel you trust, keep ca/ offline, and start the processes as docs/federated.md"
-        f'\n("Recipe for three machines") shows; register the SuperNodes with'
-        f"\n  flwr supernode register {agg / 'supernodes' / 'site1.pub'} cape   (and each other)."
+        "\nchannel you trust and keep ca/ offline. Then, each in the directory holding that"
+        '\nmachine\'s files (docs/federated.md, "Recipe for three machines"):\n'
     )
+    print(recipe(sites, hosts[-1] if hosts else "localhost", port))
     return 0

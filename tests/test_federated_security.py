@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -157,9 +158,17 @@ def test_the_secure_command_makes_what_flower_loads(tmp_path, capsys):
         assert public.public_numbers() == key.public_key().public_numbers()
     secrets = {material.secret(p).read_bytes() for p in ["aggregator", *material.nodes]}
     assert len(secrets) == 4 and all(len(s) == 64 for s in secrets)
+    # then every machine's commands, built by the functions the secured launcher uses
+    assert printed.rstrip().endswith(security.recipe(2, "10.1.2.3"))
     # never overwrites: a second call refuses, one line and rc 2
     assert main(["secure", "--out", str(out), "--sites", "2"]) == 2
     assert "File exists" in capsys.readouterr().err
+
+
+def test_the_documented_recipe_is_the_commands_output():
+    """docs/federated.md's recipe block is what ``secure --host agg.example --sites 2`` prints."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "federated.md").read_text()
+    assert "```\n" + security.recipe(2, "agg.example") + "\n```" in doc
 
 
 # --- the secured federation ----------------------------------------------------------------
