@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from federated import identity
+from federated import identity, security
 from federated.launcher import HOST, Federation, demo_data, run_once
 from federated.protocol import KINDS, SCHEMES, Release, simulate
 from federated.runlog import read_log
@@ -75,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
     pin.add_argument("--designs", nargs="+", default=["joint"], choices=("joint", "cape"))
     pin.add_argument("--schemes", nargs="+", default=["helper"], choices=SCHEMES)
     pin.add_argument("--out", type=Path, required=True, help="the manifest file to write")
+    sec = sub.add_parser("secure", help="TLS, SuperNode keys, SuperExec secrets for Flower")
+    sec.add_argument("--out", type=Path, required=True, help="a new directory to write")
+    sec.add_argument("--host", nargs="+", default=[], help="the SuperLink's hostnames / IPs")
+    sec.add_argument("--sites", type=int, default=3, help="SuperNodes: 1 noise generator + S")
+    sec.add_argument("--days", type=int, default=365, help="certificate validity")
+    sec.add_argument("--port", type=int, default=9091, help="the SuperLink's, in the recipe")
     return parser
 
 
@@ -256,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         return _submit(args)
     if args.command == "down":
         return _down(args)
+    if args.command == "secure":
+        return security.command(args.out, args.host, args.sites, args.days, args.port)
     if not 2 <= args.sites <= 20:
         print(f"--sites must be in [2, 20]; got {args.sites}", file=sys.stderr)
         return 2

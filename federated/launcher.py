@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from federated import forkserver, identity
+from federated import forkserver, identity, security
 from federated.protocol import read_site_csv
 
 FORK_SERVER = "fork server"
@@ -131,6 +131,7 @@ class Federation:
     allow_test_faults: bool = False
     warm: bool = True
     attached: bool = False  # another process runs this federation (``python -m federated up``)
+    secure: bool = False  # TLS, SuperNode authentication, SuperExec secrets (#48)
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     killed: set[str] = field(default_factory=set)
     _earlier_servers: set[int] = field(default_factory=set)
@@ -169,6 +170,8 @@ class Federation:
         self.manifest = self.workdir / "federation.json"
         if not self.attached:
             self.write_manifest()
+            if self.secure:
+                self._init_secure()
 
     UP_FILE = "federation-up.json"
 
@@ -288,7 +291,7 @@ class Federation:
             name,
             [
                 self._bin("flower-supernode"),
-                "--insecure",
+                *self._node_security(index),
                 "--superlink",
                 f"{HOST}:{self.port}",
                 "--host",
@@ -299,6 +302,63 @@ class Federation:
                 key_values(config),
             ],
         )
+        self._node_superexec(name, index)
+
+    # -- the secured mode (#48; federated.security) ------------------------------------------
+
+    def _init_secure(self) -> None:
+        """Make (once) the CA, the SuperLink's certificate, the nodes' keys and the SuperExec
+        secrets under ``workdir/secure``; point ``flwr`` at the SuperLink over TLS."""
+        out = self._dir / "secure"
+        self.material = security.Material(out, len(self.data))
+        if not (out / "ca" / security.CA_KEY).exists():
+            self.material, _ = security.make_material(out, [], len(self.data))
+        ca = self.material.party("analyst") / security.CA_CERT
+        (self.home / "config.toml").write_text(security.flower_config(f"{HOST}:{self.port}", ca))
+
+    @staticmethod
+    def node_name(index: int) -> str:
+        """The secured material's name of node ``index``: ``noise``, ``site1``, …"""
+        return "noise" if index == 0 else f"site{index}"
+
+    def _link_security(self) -> list[str]:
+        return security.superlink_args(self.material) if self.secure else ["--insecure"]
+
+    def _node_security(self, index: int) -> list[str]:
+        if not self.secure:
+            return ["--insecure"]
+        return security.supernode_args(self.material, self.node_name(index))
+
+    def _node_superexec(self, name: str, index: int) -> None:
+        """Secured: the node's own SuperExec (Flower starts none with ``--isolation process``)."""
+        if self.secure:
+            host, port = self.node_address(index)
+            args = security.superexec_args(self.material, self.node_name(index), f"{host}:{port}")
+            self._start(f"superexec {name}", [self._bin("flower-superexec"), *args])
+
+    def _after_superlink(self, deadline: float) -> None:
+        """Secured: once the SuperLink listens, register every node's public key through its
+        Control API (``flwr supernode register``) and start the ServerApp's SuperExec."""
+        if not self.secure:
+            return
+        log = self._dir / "superlink.log"
+        self._wait_for(lambda: "Uvicorn running" in log.read_text(errors="replace"), deadline,
+                       "the SuperLink")  # fmt: skip
+        for index in range(len(self.data) + 1):
+            self.register(self.material.node_public(self.node_name(index)), deadline)
+        args = security.superexec_args(self.material, "aggregator", f"{HOST}:{self.port}")
+        self._start("superexec aggregator", [self._bin("flower-superexec"), *args])
+
+    def register(self, public_key: Path, deadline: float) -> str:
+        """``flwr supernode register`` one public key with the SuperLink; its output."""
+        done = subprocess.run(
+            [self._bin("flwr"), "supernode", "register", str(public_key), "cape"],
+            env=self.env, capture_output=True, text=True,
+            timeout=max(1.0, deadline - time.monotonic()),
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"registering {public_key.name} failed: {done.stdout}{done.stderr}")
+        return done.stdout
 
     def start(self, deadline: float) -> None:
         """Start every process and wait (until ``deadline``) for the SuperLink to listen."""
@@ -311,7 +371,7 @@ class Federation:
             "superlink",
             [
                 self._bin("flower-superlink"),
-                "--insecure",
+                *self._link_security(),
                 "--host",
                 HOST,
                 "--port",
@@ -319,6 +379,7 @@ class Federation:
                 "--disable-runtime-dependency-installation",
             ],
         )
+        self._after_superlink(deadline)
         common = {"seed": self.seed, "allow-test-faults": self.allow_test_faults}
         self._node("noise generator", 0, {"role": "noise", **common})
         for s, path in enumerate(self.data):
