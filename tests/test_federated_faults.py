@@ -197,3 +197,46 @@ def test_a_site_with_bad_data_is_refused_without_its_records(tmp_path):
         assert private not in out + err, (private, out, err)
     assert not re.search(r"row \d", out + err), out + err
     assert_nothing_left(tmp_path / "run", sites=2)
+
+
+def test_a_federation_that_stays_up_serves_analyses_until_it_is_taken_down(tmp_path):
+    """``up`` starts the federation once; each ``submit`` is one run on it (with the seed,
+    equal to the in-process run); ``down`` stops it and leaves nothing. A ``submit`` with no
+    federation up is one line."""
+    port = PORT + 2
+    up = subprocess.Popen(
+        [sys.executable, "-m", "federated", "up", "--sites", "3", "--seed", "4", "--port",
+         str(port), "--workdir", str(tmp_path)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        ready = tmp_path / "federation-up.json"
+        end = time.monotonic() + WAIT
+        while not ready.exists():
+            assert up.poll() is None and time.monotonic() < end, up.stdout.read()
+            time.sleep(0.1)
+        for kind in ("mean", "pca"):
+            done = subprocess.run(
+                [sys.executable, "-m", "federated", "submit", "--workdir", str(tmp_path),
+                 "--kind", kind, "--timeout", "60"],
+                cwd=ROOT, capture_output=True, text=True, timeout=WAIT,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert "with the same seed: max relative difference 0" in done.stdout, done.stdout
+        down = subprocess.run(
+            [sys.executable, "-m", "federated", "down", "--workdir", str(tmp_path)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert down.returncode == 0, down
+        assert up.wait(timeout=30) == 0
+        assert "federation stopped" in up.stdout.read()
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGKILL)
+    assert_nothing_left(tmp_path, port=port)
+    gone = subprocess.run(
+        [sys.executable, "-m", "federated", "submit", "--workdir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert gone.returncode == 2 and gone.stderr.startswith("error: no federation is up in")
