@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from dpcore.analysis.trust_models import count_text
 from figures.memo import built
 from figures.trust import display_table, explanation, iterative_display, trust_figure
 from learning import sections
@@ -283,8 +284,9 @@ with st.expander("How it works — the equations"):
                 r"(a + c)\Big),\ a = 8\sqrt{\tfrac{e^{\varepsilon_0}\ln(4/\delta)}{n}},\ "
                 r"c = \tfrac{8e^{\varepsilon_0}}{n},\ e_1 = \log(1 + a + c)"
             ),
-            f"only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ {info.shuffle_parties:,} parties "
-            f"at site 1's ε₀ = {the_sites.epsilon[0]:g}. With S = {the_sites.count} sites it "
+            "only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ "
+            f"{count_text(info.shuffle_parties)} parties at site 1's ε₀ = "
+            f"{the_sites.epsilon[0]:g}. With S = {the_sites.count} sites it "
             "gives nothing, "
             "and the theorem also needs a pure-DP local randomiser (the Gaussian is not): the row "
             "is a negative control, its noise is conventional's.",

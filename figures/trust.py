@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.analysis.trust_models import SCHEMES
+from dpcore.analysis.trust_models import SCHEMES, count_text
 from dpcore.factorization.registry import get
 from figures import theme
 
@@ -272,8 +272,9 @@ def explanation(
     eps1 = _at(t, "local", "aggregator_promised")
     if sites < shuffle_parties:
         shuffle_text = (
-            f"Feldman–McMillan–Talwar's bound needs at least {shuffle_parties:,} parties at "
-            f"ε₀ = ε_1 = {eps1:g}; with {sites} sites it gives no amplification "
+            "Feldman–McMillan–Talwar's bound needs at least "
+            f"{count_text(shuffle_parties)} parties at ε₀ = ε_1 = {eps1:g}; with {sites} sites "
+            "it gives no amplification "
             f"(ε = {shuffled:.3g}), so its noise is conventional's"
         )
     else:

@@ -71,6 +71,7 @@ from dpcore.protocol.secagg import (
     secagg_sum,
     symmetric_coordinates,
 )
+from dpcore.resources import MAX_TRUST_EPSILON
 
 SCHEMES = ("central", "local", "conventional", "cape", "cape_joint", "secagg", "shuffle")
 FLOAT_BITS = 64  # a real number on the wire (float64), as in dpcore.analysis.secagg_views
@@ -88,7 +89,7 @@ def shuffle_epsilon(epsilon0: float, *, parties: int, delta: float) -> float:
     Parameters
     ----------
     epsilon0 : float
-        ε₀ in (0, ∞) of each party's local randomiser (pure DP).
+        ε₀ in (0, 10⁶) of each party's local randomiser (pure DP).
     parties : int
         n ≥ 1 reports shuffled together.
     delta : float
@@ -121,14 +122,16 @@ def shuffle_epsilon(epsilon0: float, *, parties: int, delta: float) -> float:
     >>> round(shuffle_epsilon(1.0, parties=100_000, delta=1e-6), 3)
     0.075
     """
-    eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=700.0, low_open=True)
+    eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=MAX_TRUST_EPSILON, low_open=True,
+                      high_open=True)  # fmt: skip
     n = check_int(parties, "parties", low=1)
     dlt = check_delta(delta)
     log_4_delta = math.log(4) - math.log(dlt)  # ln(4/δ) without overflow at δ = 1e-308
-    if eps0 > math.log(n / (16 * log_4_delta)):
+    if eps0 > math.log(n) - math.log(16 * log_4_delta):
         return eps0
-    a = 8 * math.sqrt(math.exp(eps0) * log_4_delta / n)
-    c = 8 * math.exp(eps0) / n
+    # from here e^{ε₀} ≤ n/(16 ln(4/δ)): a and c below 1, formed from logs (n may pass 1e308)
+    a = 8 * math.exp((eps0 + math.log(log_4_delta) - math.log(n)) / 2)
+    c = 8 * math.exp(eps0 - math.log(n))
     e1 = math.log(1 + a + c)
     factor = (1 - math.exp(-eps0)) / (1 + math.exp(-eps0 - e1))
     return min(eps0, math.log(1 + factor * (a + c)))
@@ -137,14 +140,40 @@ def shuffle_epsilon(epsilon0: float, *, parties: int, delta: float) -> float:
 def shuffle_min_parties(epsilon0: float, *, delta: float) -> int:
     """The fewest parties n for which Thm. 3.1 applies at ε₀: n ≥ 16 ln(4/δ) e^{ε₀}.
 
+    ε₀ in (0, 10⁶), δ in (0, 1). Past float64's range (ε₀ ≳ 700) the count is the integer
+    m·2^e (m < 2^53) just above e^{ln(16 ln(4/δ)) + ε₀}, float64's precision (it has up to
+    434,300 digits: print it with :func:`count_text`).
+
     Examples
     --------
     >>> shuffle_min_parties(0.5, delta=1e-3)
     219
+    >>> count_text(shuffle_min_parties(1000.0, delta=1e-3))
+    'about 10^436.4'
     """
-    eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=700.0, low_open=True)
+    eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=MAX_TRUST_EPSILON, low_open=True,
+                      high_open=True)  # fmt: skip
     dlt = check_delta(delta)
-    return math.ceil(16 * (math.log(4) - math.log(dlt)) * math.exp(eps0))
+    log_count = math.log(16 * (math.log(4) - math.log(dlt))) + eps0
+    if log_count < 700.0:
+        return math.ceil(math.exp(log_count))
+    # the integer m·2^e with m < 2^53 nearest above e^{log_count} (float64's precision)
+    log2 = log_count / math.log(2)
+    shift = math.floor(log2) - 52
+    return math.ceil(2.0 ** (log2 - shift)) << shift
+
+
+def count_text(count: int) -> str:
+    """A count as text: with thousands separators below 10¹⁵, else "about 10^x" (x to 0.1).
+
+    Examples
+    --------
+    >>> count_text(219), count_text(10**20)
+    ('219', 'about 10^20.0')
+    """
+    if count < 10**15:
+        return f"{count:,}"
+    return f"about 10^{math.log10(count):.1f}"  # math.log10 takes ints of any size
 
 
 # --- the sites -------------------------------------------------------------------------------
@@ -160,7 +189,7 @@ def _sites(n_per_site: ArrayLike, epsilon, delta, weights):
         raise TypeError(f"n_per_site must be a sequence of integers; got {n_per_site!r}") from err
     s = check_int(sizes.size, "n_per_site (number of sites)", low=2, high=MAX_SITES)
     n = np.array([check_int(v, "n_per_site", low=1, high=10**9) for v in sizes.tolist()])
-    eps = check_per_site(epsilon, s, "epsilon", high=1e6)
+    eps = check_per_site(epsilon, s, "epsilon", high=MAX_TRUST_EPSILON)
     dlt = check_per_site(delta, s, "delta", high=1.0)
     mu = check_weights(weights, s)
     return n, eps, dlt, mu
@@ -270,7 +299,7 @@ def trust_table(
     n_per_site : sequence of int, length S ≥ 2
         N_s ≥ 1 samples per site.
     epsilon, delta : float or array_like, shape (S,)
-        ε_s in (0, 10⁶] and δ_s in (0, 1): what each site is promised.
+        ε_s in (0, 10⁶) and δ_s in (0, 1): what each site is promised.
     weights : array_like, shape (S,), optional
         μ_s ≥ 0 summing to 1 (default 1/S).
     dim : int

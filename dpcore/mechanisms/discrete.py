@@ -468,7 +468,11 @@ def _log_discrete_gaussian_cdf(x: int, sigma: float) -> float:
         return math.log1p(-math.exp(_log_discrete_gaussian_cdf(-x - 1, sigma)))
     s2 = sigma * sigma
     a = -float(x)
-    log_norm = -math.log(float(discrete_gaussian_pmf(0, sigma=sigma)))
+    if sigma < 1.0:
+        log_norm = -math.log(float(discrete_gaussian_pmf(0, sigma=sigma)))
+    else:  # Poisson summation (as discrete_gaussian_pmf), also for √n σ beyond MAX_SIGMA
+        poisson = np.exp(-2 * math.pi**2 * s2 * _POISSON_TERMS**2)
+        log_norm = math.log(sigma * math.sqrt(2 * math.pi)) + math.log1p(2 * float(poisson.sum()))
     terms = math.ceil(min(100.0 * s2 / max(a, 1.0), 10.0 * sigma)) + 2
     if terms <= _DIRECT_TERMS:
         k = np.arange(terms, dtype=float)

@@ -2,13 +2,17 @@
 number."""
 
 import math
+from datetime import timedelta
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import dpcore
 from dpcore.analysis.secagg_views import secagg_cost, secagg_dropouts, secagg_views
+from dpcore.analysis.trust_iterative import iterative_trust_table
 from dpcore.analysis.trust_models import (
     PCA_SCHEMES,
     SCHEMES,
@@ -333,3 +337,119 @@ def test_secagg_error_ratio_is_the_designed_noise_until_the_sum_wraps():
             assert (sa.loc[sa["wraparounds"] > 0, "error_ratio"] > 10 * designed).all()
     others = pca[pca["scheme"] != "secagg"]
     assert (others[["error_ratio", "range_used"]] == 0).all().all()
+
+
+# --- every legal input of the Trust models page's core calls (issue #52) ----------------------
+
+PAGE_PARAMETERS = (
+    "n_per_site",
+    "epsilon",
+    "delta",
+    "weights",
+    "dim",
+    "k",
+    "bits",
+    "scale",
+    "calibration",
+    "secagg_calibration",
+)
+
+
+def _log_uniform(lo: float, hi: float):
+    return st.floats(math.log(lo), math.log(hi)).map(math.exp)
+
+
+@st.composite
+def _trust_inputs(draw):
+    """The doors' legal range: S in [2, 8] (the page goes to 20: the same code, more coalitions),
+    N_s in [1, 10⁹], ε_s in (0, 10⁶) with its ends, δ_s in [1e-12, 0.99], μ_s > 0, D in
+    [1, 60], b in [2, 64], γ automatic or 10⁻⁹…10⁻², every calibration."""
+    s = draw(st.integers(2, 8))
+
+    def per_site(values):
+        return draw(st.lists(values, min_size=s, max_size=s))
+
+    sizes = per_site(_log_uniform(1, 1e9).map(lambda x: min(10**9, max(1, round(x)))))
+    eps = per_site(st.one_of(_log_uniform(1e-4, 999_999.0), st.sampled_from([100.0, 1000.0])))
+    raw = per_site(st.floats(0.01, 1.0))
+    return {
+        "n_per_site": sizes,
+        "epsilon": eps,
+        "delta": per_site(_log_uniform(1e-12, 0.99)),
+        "weights": [w / sum(raw) for w in raw],
+        "dim": draw(st.integers(1, 60)),
+        "bits": draw(st.integers(2, 64)),
+        "scale": draw(st.one_of(st.none(), _log_uniform(1e-9, 1e-2))),
+        "calibration": draw(st.sampled_from(["classic", "analytic"])),
+        "secagg_calibration": draw(st.sampled_from(["ddg", "classic", "analytic"])),
+    }
+
+
+def _refused_by_name(err: ValueError) -> bool:
+    """A refusal the page can show (st.error): it names one of the caller's parameters."""
+    return str(err).split()[0] in PAGE_PARAMETERS or "every entry of" in str(err)
+
+
+# the page's crash of issue #52: every ε_s = 100, classic, "same as the others"; and ε_s = 1000,
+# which the shuffle bound refused although the table took it
+PAGE_CRASH = {
+    **EQUAL,
+    "epsilon": [100.0] * 5,
+    "weights": [0.2] * 5,
+    "dim": 20,
+    "bits": 32,
+    "scale": None,
+    "calibration": "classic",
+    "secagg_calibration": "classic",
+}
+
+
+@pytest.mark.slow  # ~4 s: 30 tables, some at ε_s = 10⁶ and N_s = 10⁹
+@pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
+@settings(max_examples=30, deadline=timedelta(seconds=30))
+@given(_trust_inputs())
+@example(PAGE_CRASH)
+@example({**PAGE_CRASH, "epsilon": [1000.0] * 5, "calibration": "analytic"})
+def test_the_trust_pages_core_calls_answer_every_legal_input(case):
+    try:
+        view = trust_overview(**case)
+    except ValueError as err:  # a setting the scheme cannot serve: said, naming a parameter
+        assert _refused_by_name(err), err
+        return
+    table = view.table
+    assert list(table["scheme"]) == list(SCHEMES)
+    for column in ("noise_std", "aggregator_epsilon", "dropout_epsilon", "shuffle_epsilon"):
+        assert not table[column].isna().any() and (table[column] >= 0).all(), column
+    assert (table["noise_std"] > 0).all()
+    # the shuffle of ε_1-DP reports is post-processing: never above ε_1
+    assert _row(table, "shuffle").shuffle_epsilon <= case["epsilon"][0]
+    # secure aggregation: the exact ε of a one-coordinate move is a lower bound on the worst
+    # case, KLS's certificate an upper bound (both bisections to ~1e-12 relative)
+    exact, certified = view.secagg.exact_epsilons(), view.secagg.epsilons()
+    assert np.all(exact <= certified * (1 + 1e-9) + 1e-12)
+    assert view.shuffle_parties >= 1
+    iterative = iterative_trust_table(
+        case["n_per_site"], epsilon=case["epsilon"], delta=case["delta"],
+        weights=case["weights"], dim=case["dim"], calibration=case["calibration"],
+    )  # fmt: skip
+    assert not iterative["aggregator_epsilon"].isna().any()
+    if sum(case["n_per_site"]) <= 20_000:  # the PCA pool: Σ N_s rows (limit 400,000)
+        pca = trust_pca(**case, k=min(3, case["dim"]), runs=1, rng=0)
+        assert pca["captured_energy_ratio"].between(-1e-9, 1 + 1e-9).all()
+
+
+def test_shuffle_bound_takes_the_tables_epsilon_range():
+    # issue #52: ε_s = 1000 passed trust_table's check and failed here (ε₀ ≤ 700)
+    for eps0 in (700.5, 1000.0, 999_999.0):
+        assert shuffle_epsilon(eps0, parties=5, delta=1e-3) == eps0  # no amplification
+        n = shuffle_min_parties(eps0, delta=1e-3)
+        # n = ⌈16 ln(4/δ) e^{ε₀}⌉ to float64's precision, compared in logs (n has ~10^5 digits)
+        want = math.log(16 * math.log(4e3)) + eps0
+        assert math.log(n) == pytest.approx(want, rel=1e-15)
+    assert shuffle_min_parties(0.5, delta=1e-3) == math.ceil(16 * math.log(4e3) * math.exp(0.5))
+    with pytest.raises(ValueError, match=r"epsilon0 must be a float in \(0, 1e\+06\)"):
+        shuffle_min_parties(1e6, delta=1e-3)
+    with pytest.raises(ValueError, match=r"every entry of epsilon must be in \(0, 1e\+06\)"):
+        trust_table(**{**EQUAL, "epsilon": 1e6})
+    with pytest.raises(ValueError, match=r"every entry of epsilon must be in \(0, 1e\+06\)"):
+        iterative_trust_table([1000] * 3, epsilon=1e6, delta=1e-3)
