@@ -215,7 +215,7 @@ def _worded(shown: pd.DataFrame, iterative: pd.DataFrame, sites: int) -> pd.Data
     """The schemes' worded columns, the iterative schemes' rows under them."""
     return pd.concat(
         [
-            shown[["scheme", *WORDED, "one dropout (site 1)", "source"]],
+            shown[["scheme", *WORDED, "one dropout (worst site)", "source"]],
             iterative_display(iterative, sites=sites),
         ]
     ).set_index("scheme")
@@ -231,7 +231,8 @@ st.caption(
     "largest k such that the aggregator with any k sites — whichever they are — keeps every "
     "honest site's promise (for secure aggregation, the masks hide each message from up to t − 1 "
     f"colluders, t = {info.secagg.threshold}, but each colluder removes its noise share from "
-    "the sum). One dropout: site 1 leaves after the set-up; std relative to what the "
+    "the sum). One dropout: one site leaves after the set-up — each site in turn, the one "
+    "leaving its survivors' worst ε/ε_t shown and named; std relative to what the "
     "survivors' pooled estimate needs. Bits: float64 reals (matrices counted in full, as in "
     "the paper) or b-bit integers of the D(D+1)/2 free entries plus key material."
     + (

@@ -126,7 +126,10 @@ def display_table(table: pd.DataFrame, pca: pd.DataFrame, *, sites: int) -> pd.D
             dropout = "site 1's output is gone; no one else affected"
         else:
             eps = _fmt_eps(r["dropout_epsilon"])
-            left = f"{r['dropout_std_ratio']:.3g}× the std needed, worst ε {eps}"
+            left = (
+                f"worst when site {r['dropout_site']} drops: {r['dropout_std_ratio']:.3g}× the "
+                f"std needed, worst ε {eps} (promised {r['dropout_promised']:g})"
+            )
             if r["remedy"].startswith("none needed"):
                 dropout = f"{r['remedy']}: {left}"
             else:
@@ -147,7 +150,7 @@ def display_table(table: pd.DataFrame, pca: pd.DataFrame, *, sites: int) -> pd.D
                 "what the aggregator sees": sees,
                 "who must be trusted": r["trusted"],
                 "colluders tolerated": colluders,
-                "one dropout (site 1)": dropout,
+                "one dropout (worst site)": dropout,
                 "messages and bits": comm,
                 "PCA captured energy": energy.loc[r["scheme"], "mean"],
                 "± std": energy.loc[r["scheme"], "std"],
@@ -327,7 +330,7 @@ def iterative_display(table: pd.DataFrame, *, sites: int) -> pd.DataFrame:
                     else f"{r['colluders_tolerated']}"
                 )
                 + f" ({not_applicable['masks']})",
-                "one dropout (site 1)": not_applicable["dropout"],
+                "one dropout (worst site)": not_applicable["dropout"],
                 "source": r["source"],
             }
         )

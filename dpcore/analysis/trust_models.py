@@ -331,11 +331,15 @@ def trust_table(
         the two it is *not certified by the bound*; equal to ``aggregator_epsilon`` and
         ``colluders_tolerated`` elsewhere, whose ε are exact); ``masks_tolerated``
         (secure aggregation: t − 1 colluders before an honest message can be unmasked;
-        −1 elsewhere); ``dropout_std_ratio`` and ``dropout_epsilon`` (site 1 drops, no
-        remedy: noise std over what the survivors' pooled estimate needs, and the worst
-        survivor's ε in the final output at its δ_s; 0 for local, which then has no
-        output); ``remedy``, ``remedy_std_ratio`` and ``remedy_rounds`` (the scheme's usual
-        remedy and what it costs); ``messages`` (per run, all parties) and
+        −1 elsewhere); ``dropout_site``, ``dropout_std_ratio``, ``dropout_epsilon`` and
+        ``dropout_promised`` (one site drops, no remedy, the worst case over which site:
+        each site whose survivors keep a positive weight is dropped in turn, and the row is
+        the one whose worst survivor has the largest ε/ε_t, then the largest std ratio —
+        the dropped site (1-based), the noise std over what the survivors' pooled estimate
+        needs, and that survivor's ε in the final output at its δ_t and its ε_t; local:
+        site 1, whose output is then gone, ε 0); ``remedy``, ``remedy_std_ratio`` and
+        ``remedy_rounds`` (the scheme's usual remedy and what it costs, when that same site
+        drops); ``messages`` (per run, all parties) and
         ``bits_per_site``, ``bits_total`` (float64 reals or b-bit integers, plus key
         material for secure aggregation); ``shuffle_epsilon`` (the amplified ε of
         site 1's release if it were pure ε_1-LDP, :func:`shuffle_epsilon`, NaN-free: ε_1
@@ -345,7 +349,8 @@ def trust_table(
     Notes
     -----
     Local is site 1 (as :func:`dpcore.pca_sweep`); its std is of site 1's own estimate.
-    Dropouts: central and local lose nothing but the dropped data; conventional and
+    Dropouts (the worst dropped site, each scheme its own): central and local lose nothing
+    but the dropped data; conventional and
     shuffle renormalise over the survivors (their own τ_t stays); CAPE's missing E_1 no
     longer cancels (remedy: the noise generator's correction, :func:`dpcore.dropout_analysis`);
     secure aggregation's sum misses one noise share (remedy: over-provisioned shares,
@@ -443,20 +448,57 @@ def trust_overview(
         }
         rows.append({"scheme": scheme, **exact, **values})
 
-    rest = np.arange(1, s)
-    w_rest = mu[rest].sum()
-    conv_rest = (
-        float(np.sqrt(np.sum(mu[rest] ** 2 * tau[rest] ** 2)) / w_rest) if w_rest > 0 else math.inf
-    )
-    need_rest = float(np.max(mu[rest] * tau[rest]) / w_rest) if w_rest > 0 else math.inf
+    # One dropout, no remedy: every site that can drop (its survivors keep a positive weight)
+    # is tried, and each row reports the site whose drop leaves the worst survivor's ε/ε_t
+    # largest (then the largest std ratio), naming it (issue #52: site 1 only was tried).
+    droppable = [d for d in range(s) if np.delete(mu, d).sum() > 0]
 
-    def after_drop(std: float) -> float:
-        # the worst survivor's ε in the final output Σ_R μ_t a_t / W + noise of this std
+    def survivors(d: int) -> tuple[NDArray[np.intp], float]:
+        rest = np.delete(np.arange(s), d)
+        return rest, float(mu[rest].sum())
+
+    def need(d: int) -> float:
+        # what one curator adds for the survivors' renormalised mean
+        rest, w = survivors(d)
+        return float(np.max(mu[rest] * tau[rest]) / w)
+
+    def conv_after(d: int) -> float:
+        rest, w = survivors(d)
+        return float(np.sqrt(np.sum(mu[rest] ** 2 * tau[rest] ** 2)) / w)
+
+    def after_drop(d: int, std: float) -> tuple[float, float]:
+        # the worst survivor's (ε, ε_t) in the final output Σ_R μ_t a_t / W + noise of this std
+        rest, w = survivors(d)
         live = rest[mu[rest] > 0]
-        if live.size == 0 or not math.isfinite(std):
-            return 0.0
-        e = effective_epsilons(std, mu[live] * sens[live] / w_rest, delta=dlt[live])
-        return float(e[int(np.argmax(e / eps[live]))])
+        if not math.isfinite(std):
+            return 0.0, float(eps[live[0]])
+        e = effective_epsilons(std, mu[live] * sens[live] / w, delta=dlt[live])
+        at = int(np.argmax(e / eps[live]))
+        return float(e[at]), float(eps[live[at]])
+
+    def worst_drop(outcome) -> dict[str, Any]:
+        # outcome(d) -> dict with dropout_std_ratio, dropout_epsilon, dropout_promised, …
+        cases = [{"dropout_site": d + 1, **outcome(d)} for d in droppable]
+        for field in ("ratio", "dropout_std_ratio"):  # equal to 1e-9: the lowest-numbered site
+            if field == "ratio":
+                values = [c["dropout_epsilon"] / c["dropout_promised"] for c in cases]
+            else:
+                values = [c[field] for c in cases]
+            top = max(values)
+            cases = [c for c, v in zip(cases, values, strict=True) if v >= top * (1 - 1e-9)]
+        return cases[0]
+
+    def gaussian_drop(std_of) -> dict[str, Any]:
+        def outcome(d: int) -> dict[str, Any]:
+            std = std_of(d)
+            e, promised = after_drop(d, std)
+            return {
+                "dropout_std_ratio": std / need(d),
+                "dropout_epsilon": e,
+                "dropout_promised": promised,
+            }
+
+        return worst_drop(outcome)
 
     shuffled = shuffle_epsilon(float(eps[0]), parties=s, delta=float(dlt[0]))
     add(
@@ -468,8 +510,7 @@ def trust_overview(
         trusted="a curator who holds every site's data",
         colluders_tolerated=s - 1,
         masks_tolerated=-1,
-        dropout_std_ratio=1.0,
-        dropout_epsilon=after_drop(need_rest),
+        **gaussian_drop(need),
         remedy="none needed (the curator holds the data)",
         remedy_std_ratio=1.0,
         remedy_rounds=1,
@@ -487,8 +528,10 @@ def trust_overview(
         trusted="nobody",
         colluders_tolerated=s - 1,
         masks_tolerated=-1,
+        dropout_site=1,
         dropout_std_ratio=1.0,
         dropout_epsilon=0.0,
+        dropout_promised=float(eps[0]),
         remedy="none needed (nothing is combined)",
         remedy_std_ratio=1.0,
         remedy_rounds=1,
@@ -499,6 +542,7 @@ def trust_overview(
     )
     # Shuffling the conventional releases changes who must be trusted, nothing else here
     # (no amplification with so few sites: the shuffle row is a negative control).
+    conv_drop = gaussian_drop(conv_after)
     conventional = dict(
         noise_std=paper.tau_conv,
         std_ratio=paper.tau_conv / central,
@@ -507,10 +551,9 @@ def trust_overview(
         trusted="nobody",
         colluders_tolerated=s - 1,
         masks_tolerated=-1,
-        dropout_std_ratio=conv_rest / need_rest,
-        dropout_epsilon=after_drop(conv_rest),
+        **conv_drop,
         remedy="none needed (renormalise over the survivors)",
-        remedy_std_ratio=conv_rest / need_rest,
+        remedy_std_ratio=conv_drop["dropout_std_ratio"],
         remedy_rounds=1,
         messages=s,
         bits_per_site=FLOAT_BITS * reals["conv"]["sites"] // s,
@@ -527,7 +570,9 @@ def trust_overview(
         joint_eps = agg["epsilon_joint"].to_numpy(float)
         promised = agg["promised_epsilon"].to_numpy(float)
         at = int(np.argmax(joint_eps / promised))
-        drop = dropout_analysis(made, (0,))
+        analyses = {d: dropout_analysis(made, (d,)) for d in droppable}
+        cape_drop = gaussian_drop(lambda d, a=analyses: a[d].std["none"])
+        drop = analyses[cape_drop["dropout_site"] - 1]
         add(
             scheme,
             noise_std=made.tau_agg,
@@ -537,8 +582,7 @@ def trust_overview(
             trusted="the noise generator (never to collude with the aggregator)",
             colluders_tolerated=_tolerated_cape(made, sens, eps, dlt),
             masks_tolerated=-1,
-            dropout_std_ratio=drop.noise_ratio["none"],
-            dropout_epsilon=after_drop(drop.std["none"]),
+            **cape_drop,
             remedy="the noise generator sends Σ μ_d (E_d + H_d)",
             remedy_std_ratio=drop.noise_ratio["cape"],
             remedy_rounds=2,
@@ -552,9 +596,21 @@ def trust_overview(
             ),
         )
     server: dict[Any, Any] = secagg_views(sa).iloc[0].to_dict()
-    drops: dict[Any, dict[Any, Any]] = (
-        secagg_dropouts(sa, dropped=(0,)).set_index("remedy").to_dict("index")
-    )
+    by_site = {
+        d: secagg_dropouts(sa, dropped=(d,)).set_index("remedy").to_dict("index")
+        for d in droppable
+    }
+
+    def secagg_drop(d: int) -> dict[str, Any]:
+        none = by_site[d]["none"]
+        return {
+            "dropout_std_ratio": float(none["std_ratio"]),
+            "dropout_epsilon": float(none["epsilon"]),
+            "dropout_promised": float(none["promised_epsilon"]),
+        }
+
+    sa_drop = worst_drop(secagg_drop)
+    drops: dict[Any, dict[Any, Any]] = by_site[sa_drop["dropout_site"] - 1]
     certified, not_refuted = _tolerated_secagg(sa)
     over = drops["over-provisioned"]
     cost = secagg_cost(sites=s, coordinates=coords, bits=sa.bits)
@@ -567,8 +623,7 @@ def trust_overview(
         trusted=f"fewer than t = {sa.threshold} sites colluding with the server",
         colluders_tolerated=certified,
         masks_tolerated=sa.threshold - 1,
-        dropout_std_ratio=float(drops["none"]["std_ratio"]),
-        dropout_epsilon=float(drops["none"]["epsilon"]),
+        **sa_drop,
         remedy="over-provisioned shares (σ sized for one dropout)",
         remedy_std_ratio=float(over["std_ratio"]),
         remedy_rounds=int(over["rounds"]),
