@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from dpcore.analysis.trust_models import count_text
 from figures.memo import built
 from figures.trust import display_table, explanation, iterative_display, trust_figure
 from learning import sections
@@ -214,7 +215,7 @@ def _worded(shown: pd.DataFrame, iterative: pd.DataFrame, sites: int) -> pd.Data
     """The schemes' worded columns, the iterative schemes' rows under them."""
     return pd.concat(
         [
-            shown[["scheme", *WORDED, "one dropout (site 1)", "source"]],
+            shown[["scheme", *WORDED, "one dropout (worst site)", "source"]],
             iterative_display(iterative, sites=sites),
         ]
     ).set_index("scheme")
@@ -230,7 +231,8 @@ st.caption(
     "largest k such that the aggregator with any k sites — whichever they are — keeps every "
     "honest site's promise (for secure aggregation, the masks hide each message from up to t − 1 "
     f"colluders, t = {info.secagg.threshold}, but each colluder removes its noise share from "
-    "the sum). One dropout: site 1 leaves after the set-up; std relative to what the "
+    "the sum). One dropout: one site leaves after the set-up — each site in turn, the one "
+    "leaving its survivors' worst ε/ε_t shown and named; std relative to what the "
     "survivors' pooled estimate needs. Bits: float64 reals (matrices counted in full, as in "
     "the paper) or b-bit integers of the D(D+1)/2 free entries plus key material."
     + (
@@ -283,8 +285,9 @@ with st.expander("How it works — the equations"):
                 r"(a + c)\Big),\ a = 8\sqrt{\tfrac{e^{\varepsilon_0}\ln(4/\delta)}{n}},\ "
                 r"c = \tfrac{8e^{\varepsilon_0}}{n},\ e_1 = \log(1 + a + c)"
             ),
-            f"only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ {info.shuffle_parties:,} parties "
-            f"at site 1's ε₀ = {the_sites.epsilon[0]:g}. With S = {the_sites.count} sites it "
+            "only when ε₀ ≤ ln(n / (16 ln(4/δ))), i.e. n ≥ "
+            f"{count_text(info.shuffle_parties)} parties at site 1's ε₀ = "
+            f"{the_sites.epsilon[0]:g}. With S = {the_sites.count} sites it "
             "gives nothing, "
             "and the theorem also needs a pure-DP local randomiser (the Gaussian is not): the row "
             "is a negative control, its noise is conventional's.",

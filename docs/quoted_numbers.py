@@ -422,6 +422,38 @@ def _secagg_bits() -> dict[str, Any]:
     }
 
 
+@quote(
+    "trust-models.md",
+    "preset (ε_s = 0.1, 0.5, 1, 2; KLS accountant) site 1's drop leaves ε = {first:.4f} (site 2, "
+    "promised\n{first_promised:g}), but site 2's leaves site 1 at {second:.4f} > 0.1",
+)
+def _worst_dropout() -> dict[str, Any]:
+    # issue #52: the trust table's dropout column, every dropped site against the one it names
+    from dpcore.analysis.secagg_views import secagg_dropouts
+
+    design = trust_secagg_design(
+        [1000] * 4, epsilon=[0.1, 0.5, 1.0, 2.0], delta=[1e-4, 1e-3, 1e-3, 1e-2], dim=20
+    )
+    rows = [secagg_dropouts(design, dropped=(d,)).iloc[0] for d in (0, 1)]
+    return {
+        "first": float(rows[0]["epsilon"]),
+        "first_promised": float(rows[0]["promised_epsilon"]),
+        "second": float(rows[1]["epsilon"]),
+    }
+
+
+@quote(
+    "trust-models.md", "classic calibration raised `OverflowError` there (the exact ε is {e:.2f})"
+)
+def _overflow_case() -> dict[str, Any]:
+    # issue #52: Trust models at every ε_s = 100 (5 sites), classic, "same as the others":
+    # a survivor's exact ε of the one-coordinate move when one site drops (σ = 3.98 per
+    # share, 4 shares left, v = ⌊Δ̃⌋ = 233, δ_s − β_s = 9e-4)
+    from dpcore.mechanisms.discrete import ddg_exact_epsilon
+
+    return {"e": ddg_exact_epsilon(3.9778688922419776, shares=4, shift=233, delta=9e-4)}
+
+
 @quote("trust-models.md", "(`shuffle_min_parties`: {n} at ε₀ = 0.5, δ = 10⁻³)")
 def _shuffle() -> dict[str, Any]:
     return {"n": shuffle_min_parties(0.5, delta=1e-3)}

@@ -14,6 +14,10 @@ MAX_SECONDS = 600.0  # estimated wall time of one request
 MAX_MEMORY = 2 * 2**30  # bytes
 MAX_TASKS = 5_000  # grid points × runs
 MAX_DIM_TENSOR = 100  # D³ doubles per site and per message
+# ε_s at every door of the trust models (table, overview, secure-aggregation round, PCA, shuffle
+# bound, iterative rows): one range, (0, 10⁶), checked over the whole of it by
+# tests/core/analysis/test_trust_models.py (issue #52: the shuffle bound stopped at 700).
+MAX_TRUST_EPSILON = 1e6
 # S of a CAPE noise design, which holds S×S matrices (the noise generator's mixing M, the
 # covariance M Mᵀ the views condition on, a few temporaries; about six at once): each at
 # most MAX_MEMORY/64 = 32 MiB, so 2048 sites (issue #36: 100,000 sites asked for 74 GiB).

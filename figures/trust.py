@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.analysis.trust_models import SCHEMES
+from dpcore.analysis.trust_models import SCHEMES, count_text
 from dpcore.factorization.registry import get
 from figures import theme
 
@@ -126,7 +126,10 @@ def display_table(table: pd.DataFrame, pca: pd.DataFrame, *, sites: int) -> pd.D
             dropout = "site 1's output is gone; no one else affected"
         else:
             eps = _fmt_eps(r["dropout_epsilon"])
-            left = f"{r['dropout_std_ratio']:.3g}× the std needed, worst ε {eps}"
+            left = (
+                f"worst when site {r['dropout_site']} drops: {r['dropout_std_ratio']:.3g}× the "
+                f"std needed, worst ε {eps} (promised {r['dropout_promised']:g})"
+            )
             if r["remedy"].startswith("none needed"):
                 dropout = f"{r['remedy']}: {left}"
             else:
@@ -147,7 +150,7 @@ def display_table(table: pd.DataFrame, pca: pd.DataFrame, *, sites: int) -> pd.D
                 "what the aggregator sees": sees,
                 "who must be trusted": r["trusted"],
                 "colluders tolerated": colluders,
-                "one dropout (site 1)": dropout,
+                "one dropout (worst site)": dropout,
                 "messages and bits": comm,
                 "PCA captured energy": energy.loc[r["scheme"], "mean"],
                 "± std": energy.loc[r["scheme"], "std"],
@@ -272,8 +275,9 @@ def explanation(
     eps1 = _at(t, "local", "aggregator_promised")
     if sites < shuffle_parties:
         shuffle_text = (
-            f"Feldman–McMillan–Talwar's bound needs at least {shuffle_parties:,} parties at "
-            f"ε₀ = ε_1 = {eps1:g}; with {sites} sites it gives no amplification "
+            "Feldman–McMillan–Talwar's bound needs at least "
+            f"{count_text(shuffle_parties)} parties at ε₀ = ε_1 = {eps1:g}; with {sites} sites "
+            "it gives no amplification "
             f"(ε = {shuffled:.3g}), so its noise is conventional's"
         )
     else:
@@ -326,7 +330,7 @@ def iterative_display(table: pd.DataFrame, *, sites: int) -> pd.DataFrame:
                     else f"{r['colluders_tolerated']}"
                 )
                 + f" ({not_applicable['masks']})",
-                "one dropout (site 1)": not_applicable["dropout"],
+                "one dropout (worst site)": not_applicable["dropout"],
                 "source": r["source"],
             }
         )

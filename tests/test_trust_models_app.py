@@ -114,3 +114,18 @@ def test_the_worded_table_gains_the_iterative_methods_rows():
     tail = worded.iloc[len(SCHEMES) :]
     assert all("round(s)" in cell for cell in tail["what the aggregator sees"])
     assert all(str(cell).strip() for cell in tail.to_numpy().ravel())
+
+
+def test_every_site_at_epsilon_100_classic_matched_renders():
+    # Issue #52: every ε_s = 100, classic calibration, secure aggregation "same as the
+    # others" showed a traceback (the exact ε of its one-coordinate move, about 520 at
+    # σ = 3.98 per share, n = 4, v = 233, formed e^ε and overflowed past e^709).
+    sites = ";".join(["1000,100,0.001,0.2"] * 5)
+    at = page(tm_S="5", tm_sites=sites, tm_calib="classic", tm_sacal="matched")
+    assert not at.exception and not at.error
+    assert len(schemes(at)) == len(SCHEMES)
+    core = trust_table([1000] * 5, epsilon=100.0, delta=1e-3, dim=20, calibration="classic",
+                       secagg_calibration="classic")  # fmt: skip
+    assert schemes(at)["noise std ÷ central"].tolist() == pytest.approx(
+        core["std_ratio"].tolist()
+    )

@@ -17,7 +17,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from dpcore._validation import check_choice, check_delta, check_int, check_weights
+from dpcore._validation import (
+    check_choice,
+    check_delta,
+    check_int,
+    check_per_site,
+    check_weights,
+)
 from dpcore.analysis.round_views import rounds_collusion_curve, rounds_party_views
 from dpcore.analysis.views import MAX_COLLUSION_SITES, effective_epsilons
 from dpcore.factorization.iterative import (
@@ -29,6 +35,7 @@ from dpcore.factorization.iterative import (
 )
 from dpcore.factorization.registry import CostShape, pca_method
 from dpcore.mechanisms.calibration import second_moment_sensitivity, site_noise_std
+from dpcore.resources import MAX_TRUST_EPSILON
 
 ITERATIVE_SCHEMES = ("npm", "npm_distributed", "npm_cape", "npm_cape_joint", "fedpower", "fedpca")
 FLOAT_BITS = 64  # a real on the wire, as in dpcore.analysis.trust_models
@@ -66,7 +73,8 @@ def iterative_trust_table(
     n_per_site : sequence of int, length S in [2, 40]
         N_s ≥ 1 samples per site.
     epsilon, delta : float or array_like, shape (S,)
-        ε_s > 0 and δ_s in (0, 1), each site's total over all rounds.
+        ε_s in (0, 10⁶) (:data:`~dpcore.resources.MAX_TRUST_EPSILON`) and δ_s in
+        (0, 1), each site's total over all rounds.
     weights : array_like, shape (S,), optional
         μ_s (default 1/S).
     dim, k : int
@@ -99,7 +107,7 @@ def iterative_trust_table(
     """
     n = np.asarray(n_per_site)
     s = check_int(n.size, "n_per_site (number of sites)", low=2, high=MAX_COLLUSION_SITES)
-    eps = np.broadcast_to(np.asarray(epsilon, float), (s,))
+    eps = check_per_site(epsilon, s, "epsilon", high=MAX_TRUST_EPSILON)
     dlt = np.array([check_delta(x) for x in np.broadcast_to(np.asarray(delta, float), (s,))])
     mu = check_weights(weights, s)
     d = check_int(dim, "dim", low=1, high=60)

@@ -71,6 +71,7 @@ from dpcore.protocol.secagg import (
     secagg_sum,
     symmetric_coordinates,
 )
+from dpcore.resources import MAX_TRUST_EPSILON
 
 SCHEMES = ("central", "local", "conventional", "cape", "cape_joint", "secagg", "shuffle")
 FLOAT_BITS = 64  # a real number on the wire (float64), as in dpcore.analysis.secagg_views
@@ -88,7 +89,7 @@ def shuffle_epsilon(epsilon0: float, *, parties: int, delta: float) -> float:
     Parameters
     ----------
     epsilon0 : float
-        ε₀ in (0, ∞) of each party's local randomiser (pure DP).
+        ε₀ in (0, 10⁶) of each party's local randomiser (pure DP).
     parties : int
         n ≥ 1 reports shuffled together.
     delta : float
@@ -121,14 +122,16 @@ def shuffle_epsilon(epsilon0: float, *, parties: int, delta: float) -> float:
     >>> round(shuffle_epsilon(1.0, parties=100_000, delta=1e-6), 3)
     0.075
     """
-    eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=700.0, low_open=True)
+    eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=MAX_TRUST_EPSILON, low_open=True,
+                      high_open=True)  # fmt: skip
     n = check_int(parties, "parties", low=1)
     dlt = check_delta(delta)
     log_4_delta = math.log(4) - math.log(dlt)  # ln(4/δ) without overflow at δ = 1e-308
-    if eps0 > math.log(n / (16 * log_4_delta)):
+    if eps0 > math.log(n) - math.log(16 * log_4_delta):
         return eps0
-    a = 8 * math.sqrt(math.exp(eps0) * log_4_delta / n)
-    c = 8 * math.exp(eps0) / n
+    # from here e^{ε₀} ≤ n/(16 ln(4/δ)): a and c below 1, formed from logs (n may pass 1e308)
+    a = 8 * math.exp((eps0 + math.log(log_4_delta) - math.log(n)) / 2)
+    c = 8 * math.exp(eps0 - math.log(n))
     e1 = math.log(1 + a + c)
     factor = (1 - math.exp(-eps0)) / (1 + math.exp(-eps0 - e1))
     return min(eps0, math.log(1 + factor * (a + c)))
@@ -137,14 +140,40 @@ def shuffle_epsilon(epsilon0: float, *, parties: int, delta: float) -> float:
 def shuffle_min_parties(epsilon0: float, *, delta: float) -> int:
     """The fewest parties n for which Thm. 3.1 applies at ε₀: n ≥ 16 ln(4/δ) e^{ε₀}.
 
+    ε₀ in (0, 10⁶), δ in (0, 1). Past float64's range (ε₀ ≳ 700) the count is the integer
+    m·2^e (m < 2^53) just above e^{ln(16 ln(4/δ)) + ε₀}, float64's precision (it has up to
+    434,300 digits: print it with :func:`count_text`).
+
     Examples
     --------
     >>> shuffle_min_parties(0.5, delta=1e-3)
     219
+    >>> count_text(shuffle_min_parties(1000.0, delta=1e-3))
+    'about 10^436.4'
     """
-    eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=700.0, low_open=True)
+    eps0 = check_real(epsilon0, "epsilon0", low=0.0, high=MAX_TRUST_EPSILON, low_open=True,
+                      high_open=True)  # fmt: skip
     dlt = check_delta(delta)
-    return math.ceil(16 * (math.log(4) - math.log(dlt)) * math.exp(eps0))
+    log_count = math.log(16 * (math.log(4) - math.log(dlt))) + eps0
+    if log_count < 700.0:
+        return math.ceil(math.exp(log_count))
+    # the integer m·2^e with m < 2^53 nearest above e^{log_count} (float64's precision)
+    log2 = log_count / math.log(2)
+    shift = math.floor(log2) - 52
+    return math.ceil(2.0 ** (log2 - shift)) << shift
+
+
+def count_text(count: int) -> str:
+    """A count as text: with thousands separators below 10¹⁵, else "about 10^x" (x to 0.1).
+
+    Examples
+    --------
+    >>> count_text(219), count_text(10**20)
+    ('219', 'about 10^20.0')
+    """
+    if count < 10**15:
+        return f"{count:,}"
+    return f"about 10^{math.log10(count):.1f}"  # math.log10 takes ints of any size
 
 
 # --- the sites -------------------------------------------------------------------------------
@@ -160,7 +189,7 @@ def _sites(n_per_site: ArrayLike, epsilon, delta, weights):
         raise TypeError(f"n_per_site must be a sequence of integers; got {n_per_site!r}") from err
     s = check_int(sizes.size, "n_per_site (number of sites)", low=2, high=MAX_SITES)
     n = np.array([check_int(v, "n_per_site", low=1, high=10**9) for v in sizes.tolist()])
-    eps = check_per_site(epsilon, s, "epsilon", high=1e6)
+    eps = check_per_site(epsilon, s, "epsilon", high=MAX_TRUST_EPSILON)
     dlt = check_per_site(delta, s, "delta", high=1.0)
     mu = check_weights(weights, s)
     return n, eps, dlt, mu
@@ -270,7 +299,7 @@ def trust_table(
     n_per_site : sequence of int, length S ≥ 2
         N_s ≥ 1 samples per site.
     epsilon, delta : float or array_like, shape (S,)
-        ε_s in (0, 10⁶] and δ_s in (0, 1): what each site is promised.
+        ε_s in (0, 10⁶) and δ_s in (0, 1): what each site is promised.
     weights : array_like, shape (S,), optional
         μ_s ≥ 0 summing to 1 (default 1/S).
     dim : int
@@ -302,11 +331,15 @@ def trust_table(
         the two it is *not certified by the bound*; equal to ``aggregator_epsilon`` and
         ``colluders_tolerated`` elsewhere, whose ε are exact); ``masks_tolerated``
         (secure aggregation: t − 1 colluders before an honest message can be unmasked;
-        −1 elsewhere); ``dropout_std_ratio`` and ``dropout_epsilon`` (site 1 drops, no
-        remedy: noise std over what the survivors' pooled estimate needs, and the worst
-        survivor's ε in the final output at its δ_s; 0 for local, which then has no
-        output); ``remedy``, ``remedy_std_ratio`` and ``remedy_rounds`` (the scheme's usual
-        remedy and what it costs); ``messages`` (per run, all parties) and
+        −1 elsewhere); ``dropout_site``, ``dropout_std_ratio``, ``dropout_epsilon`` and
+        ``dropout_promised`` (one site drops, no remedy, the worst case over which site:
+        each site whose survivors keep a positive weight is dropped in turn, and the row is
+        the one whose worst survivor has the largest ε/ε_t, then the largest std ratio —
+        the dropped site (1-based), the noise std over what the survivors' pooled estimate
+        needs, and that survivor's ε in the final output at its δ_t and its ε_t; local:
+        site 1, whose output is then gone, ε 0); ``remedy``, ``remedy_std_ratio`` and
+        ``remedy_rounds`` (the scheme's usual remedy and what it costs, when that same site
+        drops); ``messages`` (per run, all parties) and
         ``bits_per_site``, ``bits_total`` (float64 reals or b-bit integers, plus key
         material for secure aggregation); ``shuffle_epsilon`` (the amplified ε of
         site 1's release if it were pure ε_1-LDP, :func:`shuffle_epsilon`, NaN-free: ε_1
@@ -316,7 +349,8 @@ def trust_table(
     Notes
     -----
     Local is site 1 (as :func:`dpcore.pca_sweep`); its std is of site 1's own estimate.
-    Dropouts: central and local lose nothing but the dropped data; conventional and
+    Dropouts (the worst dropped site, each scheme its own): central and local lose nothing
+    but the dropped data; conventional and
     shuffle renormalise over the survivors (their own τ_t stays); CAPE's missing E_1 no
     longer cancels (remedy: the noise generator's correction, :func:`dpcore.dropout_analysis`);
     secure aggregation's sum misses one noise share (remedy: over-provisioned shares,
@@ -414,20 +448,57 @@ def trust_overview(
         }
         rows.append({"scheme": scheme, **exact, **values})
 
-    rest = np.arange(1, s)
-    w_rest = mu[rest].sum()
-    conv_rest = (
-        float(np.sqrt(np.sum(mu[rest] ** 2 * tau[rest] ** 2)) / w_rest) if w_rest > 0 else math.inf
-    )
-    need_rest = float(np.max(mu[rest] * tau[rest]) / w_rest) if w_rest > 0 else math.inf
+    # One dropout, no remedy: every site that can drop (its survivors keep a positive weight)
+    # is tried, and each row reports the site whose drop leaves the worst survivor's ε/ε_t
+    # largest (then the largest std ratio), naming it (issue #52: site 1 only was tried).
+    droppable = [d for d in range(s) if np.delete(mu, d).sum() > 0]
 
-    def after_drop(std: float) -> float:
-        # the worst survivor's ε in the final output Σ_R μ_t a_t / W + noise of this std
+    def survivors(d: int) -> tuple[NDArray[np.intp], float]:
+        rest = np.delete(np.arange(s), d)
+        return rest, float(mu[rest].sum())
+
+    def need(d: int) -> float:
+        # what one curator adds for the survivors' renormalised mean
+        rest, w = survivors(d)
+        return float(np.max(mu[rest] * tau[rest]) / w)
+
+    def conv_after(d: int) -> float:
+        rest, w = survivors(d)
+        return float(np.sqrt(np.sum(mu[rest] ** 2 * tau[rest] ** 2)) / w)
+
+    def after_drop(d: int, std: float) -> tuple[float, float]:
+        # the worst survivor's (ε, ε_t) in the final output Σ_R μ_t a_t / W + noise of this std
+        rest, w = survivors(d)
         live = rest[mu[rest] > 0]
-        if live.size == 0 or not math.isfinite(std):
-            return 0.0
-        e = effective_epsilons(std, mu[live] * sens[live] / w_rest, delta=dlt[live])
-        return float(e[int(np.argmax(e / eps[live]))])
+        if not math.isfinite(std):
+            return 0.0, float(eps[live[0]])
+        e = effective_epsilons(std, mu[live] * sens[live] / w, delta=dlt[live])
+        at = int(np.argmax(e / eps[live]))
+        return float(e[at]), float(eps[live[at]])
+
+    def worst_drop(outcome) -> dict[str, Any]:
+        # outcome(d) -> dict with dropout_std_ratio, dropout_epsilon, dropout_promised, …
+        cases = [{"dropout_site": d + 1, **outcome(d)} for d in droppable]
+        for field in ("ratio", "dropout_std_ratio"):  # equal to 1e-9: the lowest-numbered site
+            if field == "ratio":
+                values = [c["dropout_epsilon"] / c["dropout_promised"] for c in cases]
+            else:
+                values = [c[field] for c in cases]
+            top = max(values)
+            cases = [c for c, v in zip(cases, values, strict=True) if v >= top * (1 - 1e-9)]
+        return cases[0]
+
+    def gaussian_drop(std_of) -> dict[str, Any]:
+        def outcome(d: int) -> dict[str, Any]:
+            std = std_of(d)
+            e, promised = after_drop(d, std)
+            return {
+                "dropout_std_ratio": std / need(d),
+                "dropout_epsilon": e,
+                "dropout_promised": promised,
+            }
+
+        return worst_drop(outcome)
 
     shuffled = shuffle_epsilon(float(eps[0]), parties=s, delta=float(dlt[0]))
     add(
@@ -439,8 +510,7 @@ def trust_overview(
         trusted="a curator who holds every site's data",
         colluders_tolerated=s - 1,
         masks_tolerated=-1,
-        dropout_std_ratio=1.0,
-        dropout_epsilon=after_drop(need_rest),
+        **gaussian_drop(need),
         remedy="none needed (the curator holds the data)",
         remedy_std_ratio=1.0,
         remedy_rounds=1,
@@ -458,8 +528,10 @@ def trust_overview(
         trusted="nobody",
         colluders_tolerated=s - 1,
         masks_tolerated=-1,
+        dropout_site=1,
         dropout_std_ratio=1.0,
         dropout_epsilon=0.0,
+        dropout_promised=float(eps[0]),
         remedy="none needed (nothing is combined)",
         remedy_std_ratio=1.0,
         remedy_rounds=1,
@@ -470,6 +542,7 @@ def trust_overview(
     )
     # Shuffling the conventional releases changes who must be trusted, nothing else here
     # (no amplification with so few sites: the shuffle row is a negative control).
+    conv_drop = gaussian_drop(conv_after)
     conventional = dict(
         noise_std=paper.tau_conv,
         std_ratio=paper.tau_conv / central,
@@ -478,10 +551,9 @@ def trust_overview(
         trusted="nobody",
         colluders_tolerated=s - 1,
         masks_tolerated=-1,
-        dropout_std_ratio=conv_rest / need_rest,
-        dropout_epsilon=after_drop(conv_rest),
+        **conv_drop,
         remedy="none needed (renormalise over the survivors)",
-        remedy_std_ratio=conv_rest / need_rest,
+        remedy_std_ratio=conv_drop["dropout_std_ratio"],
         remedy_rounds=1,
         messages=s,
         bits_per_site=FLOAT_BITS * reals["conv"]["sites"] // s,
@@ -498,7 +570,9 @@ def trust_overview(
         joint_eps = agg["epsilon_joint"].to_numpy(float)
         promised = agg["promised_epsilon"].to_numpy(float)
         at = int(np.argmax(joint_eps / promised))
-        drop = dropout_analysis(made, (0,))
+        analyses = {d: dropout_analysis(made, (d,)) for d in droppable}
+        cape_drop = gaussian_drop(lambda d, a=analyses: a[d].std["none"])
+        drop = analyses[cape_drop["dropout_site"] - 1]
         add(
             scheme,
             noise_std=made.tau_agg,
@@ -508,8 +582,7 @@ def trust_overview(
             trusted="the noise generator (never to collude with the aggregator)",
             colluders_tolerated=_tolerated_cape(made, sens, eps, dlt),
             masks_tolerated=-1,
-            dropout_std_ratio=drop.noise_ratio["none"],
-            dropout_epsilon=after_drop(drop.std["none"]),
+            **cape_drop,
             remedy="the noise generator sends Σ μ_d (E_d + H_d)",
             remedy_std_ratio=drop.noise_ratio["cape"],
             remedy_rounds=2,
@@ -523,9 +596,21 @@ def trust_overview(
             ),
         )
     server: dict[Any, Any] = secagg_views(sa).iloc[0].to_dict()
-    drops: dict[Any, dict[Any, Any]] = (
-        secagg_dropouts(sa, dropped=(0,)).set_index("remedy").to_dict("index")
-    )
+    by_site = {
+        d: secagg_dropouts(sa, dropped=(d,)).set_index("remedy").to_dict("index")
+        for d in droppable
+    }
+
+    def secagg_drop(d: int) -> dict[str, Any]:
+        none = by_site[d]["none"]
+        return {
+            "dropout_std_ratio": float(none["std_ratio"]),
+            "dropout_epsilon": float(none["epsilon"]),
+            "dropout_promised": float(none["promised_epsilon"]),
+        }
+
+    sa_drop = worst_drop(secagg_drop)
+    drops: dict[Any, dict[Any, Any]] = by_site[sa_drop["dropout_site"] - 1]
     certified, not_refuted = _tolerated_secagg(sa)
     over = drops["over-provisioned"]
     cost = secagg_cost(sites=s, coordinates=coords, bits=sa.bits)
@@ -538,8 +623,7 @@ def trust_overview(
         trusted=f"fewer than t = {sa.threshold} sites colluding with the server",
         colluders_tolerated=certified,
         masks_tolerated=sa.threshold - 1,
-        dropout_std_ratio=float(drops["none"]["std_ratio"]),
-        dropout_epsilon=float(drops["none"]["epsilon"]),
+        **sa_drop,
         remedy="over-provisioned shares (σ sized for one dropout)",
         remedy_std_ratio=float(over["std_ratio"]),
         remedy_rounds=int(over["rounds"]),

@@ -23,6 +23,7 @@ of the sum with the τ term).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -387,7 +388,9 @@ def shift_hockey_stick(pmf: NDArray[np.float64], shift: int, epsilon: float) -> 
     q = np.zeros(p.size + shift)  # Q = P moved by v, on the window extended by v
     q[shift:] = p
     p_ext = np.concatenate([p, np.zeros(shift)])
-    return float(np.sum(np.maximum(p_ext - math.exp(epsilon) * q, 0.0)))
+    with np.errstate(divide="ignore", over="ignore"):  # e^ε q as e^{ε + log q}: 0 or ∞, no error
+        moved = np.exp(epsilon + np.log(q))
+    return float(np.sum(np.maximum(p_ext - moved, 0.0)))
 
 
 EXACT_TAU = 1e-14  # below it the sum of shares is N_ℤ(0, nσ²) to a factor e^{±τ} (KLS Thm. 1)
@@ -435,25 +438,190 @@ def discrete_gaussian_cdf(x: int, *, sigma: float) -> float:
 
 
 def _gaussian_hockey_stick(sigma: float, shift: int, epsilon: float) -> float:
-    """:func:`shift_hockey_stick` of N_ℤ(0, σ²), from its cdf at one threshold.
+    """:func:`shift_hockey_stick` of N_ℤ(0, σ²), from its cdf at one threshold, in log space.
 
     log P(x)/P(x − v) = (v² − 2xv)/(2σ²) decreases in x, so the x with P(x) > e^ε P(x − v)
-    are those below x* = (v² − 2εσ²)/(2v): δ = F(m) − e^ε F(m − v), m = ⌈x*⌉ − 1.
+    are those below x* = (v² − 2εσ²)/(2v): δ = F(m) − e^ε F(m − v), m = ⌈x*⌉ − 1, computed
+    as F(m)·(1 − e^{ε + log F(m − v) − log F(m)}) so that no e^ε is ever formed.
     """
     m = math.ceil((shift * shift - 2.0 * epsilon * sigma * sigma) / (2.0 * shift)) - 1
-    f = discrete_gaussian_cdf(m, sigma=sigma)
-    return max(0.0, f - math.exp(epsilon) * discrete_gaussian_cdf(m - shift, sigma=sigma))
+    log_f = _log_discrete_gaussian_cdf(m, sigma)
+    if log_f == -math.inf:
+        return 0.0
+    gap = epsilon + _log_discrete_gaussian_cdf(m - shift, sigma) - log_f
+    return max(0.0, -math.exp(log_f) * math.expm1(min(gap, 0.0)))
+
+
+_DIRECT_TERMS = 200_000  # the left tail summed term by term when it needs at most this many
+
+
+def _log_discrete_gaussian_cdf(x: int, sigma: float) -> float:
+    """The log cdf, log P(Z ≤ x) for Z ~ N_ℤ(0, σ²), at any integer x (no 0 → −∞ in the tail).
+
+    For x ≤ 0, F(x) = e^{−x²/(2σ²)} Σ_{k ≥ 0} e^{−(2k|x| + k²)/(2σ²)} / Σ_y e^{−y²/(2σ²)}:
+    the sum in log space over the k whose term exceeds e^{−50} of the first (at most
+    min(100σ²/|x|, 10σ) + 2 of them); past 200,000 terms (|x| < σ²/2000 and σ > 20,000) by
+    the Euler–Maclaurin form of :func:`discrete_gaussian_cdf` with its integral as a log
+    Gaussian cdf (next term below 10⁻¹⁵ there). For x > 0, log(1 − F(−x − 1)).
+    """
+    if x > 0:
+        return math.log1p(-math.exp(_log_discrete_gaussian_cdf(-x - 1, sigma)))
+    if sigma <= MAX_SIGMA and x >= -(_TAIL_SIGMAS - 1) * sigma:
+        # inside the cached table (summed from the left: relatively exact in the left tail)
+        # or Euler–Maclaurin's |x| ≤ 40σ: discrete_gaussian_cdf, ~100× faster than the sum
+        f = discrete_gaussian_cdf(x, sigma=sigma)
+        if f > 1e-250:
+            return math.log(f)
+    s2 = sigma * sigma
+    a = -float(x)
+    if sigma < 1.0:
+        log_norm = -math.log(float(discrete_gaussian_pmf(0, sigma=sigma)))
+    else:  # Poisson summation (as discrete_gaussian_pmf), also for √n σ beyond MAX_SIGMA
+        poisson = np.exp(-2 * math.pi**2 * s2 * _POISSON_TERMS**2)
+        log_norm = math.log(sigma * math.sqrt(2 * math.pi)) + math.log1p(2 * float(poisson.sum()))
+    terms = math.ceil(min(100.0 * s2 / max(a, 1.0), 10.0 * sigma)) + 2
+    if terms <= _DIRECT_TERMS:
+        k = np.arange(terms, dtype=float)
+        log_tail = float(special.logsumexp(-(2.0 * k * a + k * k) / (2.0 * s2)))
+        return -a * a / (2.0 * s2) + log_tail - log_norm
+    log_f = -a * a / (2.0 * s2)
+    log_int = math.log(sigma * math.sqrt(2 * math.pi)) + float(special.log_ndtr(x / sigma))
+    d1, d3 = a / s2, (3 * a / s2**2 - a**3 / s2**3) * -1.0  # f′/f and f‴/f at x = −a
+    ratio = math.exp(log_f - log_int) * (0.5 + d1 / 12 - d3 / 720)
+    return log_int + math.log1p(ratio) - log_norm
+
+
+def _subgaussian_lower_bound(sigma: float, shares: int, shift: int, delta: float) -> float:
+    """A lower bound on the exact ε of n summed shares against a move of v, at δ.
+
+    Each share is σ²-subgaussian, E e^{tZ} ≤ e^{t²σ²/2}: E e^{tZ} = e^{t²σ²/2} Z(tσ²)/Z(0)
+    with Z(c) = Σ_y e^{−(y−c)²/(2σ²)} ≤ Z(0) by Poisson summation (CKS Sec. 2). So the sum S
+    has P(S > h) ≤ e^{−h²/(2nσ²)} = (1 − δ)/2 at h = sqrt(2nσ² log(2/(1 − δ))), and the set
+    {S ≤ h} gives δ(ε) ≥ (1 + δ)/2 − e^ε e^{−(v − h)²/(2nσ²)} for v > h: ε ≥
+    (v − h)²/(2nσ²) + log((1 − δ)/2).
+    """
+    var = shares * sigma * sigma
+    h = math.sqrt(2.0 * var * (math.log(2.0) - math.log1p(-delta)))
+    if shift <= h:
+        return 0.0
+    return (shift - h) ** 2 / (2.0 * var) + math.log1p(-delta) - math.log(2.0)
+
+
+MAX_TILT_ENTRIES = 2**24  # residues × circle of the tilted convolutions (≈ 256 MiB of complex)
+
+
+def _tilt_offsets(sigma: float, shares: int, residues: NDArray[np.int64]):
+    """For each residue k in [0, n): the centre g in [0, 1] whose N_ℤ(g, σ²) has mean k/n.
+
+    Returns g, its pmf's log normaliser log Σ_w e^{−(w−g)²/(2σ²)}, and the support w.
+    The mean of N_ℤ(g, σ²) increases with g (an exponential family in g/σ²), is 0 at g = 0
+    and 1 at g = 1: bisection, 60 steps, on every residue at once.
+    """
+    half = math.ceil(_TAIL_SIGMAS * sigma) + 2
+    w = np.arange(-half, half + 2, dtype=float)
+    target = residues.astype(float) / shares
+    lo, hi = np.zeros(target.size), np.ones(target.size)
+
+    def mean(g: NDArray[np.float64]) -> NDArray[np.float64]:
+        e = -((w[None, :] - g[:, None]) ** 2) / (2 * sigma * sigma)
+        e -= e.max(axis=1, keepdims=True)
+        p = np.exp(e)
+        return (p @ w) / p.sum(axis=1)
+
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        up = mean(mid) < target
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    g = 0.5 * (lo + hi)
+    g[residues == 0] = 0.0
+    log_z = special.logsumexp(-((w[None, :] - g[:, None]) ** 2) / (2 * sigma * sigma), axis=1)
+    return g, log_z, w
+
+
+def sum_of_shares_log_pmf(sigma: float, *, shares: int, values: ArrayLike) -> NDArray[np.float64]:
+    """The log pmf of Z_1 + … + Z_n, Z_i ~ N_ℤ(0, σ²) i.i.d., at integers y, by tilting.
+
+    Accurate to about 1e-11 relative at every y, however far in the tail (where
+    :func:`sum_of_shares_pmf`'s transform, accurate to 1e-16 of the largest probability,
+    has only rounding). With c = y/n − d for any d, Σ z_i² = Σ (z_i − c)² + 2cy − nc² on
+    Σ z_i = y, so
+
+        P(y) = e^{−y²/(2nσ²) + nd²/(2σ²)} (Z(g)/Z(0))^n · P(W_1 + … + W_n = k),
+
+    with k = y mod n, g = k/n − d, W_i ~ N_ℤ(g, σ²) and Z(g) its normaliser. Choosing g so
+    that E W_i = k/n (:func:`_tilt_offsets`) puts k at the mean of the W-sum, where its pmf
+    (one transform per residue) is near its largest: no tail is ever read from a transform.
+
+    Parameters
+    ----------
+    sigma : float
+        σ of each share, in [0.01, 2^40].
+    shares : int
+        n ≥ 1.
+    values : array_like of int
+        The integers y.
+
+    Returns
+    -------
+    ndarray of float
+        log P(y), the shape of ``values``.
+
+    Raises
+    ------
+    ValueError
+        If the residues' transforms would exceed 2^24 entries (n·15√n·σ above about 10⁷).
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SIGMA, high=MAX_SIGMA)
+    n = check_int(shares, "shares", low=1)
+    y = np.asarray(values)
+    if y.size and (not np.all(np.isfinite(y)) or np.any(y != np.round(y))):
+        raise ValueError(f"values must be integers; got {values!r}")
+    y = y.astype(np.int64)
+    residues, where = np.unique(np.mod(y, n), return_inverse=True)
+    spread = math.sqrt(n * (sigma * sigma + 0.25))  # var N_ℤ(g, σ²) ≤ σ² + 1/4 (≤ σ² at g = 0)
+    size = 2 * math.ceil(_TAIL_SIGMAS * spread) + 3  # the W-sum's mass within k ± 15 std
+    if residues.size * size > MAX_TILT_ENTRIES:
+        raise ValueError(
+            f"sigma and shares need {residues.size * size:,} transform entries (limit "
+            f"{MAX_TILT_ENTRIES:,}); got sigma {sigma!r}, shares {n!r}"
+        )
+    log_z0 = -math.log(float(discrete_gaussian_pmf(0, sigma=sigma)))
+    if n == 1:
+        return np.asarray(-(y.astype(float) ** 2) / (2 * sigma * sigma) - log_z0, dtype=float)
+    g, log_z, w = _tilt_offsets(sigma, n, residues)
+    log_r = np.empty(residues.size)
+    idx = np.mod(w.astype(np.int64), size)
+    rows = max(1, MAX_TILT_ENTRIES // 8 // size)
+    for start in range(0, residues.size, rows):
+        gs, lz = g[start : start + rows], log_z[start : start + rows]
+        q = np.exp(-((w[None, :] - gs[:, None]) ** 2) / (2 * sigma * sigma) - lz[:, None])
+        circle = np.zeros((gs.size, size))
+        for j in range(w.size):  # fold the support onto the circle (it may wrap)
+            circle[:, idx[j]] += q[:, j]
+        total = np.fft.irfft(np.fft.rfft(circle, axis=1) ** n, n=size, axis=1)
+        at = np.mod(residues[start : start + rows], size)
+        log_r[start : start + rows] = np.log(total[np.arange(gs.size), at])
+    d = residues / n - g
+    yf = y.astype(float)
+    out = (
+        -(yf**2) / (2 * n * sigma * sigma)
+        + (n * d**2 / (2 * sigma * sigma) + n * (log_z - log_z0) + log_r)[where.reshape(y.shape)]
+    )
+    return np.asarray(out, dtype=float)
 
 
 def ddg_exact_epsilon(sigma: float, *, shares: int, shift: int, delta: float) -> float:
     """The exact ε at δ of n summed shares N_ℤ(0, σ²) against an integer move of v, numerically.
 
     The smallest ε ≥ 0 with hockey-stick divergence δ(ε) ≤ δ between the sum's pmf and the
-    pmf moved by v, by bisection to 1e-12 (δ(ε) decreases in ε). Where KLS's τ
-    (:func:`ddg_tau`) is at least 1e-14 the pmf is the n-fold convolution
-    (:func:`sum_of_shares_pmf`, :func:`shift_hockey_stick`); below it, the sum is within a
-    factor e^{±τ} of N_ℤ(0, nσ²) at every point (KLS Theorem 1), whose δ(ε) has a closed
-    threshold (an error in ε below 1e-13).
+    pmf moved by v, by bisection to 1e-12 (δ(ε) decreases in ε), in log space: e^ε is never
+    formed, and probabilities far below 1e-16 of the largest keep their relative precision
+    (the ε of a move by v reads the pmf at x − v, deep in its tail when ε is large). Where
+    KLS's τ (:func:`ddg_tau`) is at least 1e-14 the pmf is the n-fold convolution, by
+    exponential tilting (:func:`sum_of_shares_log_pmf`); below it, the sum is within a factor
+    e^{±τ} of N_ℤ(0, nσ²) at every point (KLS Theorem 1), whose δ(ε) has a closed threshold
+    (:func:`_gaussian_hockey_stick`, an error in ε below 1e-13). Where a subgaussian tail
+    bound already puts ε above 10⁶ (:func:`_subgaussian_lower_bound`), ∞ without a search.
 
     This is the privacy of one coordinate moved by v: exact for that move, and so a *lower*
     bound on the ε over every move of norm ≤ v in d dimensions; :func:`ddg_epsilon` (KLS)
@@ -473,7 +641,9 @@ def ddg_exact_epsilon(sigma: float, *, shares: int, shift: int, delta: float) ->
     Returns
     -------
     float
-        ε (0 for v = 0; ∞ where no ε ≤ 10⁴ reaches δ).
+        ε (0 for v = 0; ∞ where no ε ≤ 10⁶ reaches δ). Beyond a few thousand shares at
+        σ < 2 the tilted transforms would exceed 2^24 entries: one transform of the pmf
+        (:func:`sum_of_shares_pmf`) is used instead, exact to its 1e-16 absolute precision.
 
     Examples
     --------
@@ -486,24 +656,16 @@ def ddg_exact_epsilon(sigma: float, *, shares: int, shift: int, delta: float) ->
     dlt = check_delta(delta)
     if v == 0:
         return 0.0
-    if ddg_tau(sigma, n) < EXACT_TAU:
-        s = math.sqrt(n) * sigma
-
-        def hockey(eps: float) -> float:
-            return _gaussian_hockey_stick(s, v, eps)
-    else:
-        _, pmf = sum_of_shares_pmf(sigma, shares=n)
-
-        def hockey(eps: float) -> float:
-            return shift_hockey_stick(pmf, v, eps)
-
+    if _subgaussian_lower_bound(sigma, n, v, dlt) > MAX_EXACT_EPSILON:
+        return math.inf
+    hockey = _exact_hockey_stick(sigma, n, v)
     if hockey(0.0) <= dlt:
         return 0.0
     hi = 1.0
     while hockey(hi) > dlt:
-        hi *= 2.0
-        if hi > 1e4:
+        if hi >= MAX_EXACT_EPSILON:
             return math.inf
+        hi = min(2.0 * hi, MAX_EXACT_EPSILON)
     lo = 0.0
     while hi - lo > 1e-12 * max(1.0, hi):
         mid = 0.5 * (lo + hi)
@@ -512,3 +674,43 @@ def ddg_exact_epsilon(sigma: float, *, shares: int, shift: int, delta: float) ->
         else:
             hi = mid
     return hi
+
+
+# ddg_exact_epsilon reports ∞ beyond it: the top of the promises the trust models take
+# (dpcore.resources.MAX_TRUST_EPSILON), so ∞ > ε_s always means the promise fails (at 10⁴, a
+# true ε of 2·10⁴ against ε_s = 10⁵ read as ∞ and refuted a promise that holds)
+MAX_EXACT_EPSILON = 1e6
+
+
+def _exact_hockey_stick(sigma: float, shares: int, shift: int) -> Callable[[float], float]:
+    """δ(ε) of the sum of n shares against a move of v, as a function of ε (log space).
+
+    Where KLS's τ < 1e-14, that of N_ℤ(0, nσ²) (:func:`_gaussian_hockey_stick`). Otherwise
+    Σ_x P(x)·(1 − e^{ε − L(x)})⁺ over a window of x, with
+    L(x) = log P(x) − log P(x − v) from :func:`sum_of_shares_log_pmf` (the window holds all
+    but 1e-50 of the mass by the subgaussian tail bound of :func:`_subgaussian_lower_bound`).
+    If the tilted transforms would be too large, the sum's pmf by one transform
+    (:func:`sum_of_shares_pmf`, :func:`shift_hockey_stick`): exact to its 1e-16 absolute
+    precision.
+    """
+    if ddg_tau(sigma, shares) < EXACT_TAU:
+        s = math.sqrt(shares) * sigma
+        return lambda eps: _gaussian_hockey_stick(s, shift, eps)
+    # the window: P(|S| > h) ≤ 2e^{−h²/(2nσ²)} ≤ 1e-50 (σ²-subgaussian shares), whatever σ;
+    # ±15 std of the sum is not enough below σ ≈ 1, where the tails are a lattice's, not a
+    # Gaussian's (σ = 0.3, n = 7: P(6) ≈ 3e-14 lies beyond 15 std = 1.3)
+    half = math.ceil(sigma * math.sqrt(2.0 * shares * math.log(2e50))) + 1
+    try:
+        log_p = sum_of_shares_log_pmf(
+            sigma, shares=shares, values=np.arange(-half - shift, half + 1)
+        )
+    except ValueError:  # the residues' transforms would be too large
+        _, pmf = sum_of_shares_pmf(sigma, shares=shares)
+        return lambda eps: shift_hockey_stick(pmf, shift, eps)
+    here, moved = log_p[shift:], log_p[: 2 * half + 1]  # log P(x), log P(x − v)
+    weight, loss = np.exp(here), here - moved
+
+    def hockey(eps: float) -> float:
+        return float(np.sum(weight * -np.expm1(np.minimum(eps - loss, 0.0))))
+
+    return hockey

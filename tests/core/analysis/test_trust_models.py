@@ -2,13 +2,18 @@
 number."""
 
 import math
+import re
+from datetime import timedelta
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import dpcore
 from dpcore.analysis.secagg_views import secagg_cost, secagg_dropouts, secagg_views
+from dpcore.analysis.trust_iterative import iterative_trust_table
 from dpcore.analysis.trust_models import (
     PCA_SCHEMES,
     SCHEMES,
@@ -19,6 +24,7 @@ from dpcore.analysis.trust_models import (
     trust_secagg_design,
     trust_table,
 )
+from dpcore.mechanisms.discrete import MAX_EXACT_EPSILON
 
 EQUAL = {"n_per_site": [1000] * 5, "epsilon": 0.5, "delta": 1e-3}
 
@@ -76,11 +82,13 @@ def test_table_values_are_each_schemes_own(seed, calibration):
     assert sa.bits_per_site == secagg_cost(sites=s, coordinates=36, bits=32).bits_per_site
     server = secagg_views(design).iloc[0]
     assert sa.aggregator_epsilon == pytest.approx(server.epsilon, rel=1e-12)
-    drop = secagg_dropouts(design, dropped=(0,)).set_index("remedy")  # the table names site 1
+    # the dropout columns: the site the table names (the worst one, issue #52)
+    gone = (int(sa.dropout_site) - 1,)
+    drop = secagg_dropouts(design, dropped=gone).set_index("remedy")
     assert sa.dropout_epsilon == pytest.approx(drop.loc["none", "epsilon"], rel=1e-12)
     assert sa.remedy_std_ratio == pytest.approx(drop.loc["over-provisioned", "std_ratio"])
     cape = _row(table, "cape")
-    analysis = dpcore.dropout_analysis(paper, (0,))
+    analysis = dpcore.dropout_analysis(paper, (int(cape.dropout_site) - 1,))
     assert cape.dropout_std_ratio == pytest.approx(analysis.noise_ratio["none"], rel=1e-12)
     assert cape.remedy_std_ratio == pytest.approx(analysis.noise_ratio["cape"], rel=1e-12)
 
@@ -333,3 +341,261 @@ def test_secagg_error_ratio_is_the_designed_noise_until_the_sum_wraps():
             assert (sa.loc[sa["wraparounds"] > 0, "error_ratio"] > 10 * designed).all()
     others = pca[pca["scheme"] != "secagg"]
     assert (others[["error_ratio", "range_used"]] == 0).all().all()
+
+
+# --- every legal input of the Trust models page's core calls (issue #52) ----------------------
+
+PAGE_PARAMETERS = (
+    "n_per_site",
+    "epsilon",
+    "delta",
+    "weights",
+    "dim",
+    "k",
+    "bits",
+    "scale",
+    "calibration",
+    "secagg_calibration",
+)
+
+
+def _log_uniform(lo: float, hi: float):
+    return st.floats(math.log(lo), math.log(hi)).map(math.exp)
+
+
+@st.composite
+def _trust_inputs(draw):
+    """The doors' legal range: S in [2, 8] (the page goes to 20: the same code, more coalitions),
+    N_s in [1, 10⁹], ε_s in (0, 10⁶) with its ends, δ_s in [1e-12, 0.99], μ_s > 0, D in
+    [1, 60], b in [2, 64], γ automatic or 10⁻⁹…10⁻², every calibration."""
+    s = draw(st.integers(2, 8))
+
+    def per_site(values):
+        return draw(st.lists(values, min_size=s, max_size=s))
+
+    sizes = per_site(_log_uniform(1, 1e9).map(lambda x: min(10**9, max(1, round(x)))))
+    eps = per_site(st.one_of(_log_uniform(1e-4, 999_999.0), st.sampled_from([100.0, 1000.0])))
+    raw = per_site(st.one_of(st.just(0.0), st.floats(0.01, 1.0)))  # μ_s = 0: a site not used
+    if sum(raw) == 0:
+        raw[0] = 1.0
+    return {
+        "n_per_site": sizes,
+        "epsilon": eps,
+        "delta": per_site(_log_uniform(1e-12, 0.99)),
+        "weights": [w / sum(raw) for w in raw],
+        "dim": draw(st.integers(1, 60)),
+        "bits": draw(st.integers(2, 64)),
+        "scale": draw(st.one_of(st.none(), _log_uniform(1e-9, 1e-2))),
+        "calibration": draw(st.sampled_from(["classic", "analytic"])),
+        "secagg_calibration": draw(st.sampled_from(["ddg", "classic", "analytic"])),
+    }
+
+
+def _refused_by_name(err: ValueError) -> bool:
+    """A refusal the page can show (st.error): it names one of the caller's parameters (not
+    an internal one such as ``sigma``, ``dropped`` or ``epsilon0``)."""
+    return any(re.search(rf"\b{name}\b", str(err)) for name in PAGE_PARAMETERS)
+
+
+# the page's crash of issue #52: every ε_s = 100, classic, "same as the others"; and ε_s = 1000,
+# which the shuffle bound refused although the table took it
+PAGE_CRASH = {
+    **EQUAL,
+    "epsilon": [100.0] * 5,
+    "weights": [0.2] * 5,
+    "dim": 20,
+    "bits": 32,
+    "scale": None,
+    "calibration": "classic",
+    "secagg_calibration": "classic",
+}
+
+
+@pytest.mark.slow  # ~5 s: 20 tables, some at ε_s = 10⁶ and N_s = 10⁹
+@pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
+@settings(max_examples=20, deadline=timedelta(seconds=30))
+@given(_trust_inputs())
+@example(PAGE_CRASH)
+@example({**PAGE_CRASH, "epsilon": [1000.0] * 5, "calibration": "analytic"})
+def test_the_trust_pages_core_calls_answer_every_legal_input(case):
+    try:
+        view = trust_overview(**case)
+    except ValueError as err:  # a setting the scheme cannot serve: said, naming a parameter
+        assert _refused_by_name(err), err
+        return
+    table = view.table
+    assert list(table["scheme"]) == list(SCHEMES)
+    for column in ("noise_std", "aggregator_epsilon", "dropout_epsilon", "shuffle_epsilon"):
+        assert not table[column].isna().any() and (table[column] >= 0).all(), column
+    # every Gaussian scheme adds noise; secure aggregation's share σ may round to none (ε_s in
+    # the thousands at N_s = 1: below MIN_SIGMA), and then says ∞
+    assert (table.loc[table["scheme"] != "secagg", "noise_std"] > 0).all()
+    # the shuffle of ε_1-DP reports is post-processing: never above ε_1
+    assert _row(table, "shuffle").shuffle_epsilon <= case["epsilon"][0]
+    # secure aggregation: the exact ε of a one-coordinate move is a lower bound on the worst
+    # case, KLS's certificate an upper bound (both bisections to ~1e-12 relative)
+    # (∞ for the exact one means beyond 10⁶, MAX_EXACT_EPSILON: then so is the certificate)
+    exact, certified = view.secagg.exact_epsilons(), view.secagg.epsilons()
+    within = exact <= certified * (1 + 1e-9)
+    below = np.where(np.isinf(exact), certified > MAX_EXACT_EPSILON, within)
+    assert below.all(), (exact, certified)
+    assert view.shuffle_parties >= 1
+    iterative = iterative_trust_table(
+        case["n_per_site"], epsilon=case["epsilon"], delta=case["delta"],
+        weights=case["weights"], dim=case["dim"], calibration=case["calibration"],
+    )  # fmt: skip
+    assert not iterative["aggregator_epsilon"].isna().any()
+    if sum(case["n_per_site"]) <= 20_000:  # the PCA pool: Σ N_s rows (limit 400,000)
+        pca = trust_pca(**case, k=min(3, case["dim"]), runs=1, rng=0)
+        assert pca["captured_energy_ratio"].between(-1e-9, 1 + 1e-9).all()
+
+
+def test_shuffle_bound_takes_the_tables_epsilon_range():
+    # issue #52: ε_s = 1000 passed trust_table's check and failed here (ε₀ ≤ 700)
+    for eps0 in (700.5, 1000.0, 999_999.0):
+        assert shuffle_epsilon(eps0, parties=5, delta=1e-3) == eps0  # no amplification
+        n = shuffle_min_parties(eps0, delta=1e-3)
+        # n = ⌈16 ln(4/δ) e^{ε₀}⌉ to float64's precision, compared in logs (n has ~10^5 digits)
+        want = math.log(16 * math.log(4e3)) + eps0
+        assert math.log(n) == pytest.approx(want, rel=1e-15)
+    assert shuffle_min_parties(0.5, delta=1e-3) == math.ceil(16 * math.log(4e3) * math.exp(0.5))
+    with pytest.raises(ValueError, match=r"epsilon0 must be a float in \(0, 1e\+06\)"):
+        shuffle_min_parties(1e6, delta=1e-3)
+    with pytest.raises(ValueError, match=r"every entry of epsilon must be in \(0, 1e\+06\)"):
+        trust_table(**{**EQUAL, "epsilon": 1e6})
+    with pytest.raises(ValueError, match=r"every entry of epsilon must be in \(0, 1e\+06\)"):
+        iterative_trust_table([1000] * 3, epsilon=1e6, delta=1e-3)
+
+
+# --- the dropout column: the worst dropped site (issue #52) ----------------------------------
+
+
+def _balle_wang_epsilon(sensitivity: float, std: float, delta: float) -> float:
+    """Exact ε of the Gaussian mechanism at δ (Balle & Wang 2018, Thm. 8), written here:
+    δ(ε) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ), decreasing in ε, solved by brentq."""
+    from scipy import optimize, special
+
+    if sensitivity == 0:
+        return 0.0
+    a = sensitivity / (2 * std)
+
+    def excess(e: float) -> float:
+        b = e * std / sensitivity
+        return float(special.ndtr(a - b) - np.exp(e + special.log_ndtr(-a - b))) - delta
+
+    if excess(0.0) <= 0:
+        return 0.0
+    hi = 1.0
+    while excess(hi) > 0:
+        hi *= 2
+    return float(optimize.brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-13))
+
+
+def _brute_force_dropouts(sites: dict, calibration: str) -> dict[str, tuple[int, float, float]]:
+    """(dropped site, std ratio, worst survivor's ε) of every scheme's worst single dropout.
+
+    Written from the definitions: site d leaves; the output is Σ_{t≠d} μ_t a_t / W plus the
+    scheme's remaining noise (conventional and shuffle: every survivor's own τ_t; central:
+    what one curator adds for the survivors, max μ_t τ_t / W; CAPE: the survivors' E_t no
+    longer cancel, μ_Rᵀ Cov(E)_RR μ_R + Σ_R μ_t² var G_t; secure aggregation: S − 1 shares,
+    KLS's ε for each survivor). Each survivor's ε is the Gaussian's exact one at sensitivity
+    μ_t Δ_t / W; d is the site whose worst survivor has the largest ε/ε_t (then std ratio,
+    then the lowest index; values within 1e-9 are equal: both sides solve for ε numerically)."""
+    n = np.asarray(sites["n_per_site"])
+    s = n.size
+    eps = np.broadcast_to(np.asarray(sites["epsilon"], float), (s,))
+    dlt = np.broadcast_to(np.asarray(sites["delta"], float), (s,))
+    mu = np.asarray(sites.get("weights", np.full(s, 1 / s)), float)
+    tau = dpcore.site_noise_std(n, epsilon=eps, delta=dlt, method=calibration)
+    sens = dpcore.second_moment_sensitivity(n)
+    designs = {
+        "cape": dpcore.cape_design(tau, weights=mu),
+        "cape_joint": dpcore.joint_safe_design(tau, weights=mu),
+    }
+    sa = trust_secagg_design(
+        n, epsilon=eps, delta=dlt, weights=mu, dim=sites.get("dim", 20), calibration="ddg"
+    )
+    kls = sa.epsilons(s - 1)  # every survivor's certificate with one share missing
+    out: dict[str, tuple[int, float, float]] = {}
+    for scheme in ("central", "conventional", "cape", "cape_joint", "shuffle", "secagg"):
+        cases = []
+        for d in range(s):
+            rest = np.array([t for t in range(s) if t != d])
+            w = mu[rest].sum()
+            if w <= 0:
+                continue  # nothing of the survivors is released
+            need = np.max(mu[rest] * tau[rest]) / w
+            if scheme == "central":
+                std = need
+            elif scheme in ("conventional", "shuffle"):
+                std = np.sqrt(np.sum(mu[rest] ** 2 * tau[rest] ** 2)) / w
+            elif scheme == "secagg":
+                std = sa.noise_std(s - 1) / w
+                curator = [
+                    dpcore.gaussian_sigma(
+                        sa.sensitivity[t], epsilon=eps[t], delta=dlt[t], method="analytic"
+                    )
+                    * mu[t]
+                    / w
+                    for t in rest
+                ]
+                need = max(curator)
+            else:
+                design = designs[scheme]
+                m = mu[rest]
+                cov = design.e_covariance[np.ix_(rest, rest)]
+                std = math.sqrt(m @ cov @ m + np.sum(m**2 * design.var_g[rest])) / w
+            worst = None
+            for t in rest[mu[rest] > 0]:
+                if scheme == "secagg":
+                    e = float(kls[t])
+                else:
+                    e = _balle_wang_epsilon(mu[t] * sens[t] / w, std, dlt[t])
+                if worst is None or e / eps[t] > worst[0]:
+                    worst = (e / eps[t], e)
+            cases.append((worst[0], std / need, d + 1, worst[1]))
+        top = max(c[0] for c in cases)
+        cases = [c for c in cases if c[0] >= top * (1 - 1e-9)]
+        top = max(c[1] for c in cases)
+        ratio, site, epsilon = next((c[1], c[2], c[3]) for c in cases if c[1] >= top * (1 - 1e-9))
+        out[scheme] = (site, ratio, epsilon)
+    return out
+
+
+DROPOUT_CASES = {
+    "different privacy needs": dict(
+        n_per_site=[1000] * 4, epsilon=[0.1, 0.5, 1.0, 2.0], delta=[1e-4, 1e-3, 1e-3, 1e-2]
+    ),
+    "one big site": dict(
+        n_per_site=[10000, *[500] * 5], epsilon=0.5, delta=1e-3, weights=[0.8, *[0.04] * 5]
+    ),
+    "a zero weight": dict(
+        n_per_site=[300, 1000, 2000], epsilon=[1.0, 0.3, 2.0], delta=1e-3, weights=[0, 0.5, 0.5]
+    ),
+    **{f"random {seed}": _random_sites(seed) for seed in range(3)},
+}
+
+
+@pytest.mark.parametrize("calibration", ["classic", "analytic"])
+@pytest.mark.parametrize("name", list(DROPOUT_CASES))
+@pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
+def test_dropout_column_is_the_worst_dropped_site(name, calibration):
+    sites = DROPOUT_CASES[name]
+    table = trust_table(**sites, dim=20, calibration=calibration, secagg_calibration="ddg")
+    want = _brute_force_dropouts(sites, calibration)
+    for scheme, (site, ratio, epsilon) in want.items():
+        row = _row(table, scheme)
+        assert row.dropout_site == site, scheme
+        # both solve the same Gaussian ε by bisection (1e-12) or brentq (1e-13)
+        assert row.dropout_epsilon == pytest.approx(epsilon, rel=1e-7, abs=1e-12), scheme
+        assert row.dropout_std_ratio == pytest.approx(ratio, rel=1e-9), scheme
+
+
+def test_dropout_column_on_the_mixed_preset_names_site_2():
+    # issue #52: the column dropped site 1 only (ε 0.083, a survivor promised 0.5); if site 2
+    # drops, site 1 is at 0.1175 > its 0.1 with the KLS accountant
+    table = trust_table(**DROPOUT_CASES["different privacy needs"], calibration="classic",
+                        secagg_calibration="ddg")  # fmt: skip
+    row = _row(table, "secagg")
+    assert row.dropout_site == 2 and row.dropout_promised == 0.1
+    assert row.dropout_epsilon == pytest.approx(0.11746, abs=5e-6)

@@ -4,15 +4,19 @@ forms, and the accounting of a sum of shares (KLS) against an exact computation.
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 
 import numpy as np
 import pytest
-from scipy import stats
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from scipy import special, stats
 
 import dpcore
 from dpcore.mechanisms.discrete import (
     ALPHAS,
     ddg_epsilon,
+    ddg_exact_epsilon,
     ddg_rdp,
     ddg_sigma,
     ddg_tau,
@@ -190,3 +194,106 @@ def test_calibration_meets_the_promise_and_the_rounding_bound_is_kls():
 def test_bad_inputs_name_the_parameter(call, name):
     with pytest.raises((ValueError, TypeError), match=name):
         call()
+
+
+# --- the exact ε at every legal input (issue #52) -------------------------------------------
+
+
+def _log_sum_pmf(sigma: float, n: int, reach: int) -> tuple[int, np.ndarray]:
+    """log P of the sum of n shares on [−n·reach, n·reach], by direct convolution in log space.
+
+    Independent of the core's transforms and tilting: log Σ_{a+b=x} P(a)Q(b) pair by pair
+    (logsumexp), so every tail probability keeps its relative precision however small.
+    """
+    z = np.arange(-reach, reach + 1, dtype=float)
+    one = -(z**2) / (2 * sigma**2)
+    one -= special.logsumexp(one)
+    out = one
+    for _ in range(n - 1):
+        size = out.size + one.size - 1
+        grid = np.full((out.size, size), -np.inf)
+        for i, lp in enumerate(out):
+            grid[i, i : i + one.size] = lp + one
+        out = special.logsumexp(grid, axis=0)
+    return -n * reach, out
+
+
+def _log_space_exact_epsilon(sigma: float, n: int, shift: int, delta: float) -> float:
+    """Smallest ε with Σ_x P(x)(1 − e^{ε − L(x)})⁺ ≤ δ, L(x) = log P(x) − log P(x − v)."""
+    reach = math.ceil(20 * sigma) + shift + 5  # the sum's mass beyond n·reach is below e^-200
+    _, logp = _log_sum_pmf(sigma, n, reach)
+    here, moved = logp[shift:], logp[: logp.size - shift]
+
+    def hockey(e: float) -> float:
+        return float(np.sum(np.exp(here) * -np.expm1(np.minimum(e - (here - moved), 0.0))))
+
+    lo, hi = 0.0, 1.0
+    while hockey(hi) > delta:
+        hi *= 2
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if hockey(mid) > delta else (lo, mid)
+    return hi
+
+
+# (σ, n, v, δ) whose ε lies where the probabilities P(x − v) are far below 1e-16 of the
+# largest: one transform of the pmf had only rounding there (the first raised OverflowError,
+# issue #52); the largest ε here is e^{400}'s.
+DEEP_TAIL = [
+    (0.1, 2, 1, 1e-2),
+    (0.05, 2, 2, 1e-12),
+    (0.3, 7, 2, 1e-6),
+    (0.5, 4, 3, 1e-9),
+    (0.2, 3, 5, 1e-3),
+    (0.8, 2, 12, 1e-5),
+]
+
+
+@pytest.mark.parametrize(("sigma", "n", "shift", "delta"), DEEP_TAIL)
+def test_exact_epsilon_in_the_deep_tail_matches_a_log_space_convolution(sigma, n, shift, delta):
+    ours = ddg_exact_epsilon(sigma, shares=n, shift=shift, delta=delta)
+    # both bisect to ~1e-12 relative; the tilted transforms are accurate to ~1e-11 relative
+    assert ours == pytest.approx(_log_space_exact_epsilon(sigma, n, shift, delta), rel=1e-9)
+
+
+def test_exact_epsilon_past_e_to_the_709_in_the_closed_form():
+    """σ = 3.98, n = 4, v = 233 (Trust models at ε_s = 100, classic, issue #52): the
+    closed-form path formed e^ε and raised OverflowError; the answer is about 520."""
+    sigma, n, v, delta = 3.9778688922419776, 4, 233, 9e-4
+    ours = ddg_exact_epsilon(sigma, shares=n, shift=v, delta=delta)
+    # KLS's τ is 1.5e-67 here: the sum is N_ℤ(0, nσ²) to that factor, and the direct
+    # convolution agrees to the bisections' precision
+    assert ours == pytest.approx(_log_space_exact_epsilon(sigma, n, v, delta), rel=1e-9)
+    # the continuous Gaussian of the same variance (Balle–Wang) is near but not equal: at
+    # Δ/s ≈ 29 the integer lattice of the threshold moves ε by about 0.1 %
+    continuous = dpcore.gaussian_epsilon(sigma * math.sqrt(n), sensitivity=v, delta=delta)
+    assert ours == pytest.approx(continuous, rel=3e-3)
+
+
+@st.composite
+def _exact_inputs(draw):
+    sigma = math.exp(draw(st.floats(math.log(0.05), math.log(1e4))))
+    shares = draw(st.integers(1, 1000))
+    delta = math.exp(draw(st.floats(math.log(1e-12), math.log(0.1))))
+    # moves from nothing to far beyond any noise: in units of the sum's std and small integers
+    ratio = draw(st.floats(0.0, 300.0))
+    shift = draw(st.one_of(st.integers(0, 60), st.just(round(ratio * math.sqrt(shares) * sigma))))
+    return sigma, shares, shift, delta
+
+
+@pytest.mark.slow  # ~3 s: 80 examples, some at n = 1000
+@settings(max_examples=80, deadline=timedelta(seconds=10))
+@given(_exact_inputs())
+@example((2.0**40, 1000, 10**14, 1e-6))  # √n σ beyond MAX_SIGMA: the closed form's own normaliser
+def test_exact_epsilon_is_a_float_or_infinity_at_every_legal_input(case):
+    sigma, shares, shift, delta = case
+    eps = ddg_exact_epsilon(sigma, shares=shares, shift=shift, delta=delta)
+    assert isinstance(eps, float)
+    assert eps == math.inf or 0.0 <= eps <= 1e6
+    if shift == 0:
+        assert eps == 0.0
+    if sigma >= 0.5 and math.isfinite(eps):
+        # exact for one coordinate ≤ KLS's certificate over every move (an upper bound),
+        # up to the bisection's 1e-12 relative
+        kls = ddg_epsilon(sigma, shares=shares, l2=float(shift), dim=1, delta=delta)
+        assert eps <= kls * (1 + 1e-9) + 1e-12
