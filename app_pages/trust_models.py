@@ -12,6 +12,7 @@ from ui import presenter
 from ui.cached import (
     call_core,
     classic_warning,
+    trust_models_federation,
     trust_models_iterative,
     trust_models_pca,
     trust_models_table,
@@ -243,6 +244,30 @@ st.caption(
         if sa_choice == "matched"
         else ""
     )
+)
+
+st.header("CAPE across real sites", anchor=sections.TRUST_FEDERATION)
+st.markdown(
+    "Run across real processes (`python -m federated`, docs/federated.md), the aggregator may "
+    "do more than look: hold a dropped site's **late release**, ask for the remedy **again**, "
+    "or collude with **one site**. CAPE runs two ways: with a trusted noise generator "
+    "(Alg. 1 and 5), or with **pairwise noise** the sites agree among themselves (no noise "
+    "generator; each pair adds ±σ_st Z_st with the design's covariance). The worst site's "
+    "exact ε in each case:"
+)
+st.dataframe(arrow(call_core(trust_models_federation, the_sites)), hide_index=True, width="stretch")
+st.caption(
+    "✓: ε ≤ the promised ε_s. The sealed remedy is the lab's federation: each site seals its "
+    "release under a key only the noise generator hands over, once per run and never a "
+    "dropped site's, so a late release stays unreadable and a repeated request gets the same "
+    "c; the open remedy is the one the paper's setting suggests. Pairwise noise trusts no "
+    "noise generator, but a colluding site knows every pair noise it shares with an honest "
+    "site (not only its own E), so the aggregator with any one site learns more than with "
+    "the noise generator's E's; a dropout is a refusal — no party knows the missing pair "
+    "noises. Secure aggregation (Bonawitz et al.) recovers a dropped site's pair seeds from "
+    "Shamir shares held by the others (t of them); with that, the pairwise scheme could "
+    "cancel a dropped site's noise and release, trusting that fewer than t sites collude. "
+    "Threat model and checks: docs/trust-models.md."
 )
 
 with st.expander("How it works — the equations"):

@@ -30,6 +30,7 @@ COMPOSITION_PROFILES = "privacy-profiles"
 COMPOSITION_LEDGER = "ledger"
 # Trust models (app_pages/trust_models.py)
 TRUST_SCHEMES = "schemes"
+TRUST_FEDERATION = "across-real-sites"
 
 ANCHORS = frozenset(
     {
@@ -46,6 +47,7 @@ ANCHORS = frozenset(
         COMPOSITION_PROFILES,
         COMPOSITION_LEDGER,
         TRUST_SCHEMES,
+        TRUST_FEDERATION,
     }
     | {term.anchor for term in GLOSSARY}  # the glossary page: one anchor per term
 )

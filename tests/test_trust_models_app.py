@@ -126,6 +126,34 @@ def test_every_site_at_epsilon_100_classic_matched_renders():
     assert len(schemes(at)) == len(SCHEMES)
     core = trust_table([1000] * 5, epsilon=100.0, delta=1e-3, dim=20, calibration="classic",
                        secagg_calibration="classic")  # fmt: skip
-    assert schemes(at)["noise std ÷ central"].tolist() == pytest.approx(
-        core["std_ratio"].tolist()
-    )
+    assert schemes(at)["noise std ÷ central"].tolist() == pytest.approx(core["std_ratio"].tolist())
+
+
+def test_the_federation_section_shows_the_cores_cases_for_both_designs():
+    # Issue #48: the late release, the repeated remedy, one colluding site, and the pairwise
+    # scheme, each cell the worst site's ε from dpcore's federation_trust at the page's sites.
+    import dpcore
+    from dpcore.analysis.trust_federation import CASES, federation_trust
+    from ui.sites_table import default_table
+
+    at = page()
+    assert not at.exception and not at.error
+    shown = next(df.value for df in at.dataframe if "the aggregator holds" in df.value.columns)
+    assert list(shown["case"]) == [c for c, _, _ in CASES]
+    rows = default_table()
+    calibration = next(r.value for r in at.radio if r.label == "Noise calibration")
+    sites = dpcore.Sites(
+        tuple(int(n) for n in rows["N_s"]), tuple(rows["ε_s"]), tuple(rows["δ_s"]),
+        tuple(rows["μ_s"] / rows["μ_s"].sum()), calibration,
+    )  # fmt: skip
+    want = federation_trust(
+        sites.n_per_site, epsilon=sites.epsilon, delta=sites.delta, weights=sites.weights,
+        calibration=calibration,
+    )  # fmt: skip
+    for cell, r in zip(shown["joint-view-safe design"], want.to_dict("records"), strict=True):
+        if r["joint site"] == 0:
+            assert cell == "✓ nothing released"
+        else:
+            assert cell.startswith("✓" if r["joint meets"] else "✗"), (cell, r)
+            assert f"ε {r['joint epsilon']:.3g} (site {r['joint site']}," in cell
+    assert shown.set_index("case").loc["helper, sealed remedy", "joint-view-safe design"][0] == "✓"

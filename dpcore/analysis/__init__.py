@@ -6,7 +6,7 @@ repeated releases (:mod:`.accounting`, :mod:`.ledger`; a sites table's releases 
 record, :mod:`.site_releases`), the attack audit and its trade-off
 reading (:mod:`.audit`, :mod:`.tradeoff`), floating-point cancellation (:mod:`.precision`)
 and the trust-model comparison (:mod:`.trust_models`; the iterative methods' rows,
-:mod:`.trust_iterative`).
+:mod:`.trust_iterative`; CAPE across real sites, :mod:`.trust_federation`).
 Imports the floors below (factorisation, protocol, mechanisms) and the base only.
 """
 
@@ -19,6 +19,7 @@ from dpcore.analysis import (
     secagg_views,
     site_releases,
     tradeoff,
+    trust_federation,
     trust_iterative,
     trust_models,
     views,
@@ -33,6 +34,7 @@ __all__ = [
     "secagg_views",
     "site_releases",
     "tradeoff",
+    "trust_federation",
     "trust_iterative",
     "trust_models",
     "views",
