@@ -1107,6 +1107,29 @@ quote(
 )(_remedy_measured)
 
 
+# --- docs/trust-models.md: CAPE across real sites (issue #48) ------------------------------------
+
+
+def _federation_rows() -> dict[str, Any]:
+    from dpcore.analysis.trust_federation import federation_trust
+
+    table = federation_trust([1000] * 5, epsilon=0.5, delta=1e-3)
+    lines = []
+    for r in table.to_dict("records"):
+        cells = []
+        for kind in ("cape", "joint"):
+            if r[f"{kind} site"] == 0:
+                cells.append("nothing released")
+            else:
+                mark = "✓" if r[f"{kind} meets"] else "✗"
+                cells.append(f"{r[f'{kind} epsilon']:.3f} {mark}")
+        lines.append(f"| {r['case']} | {r['trusted']} | {r['holds']} | {' / '.join(cells)} |")
+    return {"rows": "\n".join(lines)}
+
+
+quote("trust-models.md", "{rows}")(_federation_rows)
+
+
 # --- the command --------------------------------------------------------------------------------
 
 
