@@ -411,7 +411,7 @@ PAGE_CRASH = {
 }
 
 
-@pytest.mark.slow  # ~5 s: 20 tables, some at ε_s = 10⁶ and N_s = 10⁹
+@pytest.mark.slow  # 2–10 s: 20 tables, some at ε_s = 10⁶ and N_s = 10⁹
 @pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 @settings(max_examples=20, deadline=timedelta(seconds=30))
 @given(_trust_inputs())

@@ -281,7 +281,7 @@ def _exact_inputs(draw):
     return sigma, shares, shift, delta
 
 
-@pytest.mark.slow  # ~3 s: 80 examples, some at n = 1000
+@pytest.mark.slow  # ~1 s (80 examples, some at n = 1000), more on a busy machine
 @settings(max_examples=80, deadline=timedelta(seconds=10))
 @given(_exact_inputs())
 @example((2.0**40, 1000, 10**14, 1e-6))  # √n σ beyond MAX_SIGMA: the closed form's own normaliser
