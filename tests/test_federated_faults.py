@@ -19,6 +19,8 @@ import pytest
 pytest.importorskip("flwr")
 pytest.importorskip("cryptography")
 
+from test_federated import _processes_mentioning
+
 from federated.launcher import ROOT, check_ports, demo_data
 from federated.runlog import read_log
 
@@ -90,7 +92,7 @@ def assert_nothing_left(workdir: Path, port: int = PORT, sites: int = SITES) -> 
     (within 10 s: the kernel reaps, sockets close)."""
     end = time.monotonic() + 10.0
     while True:
-        left = processes_mentioning(str(workdir))
+        left = _processes_mentioning(str(workdir))
         try:
             check_ports(port, sites)
             ports = ""
@@ -100,18 +102,6 @@ def assert_nothing_left(workdir: Path, port: int = PORT, sites: int = SITES) -> 
             return
         assert time.monotonic() < end, (left, ports)
         time.sleep(0.2)
-
-
-def processes_mentioning(text: str) -> list[str]:
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            args = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in args and str(os.getpid()) != cmdline.parent.name:
-            found.append(args)
-    return found
 
 
 def test_a_site_killed_mid_round_gets_the_remedy(tmp_path):
