@@ -878,6 +878,8 @@ def remedy_view_std(
     """
     design = check_design(design)
     dropped, remaining, _ = _remaining(design, dropped)
+    if not dropped:
+        raise ValueError("dropped must name at least one site (a remedy follows a dropout); got []")
     late = check_bool(late, "late")
     if isinstance(answers, bool) or not isinstance(answers, (int, float, np.integer, np.floating)):
         raise TypeError(f"answers must be a number; got {type(answers).__name__}")
@@ -993,7 +995,7 @@ def remedy_worst_case(
     s = design.n_sites
     sens = check_per_site(sensitivity, s, "sensitivity")
     eps_s = check_per_site(epsilon, s, "epsilon")
-    dlt = np.array([check_delta(float(d)) for d in np.broadcast_to(np.asarray(delta, float), s)])
+    dlt = check_per_site(delta, s, "delta", high=1.0)
     cases = {
         "sealed": remedy_view_std(design, dropped),
         "late": remedy_view_std(design, dropped, late=True),

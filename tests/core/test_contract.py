@@ -362,6 +362,9 @@ INFINITY_MEANS = {
     "coalition_report": "std = inf / epsilon = inf for fully exposed sites",
     "collusion_curve": "epsilon = inf once a coalition sees a release without noise",
     "coalition_view": "std = inf: nothing received",
+    "remedy_view_std": "std = inf: the aggregator holds nothing of the site (a sealed release)",
+    "remedy_worst_case": "answers = inf: any number of remedy answers; std_ratio = inf where "
+    "nothing of the site is held",
     "view_noise_multipliers": "z = inf: a colluding site is not counted",
     "LedgerEntry": "noise_multiplier = inf: the release tells nothing about the site",
     "PrivacyLedger.add": "noise_multiplier = inf: the release tells nothing about the site",

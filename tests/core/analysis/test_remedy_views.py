@@ -162,5 +162,7 @@ def test_bad_arguments_are_refused_by_name():
         remedy_view_std(SAFE, range(5))
     with pytest.raises(ValueError, match="dropped"):
         remedy_view_std(SAFE, [7])
+    with pytest.raises(ValueError, match="dropped must name at least one site"):
+        remedy_view_std(SAFE, [])
     with pytest.raises(ValueError, match="epsilon"):
         remedy_worst_case(SAFE, [0], sensitivity=0.1, epsilon=-1.0, delta=1e-5)
