@@ -1,0 +1,133 @@
+"""Secure aggregation's verdicts as theorems on both sides (issue #52).
+
+1. The refutation ε — the exact ε of the move a one-coordinate data change makes through
+   randomised rounding (⌊c⌋ with probability 1 − frac c, ⌈c⌉ with probability frac c),
+   against the unmoved sum, at δ — against Google's `dp-accounting` (its privacy-loss
+   distribution of the two pmfs, in both orders), with the pmfs built here by direct
+   convolution, independently of the core's tilting and closed form.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcore.mechanisms.discrete import ddg_exact_epsilon, rounded_move_epsilon
+
+pld = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+
+# dp-accounting rounds every privacy loss to a multiple of h: up (pessimistic) or down
+# (optimistic). Rounding the loss by at most h moves each hockey-stick curve δ(ε) by at most
+# h in ε, so the true ε lies in [ε_optimistic, ε_pessimistic], an interval of width ≤ h.
+H = 1e-4
+SLACK = 1e-9  # the core's bisection stops at 1e-12 relative; the pmfs drop mass < 1e-300
+
+
+def _direct_sum_pmf(sigma: float, shares: int) -> tuple[int, np.ndarray]:
+    """n-fold convolution of N_ℤ(0, σ²) on ±15σ per share, by np.convolve (no FFT)."""
+    half = math.ceil(15 * sigma) + 1
+    z = np.arange(-half, half + 1)
+    one = np.exp(-(z**2) / (2 * sigma**2))
+    one /= one.sum()
+    total = one
+    for _ in range(shares - 1):
+        total = np.convolve(total, one)
+    return -half * shares, total
+
+
+def _gaussian_sum_pmf(sigma: float, shares: int) -> tuple[int, np.ndarray]:
+    """N_ℤ(0, nσ²) on ±15 std: the sum of n shares to a factor e^{±τ}, τ ≈ 0 (KLS Thm. 1)."""
+    s = math.sqrt(shares) * sigma
+    half = math.ceil(15 * s)
+    z = np.arange(-half, half + 1)
+    w = np.exp(-(z**2) / (2 * s**2))
+    return -half, w / w.sum()
+
+
+def _pld_bracket(x0: int, p: np.ndarray, move: float, delta: float) -> tuple[float, float]:
+    """dp-accounting's (optimistic, pessimistic) ε of P = the sum against Q = its rounded move."""
+    a = math.floor(move)
+    f = move - a
+    xs = np.arange(x0, x0 + p.size + a + 1)
+    unmoved = np.zeros(xs.size)
+    unmoved[: p.size] = p
+    moved = np.zeros(xs.size)
+    moved[a : a + p.size] += (1 - f) * p
+    moved[a + 1 : a + 1 + p.size] += f * p
+
+    def log_pmf(q: np.ndarray) -> dict[int, float]:
+        return {int(x): float(np.log(v)) for x, v in zip(xs, q, strict=True) if v > 1e-300}
+
+    out = []
+    for pessimistic in (False, True):
+        dist = pld.from_two_probability_mass_functions(
+            log_pmf(unmoved), log_pmf(moved), pessimistic_estimate=pessimistic,
+            value_discretization_interval=H, symmetric=False,
+        )  # fmt: skip
+        out.append(float(dist.get_epsilon_for_delta(delta)))  # both orders (not symmetric)
+    return out[0], out[1]
+
+
+# (σ, shares, move c, δ): the tilted window (σ < 2, KLS τ not negligible) and the closed
+# threshold (σ ≥ 2); c < 1 (a move of 0 or 1); the Trust models default with one colluder
+REFUTATION_CASES = [
+    (0.6, 3, 1.3, 1e-3),
+    (0.8, 5, 2.7, 1e-4),
+    (1.0, 2, 3.5, 1e-5),
+    (1.0, 3, 0.3, 1e-5),
+    (1.5, 10, 4.25, 1e-3),
+    (2.0, 4, 5.9, 1e-2),
+    (3.0, 5, 10.1, 1e-3),
+    (5.0, 3, 8.5, 1e-5),
+    (5.0, 3, 0.3, 1e-5),
+    (20.0, 5, 30.7, 1e-3),
+    (60.0, 4, 90.2, 1e-4),
+    (300.0, 2, 400.6, 1e-3),
+]
+
+
+@pytest.mark.parametrize("sigma,shares,move,delta", REFUTATION_CASES)
+def test_refutation_epsilon_lies_in_dp_accountings_bracket(sigma, shares, move, delta):
+    ours = rounded_move_epsilon(sigma, shares=shares, move=move, delta=delta)
+    optimistic, pessimistic = _pld_bracket(*_direct_sum_pmf(sigma, shares), move, delta)
+    assert pessimistic - optimistic <= H + SLACK  # the bracket is as narrow as its theory
+    assert optimistic - SLACK <= ours <= pessimistic + SLACK
+    # the bracket tells the achievable move from the pure shifts the old verdict used
+    a = math.floor(move)
+    floor_eps = ddg_exact_epsilon(sigma, shares=shares, shift=a, delta=delta)
+    ceil_eps = ddg_exact_epsilon(sigma, shares=shares, shift=a + 1, delta=delta)
+    assert floor_eps < optimistic - SLACK and pessimistic + SLACK < ceil_eps
+
+
+def test_refutation_epsilon_at_the_trust_default_with_one_colluder():
+    """5 × 1,000, ε = 0.5, δ = 1e-3, d = 210, analytic: σ = 488.58, c = 231.495, 4 shares."""
+    from dpcore.analysis.trust_models import trust_secagg_design
+
+    design = trust_secagg_design([1000] * 5, epsilon=0.5, delta=1e-3, calibration="analytic")
+    c = float(design.site_l2[0])
+    ours = rounded_move_epsilon(design.sigma, shares=4, move=c, delta=1e-3)
+    optimistic, pessimistic = _pld_bracket(*_gaussian_sum_pmf(design.sigma, 4), c, 1e-3)
+    assert optimistic - SLACK <= ours <= pessimistic + SLACK
+    assert ours == pytest.approx(0.55531, abs=5e-6)
+
+
+def test_an_integer_move_is_the_shift():
+    assert rounded_move_epsilon(4.0, shares=4, move=8.0, delta=1e-5) == ddg_exact_epsilon(
+        4.0, shares=4, shift=8, delta=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(sigma=0.0, shares=2, move=1.0, delta=1e-3), "sigma"),
+        (dict(sigma=1.0, shares=0, move=1.0, delta=1e-3), "shares"),
+        (dict(sigma=1.0, shares=2, move=-0.5, delta=1e-3), "move"),
+        (dict(sigma=1.0, shares=2, move=1.5, delta=1.0), "delta"),
+    ],
+)
+def test_bad_input_names_the_parameter(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        rounded_move_epsilon(**kwargs)
