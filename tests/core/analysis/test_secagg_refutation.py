@@ -131,3 +131,72 @@ def test_an_integer_move_is_the_shift():
 def test_bad_input_names_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=name):
         rounded_move_epsilon(**kwargs)
+
+
+# --- 2. the verdicts --------------------------------------------------------------------------
+
+
+def test_a_design_within_two_percent_of_its_promise_is_open_not_refuted():
+    """The Trust models default (5 × 1,000, δ = 1e-3, d = 210, analytic), site 1 at ε = 0.5
+    (it sets σ) and sites 2–5 promised 0.56; site 1 colludes with the server.
+
+    Each victim's view has 4 shares: the refutation ε is 0.5553 (< 0.56 by 0.8 %), the
+    shift by ⌊Δ̃⌋ = 233 at δ − β (the old rule) gives 0.5684 > 0.56, and the KLS certificate
+    is above both. The old rule said "fails" with no proof; the pair the data can realise
+    keeps the promise, so nothing is proved either way: "open".
+    """
+    from dpcore.analysis.secagg_views import secagg_views
+    from dpcore.analysis.trust_models import trust_secagg_design
+
+    eps = [0.5, 0.56, 0.56, 0.56, 0.56]
+    design = trust_secagg_design([1000] * 5, epsilon=eps, delta=1e-3, calibration="analytic")
+    refutation = design.refutation_epsilons(4)[1:]
+    assert np.all(refutation <= 0.56) and np.all(refutation >= 0.56 * 0.98)  # within 2 %
+    assert np.all(design.exact_epsilons(4)[1:] > 0.56)  # what the old verdict read: "fails"
+    row = secagg_views(design, colluding=[0]).iloc[-1]
+    assert row["party"] == "server + site 1"
+    assert row["verdict"] == "open"
+    assert row["exact_epsilon"] <= 0.56 < row["epsilon"]
+
+
+def _random_designs(count: int):
+    from dpcore.analysis.trust_models import trust_secagg_design
+
+    rng = np.random.default_rng(52)
+    for _ in range(count):
+        s = int(rng.integers(3, 6))
+        yield trust_secagg_design(
+            rng.integers(100, 3000, s).tolist(),
+            epsilon=np.round(rng.uniform(0.2, 3.0, s), 2).tolist(),
+            delta=rng.choice([1e-5, 1e-4, 1e-3, 1e-2], s).tolist(),
+            dim=int(rng.integers(2, 8)),
+            calibration=str(rng.choice(["ddg", "analytic", "classic"])),
+        )
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
+def test_the_refutation_never_exceeds_the_certificate():
+    """Both are theorems about the same ε: lower bound ≤ true ε ≤ KLS certificate. The
+    certificate is at δ_s (β_s of it spent on the rounding bound), the refutation at δ_s."""
+    for design in _random_designs(12):
+        for shares in range(1, design.n_sites + 1):
+            low, high = design.refutation_epsilons(shares), design.epsilons(shares)
+            assert np.all(low <= high * (1 + 1e-9)), (shares, low, high)
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
+def test_the_verdict_follows_the_two_bounds():
+    from dpcore.analysis.secagg_views import secagg_views
+
+    seen = set()
+    for design in _random_designs(12):
+        for k in range(design.n_sites):
+            row = secagg_views(design, colluding=k).iloc[-1 if k else 0]
+            shares = design.n_sites - k if k < design.threshold else 1
+            promise = design.epsilon
+            certified = np.all(design.epsilons(shares) <= promise * (1 + 1e-9))
+            refuted = np.any(design.refutation_epsilons(shares) > promise * (1 + 1e-9))
+            expect = "certified" if certified else ("refuted" if refuted else "open")
+            assert row["verdict"] == expect
+            seen.add(expect)
+    assert seen == {"certified", "open", "refuted"}  # every branch taken
