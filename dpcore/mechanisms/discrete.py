@@ -779,10 +779,14 @@ def _rounded_move_hockey_stick(
     m = 2 * half + a + 2  # x in [−half, half + a + 1]
     here = log_p[a + 1 : a + 1 + m]
     moved = _log_mix(log_p[1 : 1 + m], log_p[:m], f)  # log Q(x) from P(x − a), P(x − a − 1)
-    p, q = np.exp(here), np.exp(moved)
+    # the loss from the logs, never from exp'd probabilities: deep in the tails both P and Q
+    # underflow to 0 while their ratio is finite (σ = 0.05, n = 7, c = 7.3: ε ≈ 1400, not ∞)
     with np.errstate(invalid="ignore"):
-        loss = np.where(p > 0, here - moved, -np.inf)  # log P/Q (+∞ where Q = 0 < P)
-        loss = np.where((q > 0) & (p == 0), -np.inf, loss)
+        loss = here - moved  # log P/Q; ±∞ only where the one-transform fallback holds a 0
+    both_zero = np.isnan(loss)  # P = Q = 0 there: no contribution either way
+    p = np.where(both_zero, 0.0, np.exp(here))
+    q = np.where(both_zero, 0.0, np.exp(moved))
+    loss = np.where(both_zero, 0.0, loss)
 
     def hockey(eps: float) -> float:
         forward = np.sum(p * -np.expm1(np.minimum(eps - loss, 0.0)))

@@ -119,6 +119,29 @@ def test_an_integer_move_is_the_shift():
     )
 
 
+def test_refutation_epsilon_at_the_edges_of_the_legal_range():
+    """A float or ∞ everywhere, and never above the larger of the two pure shifts' ε.
+
+    Joint convexity of the hockey-stick divergence: δ_{P‖Q}(ε) for the mixture
+    Q = (1 − f)Q_⌊c⌋ + f Q_⌈c⌉ is at most (1 − f)δ_{P‖Q_⌊c⌋}(ε) + f δ_{P‖Q_⌈c⌉}(ε) (and the
+    same in the other order), so ε ≤ max(ε_⌊c⌋, ε_⌈c⌉). At σ = 0.05 the pmfs underflow to 0
+    deep in their tails while their ratio does not: an ε of about 1400, not ∞.
+    """
+    import itertools
+
+    grid = itertools.product(
+        (0.05, 0.6, 3.0, 1e4), (1, 7, 1000), (1e-12, 0.1), (0.5, 7.3, 1e5 + 0.5)
+    )
+    for sigma, shares, delta, move in grid:
+        eps = rounded_move_epsilon(sigma, shares=shares, move=move, delta=delta)
+        assert isinstance(eps, float) and eps >= 0
+        a = math.floor(move)
+        shifts = [ddg_exact_epsilon(sigma, shares=shares, shift=v, delta=delta) for v in (a, a + 1)]
+        assert eps <= max(shifts) * (1 + 1e-9), (sigma, shares, delta, move, eps, shifts)
+        if math.isfinite(max(shifts)):
+            assert math.isfinite(eps)
+
+
 @pytest.mark.parametrize(
     "kwargs,name",
     [
