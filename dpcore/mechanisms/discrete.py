@@ -687,7 +687,7 @@ def rounded_move_epsilon(sigma: float, *, shares: int, move: float, delta: float
         P = law of S,    Q = (1 − f)·law of (S + ⌊c⌋) + f·law of (S + ⌈c⌉),   f = frac(c),
 
     S = Z_1 + … + Z_n, and this is the smallest ε ≥ 0 with max(δ_{P‖Q}(ε), δ_{Q‖P}(ε)) ≤ δ
-    (the hockey-stick divergences in both orders), by bisection to 1e-12. Since the pair is
+    (the hockey-stick divergences in both orders), to 1e-12 (Brent's method). Since the pair is
     one a neighbouring pair of data sets can realise, ε above a promise (at the promise's own
     δ) *refutes* it: this is the refutation ε of :meth:`dpcore.SecAggDesign.refutation_epsilons`.
 
@@ -735,22 +735,20 @@ def rounded_move_epsilon(sigma: float, *, shares: int, move: float, delta: float
     # Q is a mixture of shifts ≥ ⌊c⌋: the subgaussian set {S ≤ h} bounds its ε from below too
     if a > 0 and _subgaussian_lower_bound(sigma, n, a, dlt) > MAX_EXACT_EPSILON:
         return math.inf
-    hockey = _rounded_move_hockey_stick(sigma, n, a, f)
+    hockey = _rounded_move_hockey_stick(sigma, n, a, f, dlt)
     if hockey(0.0) <= dlt:
         return 0.0
-    hi = 1.0
+    lo, hi = 0.0, 1.0
     while hockey(hi) > dlt:
         if hi >= MAX_EXACT_EPSILON:
             return math.inf
-        hi = min(2.0 * hi, MAX_EXACT_EPSILON)
-    lo = 0.0
-    while hi - lo > 1e-12 * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if hockey(mid) > dlt:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+        lo, hi = hi, min(2.0 * hi, MAX_EXACT_EPSILON)
+    from scipy.optimize import brentq  # lazy: costs every process ~1 CPU-s (#35)
+
+    # δ(ε) is continuous and decreasing: Brent's method in ~10 steps where bisection takes 40
+    tol = 1e-12 * max(1.0, hi)
+    root = float(brentq(lambda e: hockey(e) - dlt, lo, hi, xtol=tol, rtol=1e-13))
+    return min(hi, root + tol)  # the side where δ(ε) ≤ δ, as the bisections return
 
 
 def _log_mix(log_lo: NDArray[np.float64] | float, log_hi: NDArray[np.float64] | float, f: float):
@@ -759,11 +757,14 @@ def _log_mix(log_lo: NDArray[np.float64] | float, log_hi: NDArray[np.float64] | 
 
 
 def _rounded_move_hockey_stick(
-    sigma: float, shares: int, a: int, f: float
+    sigma: float, shares: int, a: int, f: float, delta: float
 ) -> Callable[[float], float]:
-    """max(δ_{P‖Q}(ε), δ_{Q‖P}(ε)) of :func:`rounded_move_epsilon`'s pair, a function of ε."""
+    """max(δ_{P‖Q}(ε), δ_{Q‖P}(ε)) of :func:`rounded_move_epsilon`'s pair, a function of ε.
+
+    Exact where it is at least δ/e (below it, possibly reported as 0: see the closed form).
+    """
     if ddg_tau(sigma, shares) < EXACT_TAU:
-        return _gaussian_rounded_move_hockey_stick(math.sqrt(shares) * sigma, a, f)
+        return _gaussian_rounded_move_hockey_stick(math.sqrt(shares) * sigma, a, f, delta)
     half = math.ceil(sigma * math.sqrt(2.0 * shares * math.log(2e50))) + 1
     values = np.arange(-half - a - 1, half + a + 2)  # log P at x, x − a, x − a − 1
     try:
@@ -796,7 +797,9 @@ def _rounded_move_hockey_stick(
     return hockey
 
 
-def _gaussian_rounded_move_hockey_stick(s: float, a: int, f: float) -> Callable[[float], float]:
+def _gaussian_rounded_move_hockey_stick(
+    s: float, a: int, f: float, delta: float
+) -> Callable[[float], float]:
     """The pair's δ(ε) for S ~ N_ℤ(0, s²), by one threshold per order (log cdfs).
 
     log P(x)/Q(x) = −log((1 − f)e^{−L_a(x)} + f e^{−L_{a+1}(x)}), L_v(x) = (v² − 2xv)/(2s²),
@@ -815,17 +818,21 @@ def _gaussian_rounded_move_hockey_stick(s: float, a: int, f: float) -> Callable[
         lb = ((a + 1) ** 2 - 2.0 * x * (a + 1)) / s2
         return -float(_log_mix(-la, -lb, f))
 
-    def last_above(level: float, strict: bool) -> int:
-        """The largest x in [lo_x, hi_x] with loss(x) > level (≥ if not strict), or lo_x."""
+    def last_above(level: float, strict: bool) -> int | None:
+        """The largest x in [lo_x, hi_x) with loss(x) > level (≥ if not strict).
+
+        None if there is none (the set lies below the window: P and Q hold < 1e-300 there).
+        """
         lo, hi = lo_x, hi_x
         if not (loss(lo) > level or (not strict and loss(lo) >= level)):
-            return lo
+            return None
         while hi - lo > 1:
             mid = (lo + hi) // 2
             above = loss(mid) > level or (not strict and loss(mid) >= level)
             lo, hi = (mid, hi) if above else (lo, mid)
         return lo
 
+    @lru_cache(maxsize=256)  # the search revisits the same thresholds as it converges
     def log_cdf(x: int) -> float:
         return _log_discrete_gaussian_cdf(x, s)
 
@@ -836,13 +843,27 @@ def _gaussian_rounded_move_hockey_stick(s: float, a: int, f: float) -> Callable[
         gap = eps + log_second - log_first
         return max(0.0, -math.exp(log_first) * math.expm1(min(gap, 0.0)))
 
+    def negligible(t: float) -> bool:
+        """P(S ≥ t) ≤ e^{−t²/(2s²)} below δ/e (N_ℤ(0, s²) is s²-subgaussian, CKS Sec. 2)."""
+        return t > 0 and -t * t / s2 < log_floor
+
+    log_floor = math.log(delta) - 1.0
+
     def hockey(eps: float) -> float:
+        # a side whose region holds less than δ/e is reported as 0: it decides nothing (the
+        # search compares with δ, and where max(…) is near δ that side is not the max), and
+        # its log cdf deep in the tail is the slow part (up to 0.2 s at σ ≈ 10³)
+        forward = backward = 0.0
         m = last_above(eps, strict=True)
-        forward = side(log_cdf(m), float(_log_mix(log_cdf(m - a), log_cdf(m - a - 1), f)), eps)
+        if m is not None and not negligible(float(-m)):
+            q_cdf = float(_log_mix(log_cdf(m - a), log_cdf(m - a - 1), f))
+            forward = side(log_cdf(m), q_cdf, eps)
         m = last_above(-eps, strict=False)
         # Q(S > m) = (1 − f)F(a − m − 1) + f F(a − m), P(S > m) = F(−m − 1)
-        q_tail = float(_log_mix(log_cdf(a - m - 1), log_cdf(a - m), f))
-        backward = side(q_tail, log_cdf(-m - 1), eps)
+        m = lo_x if m is None else m  # every x in the window: all of Q's mass
+        if not negligible(float(m - a)):  # Q(S > m) ≤ P(S ≥ m − a)
+            q_tail = float(_log_mix(log_cdf(a - m - 1), log_cdf(a - m), f))
+            backward = side(q_tail, log_cdf(-m - 1), eps)
         return max(forward, backward)
 
     return hockey
