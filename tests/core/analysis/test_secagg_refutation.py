@@ -226,3 +226,31 @@ def test_the_verdict_follows_the_two_bounds():
             assert row["verdict"] == expect
             seen.add(expect)
     assert seen == {"certified", "open", "refuted"}  # every branch taken
+
+
+def test_the_table_words_each_verdict_with_its_interval():
+    from figures.trust import _colluder_words, _epsilon_words
+
+    def row(certificate: float, refutation: float, certified: int, not_refuted: int) -> dict:
+        return {
+            "scheme": "secagg", "aggregator_epsilon": certificate,
+            "aggregator_exact_epsilon": refutation, "aggregator_promised": 0.5,
+            "colluders_tolerated": certified, "colluders_exact": not_refuted,
+        }  # fmt: skip
+
+    certified = _epsilon_words(row(0.49, 0.40, 4, 4))
+    assert certified.startswith("certified") and "✓" in certified
+    assert "ε ∈ [0.4, 0.49]" in certified
+    still_open = _epsilon_words(row(0.58, 0.49, -1, 1))
+    assert still_open.startswith("open") and "ε ∈ [0.49, 0.58]" in still_open
+    assert "✓" not in still_open and "✗" not in still_open
+    refuted = _epsilon_words(row(0.70, 0.56, -1, -1))
+    assert refuted.startswith("refuted") and "✗" in refuted and "ε ∈ [0.56, 0.7]" in refuted
+    assert _colluder_words(row(0.58, 0.49, 0, 2), 5) == (
+        "0 certified by the KLS bound; open up to 2; refuted from 3"
+    )
+    assert _colluder_words(row(0.70, 0.56, -1, -1), 5) == "none: refuted with 0"
+    # a scheme whose ε is exact keeps its words: no interval, no "refuted"
+    gaussian = {**row(0.56, 0.56, 1, 1), "scheme": "cape"}
+    assert _epsilon_words(gaussian) == "worst ε 0.56 > ε_s 0.5 ✗"
+    assert _colluder_words(gaussian, 5) == "1"
