@@ -226,9 +226,11 @@ show_table(built(_worded, shown, iterative, the_sites.count, key=settings))
 st.caption(
     "Noise std: of the pooled estimate Σ μ_s A_s per entry (local: site 1's own estimate). "
     "Worst ε: the site with the largest ε/ε_s in everything the aggregator (or server, or "
-    "analyst) sees, exact at its δ_s (secure aggregation: the KLS accountant's certificate, "
-    "with the exact ε of a one-coordinate move beside it where the certificate exceeds ε_s: "
-    "'not certified by the bound' when only the certificate does). Colluders tolerated: the "
+    "analyst) sees, exact at its δ_s. Secure aggregation has no exact ε: its verdict is "
+    "'certified' when the KLS accountant's certificate (an upper bound) is within ε_s, "
+    "'refuted' when the exact ε at δ_s of a move the data can make (one entry moved by "
+    "1/N_s, rounded to ⌊c⌋ or ⌈c⌉ at random: a lower bound) exceeds it, and 'open' between, "
+    "with the interval [refutation ε, certificate] shown. Colluders tolerated: the "
     "largest k such that the aggregator with any k sites — whichever they are — keeps every "
     "honest site's promise (for secure aggregation, the masks hide each message from up to t − 1 "
     f"colluders, t = {info.secagg.threshold}, but each colluder removes its noise share from "
@@ -239,7 +241,7 @@ st.caption(
     + (
         " Secure aggregation is calibrated like the others here: its KLS-accounted ε may "
         "exceed ε_s because that accountant is looser than the exact Gaussian calibration "
-        "(not certified, while the exact ε may stay within ε_s) — choose the KLS accountant "
+        "(then open or refuted, never certified) — choose the KLS accountant "
         "above for a proof."
         if sa_choice == "matched"
         else ""

@@ -465,8 +465,8 @@ def _shuffle() -> dict[str, Any]:
     "{secagg:.3f}, conventional and shuffle {conv:.3f}, local {local:.1f}",
     "at the\ndefaults with analytic calibration {kls:.3f} against 0.5",
     "With the KLS accountant secure aggregation's std is {kls_std:.3f}× central.",
-    "while the exact ε of the summed shares\nis {exact:.3f}",
-    "(one colluder does break it: exact ε {exact1:.3f})",
+    "while the refutation ε is {exact:.3f}",
+    "(one colluder does refute it: refutation ε {exact1:.3f})",
 )
 def _trust_table() -> dict[str, Any]:
     sites = dict(epsilon=0.5, delta=1e-3, dim=20)
@@ -485,8 +485,40 @@ def _trust_table() -> dict[str, Any]:
         "local": ratio["local"],
         "kls": float(np.max(design.epsilons())),
         "kls_std": kls.tau_agg / central,
-        "exact": float(np.max(design.exact_epsilons())),
-        "exact1": float(np.max(design.exact_epsilons(4))),
+        "exact": float(np.max(design.refutation_epsilons())),
+        "exact1": float(np.max(design.refutation_epsilons(4))),
+    }
+
+
+@quote(
+    "trust-models.md",
+    "c = {c:.3f} and Δ̃ = {l2:.2f}, with one colluder (4 shares): the shift by ⌊Δ̃⌋ at "
+    "δ − β gives {old:.5f}, the pure shifts by ⌊c⌋ and ⌈c⌉ at δ_s give {floor:.5f} and "
+    "{ceil:.5f}, and the move the data can make gives {mix:.5f}",
+    "the refutation ε is {near:.4f} (within {gap:.1f} % of 0.56) while the shift by ⌊Δ̃⌋ at "
+    "δ − β gives {near_old:.4f}",
+)
+def _trust_refutation() -> dict[str, Any]:
+    # issue #52: the default (5 × 1,000, ε = 0.5, δ = 1e-3, d = 210, analytic) with one
+    # colluder, and the design whose sites 2–5 are promised 0.56 (site 1 colludes)
+    from dpcore.mechanisms.discrete import ddg_exact_epsilon
+
+    design = trust_secagg_design([1000] * 5, epsilon=0.5, delta=1e-3, calibration="analytic")
+    c = float(design.site_l2[0])
+    near = trust_secagg_design(
+        [1000] * 5, epsilon=[0.5] + [0.56] * 4, delta=1e-3, calibration="analytic"
+    )
+    refuted = float(near.refutation_epsilons(4)[1])
+    return {
+        "c": c,
+        "l2": float(design.rounded_l2[0]),
+        "old": float(design.exact_epsilons(4)[0]),
+        "floor": ddg_exact_epsilon(design.sigma, shares=4, shift=math.floor(c), delta=1e-3),
+        "ceil": ddg_exact_epsilon(design.sigma, shares=4, shift=math.ceil(c), delta=1e-3),
+        "mix": float(design.refutation_epsilons(4)[0]),
+        "near": refuted,
+        "gap": 100 * (1 - refuted / 0.56),
+        "near_old": float(near.exact_epsilons(4)[1]),
     }
 
 

@@ -59,40 +59,52 @@ def _within(eps: float, promised: float) -> bool:
     return eps <= promised * (1 + 1e-7)
 
 
-def _epsilon_words(r: dict[Hashable, Any]) -> str:
-    """The worst site's ε in the aggregator's view: ✓ certified, ✗ refuted, or neither.
+def _interval(refutation: float, certificate: float) -> str:
+    """Where the true ε lies: [refutation ε, KLS certificate]."""
+    return f"ε ∈ [{_fmt_eps(refutation)}, {_fmt_eps(certificate)}]"
 
-    Secure aggregation's ε is the KLS certificate (an upper bound) beside the exact ε of a
-    move on one coordinate (a lower bound): between the two, the promise is not certified.
+
+def _epsilon_words(r: dict[Hashable, Any]) -> str:
+    """The worst site's ε in the aggregator's view: ✓ certified, ✗ refuted, or open.
+
+    Secure aggregation's ε is the KLS certificate (an upper bound) beside the refutation ε,
+    the exact ε at δ_s of a move the data can make (a lower bound): ✓ when the certificate
+    is within ε_s, ✗ when the refutation ε is above it, "open" between; the interval
+    [refutation ε, certificate] is shown whenever the two differ.
     """
     eps, exact = r["aggregator_epsilon"], r["aggregator_exact_epsilon"]
     promised = r["aggregator_promised"]
+    if r.get("scheme") != "secagg" or exact == eps:  # an exact ε: no interval
+        mark = "✓" if _within(eps, promised) else "✗"
+        return f"worst ε {_fmt_eps(eps)} {'≤' if mark == '✓' else '>'} ε_s {promised:.3g} {mark}"
+    interval = _interval(exact, eps)
     if _within(eps, promised):
-        return f"worst ε {_fmt_eps(eps)} ≤ ε_s {promised:.3g} ✓"
+        return f"certified: KLS bound {_fmt_eps(eps)} ≤ ε_s {promised:.3g} ✓ ({interval})"
     if _within(exact, promised):
         return (
-            f"KLS bound {_fmt_eps(eps)} > ε_s {promised:.3g}: not certified by the bound "
-            f"(exact ε of a one-coordinate move {_fmt_eps(exact)} ≤ ε_s)"
+            f"open: {interval} contains ε_s {promised:.3g} (neither certified by the KLS "
+            "bound nor refuted by an achievable move)"
         )
-    if exact == eps:
-        return f"worst ε {_fmt_eps(eps)} > ε_s {promised:.3g} ✗"
-    return f"exact ε {_fmt_eps(exact)} > ε_s {promised:.3g} ✗ (KLS bound {_fmt_eps(eps)})"
+    return (
+        f"refuted: an achievable move's exact ε {_fmt_eps(exact)} > ε_s {promised:.3g} ✗ "
+        f"({interval})"
+    )
 
 
 def _colluder_words(r: dict[Hashable, Any], sites: int) -> str:
-    """Colluders tolerated whichever sites collude: certified, and where only the bound fails."""
+    """Colluders tolerated whichever sites collude: certified, open, and refuted from where."""
     certified, exact = int(r["colluders_tolerated"]), int(r["colluders_exact"])
     if certified >= sites - 1:
         return f"all {sites - 1} others"
     if exact < 0:
-        return "none: the promise fails with 0"
+        secagg = r.get("scheme") == "secagg"
+        return "none: refuted with 0" if secagg else "none: the promise fails with 0"
     words = "none" if certified < 0 else f"{certified}"
     if exact > certified:
         upto = f"all {sites - 1}" if exact >= sites - 1 else f"{exact}"
-        words += (
-            f" certified by the KLS bound; up to {upto} the exact ε stays within ε_s "
-            "(not certified, not refuted)"
-        )
+        words += f" certified by the KLS bound; open up to {upto}"
+    if r.get("scheme") == "secagg" and exact < sites - 1:
+        words += f"; refuted from {exact + 1}"
     return words
 
 

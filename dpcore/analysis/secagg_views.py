@@ -96,14 +96,17 @@ def _worst(design: SecAggDesign, eps: NDArray, honest: NDArray) -> tuple[float, 
     return float(eps[honest][i]), float(design.epsilon[honest][i]), meets
 
 
-VERDICTS = ("certified", "not certified by the bound", "fails")
+# Both ends are theorems: "certified" by the KLS certificate (an upper bound on ε);
+# "refuted" by the exact ε, at δ_s, of a move the data can make (a lower bound on ε:
+# SecAggDesign.refutation_epsilons); "open" when the promise lies between the two.
+VERDICTS = ("certified", "open", "refuted")
 
 
-def _verdict(certified: bool, exact: NDArray, promised: NDArray) -> str:
-    """Certified by KLS; else refuted or not by the exact one-coordinate ε (a lower bound)."""
+def _verdict(certified: bool, refutation: NDArray, promised: NDArray) -> str:
+    """Certified by KLS; else refuted by an achievable move's exact ε, or open."""
     if certified:
         return "certified"
-    return "fails" if np.any(exact > promised * (1 + 1e-9)) else "not certified by the bound"
+    return "refuted" if np.any(refutation > promised * (1 + 1e-9)) else "open"
 
 
 def _sites(value: int | Sequence[int], s: int, name: str) -> NDArray[np.intp] | int:
@@ -146,10 +149,12 @@ def secagg_views(design: SecAggDesign, *, colluding: int | Sequence[int] = 0) ->
         honest site), ``noise_std`` (data units; ∞ for one-time-padded messages),
         ``epsilon`` (worst honest site, KLS certificate; 0 when nothing is learned),
         ``promised_epsilon`` and ``meets`` (certified: ``epsilon`` ≤ promise),
-        ``exact_epsilon`` (the worst honest site's numerically exact ε for a move on one
-        coordinate, :meth:`SecAggDesign.exact_epsilons`: a lower bound on the true ε) and
-        ``verdict`` (:data:`VERDICTS`: "certified"; "not certified by the bound" when only
-        the KLS bound exceeds a promise; "fails" when the exact ε does).
+        ``exact_epsilon`` (the refutation ε: the worst honest site's exact ε, at δ_s, of the
+        move a one-coordinate data change makes through randomised rounding,
+        :meth:`SecAggDesign.refutation_epsilons`; a lower bound on the true ε) and
+        ``verdict`` (:data:`VERDICTS`: "certified" when the KLS certificate is within every
+        promise; "refuted" when the refutation ε exceeds one, a proof that it fails;
+        "open" otherwise: the true ε lies in [``exact_epsilon``, ``epsilon``]).
     """
     if not isinstance(design, SecAggDesign):
         raise TypeError(f"design must be a SecAggDesign; got {type(design).__name__}")
@@ -169,7 +174,7 @@ def secagg_views(design: SecAggDesign, *, colluding: int | Sequence[int] = 0) ->
             eps = exact = np.zeros(s)
             std = math.inf
         else:
-            eps, exact = design.epsilons(shares), design.exact_epsilons(shares)
+            eps, exact = design.epsilons(shares), design.refutation_epsilons(shares)
             std = design.noise_std(shares)
         worst, promised, meets = _worst(design, eps, honest)
         worst_exact, _, _ = _worst(design, exact, honest)
@@ -290,7 +295,7 @@ def _dropout_rows(design: SecAggDesign, over: SecAggDesign, gone: NDArray) -> pd
 
     def add(name: str, made: SecAggDesign, honest: NDArray, rounds: int, possible: bool) -> None:
         shares = s - k
-        eps, exact = made.epsilons(shares), made.exact_epsilons(shares)
+        eps, exact = made.epsilons(shares), made.refutation_epsilons(shares)
         worst, promised, meets = _worst(made, eps, honest)
         worst_exact, _, _ = _worst(made, exact, honest)
         # the estimate is renormalised by W (secagg_sum); a re-run's weights already are
@@ -348,4 +353,5 @@ def _redesign(design: SecAggDesign, *, sites: NDArray, expected_dropouts: int) -
         scale=design.scale / float(w.sum()),  # μ_s/W over γ/W: the same integers
         calibration=design.calibration,
         expected_dropouts=expected_dropouts,
+        coordinate_sensitivity=design.coordinate_sensitivity[sites],  # type: ignore[index]
     )

@@ -224,7 +224,9 @@ def trust_secagg_design(
     """The secure-aggregation round for these sites' D×D second moments.
 
     :func:`dpcore.secagg_design` with Δ_s = :func:`dpcore.second_moment_sensitivity` (N_s),
-    d = D(D+1)/2 integers per message (the free entries), ε_s, δ_s and μ_s as given.
+    d = D(D+1)/2 integers per message (the free entries), ε_s, δ_s and μ_s as given, and a
+    largest one-coordinate move of 1/N_s (the (1, 1) entry when x = e_1 is added, removed
+    or replaced by 0; an entry of xxᵀ/N_s moves by at most 1/N_s for ‖x‖ ≤ 1).
     """
     n, eps, dlt, mu = _sites(n_per_site, epsilon, delta, weights)
     d = check_int(dim, "dim", low=1, high=MAX_TRUST_DIM)
@@ -239,6 +241,10 @@ def trust_secagg_design(
             bits=bits,
             scale=scale,
             calibration=calibration,
+            # one coordinate moves by at most 1/N_s under either relation (x = e_1 added,
+            # removed or replaced by 0 moves the (1, 1) entry by exactly 1/N_s; replace's
+            # √2/N_s needs two coordinates): the move the refutation ε realises
+            coordinate_sensitivity=second_moment_sensitivity(n, neighbouring="add-remove"),
         )
 
 
@@ -264,14 +270,15 @@ def _tolerated_cape(design: CapeDesign, sens, eps, dlt) -> int:
 def _tolerated_secagg(design: SecAggDesign) -> tuple[int, int]:
     """Largest k: the server with any k sites keeps every promise — certified, and not refuted.
 
-    (certified, not refuted): by the KLS certificate (the ✓), and by the exact ε of a move
-    on one coordinate (a lower bound: above the promise, the promise fails). −1: none.
+    (certified, not refuted): by the KLS certificate (the ✓), and by the refutation ε, the
+    exact ε at δ_s of a move the data can make (a lower bound: above the promise, the
+    promise fails, :meth:`SecAggDesign.refutation_epsilons`). −1: none.
     Every site is a possible victim of every coalition (:func:`secagg_views` with a count).
     """
     certified = refuted = -1
     for c in range(design.n_sites):
         view = secagg_views(design, colluding=c).iloc[-1 if c else 0]
-        if view["verdict"] == "fails":
+        if view["verdict"] == "refuted":
             break
         refuted = c
         if certified == c - 1 and bool(view["meets"]):
@@ -325,11 +332,14 @@ def trust_table(
         where nothing is sent); ``trusted`` (who must be trusted, text);
         ``colluders_tolerated`` (largest k such that the aggregator with any k sites keeps
         every honest site's promise, whichever k collude; −1: broken with no colluder);
-        ``aggregator_exact_epsilon`` and ``colluders_exact`` (the same by the exact ε of
-        a move on one coordinate, :meth:`SecAggDesign.exact_epsilons`, where secure
-        aggregation's ε is the KLS certificate: above ε_s there the promise fails, between
-        the two it is *not certified by the bound*; equal to ``aggregator_epsilon`` and
-        ``colluders_tolerated`` elsewhere, whose ε are exact); ``masks_tolerated``
+        ``aggregator_exact_epsilon`` and ``colluders_exact`` (the same by the refutation
+        ε, the exact ε at δ_s of a move the data can make,
+        :meth:`SecAggDesign.refutation_epsilons`, where secure aggregation's ε is the KLS
+        certificate: the verdict is "certified" when the certificate is within ε_s,
+        "refuted" when the refutation ε is above it, "open" between — the true ε lies in
+        [``aggregator_exact_epsilon``, ``aggregator_epsilon``]; ``colluders_exact`` is the
+        largest k not refuted; equal to ``aggregator_epsilon`` and ``colluders_tolerated``
+        elsewhere, whose ε are exact); ``masks_tolerated``
         (secure aggregation: t − 1 colluders before an honest message can be unmasked;
         −1 elsewhere); ``dropout_site``, ``dropout_std_ratio``, ``dropout_epsilon`` and
         ``dropout_promised`` (one site drops, no remedy, the worst case over which site:

@@ -676,6 +676,199 @@ def ddg_exact_epsilon(sigma: float, *, shares: int, shift: int, delta: float) ->
     return hi
 
 
+def rounded_move_epsilon(sigma: float, *, shares: int, move: float, delta: float) -> float:
+    """The exact ε at δ of n summed shares against a one-coordinate data move of c, rounded.
+
+    A data change that moves one coordinate by c (integer units) moves the randomly rounded
+    message by ⌊c⌋ with probability 1 − frac(c) and by ⌈c⌉ with probability frac(c)
+    (⌊x + c + U⌋ − ⌊x + U⌋ with a shared U ~ U[0, 1) and x an integer, so that the other
+    data set's message is not randomised at all). The two output distributions are
+
+        P = law of S,    Q = (1 − f)·law of (S + ⌊c⌋) + f·law of (S + ⌈c⌉),   f = frac(c),
+
+    S = Z_1 + … + Z_n, and this is the smallest ε ≥ 0 with max(δ_{P‖Q}(ε), δ_{Q‖P}(ε)) ≤ δ
+    (the hockey-stick divergences in both orders), to 1e-12 (Brent's method). Since the pair is
+    one a neighbouring pair of data sets can realise, ε above a promise (at the promise's own
+    δ) *refutes* it: this is the refutation ε of :meth:`dpcore.SecAggDesign.refutation_epsilons`.
+
+    Where KLS's τ (:func:`ddg_tau`) is below 1e-14, S is N_ℤ(0, nσ²) to a factor e^{±τ}
+    at every point (KLS Theorem 1) and S's likelihood ratios are monotone (a log-concave
+    pmf), so both divergences are one threshold each: δ_{P‖Q}(ε) = F(m) − e^ε F_Q(m) at the
+    largest m with log P(m)/Q(m) > ε (found by bisection over the integers), and its mirror
+    for δ_{Q‖P}, from log cdfs (:func:`_log_discrete_gaussian_cdf`), so e^ε is never formed.
+    Otherwise the sum over a window holding all but 1e-50 of the mass, of the log pmf by
+    tilting (:func:`sum_of_shares_log_pmf`).
+
+    Parameters
+    ----------
+    sigma : float
+        σ of each share, in [0.01, 2^40].
+    shares : int
+        n ≥ 1.
+    move : float
+        c in [0, 2^40]: the data move in integer units (μ_s Δ_s / γ for a site whose
+        statistic can move by Δ_s on one coordinate).
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+        ε (0 for c = 0; ∞ where no ε ≤ 10⁶ reaches δ). For an integer c it equals
+        :func:`ddg_exact_epsilon` at shift c.
+
+    Examples
+    --------
+    >>> a = ddg_exact_epsilon(4.0, shares=4, shift=8, delta=1e-5)
+    >>> b = ddg_exact_epsilon(4.0, shares=4, shift=9, delta=1e-5)
+    >>> a < rounded_move_epsilon(4.0, shares=4, move=8.5, delta=1e-5) < b
+    True
+    """
+    sigma = check_real(sigma, "sigma", low=MIN_SIGMA, high=MAX_SIGMA)
+    n = check_int(shares, "shares", low=1)
+    c = check_real(move, "move", low=0.0, high=MAX_SIGMA)
+    dlt = check_delta(delta)
+    a = math.floor(c)
+    f = c - a
+    if f == 0.0:
+        return ddg_exact_epsilon(sigma, shares=n, shift=a, delta=dlt)
+    # Q is a mixture of shifts ≥ ⌊c⌋: the subgaussian set {S ≤ h} bounds its ε from below too
+    if a > 0 and _subgaussian_lower_bound(sigma, n, a, dlt) > MAX_EXACT_EPSILON:
+        return math.inf
+    hockey = _rounded_move_hockey_stick(sigma, n, a, f, dlt)
+    if hockey(0.0) <= dlt:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while hockey(hi) > dlt:
+        if hi >= MAX_EXACT_EPSILON:
+            return math.inf
+        lo, hi = hi, min(2.0 * hi, MAX_EXACT_EPSILON)
+    from scipy.optimize import brentq  # lazy: costs every process ~1 CPU-s (#35)
+
+    # δ(ε) is continuous and decreasing: Brent's method in ~10 steps where bisection takes 40
+    tol = 1e-12 * max(1.0, hi)
+    root = float(brentq(lambda e: hockey(e) - dlt, lo, hi, xtol=tol, rtol=1e-13))
+    return min(hi, root + tol)  # the side where δ(ε) ≤ δ, as the bisections return
+
+
+def _log_mix(log_lo: NDArray[np.float64] | float, log_hi: NDArray[np.float64] | float, f: float):
+    """log((1 − f)e^{log_lo} + f e^{log_hi}), −∞-safe."""
+    return np.logaddexp(math.log1p(-f) + np.asarray(log_lo), math.log(f) + np.asarray(log_hi))
+
+
+def _rounded_move_hockey_stick(
+    sigma: float, shares: int, a: int, f: float, delta: float
+) -> Callable[[float], float]:
+    """max(δ_{P‖Q}(ε), δ_{Q‖P}(ε)) of :func:`rounded_move_epsilon`'s pair, a function of ε.
+
+    Exact where it is at least δ/e (below it, possibly reported as 0: see the closed form).
+    """
+    if ddg_tau(sigma, shares) < EXACT_TAU:
+        return _gaussian_rounded_move_hockey_stick(math.sqrt(shares) * sigma, a, f, delta)
+    half = math.ceil(sigma * math.sqrt(2.0 * shares * math.log(2e50))) + 1
+    values = np.arange(-half - a - 1, half + a + 2)  # log P at x, x − a, x − a − 1
+    try:
+        log_p = sum_of_shares_log_pmf(sigma, shares=shares, values=values)
+    except ValueError:  # the residues' transforms would be too large: one transform
+        x0, pmf = sum_of_shares_pmf(sigma, shares=shares)
+        full = np.zeros(values.size)
+        idx = values - x0
+        ok = (idx >= 0) & (idx < pmf.size)
+        full[ok] = pmf[idx[ok]]
+        with np.errstate(divide="ignore"):
+            log_p = np.log(full)
+    m = 2 * half + a + 2  # x in [−half, half + a + 1]
+    here = log_p[a + 1 : a + 1 + m]
+    moved = _log_mix(log_p[1 : 1 + m], log_p[:m], f)  # log Q(x) from P(x − a), P(x − a − 1)
+    # the loss from the logs, never from exp'd probabilities: deep in the tails both P and Q
+    # underflow to 0 while their ratio is finite (σ = 0.05, n = 7, c = 7.3: ε ≈ 1400, not ∞)
+    with np.errstate(invalid="ignore"):
+        loss = here - moved  # log P/Q; ±∞ only where the one-transform fallback holds a 0
+    both_zero = np.isnan(loss)  # P = Q = 0 there: no contribution either way
+    p = np.where(both_zero, 0.0, np.exp(here))
+    q = np.where(both_zero, 0.0, np.exp(moved))
+    loss = np.where(both_zero, 0.0, loss)
+
+    def hockey(eps: float) -> float:
+        forward = np.sum(p * -np.expm1(np.minimum(eps - loss, 0.0)))
+        backward = np.sum(q * -np.expm1(np.minimum(eps + loss, 0.0)))
+        return float(max(forward, backward))
+
+    return hockey
+
+
+def _gaussian_rounded_move_hockey_stick(
+    s: float, a: int, f: float, delta: float
+) -> Callable[[float], float]:
+    """The pair's δ(ε) for S ~ N_ℤ(0, s²), by one threshold per order (log cdfs).
+
+    log P(x)/Q(x) = −log((1 − f)e^{−L_a(x)} + f e^{−L_{a+1}(x)}), L_v(x) = (v² − 2xv)/(2s²),
+    decreases in x. δ_{P‖Q}(ε) = max_m F(m) − e^ε F_Q(m) is attained at the largest m with
+    log P/Q > ε, δ_{Q‖P}(ε) = max_m Q(S > m) − e^ε P(S > m) at the largest m with
+    log P/Q ≥ −ε; F_Q(m) = (1 − f)F(m − a) + f F(m − a − 1) and P(S > m) = F(−m − 1). Any m
+    gives a lower bound on δ; the search runs over ±(40s + 2) (+ a), beyond which P and Q
+    hold less than e^{−800} < 1e-300.
+    """
+    s2 = 2.0 * s * s
+    width = math.ceil(40.0 * s) + 2
+    lo_x, hi_x = -width - 1, width + a + 2
+
+    def loss(x: int) -> float:
+        la = (a * a - 2.0 * x * a) / s2
+        lb = ((a + 1) ** 2 - 2.0 * x * (a + 1)) / s2
+        return -float(_log_mix(-la, -lb, f))
+
+    def last_above(level: float, strict: bool) -> int | None:
+        """The largest x in [lo_x, hi_x) with loss(x) > level (≥ if not strict).
+
+        None if there is none (the set lies below the window: P and Q hold < 1e-300 there).
+        """
+        lo, hi = lo_x, hi_x
+        if not (loss(lo) > level or (not strict and loss(lo) >= level)):
+            return None
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            above = loss(mid) > level or (not strict and loss(mid) >= level)
+            lo, hi = (mid, hi) if above else (lo, mid)
+        return lo
+
+    @lru_cache(maxsize=256)  # the search revisits the same thresholds as it converges
+    def log_cdf(x: int) -> float:
+        return _log_discrete_gaussian_cdf(x, s)
+
+    def side(log_first: float, log_second: float, eps: float) -> float:
+        """e^{log_first} − e^{ε + log_second}, ≥ 0, without forming e^ε."""
+        if log_first == -math.inf:
+            return 0.0
+        gap = eps + log_second - log_first
+        return max(0.0, -math.exp(log_first) * math.expm1(min(gap, 0.0)))
+
+    def negligible(t: float) -> bool:
+        """P(S ≥ t) ≤ e^{−t²/(2s²)} below δ/e (N_ℤ(0, s²) is s²-subgaussian, CKS Sec. 2)."""
+        return t > 0 and -t * t / s2 < log_floor
+
+    log_floor = math.log(delta) - 1.0
+
+    def hockey(eps: float) -> float:
+        # a side whose region holds less than δ/e is reported as 0: it decides nothing (the
+        # search compares with δ, and where max(…) is near δ that side is not the max), and
+        # its log cdf deep in the tail is the slow part (up to 0.2 s at σ ≈ 10³)
+        forward = backward = 0.0
+        m = last_above(eps, strict=True)
+        if m is not None and not negligible(float(-m)):
+            q_cdf = float(_log_mix(log_cdf(m - a), log_cdf(m - a - 1), f))
+            forward = side(log_cdf(m), q_cdf, eps)
+        m = last_above(-eps, strict=False)
+        # Q(S > m) = (1 − f)F(a − m − 1) + f F(a − m), P(S > m) = F(−m − 1)
+        m = lo_x if m is None else m  # every x in the window: all of Q's mass
+        if not negligible(float(m - a)):  # Q(S > m) ≤ P(S ≥ m − a)
+            q_tail = float(_log_mix(log_cdf(a - m - 1), log_cdf(a - m), f))
+            backward = side(q_tail, log_cdf(-m - 1), eps)
+        return max(forward, backward)
+
+    return hockey
+
+
 # ddg_exact_epsilon reports ∞ beyond it: the top of the promises the trust models take
 # (dpcore.resources.MAX_TRUST_EPSILON), so ∞ > ε_s always means the promise fails (at 10⁴, a
 # true ε of 2·10⁴ against ε_s = 10⁵ read as ∞ and refuted a promise that holds)

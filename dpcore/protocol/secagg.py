@@ -85,6 +85,7 @@ from dpcore.mechanisms.discrete import (
     ddg_tau,
     discrete_gaussian_variance,
     rounded_l2_bound,
+    rounded_move_epsilon,
     sample_discrete_gaussian,
 )
 from dpcore.mechanisms.noise import expand_symmetric, n_free_entries, symmetric_index_map
@@ -175,6 +176,9 @@ class SecAggDesign:
         β_s = δ_s/10: probability that rounding exceeds the bound Δ̃_s (charged to δ_s).
     rounded_l2 : ndarray, shape (S,)
         Δ̃_s: the L2 sensitivity of site s's rounded message, integer units (KLS Thm. 1).
+    coordinate_sensitivity : ndarray, shape (S,)
+        The largest change of *one* coordinate of a_s that neighbouring data sets can make
+        (data units, ≤ Δ_s; default Δ_s): the move :meth:`refutation_epsilons` realises.
     """
 
     weights: NDArray[np.float64]
@@ -190,9 +194,13 @@ class SecAggDesign:
     sigma: float
     beta: NDArray[np.float64]
     rounded_l2: NDArray[np.float64]
+    coordinate_sensitivity: NDArray[np.float64] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("weights", "sensitivity", "epsilon", "delta", "beta", "rounded_l2"):
+        if self.coordinate_sensitivity is None:
+            object.__setattr__(self, "coordinate_sensitivity", self.sensitivity)
+        names = ("weights", "sensitivity", "epsilon", "delta", "beta", "rounded_l2")
+        for name in (*names, "coordinate_sensitivity"):
             arr = np.array(as_float_array(getattr(self, name), name))
             arr.setflags(write=False)  # designs are cached and shared (point_design)
             object.__setattr__(self, name, arr)
@@ -280,14 +288,14 @@ class SecAggDesign:
         return bool(np.all(self.epsilons(shares) <= self.epsilon * (1 + 1e-9)))
 
     def exact_epsilons(self, shares: int | None = None) -> NDArray[np.float64]:
-        """Numerically exact ε_s of the summed shares against a move of ⌊Δ̃_s⌋ on one coordinate.
+        """Numerically exact ε_s of the summed shares against a shift of ⌊Δ̃_s⌋ on one coordinate.
 
         :func:`dpcore.mechanisms.discrete.ddg_exact_epsilon` at δ_s − β_s (the δ the certificate
-        :meth:`epsilons` spends): the privacy loss of the sum's own pmf, no Rényi bound. It
-        is a lower bound on the worst case over every move of norm ≤ Δ̃_s (and :meth:`epsilons`
-        an upper bound), so ε_s above the promise here means the promise fails; below it
-        while :meth:`epsilons` is above, the promise is only *not certified by the bound*.
-        ∞ with no share, 0 for μ_s = 0.
+        :meth:`epsilons` spends): the privacy loss of the sum's own pmf, no Rényi bound. A
+        lower bound on the worst case over every *rounded message* moved by norm ≤ Δ̃_s, but
+        not a refutation of (ε_s, δ_s): a data change moves the rounded message by ⌊c_s⌋ or
+        ⌈c_s⌉ at random, not by ⌊Δ̃_s⌋, and the promise is at δ_s. The verdicts use
+        :meth:`refutation_epsilons`. ∞ with no share, 0 for μ_s = 0.
         """
         n = self.n_sites if shares is None else check_int(shares, "shares", low=0)
         return np.array(
@@ -296,6 +304,38 @@ class SecAggDesign:
                 for l2, d, b in zip(self.rounded_l2, self.delta, self.beta, strict=True)
             ]
         )
+
+    def refutation_epsilons(self, shares: int | None = None) -> NDArray[np.float64]:
+        """The exact ε_s, at δ_s, of a move neighbouring data sets can make: a refutation.
+
+        Site s's data change moves one coordinate of x_s = μ_s a_s by
+        c_s = μ_s · :attr:`coordinate_sensitivity`_s / γ integer steps; with the other data
+        set's value on the integer grid, randomised rounding moves the message by ⌊c_s⌋
+        with probability 1 − frac(c_s) and ⌈c_s⌉ otherwise. This is the exact ε of that
+        pair of output distributions (the summed shares, moved and not) at the promise's
+        own δ_s, :func:`dpcore.mechanisms.discrete.rounded_move_epsilon`: a pair the data
+        can realise, so ε above ε_s *proves* that (ε_s, δ_s)-DP fails. It is at most the
+        true ε, and :meth:`epsilons` (the KLS certificate) at least: the promise is open
+        between them. ∞ with no share, 0 for μ_s = 0.
+        """
+        n = self.n_sites if shares is None else check_int(shares, "shares", low=0)
+        assert self.coordinate_sensitivity is not None  # set by __post_init__
+        moves = self.weights * self.coordinate_sensitivity / self.scale
+        return np.array(
+            [
+                _site_refutation_epsilon(self.sigma, n, float(c), float(d))
+                for c, d in zip(moves, self.delta, strict=True)
+            ]
+        )
+
+
+@lru_cache(maxsize=4096)
+def _site_refutation_epsilon(sigma: float, shares: int, move: float, delta: float) -> float:
+    if move == 0:
+        return 0.0
+    if shares == 0 or sigma == 0:
+        return math.inf
+    return rounded_move_epsilon(sigma, shares=shares, move=move, delta=delta)
 
 
 @lru_cache(maxsize=4096)
@@ -328,6 +368,7 @@ def secagg_design(
     calibration: str = "ddg",
     expected_dropouts: int = 0,
     threshold: int | None = None,
+    coordinate_sensitivity: ArrayLike | None = None,
 ) -> SecAggDesign:
     """Calibrate a secure-aggregation round to every site's (ε_s, δ_s), like CAPE's pooled level.
 
@@ -353,6 +394,11 @@ def secagg_design(
         Bonawitz: the usual remedy for dropouts, paid in noise when nobody drops).
     threshold : int, optional
         t in [1, S]: survivors needed to unmask; default ⌊S/2⌋ + 1.
+    coordinate_sensitivity : array_like, shape (S,), optional
+        The largest change of one coordinate of a_s neighbouring data sets can make, in
+        (0, Δ_s] per site (default Δ_s: the statistic attains its L2 bound on one
+        coordinate, as a second moment under add-remove does with x = e_1). Only the
+        refutation ε (:meth:`SecAggDesign.refutation_epsilons`) uses it.
 
     Returns
     -------
@@ -384,6 +430,15 @@ def secagg_design(
     cal = check_choice(calibration, "calibration", SECAGG_CALIBRATIONS)
     k = check_int(expected_dropouts, "expected_dropouts", low=0, high=s - 1)
     t = default_threshold(s) if threshold is None else check_int(threshold, "threshold", high=s)
+    if coordinate_sensitivity is None:
+        coord = sens
+    else:
+        coord = check_positive_array(coordinate_sensitivity, "coordinate_sensitivity")
+        if coord.shape != sens.shape or np.any(coord > sens * (1 + 1e-12)):
+            raise ValueError(
+                f"coordinate_sensitivity must hold {s} values in (0, Δ_s] (Δ_s = sensitivity); "
+                f"got {coordinate_sensitivity!r}"
+            )
     beta = BETA_FRACTION * dlt
     if scale is None:
         gamma = auto_scale(sens, weights=mu, coordinates=d, beta=float(beta.min()))
@@ -416,6 +471,7 @@ def secagg_design(
         sigma=sigma,
         beta=beta,
         rounded_l2=rounded,
+        coordinate_sensitivity=coord,
     )
 
 
