@@ -128,7 +128,10 @@ with left:
             mark_done(done, lesson, step)
             index = list(control.options).index(value)
             setting = Setting(
-                index, f"{control.label}: {fmt(value)}", tuple(options), numbers["answer"]
+                index,
+                f"{control.label}: {value if isinstance(value, str) else fmt(value)}",
+                tuple(options),
+                numbers["answer"],
             )
             count_answer(lesson, step.key, setting, pick)  # once per browser
             reveal = q.reveal.format(**numbers)

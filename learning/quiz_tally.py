@@ -65,7 +65,8 @@ class SettingCount:
 
     @property
     def right(self) -> int:
-        return self.counts[self.setting.options.index(self.setting.right)]
+        options, right = self.setting.options, self.setting.right
+        return self.counts[options.index(right)] if right in options else 0
 
 
 @dataclass(frozen=True)
