@@ -251,7 +251,7 @@ def sigma_for(epsilon: float, delta: float = DELTA) -> float:
 def promise(release: Release) -> str:
     """What the release promises, in words, for the page."""
     return (
-        f"Each count above carries Gaussian noise of σ = {release.sigma:.2f}, calibrated "
+        f"Each count carries Gaussian noise of σ = {release.sigma:.2f}, calibrated "
         f"(the analytic Gaussian mechanism) so that the whole table is "
         f"(ε = {release.epsilon:g}, δ = {release.delta:g})-differentially private: adding or "
         "removing one student's answer changes one count by 1 (sensitivity 1), so whatever "

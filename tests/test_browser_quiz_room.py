@@ -106,7 +106,10 @@ def test_five_students_count_once_each_see_the_tally_after_the_reveal_and_cannot
         assert _row(desk, "Bit width b: 18").endswith(
             "✓ about the same (1×): 1 · about 10× larger: 0 · about 1000× larger: 1"
         ), _row(desk, "Bit width b: 18")
-        desk.screenshot(path=str(_out("lecturer-summary.png")), full_page=True)
+        desk.locator(
+            "[data-testid='stTable'] tr", has_text=QUESTION
+        ).first.scroll_into_view_if_needed()
+        desk.screenshot(path=str(_out("lecturer-summary.png")))
 
         # a student: no lecturer's page in the navigation, its reset link does nothing
         reset = desk.get_by_role("link", name="Reset the room").get_attribute("href") or ""
@@ -135,7 +138,12 @@ def test_five_students_count_once_each_see_the_tally_after_the_reveal_and_cannot
             assert page.get_by_text("differentially private").count() >= 1
             seen.append(_tally(page))
         assert seen[0] == seen[1] and "about the same (1×)" in seen[0], seen
-        pages[3].screenshot(path=str(_out("student-tally.png")), full_page=True)
+        pages[3].locator(
+            "[data-testid='stTable']", has_text="noisy count"
+        ).scroll_into_view_if_needed()
+        pages[3].screenshot(path=str(_out("student-tally.png")))
+        desk.get_by_text(f"Revealed {QUESTION}").scroll_into_view_if_needed()
+        desk.screenshot(path=str(_out("lecturer-reveal.png")))
 
         # the lecturer's reset works, once
         desk.goto(f"{server}/classroom")
