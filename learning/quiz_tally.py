@@ -23,6 +23,7 @@ says exactly: whether at least that many answered).
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
 import threading
@@ -89,7 +90,7 @@ def release_counts(
     """(σ, noisy counts): the histogram ``counts`` plus independent N(0, σ²) per cell, σ the
     analytic Gaussian calibration for sensitivity 1 at (ε, δ); the same seed, the same
     numbers."""
-    sigma = gaussian_sigma(SENSITIVITY, epsilon=epsilon, delta=delta, method="analytic")
+    sigma = sigma_for(epsilon, delta)
     exact = np.asarray(counts, dtype=float)
     return sigma, exact + np.random.default_rng(seed).normal(0.0, sigma, exact.shape)
 
@@ -243,6 +244,7 @@ def summary_rows(
     return rows
 
 
+@functools.lru_cache(maxsize=64)  # a few ε's; the analytic calibration solves for σ
 def sigma_for(epsilon: float, delta: float = DELTA) -> float:
     """The release's noise std at ε (and δ): the analytic Gaussian calibration for Δ = 1."""
     return gaussian_sigma(SENSITIVITY, epsilon=epsilon, delta=delta, method="analytic")

@@ -174,6 +174,7 @@ def _page(name: str, **params) -> AppTest:
 
 
 @pytest.mark.app
+@pytest.mark.slow
 def test_a_learner_counts_once_per_question_and_sees_the_tally_only_after_the_reveal():
     from ui.class_room import room
 
@@ -206,6 +207,7 @@ def _offered(at: AppTest) -> set[str]:
 
 
 @pytest.mark.app
+@pytest.mark.slow
 def test_the_lecturers_page_reveal_and_reset_need_the_key():
     """Issue #49 item 2: without the key the page is not in the navigation, opening it opens
     the overview, and its reset link resets nothing; with it, all three work."""
