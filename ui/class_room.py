@@ -54,7 +54,8 @@ def class_tally(container, lesson: Lesson, step_key: str, index: int, options: l
         )
         st.caption(
             promise(release) + " Rounded and floored at 0 after the noise, which "
-            "changes no promise."
+            "changes no promise. The lecturer sees the exact counts; no one — the lecturer, "
+            "the class or this page — sees who picked what."
         )
 
 
