@@ -1,5 +1,7 @@
 """For the lecturer: a 50-minute plan, the lessons' handouts, the class's quiz summary and
 the room's reset link (content: learning/plan.py, learning/handout.py, learning/quiz_tally.py).
+Only with the lecturer's key (ui/lecturer.py): app.py leaves the page out of a student's
+navigation, and the page stops at once for a session without the key.
 """
 
 import pandas as pd

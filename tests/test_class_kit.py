@@ -234,3 +234,18 @@ def test_the_lecturers_page_reveal_and_reset_need_the_key():
     again = _page("classroom.py", lecturer=LECTURER_KEY, cl_reset=str(generation))
     assert any("earlier room" in i.value for i in again.info)
     assert room().generation == generation + 1
+
+
+def test_without_a_key_in_the_environment_the_process_makes_one_and_prints_it_once(
+    monkeypatch, capsys
+):
+    from ui import lecturer
+
+    monkeypatch.delenv(lecturer.ENV, raising=False)
+    monkeypatch.setattr(lecturer, "_made", [])
+    key = lecturer.key()
+    assert len(key) >= 16 and lecturer.key() == key  # one per process
+    err = capsys.readouterr().err
+    assert err.count(key) == 2 and f"?lecturer={key}" in err  # printed once, with its link
+    monkeypatch.setenv(lecturer.ENV, "chosen")
+    assert lecturer.key() == "chosen"
