@@ -3,7 +3,7 @@
 import streamlit as st
 
 from serving import jobs, profiling, uploads
-from ui import presenter, sections, state
+from ui import lecturer, presenter, sections, state
 from ui.guard import drop_unreadable_query_params, plain
 
 jobs.note_visit()  # who is here: a heavy job gets every core only while nobody else is
@@ -64,6 +64,11 @@ def _pages() -> dict[str, list[st.Page]]:
 
 PAGES_KEY = "_cape_pages"  # the session's st.Page objects (not a setting: no page prefix)
 pages = _pages()
+if not lecturer.check():  # students: the lecturer's page is not there, nor are its links
+    pages = {
+        section: [p for p in entries if p.url_path != "classroom"]
+        for section, entries in pages.items()
+    }
 dropped = drop_unreadable_query_params()  # before any widget reads the URL
 nav = st.navigation(pages, position="top" if presenting else "sidebar", expanded=True)
 presenter.toggle()  # the one setting shared by every page (URL key `present`)
@@ -72,6 +77,8 @@ if dropped:
         plain(f"Ignored unreadable numbers in the link: {', '.join(dropped)[:200]}"),
         icon=":material/link_off:",
     )
+if lecturer.is_lecturer():
+    lecturer.remember()
 state.install_history()  # Back/Forward step through settings (docs/state.md)
 state.enter(nav.url_path, st.query_params)  # a link's settings replace a page's remembered ones
 with profiling.rerun(nav):  # CAPE_PROFILE_DIR: a cProfile file per run

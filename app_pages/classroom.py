@@ -1,5 +1,7 @@
 """For the lecturer: a 50-minute plan, the lessons' handouts, the class's quiz summary and
 the room's reset link (content: learning/plan.py, learning/handout.py, learning/quiz_tally.py).
+Only with the lecturer's key (ui/lecturer.py): app.py leaves the page out of a student's
+navigation, and the page stops at once for a session without the key.
 """
 
 import pandas as pd
@@ -7,16 +9,30 @@ import streamlit as st
 
 from learning.lessons import LESSONS
 from learning.plan import CLASS_MINUTES, PLAN
-from learning.quiz_tally import REFRESH_SECONDS, summary_rows
+from learning.quiz_tally import (
+    DEFAULT_EPSILON,
+    DEFAULT_MINIMUM,
+    DELTA,
+    EPSILONS,
+    REFRESH_SECONDS,
+    promise,
+    question_id,
+    summary_rows,
+)
+from ui import lecturer
 from ui.class_room import handout_button, room
+from ui.state import bound
 
 P = "cl_"  # this page's URL keys (docs/state.md)
 RESET = f"{P}reset"  # ?cl_reset=<room generation>: the reset link
 
+if not lecturer.is_lecturer():  # reached without the key (app.py leaves the page out)
+    st.stop()
+
 st.title("For the lecturer")
 st.caption(
-    "A plan for one class, a handout per lesson, and what the class predicted — counted "
-    "anonymously, one first answer per learner and question."
+    "A plan for one class, a handout per lesson, and what the class predicted — one first "
+    "answer per browser and question."
 )
 
 # --- the reset link: names the room it resets, so reopening it resets nothing ----------------
@@ -29,14 +45,32 @@ if asked is not None:
         st.info("This reset link was for an earlier room: nothing was reset.")
 
 tally = room()
+QUESTIONS = [
+    (f"{number}.{step_number} {step.title}", lesson, step)
+    for number, lesson in enumerate(LESSONS, 1)
+    for step_number, step in enumerate(lesson.steps, 1)
+    if step.question is not None
+]
+
+st.header("What the class predicted")
+minimum = int(
+    bound(
+        st.number_input,
+        "Minimum count: a question with fewer answers shows no counts (here or to the class)",
+        f"{P}minimum",
+        min_value=1,
+        max_value=50,
+        value=DEFAULT_MINIMUM,
+    )
+)
 
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def quiz_summary() -> None:
-    """The class's answers per question, refreshed for the projector."""
+    """The class's answers per question and setting, refreshed for the projector."""
     counts = tally.summary()
-    rows = summary_rows(LESSONS, counts)
-    total = sum(c.answers for c in counts.values())
+    rows = summary_rows(LESSONS, counts, minimum=minimum)
+    total = sum(r.answers for got in counts.values() for r in got)
     st.markdown(
         f"**{total} answer(s)** counted in this room (room {tally.generation}); updated every "
         f"{REFRESH_SECONDS} seconds."
@@ -44,20 +78,65 @@ def quiz_summary() -> None:
     st.table(pd.DataFrame(rows).set_index("question"))
 
 
-st.header("What the class predicted")
 quiz_summary()
+st.caption(
+    "**What you see:** the exact counts per question, per setting of the step's control "
+    "(the right option depends on it; ✓ marks it), once a question has the minimum number of "
+    "answers. **What no one sees** — you, the class, the server's pages: who picked what. "
+    "A browser is kept only as a hashed id, to count its first answer once (a reload, a "
+    "second tab or a changed mind is not counted again), and forgotten at the reset. "
+    "**What the class sees:** nothing, until you reveal a question; then its noisy tally."
+)
+
+st.subheader("Reveal a question's tally to the class")
+label = bound(st.selectbox, "Question", f"{P}question", options=[q[0] for q in QUESTIONS])
+epsilon = bound(
+    st.select_slider,
+    "ε of the release",
+    f"{P}epsilon",
+    options=list(EPSILONS),
+    value=DEFAULT_EPSILON,
+)
+go = st.button("Reveal to the class", icon=":material/visibility:", key=f"{P}reveal")
+if go:
+    _, lesson, step = next(q for q in QUESTIONS if q[0] == label)
+    assert step.question is not None
+    release = tally.reveal(
+        question_id(lesson, step.key),
+        settings=len(step.control.options),
+        options=len(step.question.options),
+        epsilon=float(epsilon),
+        minimum=minimum,
+    )
+    if release.shown:
+        st.success(
+            f"**Revealed {label}** to the class at ε = {release.epsilon:g}, δ = {DELTA:g}: "
+            f"each student's step shows its noisy tally. {promise(release)}",
+            icon=":material/visibility:",
+        )
+    else:
+        st.warning(
+            f"**{label}: fewer than {minimum} answers**, so the class sees nothing for it.",
+            icon=":material/visibility_off:",
+        )
+st.caption(
+    "The class's tally is released with the Gaussian mechanism the lessons teach: one count "
+    "per (setting, option), each with its own noise (sensitivity 1: one student's answer moves "
+    "one count by 1), drawn once per reveal, so every student sees the same numbers. Each "
+    "reveal is a new release and spends its ε again."
+)
+
 st.page_link(
     "app_pages/classroom.py",
     label="Reset the room (start counting afresh)",
     icon=":material/restart_alt:",
     query_params={RESET: str(tally.generation)},
-    help="Empties the counts above for the next class. The link resets this room once: "
-    "opened again later, it does nothing.",
+    help="Empties the counts above and the reveals for the next class. The link resets this "
+    "room once: opened again later, it does nothing.",
 )
 st.caption(
-    "A learner's first pick on each question is counted (the prediction; changing one's mind "
-    "after the reveal is not). Nothing about who answered is kept. The room is this server "
-    "process: behind a proxy with several processes, each counts its own learners."
+    "The room is this server process: behind a proxy with several processes, each counts its "
+    "own learners."
 )
 
 st.header(f"A {CLASS_MINUTES}-minute class")

@@ -16,9 +16,10 @@ from learning.lessons.progress import (
     mark_done,
     step_marks,
 )
+from learning.quiz_tally import Setting
 from ui import presenter
 from ui.cached import call_core
-from ui.class_room import count_answer, handout_button
+from ui.class_room import class_tally, count_answer, handout_button
 from ui.controls import fmt
 from ui.explain import explain
 from ui.lesson_scenes import SCENES
@@ -125,7 +126,14 @@ with left:
         )
         if pick is not None:
             mark_done(done, lesson, step)
-            count_answer(lesson, step.key, pick, pick == numbers["answer"])  # anonymous
+            index = list(control.options).index(value)
+            setting = Setting(
+                index,
+                f"{control.label}: {value if isinstance(value, str) else fmt(value)}",
+                tuple(options),
+                numbers["answer"],
+            )
+            count_answer(lesson, step.key, setting, pick)  # once per browser
             reveal = q.reveal.format(**numbers)
             if pick == numbers["answer"]:
                 st.success(f"**Right.** {reveal}", icon=":material/check_circle:")
@@ -133,6 +141,7 @@ with left:
                 st.warning(
                     f"**Not quite — {numbers['answer']}.** {reveal}", icon=":material/lightbulb:"
                 )
+        class_tally(st, lesson, step.key, list(control.options).index(value), options)
 with right:
     st.plotly_chart(presenter.style(scene.figure), key="lesson_chart")
     explain(step.explain.format(**numbers))

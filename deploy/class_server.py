@@ -56,11 +56,34 @@ from pathlib import Path
 from serving.uploads import DEFAULT_BROWSER_MB, DEFAULT_SERVER_MB, SERVER_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
+LECTURER_ENV = "CAPE_LECTURER_KEY"  # ui/lecturer.py
 TEMPLATE = Path(__file__).with_name("haproxy.cfg.in")
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 MAX_RESTARTS = 5  # a process that died is started again at most this often …
 RESTART_WINDOW = 300.0  # … within this many seconds; past that it waits for the window
 WATCH_SECONDS = 0.5  # how often the supervisor looks at the processes
+
+
+def lecturer_key(env: dict[str, str] | None = None) -> str:
+    """The layout's lecturer's key (ui/lecturer.py), the same for every app process: ``env``'s
+    or the environment's ``CAPE_LECTURER_KEY``, else a new one."""
+    return (
+        (env or {}).get(LECTURER_ENV) or os.environ.get(LECTURER_ENV) or secrets.token_urlsafe(12)
+    )
+
+
+def banner(layout: Layout, host: str, port: int, processes: int) -> str:
+    """What the operator reads when the layout is up: the address, the processes, the logs,
+    and the lecturer's key with the link that opens the lecturer's page."""
+    return (
+        f"CAPE Lab for a class: http://{host}:{port}\n"
+        f"  {processes} app processes behind HAProxy"
+        + (f", Dask at {layout.scheduler}" if layout.scheduler else "")
+        + f"\n  logs and result store: {layout.run_dir}\n  Ctrl-C stops everything."
+        + f"\n  lecturer's key: {layout.lecturer_key} (the lecturer opens "
+        f"http://{host}:{port}/classroom?lecturer={layout.lecturer_key}; students must not "
+        "see it)"
+    )
 
 
 def haproxy_available() -> bool:
@@ -181,6 +204,7 @@ class Layout:
     services: dict[str, Service] = field(default_factory=dict)
     app_urls: list[str] = field(default_factory=list)
     scheduler: str = ""
+    lecturer_key: str = ""  # CAPE_LECTURER_KEY of every app process (ui/lecturer.py)
     down: threading.Event = field(default_factory=threading.Event)
     reason: str = ""
     events: list[str] = field(default_factory=list)
@@ -313,6 +337,7 @@ def class_server(
             return chosen
 
         layout = Layout(f"http://{local}:{port}", directory)
+        layout.lecturer_key = lecturer_key(env)  # one for all processes
         app_env = {
             **os.environ,
             "OPENBLAS_NUM_THREADS": "1",
@@ -326,6 +351,7 @@ def class_server(
                 SERVER_ENV, str(max(DEFAULT_BROWSER_MB, DEFAULT_SERVER_MB // processes))
             ),
             **(env or {}),
+            LECTURER_ENV: layout.lecturer_key,
         }
         if dask_workers:
             scheduler_port = next_port()
@@ -466,13 +492,7 @@ def main(argv: list[str] | None = None) -> None:
             ports=ports,
         ) as layout:
             host = _lan_address() if args.address == "0.0.0.0" else args.address
-            print(
-                f"CAPE Lab for a class: http://{host}:{args.port}\n"
-                f"  {args.processes} app processes behind HAProxy"
-                + (f", Dask at {layout.scheduler}" if layout.scheduler else "")
-                + f"\n  logs and result store: {layout.run_dir}\n  Ctrl-C stops everything.",
-                flush=True,
-            )
+            print(banner(layout, host, args.port, args.processes), flush=True)
             while not layout.down.wait(1):  # a dead app process is started again meanwhile
                 pass
             raise SystemExit(f"class_server: {layout.reason}; stopping the rest")

@@ -740,15 +740,20 @@ def _stepper() -> dict[str, Any]:
     "learn.md",
     "{slots} slots that add up to {minutes} minutes",
     "refreshed every {refresh} s",
+    "**minimum count** ({minimum} by default",
+    "(its ε chosen from {eps_low}–{eps_high})",
 )
 def _class_kit() -> dict[str, Any]:
     from learning.plan import PLAN
-    from learning.quiz_tally import REFRESH_SECONDS
+    from learning.quiz_tally import DEFAULT_MINIMUM, EPSILONS, REFRESH_SECONDS
 
     return {
         "slots": len(PLAN),
         "minutes": sum(slot.minutes for slot in PLAN),
         "refresh": REFRESH_SECONDS,
+        "minimum": DEFAULT_MINIMUM,
+        "eps_low": f"{EPSILONS[0]:g}",
+        "eps_high": f"{EPSILONS[-1]:g}",
     }
 
 

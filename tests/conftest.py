@@ -65,6 +65,9 @@ _pin_cpu_kernels()
 # must see the real one, or a failing fuzz step says nothing (servers the browser tests start
 # read the environment; AppTest reads the option set here).
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
+# The lecturer's key (ui/lecturer.py) of every server and AppTest the tests start: a test opens
+# the lecturer's page with ?lecturer=LECTURER_KEY, a student's without.
+LECTURER_KEY = os.environ.setdefault("CAPE_LECTURER_KEY", "test-lecturer-key")
 streamlit_config.set_option("client.showErrorDetails", "full")
 
 # Every AppTest scans all installed distributions for Streamlit component manifests (about

@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
+LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 pytestmark = pytest.mark.app
 
@@ -14,6 +15,8 @@ pytestmark = pytest.mark.app
 def page(name: str) -> AppTest:
     """The app opened on one page, through app.py's navigation (as a user sees it)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if name == "classroom.py":  # the lecturer's page: with the key (tests/conftest.py)
+        at.query_params["lecturer"] = LECTURER_KEY
     return at.switch_page(f"app_pages/{name}")
 
 

@@ -12,6 +12,8 @@ tests/test_links.py.
 
 from __future__ import annotations
 
+import os
+
 import browser_wait
 import pytest
 from lesson_links import VERDICTS, Link, explore_links, handout_links, parse_href
@@ -23,6 +25,7 @@ from learning.lessons import LESSONS
 from learning.plan import PLAN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py: the lecturer's page
 OUT = SHOTS / "links"
 WIDTH, HEIGHT = 1400, 1000
 
@@ -65,7 +68,7 @@ ERRORS = """() => [
 
 def _plan_links(page, server: str) -> list[Link]:
     """The plan's links as the lecturer's page draws them ("Open …"), in its order."""
-    page.goto(f"{server}/classroom")
+    page.goto(f"{server}/classroom?lecturer={LECTURER_KEY}")
     browser_wait.settle(page, 120)
     anchors = page.locator("[data-testid='stPageLink'] a").filter(has_text="Open")
     hrefs = anchors.evaluate_all("links => links.map(a => a.getAttribute('href'))")

@@ -4,10 +4,12 @@ lesson, an anonymous quiz tally per room and a reset link that resets that room 
 from __future__ import annotations
 
 import html
+import os
 import re
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -16,9 +18,10 @@ from learning.glossary import BY_KEY, GLOSSARY, PAGE_TERMS, terms_line
 from learning.handout import handout_html, inline
 from learning.lessons import LESSONS
 from learning.plan import CLASS_MINUTES, PLAN
-from learning.quiz_tally import QuizTally, summary_rows
+from learning.quiz_tally import QuizTally, Setting, summary_rows
 
 ROOT = Path(__file__).resolve().parents[1]
+LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 
 
 def test_the_glossary_names_the_terms_the_issue_lists_once_each_with_a_landing_anchor():
@@ -44,46 +47,99 @@ def test_the_plan_fills_fifty_minutes_with_pages_and_lessons_that_exist():
         assert slot.lesson is None or (slot.lesson in names and slot.page.endswith("learn.py"))
 
 
-def test_the_tally_counts_without_names_and_a_reset_empties_its_room_once():
+SETTING = Setting(0, "b: 8", ("same", "larger", "smaller"), "larger")  # the quiz's order
+OTHER = Setting(3, "b: 18", ("same", "larger", "smaller"), "same")  # right differs here
+
+
+def test_the_tally_counts_one_first_answer_per_browser_and_question_per_setting():
     tally = QuizTally()
-    for option, right in (("a", True), ("a", True), ("b", False)):
-        tally.record("noise/neighbours", option, right)
-    got = tally.summary()["noise/neighbours"]
-    assert got.options == {"a": 2, "b": 1} and got.right == 2 and got.answers == 3
-    assert set(vars(tally)) == {"generation", "_picked", "_right", "_lock"}  # no sessions kept
+    assert tally.record("q", "browser-1", SETTING, "smaller")
+    assert not tally.record("q", "browser-1", OTHER, "same")  # a reload at another setting
+    assert tally.record("q", "browser-2", OTHER, "same")
+    assert tally.record("q", "browser-3", SETTING, "larger")
+    assert tally.record("r", "browser-1", SETTING, "same")  # another question counts
+    rows = tally.summary()["q"]
+    assert [r.setting.label for r in rows] == ["b: 8", "b: 18"]  # the control's order
+    assert rows[0].counts == (0, 1, 1) and rows[0].right == 1  # options in the quiz's order
+    assert rows[1].counts == (1, 0, 0) and rows[1].right == 1
+    assert tally.histogram("q", 4, 3) == [[0, 1, 1], [0, 0, 0], [0, 0, 0], [1, 0, 0]]
+    with pytest.raises(ValueError):
+        tally.record("q", "browser-9", SETTING, "not an option")
     assert not tally.reset(tally.generation + 1)  # another room's link: nothing happens
-    assert tally.summary()["noise/neighbours"].answers == 3
     room = tally.generation
+    tally.reveal("q", settings=4, options=3, epsilon=1.0, minimum=1)
     assert tally.reset(room) and tally.summary() == {} and tally.generation == room + 1
-    assert not tally.reset(room)  # the same link opened again resets nothing
+    assert tally.release("q") is None and not tally.reset(room)  # the same link, again
 
 
 def test_the_tally_loses_no_answer_under_concurrent_sessions():
     tally = QuizTally()
 
-    def answer() -> None:
-        for _ in range(500):
-            tally.record("q", "x", True)
+    def answer(n: int) -> None:
+        for i in range(500):
+            tally.record("q", f"browser-{n}-{i}", SETTING, "larger")
+            tally.record("q", f"browser-{n}-{i}", SETTING, "same")  # a second tab: not counted
 
-    threads = [threading.Thread(target=answer) for _ in range(8)]
+    threads = [threading.Thread(target=answer, args=(n,)) for n in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert tally.summary()["q"].answers == tally.summary()["q"].right == 8 * 500
+    (row,) = tally.summary()["q"]
+    assert row.answers == row.right == 8 * 500
 
 
-def test_summary_rows_list_every_question_in_course_order_with_its_counts():
+def test_summary_rows_are_per_setting_with_the_right_option_marked_and_a_minimum():
     tally = QuizTally()
     first = LESSONS[0]
-    tally.record(f"{first.key}/{first.steps[0].key}", "it doubles", True)
+    qid = f"{first.key}/{first.steps[0].key}"
+    tally.record(qid, "b1", SETTING, "larger")
+    tally.record(qid, "b2", OTHER, "larger")
     rows = summary_rows(LESSONS, tally.summary())
     questions = [s for lesson in LESSONS for s in lesson.steps if s.question is not None]
-    assert len(rows) == len(questions)
-    assert rows[0]["question"] == f"1.1 {first.steps[0].title}"
-    assert rows[0]["answers"] == 1 and rows[0]["right"] == "1 (100%)"
-    assert rows[0]["how the class answered"] == "it doubles: 1"
-    assert all(r["answers"] == 0 for r in rows[1:])
+    assert len(rows) == len(questions) + 1  # the first question has two settings
+    assert rows[0]["question"] == rows[1]["question"] == f"1.1 {first.steps[0].title}"
+    assert rows[0]["setting"] == "b: 8" and rows[0]["right"] == "1 (100%)"
+    assert rows[0]["how the class answered"] == "same: 0 · ✓ larger: 1 · smaller: 0"
+    assert rows[1]["how the class answered"] == "✓ same: 0 · larger: 1 · smaller: 0"
+    assert all(r["answers"] == 0 for r in rows[2:])
+    hidden = summary_rows(LESSONS, tally.summary(), minimum=3)  # a room of two: no counts
+    assert hidden[0]["answers"] == "fewer than 3" and hidden[0]["how the class answered"] == ""
+
+
+def test_the_released_tally_has_the_noise_its_epsilon_states_and_small_rooms_show_nothing():
+    """Issue #49: the class's tally is the Gaussian mechanism at the lecturer's ε (Δ = 1 under
+    add/remove of one answer): over 2,000 seeded releases the noise's std is within 3 standard
+    errors (σ/sqrt(2(n−1))) of the calibrated σ; a seed gives the same numbers; a room under
+    the minimum releases nothing."""
+    from dpcore.mechanisms.calibration import gaussian_sigma
+    from learning.quiz_tally import DELTA, released
+
+    counts = [[3, 1, 0], [0, 2, 4]]
+    for epsilon in (0.5, 2.0):
+        sigma = gaussian_sigma(1.0, epsilon=epsilon, delta=DELTA, method="analytic")
+        n = 2000
+        noise = np.array(
+            [
+                np.array(released("q", counts, epsilon=epsilon, minimum=5, seed=s).noisy)
+                - np.array(counts)
+                for s in range(n)
+            ]
+        )[:, 0, 0]
+        assert abs(noise.std(ddof=1) - sigma) < 3 * sigma / np.sqrt(2 * (n - 1)), epsilon
+        assert abs(noise.mean()) < 3 * sigma / np.sqrt(n)
+    one = released("q", counts, epsilon=1.0, minimum=5, seed=7)
+    assert one == released("q", counts, epsilon=1.0, minimum=5, seed=7)  # the same to all
+    assert one.shown and one.sigma == gaussian_sigma(1.0, epsilon=1.0, delta=DELTA,
+                                                     method="analytic")  # fmt: skip
+    small = released("q", [[1, 2, 0], [0, 0, 1]], epsilon=1.0, minimum=5, seed=7)  # 4 answers
+    assert not small.shown and small.noisy == ()
+    tally = QuizTally()
+    for i, option in enumerate(("same", "larger", "same", "smaller")):
+        tally.record("q", f"b{i}", SETTING, option)
+    assert not tally.reveal("q", settings=4, options=3, epsilon=4.0, minimum=5).shown
+    tally.record("q", "b4", OTHER, "same")
+    assert tally.reveal("q", settings=4, options=3, epsilon=4.0, minimum=5).shown
 
 
 @pytest.mark.parametrize("lesson", LESSONS[:4], ids=[lesson.key for lesson in LESSONS[:4]])
@@ -118,28 +174,78 @@ def _page(name: str, **params) -> AppTest:
 
 
 @pytest.mark.app
-def test_a_learner_counts_once_per_question_and_the_reset_link_resets_the_room_once():
+@pytest.mark.slow
+def test_a_learner_counts_once_per_question_and_sees_the_tally_only_after_the_reveal():
     from ui.class_room import room
 
     lesson, step = LESSONS[0], LESSONS[0].steps[0]
     qid = f"{lesson.key}/{step.key}"
-    before = room().summary().get(qid)
+    room().reset(room().generation)
     at = _page("learn.py", learn_lesson=lesson.name)
     radio = at.radio(key=f"q_{lesson.key}_{step.key}")
     radio.set_value(radio.options[0]).run()
     at.radio(key=f"q_{lesson.key}_{step.key}").set_value(radio.options[1]).run()  # changed mind
-    after = room().summary()[qid]
-    assert after.answers == (before.answers if before else 0) + 1  # the first pick only
-    assert after.options[radio.options[0]] >= 1
+    (row,) = room().summary()[qid]
+    assert row.answers == 1 and row.counts[0] == 1  # the first pick only
+    assert row.setting.options == tuple(radio.options)  # the quiz's order
+    assert not any("How the class answered" in m.value for m in at.markdown)  # not revealed
 
-    lecturer = _page("classroom.py")
-    assert not lecturer.exception
-    link = next(p for p in lecturer.get("page_link") if "Reset the room" in p.proto.label)
+    lecturer = _page("classroom.py", lecturer=LECTURER_KEY)
+    lecturer.number_input(key="cl_minimum").set_value(1).run()
+    lecturer.button(key="cl_reveal").click().run()
+    assert not lecturer.exception and any("Revealed 1.1" in s.value for s in lecturer.success)
+    release = room().release(qid)
+    assert release is not None and release.shown and release.epsilon == 1.0
+    at.radio(key=f"q_{lesson.key}_{step.key}").set_value(radio.options[0]).run()
+    assert any("How the class answered" in m.value for m in at.markdown)
+    assert any("σ = " in c.value for c in at.caption)
+
+
+def _offered(at: AppTest) -> set[str]:
+    """The scripts the session's navigation offers."""
+    return {Path(p["script_path"]).name for p in at._registered_pages.values()}
+
+
+@pytest.mark.app
+@pytest.mark.slow
+def test_the_lecturers_page_reveal_and_reset_need_the_key():
+    """Issue #49 item 2: without the key the page is not in the navigation, opening it opens
+    the overview, and its reset link resets nothing; with it, all three work."""
+    from ui.class_room import room
+
+    student = _page("classroom.py")
+    assert [t.value for t in student.title] != ["For the lecturer"]
+    assert "classroom.py" not in _offered(student) and "learn.py" in _offered(student)
     generation = room().generation
+    link = _page("classroom.py", cl_reset=str(generation))  # the reset link, without the key
+    assert room().generation == generation and not link.success
+    wrong = _page("classroom.py", lecturer="not-the-key", cl_reset=str(generation))
+    assert room().generation == generation and not wrong.success
+    assert "lecturer" not in wrong.query_params  # a key given never stays in the address
+
+    lecturer = _page("classroom.py", lecturer=LECTURER_KEY)
+    assert [t.value for t in lecturer.title] == ["For the lecturer"]
+    assert "classroom.py" in _offered(lecturer) and "lecturer" not in lecturer.query_params
+    link = next(p for p in lecturer.get("page_link") if "Reset the room" in p.proto.label)
     assert link.proto.query_string == f"cl_reset={generation}"
-    reset = _page("classroom.py", cl_reset=str(generation))
+    reset = _page("classroom.py", lecturer=LECTURER_KEY, cl_reset=str(generation))
     assert any("The room was reset" in s.value for s in reset.success)
     assert room().summary() == {} and room().generation == generation + 1
-    again = _page("classroom.py", cl_reset=str(generation))  # the same link, later
+    again = _page("classroom.py", lecturer=LECTURER_KEY, cl_reset=str(generation))
     assert any("earlier room" in i.value for i in again.info)
     assert room().generation == generation + 1
+
+
+def test_without_a_key_in_the_environment_the_process_makes_one_and_prints_it_once(
+    monkeypatch, capsys
+):
+    from ui import lecturer
+
+    monkeypatch.delenv(lecturer.ENV, raising=False)
+    monkeypatch.setattr(lecturer, "_made", [])
+    key = lecturer.key()
+    assert len(key) >= 16 and lecturer.key() == key  # one per process
+    err = capsys.readouterr().err
+    assert err.count(key) == 2 and f"?lecturer={key}" in err  # printed once, with its link
+    monkeypatch.setenv(lecturer.ENV, "chosen")
+    assert lecturer.key() == "chosen"

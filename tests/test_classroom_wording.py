@@ -4,6 +4,7 @@ protocol value not sent yet (not Python's None), and a sentence before Paper fig
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from dpcore.protocol.protocol_demo import protocol_demo
 from learning.protocol_steps import NOT_SENT, fmt_sum, protocol_steps
 
 ROOT = Path(__file__).resolve().parents[1]
+LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 
 
 def test_a_sum_writes_each_sign_once():
@@ -43,6 +45,8 @@ def test_the_cancelling_step_reads_as_arithmetic_and_adds_up(kind, seed):
 
 def _page(name: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    if name == "classroom.py":  # the lecturer's page: with the key (tests/conftest.py)
+        at.query_params["lecturer"] = LECTURER_KEY
     return at.switch_page(f"app_pages/{name}")
 
 

@@ -24,6 +24,7 @@ from dpcore.factorization import registry
 from ui.cached import DESIGNS
 
 ROOT = Path(__file__).resolve().parents[1]
+LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 # 30 steps per page in the suite (80 until #35: 615 s a run, a fifth of the suite): every
 # widget is moved at least once however few the steps (the walk's first steps go to widgets
@@ -149,6 +150,8 @@ def _mutate(at: AppTest, rng, clicks: dict[str, int], moved: set[str]) -> str:
 def test_random_settings_never_raise(name):
     rng = np.random.default_rng(sum(map(ord, name)))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    if name == "classroom.py":  # the lecturer's page: with the key (tests/conftest.py)
+        at.query_params["lecturer"] = LECTURER_KEY
     at.switch_page(f"app_pages/{name}").run()
     assert not at.exception
     history: list[str] = []

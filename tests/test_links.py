@@ -11,6 +11,7 @@ lesson's numbers on the first screen: tests/test_browser_links.py.
 
 from __future__ import annotations
 
+import os
 import urllib.parse
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from learning.lessons import LESSONS
 from learning.plan import PLAN
 
 ROOT = Path(__file__).resolve().parents[1]
+LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 pytestmark = [pytest.mark.app, pytest.mark.slow]
 LINK_OFF = ":material/link_off:"  # the guard's notices (ui/guard.py, app.py)
 
@@ -73,6 +75,7 @@ def test_every_explore_and_handout_link_opens_its_page_without_a_notice():
 def plan_links() -> list[Link]:
     """The plan's links as the lecturer's page draws them ("Open …"), in its order."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["lecturer"] = LECTURER_KEY  # the lecturer's page (tests/conftest.py)
     at.switch_page("app_pages/classroom.py")
     at.run()
     links = [

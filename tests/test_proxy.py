@@ -312,3 +312,17 @@ def test_kill_9_of_an_app_process_under_the_class_server_loses_no_student(browse
                 context.close()
     # everything it started is gone
     assert all(p.poll() is not None for p in layout.processes().values())
+
+
+def test_every_process_gets_one_lecturers_key_and_the_operator_reads_it(tmp_path, monkeypatch):
+    # issue #49: the class server prints the key students must not have, the same for all
+    monkeypatch.delenv("CAPE_LECTURER_KEY", raising=False)
+    made = cs.lecturer_key()
+    assert len(made) >= 16 and cs.lecturer_key() != made
+    assert cs.lecturer_key({"CAPE_LECTURER_KEY": "given"}) == "given"
+    monkeypatch.setenv("CAPE_LECTURER_KEY", "from-env")
+    assert cs.lecturer_key() == "from-env"
+    layout = cs.Layout("http://127.0.0.1:8501", tmp_path, lecturer_key="from-env")
+    text = cs.banner(layout, "10.0.0.5", 8501, 2)
+    assert "lecturer's key: from-env" in text
+    assert "http://10.0.0.5:8501/classroom?lecturer=from-env" in text

@@ -75,3 +75,14 @@ def test_root_is_warned_once_on_stderr(checkout):
     assert _address(argv) == ["127.0.0.1"]  # it still starts
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: run.sh runs as root")
+
+
+def test_a_lecturers_key_is_made_and_printed_when_none_is_set(checkout):
+    # issue #49: the lecturer's page needs a key students do not have (ui/lecturer.py)
+    _, err = checkout(env={"CAPE_LECTURER_KEY": ""})
+    assert err.startswith("Lecturer's key: ") and "?lecturer=" in err
+    key = err.split()[2]
+    assert len(key) >= 16 and f"?lecturer={key};" in err
+    _, again = checkout(env={"CAPE_LECTURER_KEY": ""})
+    assert again.split()[2] != key  # a new one per start
+    assert checkout(env={"CAPE_LECTURER_KEY": "chosen"})[1] == ""  # the environment's: silent

@@ -9,6 +9,7 @@ Heavy settings stop at the page's Run button, which is not an error either.
 
 from __future__ import annotations
 
+import os
 from itertools import combinations, product
 from pathlib import Path
 
@@ -16,14 +17,17 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
+LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 pytestmark = [pytest.mark.app, pytest.mark.slow]
-# Reference pages with nothing to slide: the glossary and the classroom's join page.
-WITHOUT_SLIDERS = {"classroom.py", "glossary.py"}
+# Reference pages with nothing to slide: the glossary (the lecturer's page has the reveal's ε).
+WITHOUT_SLIDERS = {"glossary.py"}
 
 
 def open_page(name: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    if name == "classroom.py":  # the lecturer's page: with the key (tests/conftest.py)
+        at.query_params["lecturer"] = LECTURER_KEY
     return at.switch_page(f"app_pages/{name}").run()
 
 

@@ -1,8 +1,8 @@
 """The class's side of the lessons: the room's anonymous quiz tally, and the handouts.
 
 The tally (:class:`learning.quiz_tally.QuizTally`) is one per server process, shared by every
-session (``st.cache_resource``); a session counts its first answer to each question once per
-room, and nothing about who answered is kept.
+session (``st.cache_resource``); a browser counts its first answer to each question once per
+room (its hashed id is kept only to count it once, until the room is reset).
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import streamlit as st
 
 from learning.handout import handout_html
 from learning.lessons import LESSONS, Lesson
-from learning.quiz_tally import QuizTally, question_id
+from learning.quiz_tally import QuizTally, Setting, promise, question_id
+from serving.jobs import owner_id
 from ui.lesson_scenes import SCENES
-
-COUNTED = "class_counted"  # session: (room generation, question) pairs already counted
 
 
 @st.cache_resource(show_spinner=False, max_entries=1)  # one room per server process
@@ -23,17 +22,41 @@ def room() -> QuizTally:
     return QuizTally()
 
 
-def count_answer(lesson: Lesson, step_key: str, option: str, right: bool) -> bool:
-    """Count this session's answer to a question, if it is its first in this room (the
-    prediction; a changed mind after the reveal is not counted). Returns whether it counted."""
-    tally = room()
-    counted: set = st.session_state.setdefault(COUNTED, set())
-    key = (tally.generation, question_id(lesson, step_key))
-    if key in counted:
-        return False
-    counted.add(key)
-    tally.record(key[1], option, right)
-    return True
+def browser_id() -> str:
+    """Who answers: this browser (the hashed XSRF token all its tabs share, as the upload cap
+    and the job queue key it: :func:`serving.jobs.owner_id`), else this session."""
+    return owner_id()
+
+
+def count_answer(lesson: Lesson, step_key: str, setting: Setting, option: str) -> bool:
+    """Count this browser's answer to a question at ``setting``, if it is its first in this
+    room (the prediction; a changed mind, a reload or a second tab is not counted again).
+    Returns whether it counted."""
+    return room().record(question_id(lesson, step_key), browser_id(), setting, option)
+
+
+def class_tally(container, lesson: Lesson, step_key: str, index: int, options: list[str]) -> None:
+    """The class's answers to the question at this setting, once the lecturer revealed them:
+    the noisy counts of the release and what it promises; nothing before."""
+    release = room().release(question_id(lesson, step_key))
+    if release is None:
+        return
+    with container.container(border=True):
+        st.markdown(
+            f"**How the class answered** (revealed by the lecturer, ε = {release.epsilon:g})"
+        )
+        if not release.shown:
+            st.caption(f"Fewer than {release.minimum} answers: nothing is shown.")
+            return
+        row = release.noisy[index]
+        st.table(
+            {"option": options, "noisy count": [f"{max(0, round(x))}" for x in row]},
+        )
+        st.caption(
+            promise(release) + " Rounded and floored at 0 after the noise, which "
+            "changes no promise. The lecturer sees the exact counts; no one — the lecturer, "
+            "the class or this page — sees who picked what."
+        )
 
 
 def handout(lesson: Lesson) -> str:
