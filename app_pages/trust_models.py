@@ -257,7 +257,8 @@ st.markdown(
     "generator; each pair adds ±σ_st Z_st with the design's covariance). The worst site's "
     "exact ε in each case:"
 )
-st.dataframe(arrow(call_core(trust_models_federation, the_sites)), hide_index=True, width="stretch")
+# worded cells that wrap, as the schemes' worded columns above (a grid would scroll sideways)
+show_table(call_core(trust_models_federation, the_sites).set_index("case"))
 st.caption(
     "✓: ε ≤ the promised ε_s. The sealed remedy is the lab's federation: each site seals its "
     "release under a key only the noise generator hands over, once per run and never a "

@@ -138,7 +138,9 @@ def test_the_federation_section_shows_the_cores_cases_for_both_designs():
 
     at = page()
     assert not at.exception and not at.error
-    shown = next(df.value for df in at.dataframe if "the aggregator holds" in df.value.columns)
+    shown = next(
+        t.value.reset_index() for t in at.table if "the aggregator holds" in t.value.columns
+    )
     assert list(shown["case"]) == [c for c, _, _ in CASES]
     rows = default_table()
     calibration = next(r.value for r in at.radio if r.label == "Noise calibration")
