@@ -28,9 +28,10 @@ import pytest
 from deploy import class_server as cs
 from deploy.class_server import HAPROXY, haproxy_available, render_config
 
-# This helper's loopback ports on the shared machine (the proxy, then the app processes).
-PROXY_PORT = 8641
-APP_PORTS = range(8642, 8650)
+# This helper's loopback ports on the shared machine (the proxy, then the app processes and
+# their probes); CAPE_PROXY_TEST_PORT moves the block where those are someone else's.
+PROXY_PORT = int(os.environ.get("CAPE_PROXY_TEST_PORT", "8641"))
+APP_PORTS = range(PROXY_PORT + 1, PROXY_PORT + 12)
 
 
 def _need_haproxy() -> None:
@@ -208,24 +209,100 @@ def test_a_dead_process_is_started_again_within_its_restart_budget(tmp_path):
     assert layout.app_pids != first  # started again: a new process
     # bounded: MAX_RESTARTS in the window, then left down, and the layout keeps serving
     assert len(layout.services["app1"].restarts) == cs.MAX_RESTARTS
-    assert len(lines) == cs.MAX_RESTARTS and not layout.down.is_set()
-    assert all("app1 exited with status 3; started again" in line for line in lines)
-    assert "stays down" in lines[-1] and "stays down" not in lines[0]
+    restarts, spent = lines[: cs.MAX_RESTARTS], lines[cs.MAX_RESTARTS :]
+    assert all("app1 exited with status 3; started again" in line for line in restarts)
+    assert "stays down" in restarts[-1] and "stays down" not in restarts[0]
+    # issue #50: the spent budget is one line at the moment the process dies past it
+    assert len(spent) == 1 and "app1 exited with status 3; its restart budget is spent" in spent[0]
+    assert "started again in 300 s" in spent[0] or "started again in 29" in spent[0]
     # the window passes: one more restart is allowed
     service = layout.services["app1"]
     service.restarts = type(service.restarts)(t - cs.RESTART_WINDOW for t in service.restarts)
     layout.check(lines.append)
-    assert len(lines) == cs.MAX_RESTARTS + 1
+    assert len(lines) == cs.MAX_RESTARTS + 2 and "started again as pid" in lines[-1]
+    assert layout.events == lines
     _wait_exited(layout)
 
 
-def test_only_the_proxy_dying_stops_the_layout(tmp_path):
+def test_a_dead_proxy_is_started_again_within_the_same_budget(tmp_path):
+    # issue #50: HAProxy's death stopped both healthy app processes and ended the class
     layout = cs.Layout("http://127.0.0.1:1", tmp_path)
     layout.services["haproxy"] = _dying_service(tmp_path, "haproxy", 7)
-    _wait_exited(layout)
-    layout.check(lambda line: None)
-    assert layout.down.is_set() and "haproxy exited with status 7" in layout.reason
-    assert not layout.services["haproxy"].restarts  # never started again
+    lines: list[str] = []
+    for _ in range(cs.MAX_RESTARTS + 3):
+        _wait_exited(layout)
+        layout.check(lines.append)
+    assert len(layout.services["haproxy"].restarts) == cs.MAX_RESTARTS
+    assert len(lines) == cs.MAX_RESTARTS + 1  # each restart, then the spent budget, once
+    assert all("haproxy exited with status 7; started again as pid" in x for x in lines[:-1])
+    assert "restart budget is spent" in lines[-1] and "no student can reach" in lines[-1]
+
+
+class _Probe:
+    """A liveness probe the test switches between answering and silence (a stopped process)."""
+
+    def __init__(self) -> None:
+        from deploy.app_process import Liveness, probe_server
+
+        self.liveness = Liveness()
+        self.liveness.last_answer = time.monotonic()
+        self.server = probe_server(0, self.liveness)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/live"
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_a_process_that_stops_answering_is_moved_off_then_killed_and_started_again(
+    tmp_path, monkeypatch
+):
+    # issue #50: a SIGSTOPped app process stayed in the layout for good (only poll() was read)
+    monkeypatch.setattr(cs, "UNHEALTHY_SECONDS", 1.0)
+    probe = _Probe()
+    layout = cs.Layout("http://127.0.0.1:1", tmp_path)
+    command = [sys.executable, "-c", "import time; time.sleep(120)"]
+    service = cs.Service.start(
+        "app1", command, dict(os.environ), tmp_path / "app1.log", health_url=probe.url
+    )
+    layout.services["app1"] = service
+    lines: list[str] = []
+    try:
+        layout.probe(lines.append)
+        assert service.seen_healthy and lines == []
+        old = service.proc
+        os.kill(old.pid, signal.SIGSTOP)
+        probe.liveness.last_answer = time.monotonic() - 1000  # its loop silent: 503
+        layout.probe(lines.append)
+        layout.check(lines.append)  # not yet: unhealthy for less than UNHEALTHY_SECONDS
+        assert service.proc is old and len(lines) == 1
+        assert "app1 (pid" in lines[0] and "does not answer its health check" in lines[0]
+        assert "503" in lines[0] and "moves its students" in lines[0]
+        time.sleep(1.1)
+        layout.probe(lines.append)  # said once per episode
+        layout.check(lines.append)
+        assert old.poll() == -signal.SIGKILL and service.proc is not old
+        assert len(lines) == 2 and f"app1 (pid {old.pid}) has not answered" in lines[1]
+        assert "killed; started again as pid" in lines[1] and "restart 1 of at most" in lines[1]
+        # the new process starts: its probe is not held against it within its start grace
+        layout.check(lines.append)
+        assert len(lines) == 2
+        probe.liveness.last_answer = time.monotonic()
+        layout.probe(lines.append)
+        assert service.seen_healthy and service.unhealthy_since is None and len(lines) == 2
+    finally:
+        probe.server.shutdown()
+        service.kill()
+
+
+def test_the_probe_tells_busy_from_dead():
+    from deploy.app_process import LOOP_SILENT_SECONDS, Liveness
+
+    liveness = Liveness()
+    assert liveness.verdict() == (503, "starting")
+    liveness.last_answer = 100.0
+    assert liveness.verdict(now=100.0 + LOOP_SILENT_SECONDS - 1) == (200, "ok")  # slow, alive
+    status, text = liveness.verdict(now=100.0 + LOOP_SILENT_SECONDS + 5)
+    assert status == 503 and text.startswith("event loop silent for")
 
 
 def _health(url: str) -> bool:
