@@ -329,13 +329,14 @@ def _settled(page) -> None:
     _no_errors(page)
 
 
-def _keeps_working(page) -> None:
-    """The student moves the Monte Carlo draws: the URL and the histograms follow."""
+def _keeps_working(page, key: str = "ArrowRight") -> None:
+    """The student moves the Monte Carlo draws (``key``: one step right, or left): the URL
+    and the histograms follow."""
     _settled(page)  # a tab whose process died reconnects first
     before, url = _chart(page), page.url
     draws = page.locator("[data-testid='stSlider']").filter(has_text="Monte Carlo draws")
     draws.get_by_role("slider").first.focus()
-    page.keyboard.press("ArrowRight")
+    page.keyboard.press(key)
     _settled(page)
     assert page.url != url and "avg_draws=" in page.url, f"the draws did not move: {page.url}"
     assert _chart(page) != before, "the chart did not change after moving the draws"
@@ -389,3 +390,123 @@ def test_kill_9_of_an_app_process_under_the_class_server_loses_no_student(browse
                 context.close()
     # everything it started is gone
     assert all(p.poll() is not None for p in layout.processes().values())
+
+
+_WATCH_DROPS = """() => {
+  window.__capeDrops = 0;  // the connection left CONNECTED ...
+  window.__capeBack = 0;  // ... and came back at this time (ms since the epoch)
+  new MutationObserver(records => {
+    for (const r of records) {
+      if (r.target.getAttribute('data-test-connection-state') !== 'CONNECTED') {
+        window.__capeDrops++;
+        window.__capeBack = 0;
+      } else if (window.__capeDrops > 0 && !window.__capeBack) window.__capeBack = Date.now();
+    }
+  }).observe(document, {subtree: true, attributes: true,
+                        attributeFilter: ['data-test-connection-state']});
+}"""
+_RECONNECTED = """() => window.__capeDrops > 0 && document.querySelector("[data-testid='stApp']")
+  .getAttribute('data-test-connection-state') === 'CONNECTED'"""
+
+
+def _draws(page) -> str:
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="Monte Carlo draws")
+    return slider.get_by_role("slider").first.get_attribute("aria-valuenow") or ""
+
+
+def _reconnects_and_moves(page, since: float, deadline: float) -> tuple[float, float]:
+    """The student's tab loses its connection, gets it back, and the student's next move
+    works, its URL state (the draws moved before) carried over. Returns the seconds from
+    ``since`` (``time.time()``) until the tab was connected again (seen by the page itself,
+    so one student's wait does not include the test's work with another), and the seconds
+    the move then took (until its chart was drawn)."""
+    draws, query = _draws(page), page.url.split("?", 1)[1]
+    page.wait_for_function(_RECONNECTED, timeout=max(1.0, deadline - time.time()) * 1000)
+    back = page.evaluate("() => window.__capeBack") / 1000 - since
+    _settled(page)
+    assert _draws(page) == draws and page.url.split("?", 1)[1] == query, page.url
+    moving = time.monotonic()
+    _keeps_working(page, "ArrowLeft")  # back to 1,000 (right of 5,000 is the default)
+    return back, time.monotonic() - moving
+
+
+def _students(browser, layout, pinned: list[str]):
+    url = f"{layout.url}/averaging?avg_draws=1000"
+    students = [
+        _arrive(browser, url, f"cape-student-{i}", process) for i, process in enumerate(pinned)
+    ]
+    for _, page in students:
+        _settled(page)
+        _keeps_working(page)  # each has moved once: URL state of their own to carry over
+        page.evaluate(_WATCH_DROPS)
+    assert [_process(context) for context, _ in students] == pinned
+    return students
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_hung_app_process_hands_its_students_to_another_within_15_s(browser):
+    # issue #50: SIGSTOP of the process three students were on: for 60 s every page stayed
+    # "connected" and every move was silently ignored; the supervisor said nothing
+    _need_haproxy()
+    lines: list[str] = []
+    with cs.class_server(
+        2, port=PROXY_PORT, ports=APP_PORTS, timeout=90, report=lines.append
+    ) as layout:
+        students = []
+        try:
+            students += _students(browser, layout, ["app1", "app1", "app2"])
+            victim = layout.services["app1"]
+            hung = victim.proc.pid
+            stopped, clock = time.monotonic(), time.time()
+            os.kill(hung, signal.SIGSTOP)
+            # each student's next move, made once the tab is connected again, has worked
+            # within 15 s of the stop
+            seconds = [_reconnects_and_moves(page, clock, clock + 15) for _, page in students[:2]]
+            print(f"hung process: (reconnected, move) after {seconds} s")
+            assert max(back + move for back, move in seconds) <= 15, seconds
+            assert [_process(context) for context, _ in students] == ["app2"] * 3
+            _keeps_working(students[2][1], "ArrowLeft")  # the other process's student
+            # the supervisor: one line when the probe went silent, one when it restarted it
+            deadline = time.monotonic() + 90
+            while victim.proc.pid == hung or not _health(layout.app_urls[0]):
+                assert time.monotonic() < deadline, f"app1 not restarted within 90 s: {lines}"
+                time.sleep(0.5)
+            restarted = time.monotonic() - stopped
+            print(f"hung process restarted and healthy after {restarted:.1f} s: {lines}")
+            assert len(lines) == 2, lines
+            assert f"app1 (pid {hung}) does not answer its health check" in lines[0]
+            assert f"app1 (pid {hung}) has not answered its health check for" in lines[1]
+            assert "killed; started again as pid" in lines[1]
+        finally:
+            for context, _ in students:
+                context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_kill_9_of_haproxy_under_students_is_not_the_end_of_the_class(browser):
+    # issue #50: kill -9 of HAProxy stopped both healthy app processes and exited 20 s later;
+    # every student got "Connection error" for good
+    _need_haproxy()
+    lines: list[str] = []
+    with cs.class_server(
+        2, port=PROXY_PORT, ports=APP_PORTS, timeout=90, report=lines.append
+    ) as layout:
+        students = []
+        try:
+            students += _students(browser, layout, ["app1", "app2"])
+            apps = layout.app_pids
+            proxy = layout.services["haproxy"]
+            killed = proxy.proc.pid
+            os.kill(killed, signal.SIGKILL)
+            since = time.time()
+            seconds = [_reconnects_and_moves(page, since, since + 60) for _, page in students]
+            print(f"HAProxy killed: (reconnected, move) after {seconds} s: {lines}")
+            assert proxy.proc.pid != killed and proxy.proc.poll() is None
+            assert layout.app_pids == apps  # the app processes were left alone
+            assert len(lines) == 1 and "haproxy exited with status -9; started again" in lines[0]
+            assert [_process(context) for context, _ in students] == ["app1", "app2"]
+        finally:
+            for context, _ in students:
+                context.close()
