@@ -317,8 +317,8 @@ class Layout:
                 continue
             asked = time.monotonic()
             ok, why = _answers(service.health_url, PROBE_SECONDS)
-            if proc is not service.proc:
-                continue  # started again meanwhile: the answer is the old process's
+            if proc is not service.proc or (not ok and proc.poll() is not None):
+                continue  # started again meanwhile, or died: for check(), not a hang
             if ok:
                 if service.announced:
                     silent = time.monotonic() - (service.unhealthy_since or asked)
