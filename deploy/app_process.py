@@ -29,7 +29,7 @@ import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-LOOP_SILENT_SECONDS = 30.0  # Streamlit's loop not answering this long: dead, not busy
+LOOP_SILENT_SECONDS = 120.0  # Streamlit's loop not answering this long: dead, not busy
 ASK_EVERY = 1.0  # seconds between the watcher's questions to the loop
 
 
