@@ -1,7 +1,8 @@
 """The lecture-hall layout (issue #26): two app processes behind HAProxy with sticky sessions
 (deploy/class_server.py, deploy/haproxy.cfg.in, scripts/class_server.sh), and what it does
 when an app process dies (issue #36): the process is started again, within a restart budget,
-and its students carry on.
+and its students carry on; and (issue #50) when one hangs (its students are moved to another
+process within 15 s, it is restarted) or HAProxy dies (started again, the students reconnect).
 
 The browser test starts the layout, opens the app through the proxy in two browser contexts
 (two students), moves ε and switches page in each, and reads the proxy's log: every request of
@@ -68,7 +69,7 @@ def layout():
     from deploy.class_server import class_server
 
     try:
-        with class_server(2, timeout=120) as running:
+        with class_server(2, port=PROXY_PORT, ports=APP_PORTS, timeout=120) as running:
             yield running
     except RuntimeError as err:  # it did not start
         pytest.fail(str(err))
