@@ -8,7 +8,9 @@ Usage (``scripts/class_server.sh`` sets up ``.venv`` first, then runs this)::
 
 What it starts, and stops again on Ctrl-C, on SIGTERM, or when HAProxy itself dies:
 
-- **N app processes** (``streamlit run app.py``) on free ports of 127.0.0.1, with one shared
+- **N app processes** (``streamlit run app.py`` inside :mod:`deploy.app_process`, which adds
+  a liveness probe answered from its own thread on a second port) on free ports of
+  127.0.0.1, with one shared
   cookie secret (``server.cookieSecret``: a signed cookie one process sets is valid on all;
   the XSRF token itself is checked without it, against the browser's own cookie), the file
   watcher off (a lecture server does not reload code mid-lesson), one shared disk store of
@@ -17,17 +19,23 @@ What it starts, and stops again on Ctrl-C, on SIGTERM, or when HAProxy itself di
 - **HAProxy** (Debian's ``haproxy`` package) on ``--address:--port``, configured from
   ``deploy/haproxy.cfg.in``: a browser's first request goes to the process with the fewest
   open connections, and a cookie (``CAPE_PROCESS``) keeps the browser's websocket, uploads
-  and media on that process (sticky sessions); health checks on ``/_stcore/health``.
+  and media on that process (sticky sessions); health checks on each process's probe every
+  second, 2 s to answer, two misses take a process out and close its students' websockets
+  (``on-marked-down shutdown-sessions``: their tabs reconnect to another process).
 - Optionally (``--dask-workers N``) **a Dask scheduler and N one-thread workers** on
   127.0.0.1, named to every app process by ``CAPE_DASK_SCHEDULER`` (:mod:`dpcore.cluster`):
   identical requests from several processes then compute once, on the workers.
 
-A process behind the proxy that dies (an app process ended by the OOM killer, a Dask
-process) is started again on its port, at most :data:`MAX_RESTARTS` times in
-:data:`RESTART_WINDOW` seconds each, with one line to the operator (stderr) per event; its
-students carry on on the other processes meanwhile (HAProxy's health checks and
-``option redispatch``; their settings are in the URL). Only HAProxy's own death, or the
-operator, stops the layout.
+A supervisor thread starts again every process that dies — an app process ended by the OOM
+killer, a Dask process, HAProxy itself — on its port, at most :data:`MAX_RESTARTS` times in
+:data:`RESTART_WINDOW` seconds each; a second thread asks each app process's probe every
+:data:`WATCH_SECONDS` and an app process that stays unanswered for :data:`UNHEALTHY_SECONDS`
+(stopped, frozen) is killed and started again, within the same budget. Every event is one
+line to the operator (stderr) at the moment it happens: a process not answering, answering
+again, started again, or left down because its budget is spent (until its window passes).
+Students of a process that is down or hung carry on on the others meanwhile (HAProxy's health
+checks, ``shutdown-sessions`` and ``option redispatch``; their settings are in the URL); a
+restarted HAProxy's students reconnect by themselves. Only the operator stops the layout.
 
 Logs, the generated configuration and the store go to ``--run-dir`` (default: a new
 temporary directory, removed on exit).
@@ -47,6 +55,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -62,6 +71,8 @@ HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 MAX_RESTARTS = 5  # a process that died is started again at most this often …
 RESTART_WINDOW = 300.0  # … within this many seconds; past that it waits for the window
 WATCH_SECONDS = 0.5  # how often the supervisor looks at the processes
+PROBE_SECONDS = 2.0  # the supervisor's wait for a probe's answer (HAProxy's `timeout check`)
+UNHEALTHY_SECONDS = 20.0  # a live app process unanswered this long is killed, started again
 
 
 def lecturer_key(env: dict[str, str] | None = None) -> str:
@@ -104,16 +115,16 @@ def free_port(address: str = "127.0.0.1", within: Iterable[int] | None = None) -
     raise RuntimeError(f"no free port of {address} in {within}")
 
 
-def render_config(address: str, port: int, backends: list[tuple[str, int]]) -> str:
+def render_config(address: str, port: int, backends: list[tuple[int | str, ...]]) -> str:
     """The HAProxy configuration: ``deploy/haproxy.cfg.in`` with the proxy's address and port
-    and one ``server`` line per app process (``(host, port)``; named ``app1``, ``app2``, …,
-    which is also the value of its sticky cookie)."""
+    and one ``server`` line per app process (``(host, port)`` or ``(host, port, probe_port)``;
+    named ``app1``, ``app2``, …, which is also the value of its sticky cookie)."""
     if not backends:
         raise ValueError("backends must name at least one app process")
-    lines = [
-        f"    server app{i} {host}:{app_port} check inter 2s fall 3 rise 2 cookie app{i}"
-        for i, (host, app_port) in enumerate(backends, start=1)
-    ]
+    lines = []
+    for i, (host, app_port, *probe) in enumerate(backends, start=1):
+        check = f"check port {probe[0]}" if probe else "check"  # the liveness probe's port
+        lines.append(f"    server app{i} {host}:{app_port} {check} cookie app{i}")
     text = TEMPLATE.read_text()
     for name, value in (("@ADDRESS@", address), ("@PORT@", str(port))):
         text = text.replace(name, value)
@@ -146,9 +157,24 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout: float, what: str) -> 
     raise RuntimeError(f"{what} did not listen on port {port} within {timeout:.0f} s")
 
 
+def _answers(url: str, timeout: float) -> tuple[bool, str]:
+    """Whether ``url`` answers 200 within ``timeout`` seconds, and if not, why not."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            return True, answer.read(200).decode(errors="replace")
+    except urllib.error.HTTPError as err:
+        return False, f"answered {err.code} {err.read(200).decode(errors='replace')}"
+    except (OSError, ValueError) as err:  # refused, reset, timed out
+        reason = getattr(err, "reason", err)
+        if isinstance(reason, TimeoutError):
+            return False, f"no answer within {timeout:g} s"
+        return False, str(reason)
+
+
 @dataclass
 class Service:
-    """One supervised process: how to start it, and the times it was started again."""
+    """One supervised process: how to start it, the times it was started again, and (an app
+    process) its liveness probe's URL and what the supervisor's probe saw."""
 
     name: str
     command: list[str]
@@ -156,10 +182,36 @@ class Service:
     log: Path
     proc: subprocess.Popen
     restarts: collections.deque[float] = field(default_factory=collections.deque)
+    health_url: str = ""  # the probe (deploy/app_process.py); "" = not probed
+    start_grace: float = 90.0  # seconds a (re)started process may take to answer
+    started: float = field(default_factory=time.monotonic)
+    unhealthy_since: float | None = None  # the first unanswered probe of this episode
+    seen_healthy: bool = False  # since this process started
+    announced: bool = False  # the operator was told of this episode
+    left_down: bool = False  # the operator was told its budget is spent
 
     @classmethod
-    def start(cls, name: str, command: list[str], env: dict[str, str], log: Path) -> Service:
-        return cls(name, command, env, log, _popen(command, env, log))
+    def start(
+        cls, name: str, command: list[str], env: dict[str, str], log: Path, **kw: object
+    ) -> Service:
+        return cls(name, command, env, log, _popen(command, env, log), **kw)  # type: ignore[arg-type]
+
+    def unhealthy_for(self, now: float) -> float:
+        """Seconds this running process has failed its probe (0 while it may still be
+        starting: not yet answered once, within :attr:`start_grace`)."""
+        since = self.unhealthy_since
+        if since is None or (not self.seen_healthy and now - self.started < self.start_grace):
+            return 0.0
+        return now - since
+
+    def kill(self) -> None:
+        """SIGKILL (a stopped process too) and wait for it."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover - uninterruptible sleep
+                pass
 
     def may_restart(self, now: float) -> bool:
         """Whether a restart now stays within :data:`MAX_RESTARTS` per :data:`RESTART_WINDOW`."""
@@ -170,6 +222,8 @@ class Service:
     def restart(self, now: float) -> None:
         self.restarts.append(now)
         self.proc = _popen(self.command, self.env, self.log)
+        self.started, self.unhealthy_since = time.monotonic(), None
+        self.seen_healthy = self.announced = self.left_down = False
 
     def stop(self) -> None:
         proc = self.proc
@@ -195,8 +249,8 @@ def _to_operator(line: str) -> None:
 class Layout:
     """A running layout: the proxy's ``url`` and every process behind it.
 
-    ``down`` is set when the layout stops serving (HAProxy died; ``reason`` says how);
-    ``events`` lists the supervisor's lines (restarts, a process left down).
+    ``events`` lists the supervisor's lines (a process not answering or answering again,
+    started again, left down), each also reported at the moment it happens.
     """
 
     url: str
@@ -205,8 +259,6 @@ class Layout:
     app_urls: list[str] = field(default_factory=list)
     scheduler: str = ""
     lecturer_key: str = ""  # CAPE_LECTURER_KEY of every app process (ui/lecturer.py)
-    down: threading.Event = field(default_factory=threading.Event)
-    reason: str = ""
     events: list[str] = field(default_factory=list)
 
     @property
@@ -230,41 +282,109 @@ class Layout:
     def processes(self) -> dict[str, subprocess.Popen]:
         return {name: service.proc for name, service in self.services.items()}
 
+    def _say(self, line: str, report: Callable[[str], None]) -> None:
+        self.events.append(line)
+        report(line)
+
     def check(self, report: Callable[[str], None] = _to_operator) -> None:
-        """One look at every process: a dead one behind the proxy is started again within
-        its restart budget; a dead HAProxy sets :attr:`down`."""
+        """One look at every process: a dead one, or a live app process whose probe has not
+        answered for :data:`UNHEALTHY_SECONDS` (killed first), is started again within its
+        restart budget; past the budget it is left down until its window passes. HAProxy
+        too: its death is not the end of the class."""
         now = time.monotonic()
         for name, service in self.services.items():
             status = service.proc.poll()
             if status is None:
-                continue
-            if name == "haproxy":
-                self.reason = f"haproxy exited with status {status} (log: {self.run_dir})"
-                self.down.set()
-                return
+                if service.unhealthy_for(now) < UNHEALTHY_SECONDS:
+                    continue
+                pid = service.proc.pid
+                service.kill()
+                cause = (
+                    f"{name} (pid {pid}) has not answered its health check for "
+                    f"{now - (service.unhealthy_since or now):.0f} s (hung or stopped); killed"
+                )
+            else:
+                cause = f"{name} exited with status {status}"
             if not service.may_restart(now):
-                continue  # within its window: left down, said once below
+                if not service.left_down:  # said once, at the moment the budget is spent
+                    service.left_down = True
+                    wait = RESTART_WINDOW - (now - service.restarts[0])
+                    self._say(
+                        f"{cause}; its restart budget is spent ({MAX_RESTARTS} restarts in "
+                        f"{RESTART_WINDOW:.0f} s): left down, started again in {wait:.0f} s"
+                        + (
+                            "; meanwhile no student can reach the class"
+                            if name == "haproxy"
+                            else ""
+                        )
+                        + f" (log: {service.log})",
+                        report,
+                    )
+                continue
             service.restart(now)
             line = (
-                f"{name} exited with status {status}; started again as pid {service.proc.pid} "
+                f"{cause}; started again as pid {service.proc.pid} "
                 f"(restart {len(service.restarts)} of at most {MAX_RESTARTS} in "
                 f"{RESTART_WINDOW:.0f} s; log: {service.log})"
             )
             if not service.may_restart(now):
-                line += f"; if it dies again it stays down until the {RESTART_WINDOW:.0f} s pass"
-            self.events.append(line)
-            report(line)
+                line += f"; if it fails again it stays down until the {RESTART_WINDOW:.0f} s pass"
+            self._say(line, report)
+
+    def probe(self, report: Callable[[str], None] = _to_operator) -> None:
+        """Ask every running app process's probe (:data:`PROBE_SECONDS` to answer) and note
+        when it stopped answering; the first miss after it had answered, and its answering
+        again, are one line each."""
+        for name, service in list(self.services.items()):
+            proc = service.proc
+            if not service.health_url or proc.poll() is not None:
+                continue
+            asked = time.monotonic()
+            ok, why = _answers(service.health_url, PROBE_SECONDS)
+            if proc is not service.proc or (not ok and proc.poll() is not None):
+                continue  # started again meanwhile, or died: for check(), not a hang
+            if ok:
+                if service.announced:
+                    silent = time.monotonic() - (service.unhealthy_since or asked)
+                    self._say(f"{name} answers its health check again after {silent:.0f} s", report)
+                service.unhealthy_since, service.seen_healthy = None, True
+                service.announced = False
+                continue
+            if service.unhealthy_since is None:
+                service.unhealthy_since = asked
+            if service.seen_healthy and not service.announced:
+                service.announced = True
+                self._say(
+                    f"{name} (pid {proc.pid}) does not answer its health check ({why}): the "
+                    f"proxy moves its students to the other processes; it is killed and "
+                    f"started again if this lasts {UNHEALTHY_SECONDS:.0f} s",
+                    report,
+                )
 
     def supervise(self, stop: threading.Event, report: Callable[[str], None]) -> None:
-        """:meth:`check` every :data:`WATCH_SECONDS` until ``stop`` or :attr:`down`."""
-        while not stop.wait(WATCH_SECONDS) and not self.down.is_set():
+        """:meth:`check` every :data:`WATCH_SECONDS` until ``stop``; :meth:`probe` as often on
+        a thread of its own (a hung process's probe takes :data:`PROBE_SECONDS`)."""
+
+        def probing() -> None:
+            while not stop.wait(WATCH_SECONDS):
+                self.probe(report)
+
+        prober = threading.Thread(target=probing, name="class-server-probe", daemon=True)
+        prober.start()
+        while not stop.wait(WATCH_SECONDS):
             self.check(report)
+        prober.join(timeout=2 * PROBE_SECONDS)
 
 
 def _start(
-    stack: ExitStack, layout: Layout, name: str, command: list[str], env: dict[str, str]
+    stack: ExitStack,
+    layout: Layout,
+    name: str,
+    command: list[str],
+    env: dict[str, str],
+    **kw: object,
 ) -> subprocess.Popen:
-    service = Service.start(name, command, env, layout.run_dir / f"{name}.log")
+    service = Service.start(name, command, env, layout.run_dir / f"{name}.log", **kw)
     layout.services[name] = service
     stack.callback(service.stop)
     return service.proc
@@ -304,12 +424,12 @@ def class_server(
         Where the app processes and the Dask scheduler listen (the first free ports of the
         range; default any free ports of 127.0.0.1), for a machine whose users share ports.
     report : callable, optional
-        Receives the supervisor's lines (a process started again, or left down); default
-        stderr.
+        Receives the supervisor's lines (a process not answering, answering again, started
+        again, or left down); default stderr.
 
-    While the block runs, a supervisor thread starts again any process behind the proxy
-    that dies (:meth:`Layout.check`, within :data:`MAX_RESTARTS` per :data:`RESTART_WINDOW`)
-    and sets ``layout.down`` if HAProxy dies.
+    While the block runs, a supervisor thread starts again any process that dies, HAProxy
+    included, and any app process that stays unhealthy (:meth:`Layout.check`,
+    :meth:`Layout.probe`, within :data:`MAX_RESTARTS` per :data:`RESTART_WINDOW`).
     """
     if not 1 <= processes <= 64:
         raise ValueError(f"processes must be between 1 and 64; got {processes}")
@@ -396,10 +516,12 @@ def class_server(
                 dask_env,
             )
             app_env["CAPE_DASK_SCHEDULER"] = layout.scheduler
-        backends = []
+        backends: list[tuple[int | str, ...]] = []
+        probes = []
         for i in range(1, processes + 1):
-            app_port = next_port()
-            backends.append(("127.0.0.1", app_port))
+            app_port, probe_port = next_port(), next_port()
+            backends.append(("127.0.0.1", app_port, probe_port))
+            probes.append(f"http://127.0.0.1:{probe_port}")
             _start(
                 stack,
                 layout,
@@ -407,19 +529,21 @@ def class_server(
                 [
                     sys.executable,
                     "-m",
-                    "streamlit",
-                    "run",
-                    "app.py",
-                    "--server.port",
+                    "deploy.app_process",
+                    "--port",
                     str(app_port),
-                    "--server.address",
-                    "127.0.0.1",
+                    "--probe-port",
+                    str(probe_port),
                 ],
                 app_env,
+                health_url=f"{probes[-1]}/live",
+                start_grace=timeout,
             )
             layout.app_urls.append(f"http://127.0.0.1:{app_port}")
-        for i, (url, proc) in enumerate(zip(layout.app_urls, layout.apps, strict=True), 1):
-            _wait_healthy(url, proc, timeout, f"app process {i}")
+        for i, (probe, proc) in enumerate(zip(probes, layout.apps, strict=True), 1):
+            # the probe answers "ok" once Streamlit's own health route has answered
+            _wait_healthy(probe, proc, timeout, f"app process {i}")
+            layout.services[f"app{i}"].seen_healthy = True
         config = directory / "haproxy.cfg"
         config.write_text(render_config(address, port, backends))
         check = subprocess.run(
@@ -493,9 +617,8 @@ def main(argv: list[str] | None = None) -> None:
         ) as layout:
             host = _lan_address() if args.address == "0.0.0.0" else args.address
             print(banner(layout, host, args.port, args.processes), flush=True)
-            while not layout.down.wait(1):  # a dead app process is started again meanwhile
-                pass
-            raise SystemExit(f"class_server: {layout.reason}; stopping the rest")
+            while True:  # the supervisor thread starts again what dies or hangs meanwhile
+                time.sleep(1)
     except KeyboardInterrupt:
         print("stopping…", flush=True)
     except RuntimeError as err:

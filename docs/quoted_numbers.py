@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -973,6 +974,32 @@ def _reliability() -> dict[str, Any]:
         "active": {120.0: "two"}.get(jobs.ACTIVE_SECONDS, f"{jobs.ACTIVE_SECONDS / 60:g}"),
         "restarts": class_server.MAX_RESTARTS,
         "window": class_server.RESTART_WINDOW,
+    }
+
+
+@quote(
+    "reliability.md",
+    "every second with {check:g} s to answer (`timeout check {check:g}s`, `inter {inter:g}s`, "
+    "`fall {fall}`)",
+    "after {unhealthy:g} s without an answer (`UNHEALTHY_SECONDS`)",
+    "with {silent:g} s to answer (`LOOP_SILENT_SECONDS`)",
+)
+def _class_server_health() -> dict[str, Any]:
+    from deploy import app_process, class_server
+
+    config = class_server.TEMPLATE.read_text()
+
+    def number(pattern: str) -> float:
+        found = re.search(pattern, config)
+        assert found is not None, pattern
+        return float(found[1])
+
+    return {
+        "check": number(r"timeout check (\d+)s"),
+        "inter": number(r"default-server inter (\d+)s"),
+        "fall": int(number(r"default-server .*\bfall (\d+)")),
+        "unhealthy": class_server.UNHEALTHY_SECONDS,
+        "silent": app_process.LOOP_SILENT_SECONDS,
     }
 
 

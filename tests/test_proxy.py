@@ -1,7 +1,8 @@
 """The lecture-hall layout (issue #26): two app processes behind HAProxy with sticky sessions
 (deploy/class_server.py, deploy/haproxy.cfg.in, scripts/class_server.sh), and what it does
 when an app process dies (issue #36): the process is started again, within a restart budget,
-and its students carry on.
+and its students carry on; and (issue #50) when one hangs (its students are moved to another
+process within 15 s, it is restarted) or HAProxy dies (started again, the students reconnect).
 
 The browser test starts the layout, opens the app through the proxy in two browser contexts
 (two students), moves ε and switches page in each, and reads the proxy's log: every request of
@@ -28,9 +29,10 @@ import pytest
 from deploy import class_server as cs
 from deploy.class_server import HAPROXY, haproxy_available, render_config
 
-# This helper's loopback ports on the shared machine (the proxy, then the app processes).
-PROXY_PORT = 8641
-APP_PORTS = range(8642, 8650)
+# This helper's loopback ports on the shared machine (the proxy, then the app processes and
+# their probes); CAPE_PROXY_TEST_PORT moves the block where those are someone else's.
+PROXY_PORT = int(os.environ.get("CAPE_PROXY_TEST_PORT", "8641"))
+APP_PORTS = range(PROXY_PORT + 1, PROXY_PORT + 12)
 
 
 def _need_haproxy() -> None:
@@ -67,7 +69,7 @@ def layout():
     from deploy.class_server import class_server
 
     try:
-        with class_server(2, timeout=120) as running:
+        with class_server(2, port=PROXY_PORT, ports=APP_PORTS, timeout=120) as running:
             yield running
     except RuntimeError as err:  # it did not start
         pytest.fail(str(err))
@@ -208,24 +210,100 @@ def test_a_dead_process_is_started_again_within_its_restart_budget(tmp_path):
     assert layout.app_pids != first  # started again: a new process
     # bounded: MAX_RESTARTS in the window, then left down, and the layout keeps serving
     assert len(layout.services["app1"].restarts) == cs.MAX_RESTARTS
-    assert len(lines) == cs.MAX_RESTARTS and not layout.down.is_set()
-    assert all("app1 exited with status 3; started again" in line for line in lines)
-    assert "stays down" in lines[-1] and "stays down" not in lines[0]
+    restarts, spent = lines[: cs.MAX_RESTARTS], lines[cs.MAX_RESTARTS :]
+    assert all("app1 exited with status 3; started again" in line for line in restarts)
+    assert "stays down" in restarts[-1] and "stays down" not in restarts[0]
+    # issue #50: the spent budget is one line at the moment the process dies past it
+    assert len(spent) == 1 and "app1 exited with status 3; its restart budget is spent" in spent[0]
+    assert "started again in 300 s" in spent[0] or "started again in 29" in spent[0]
     # the window passes: one more restart is allowed
     service = layout.services["app1"]
     service.restarts = type(service.restarts)(t - cs.RESTART_WINDOW for t in service.restarts)
     layout.check(lines.append)
-    assert len(lines) == cs.MAX_RESTARTS + 1
+    assert len(lines) == cs.MAX_RESTARTS + 2 and "started again as pid" in lines[-1]
+    assert layout.events == lines
     _wait_exited(layout)
 
 
-def test_only_the_proxy_dying_stops_the_layout(tmp_path):
+def test_a_dead_proxy_is_started_again_within_the_same_budget(tmp_path):
+    # issue #50: HAProxy's death stopped both healthy app processes and ended the class
     layout = cs.Layout("http://127.0.0.1:1", tmp_path)
     layout.services["haproxy"] = _dying_service(tmp_path, "haproxy", 7)
-    _wait_exited(layout)
-    layout.check(lambda line: None)
-    assert layout.down.is_set() and "haproxy exited with status 7" in layout.reason
-    assert not layout.services["haproxy"].restarts  # never started again
+    lines: list[str] = []
+    for _ in range(cs.MAX_RESTARTS + 3):
+        _wait_exited(layout)
+        layout.check(lines.append)
+    assert len(layout.services["haproxy"].restarts) == cs.MAX_RESTARTS
+    assert len(lines) == cs.MAX_RESTARTS + 1  # each restart, then the spent budget, once
+    assert all("haproxy exited with status 7; started again as pid" in x for x in lines[:-1])
+    assert "restart budget is spent" in lines[-1] and "no student can reach" in lines[-1]
+
+
+class _Probe:
+    """A liveness probe the test switches between answering and silence (a stopped process)."""
+
+    def __init__(self) -> None:
+        from deploy.app_process import Liveness, probe_server
+
+        self.liveness = Liveness()
+        self.liveness.last_answer = time.monotonic()
+        self.server = probe_server(0, self.liveness)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/live"
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_a_process_that_stops_answering_is_moved_off_then_killed_and_started_again(
+    tmp_path, monkeypatch
+):
+    # issue #50: a SIGSTOPped app process stayed in the layout for good (only poll() was read)
+    monkeypatch.setattr(cs, "UNHEALTHY_SECONDS", 1.0)
+    probe = _Probe()
+    layout = cs.Layout("http://127.0.0.1:1", tmp_path)
+    command = [sys.executable, "-c", "import time; time.sleep(120)"]
+    service = cs.Service.start(
+        "app1", command, dict(os.environ), tmp_path / "app1.log", health_url=probe.url
+    )
+    layout.services["app1"] = service
+    lines: list[str] = []
+    try:
+        layout.probe(lines.append)
+        assert service.seen_healthy and lines == []
+        old = service.proc
+        os.kill(old.pid, signal.SIGSTOP)
+        probe.liveness.last_answer = time.monotonic() - 1000  # its loop silent: 503
+        layout.probe(lines.append)
+        layout.check(lines.append)  # not yet: unhealthy for less than UNHEALTHY_SECONDS
+        assert service.proc is old and len(lines) == 1
+        assert "app1 (pid" in lines[0] and "does not answer its health check" in lines[0]
+        assert "503" in lines[0] and "moves its students" in lines[0]
+        time.sleep(1.1)
+        layout.probe(lines.append)  # said once per episode
+        layout.check(lines.append)
+        assert old.poll() == -signal.SIGKILL and service.proc is not old
+        assert len(lines) == 2 and f"app1 (pid {old.pid}) has not answered" in lines[1]
+        assert "killed; started again as pid" in lines[1] and "restart 1 of at most" in lines[1]
+        # the new process starts: its probe is not held against it within its start grace
+        layout.check(lines.append)
+        assert len(lines) == 2
+        probe.liveness.last_answer = time.monotonic()
+        layout.probe(lines.append)
+        assert service.seen_healthy and service.unhealthy_since is None and len(lines) == 2
+    finally:
+        probe.server.shutdown()
+        service.kill()
+
+
+def test_the_probe_tells_busy_from_dead():
+    from deploy.app_process import LOOP_SILENT_SECONDS, Liveness
+
+    liveness = Liveness()
+    assert liveness.verdict() == (503, "starting")
+    liveness.last_answer = 100.0
+    assert liveness.verdict(now=100.0 + LOOP_SILENT_SECONDS - 1) == (200, "ok")  # slow, alive
+    status, text = liveness.verdict(now=100.0 + LOOP_SILENT_SECONDS + 5)
+    assert status == 503 and text.startswith("event loop silent for")
 
 
 def _health(url: str) -> bool:
@@ -252,13 +330,14 @@ def _settled(page) -> None:
     _no_errors(page)
 
 
-def _keeps_working(page) -> None:
-    """The student moves the Monte Carlo draws: the URL and the histograms follow."""
+def _keeps_working(page, key: str = "ArrowRight") -> None:
+    """The student moves the Monte Carlo draws (``key``: one step right, or left): the URL
+    and the histograms follow."""
     _settled(page)  # a tab whose process died reconnects first
     before, url = _chart(page), page.url
     draws = page.locator("[data-testid='stSlider']").filter(has_text="Monte Carlo draws")
     draws.get_by_role("slider").first.focus()
-    page.keyboard.press("ArrowRight")
+    page.keyboard.press(key)
     _settled(page)
     assert page.url != url and "avg_draws=" in page.url, f"the draws did not move: {page.url}"
     assert _chart(page) != before, "the chart did not change after moving the draws"
@@ -299,7 +378,7 @@ def test_kill_9_of_an_app_process_under_the_class_server_loses_no_student(browse
             while victim.proc.pid == old_pid or not _health(layout.app_urls[0]):
                 assert time.monotonic() < deadline, f"app1 not back within 60 s: {lines}"
                 time.sleep(0.5)
-            assert not layout.down.is_set() and layout.proxy.poll() is None
+            assert layout.proxy is not None and layout.proxy.poll() is None
             assert len(lines) == 1 and "app1 exited with status -9; started again" in lines[0]
             # both students carry on (the killed one's tab reconnects; its settings are in
             # its URL), and the new student gets in
@@ -326,3 +405,123 @@ def test_every_process_gets_one_lecturers_key_and_the_operator_reads_it(tmp_path
     text = cs.banner(layout, "10.0.0.5", 8501, 2)
     assert "lecturer's key: from-env" in text
     assert "http://10.0.0.5:8501/classroom?lecturer=from-env" in text
+
+
+_WATCH_DROPS = """() => {
+  window.__capeDrops = 0;  // the connection left CONNECTED ...
+  window.__capeBack = 0;  // ... and came back at this time (ms since the epoch)
+  new MutationObserver(records => {
+    for (const r of records) {
+      if (r.target.getAttribute('data-test-connection-state') !== 'CONNECTED') {
+        window.__capeDrops++;
+        window.__capeBack = 0;
+      } else if (window.__capeDrops > 0 && !window.__capeBack) window.__capeBack = Date.now();
+    }
+  }).observe(document, {subtree: true, attributes: true,
+                        attributeFilter: ['data-test-connection-state']});
+}"""
+_RECONNECTED = """() => window.__capeDrops > 0 && document.querySelector("[data-testid='stApp']")
+  .getAttribute('data-test-connection-state') === 'CONNECTED'"""
+
+
+def _draws(page) -> str:
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="Monte Carlo draws")
+    return slider.get_by_role("slider").first.get_attribute("aria-valuenow") or ""
+
+
+def _reconnects_and_moves(page, since: float, deadline: float) -> tuple[float, float]:
+    """The student's tab loses its connection, gets it back, and the student's next move
+    works, its URL state (the draws moved before) carried over. Returns the seconds from
+    ``since`` (``time.time()``) until the tab was connected again (seen by the page itself,
+    so one student's wait does not include the test's work with another), and the seconds
+    the move then took (until its chart was drawn)."""
+    draws, query = _draws(page), page.url.split("?", 1)[1]
+    page.wait_for_function(_RECONNECTED, timeout=max(1.0, deadline - time.time()) * 1000)
+    back = page.evaluate("() => window.__capeBack") / 1000 - since
+    _settled(page)
+    assert _draws(page) == draws and page.url.split("?", 1)[1] == query, page.url
+    moving = time.monotonic()
+    _keeps_working(page, "ArrowLeft")  # back to 1,000 (right of 5,000 is the default)
+    return back, time.monotonic() - moving
+
+
+def _students(browser, layout, pinned: list[str]):
+    url = f"{layout.url}/averaging?avg_draws=1000"
+    students = [
+        _arrive(browser, url, f"cape-student-{i}", process) for i, process in enumerate(pinned)
+    ]
+    for _, page in students:
+        _settled(page)
+        _keeps_working(page)  # each has moved once: URL state of their own to carry over
+        page.evaluate(_WATCH_DROPS)
+    assert [_process(context) for context, _ in students] == pinned
+    return students
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_hung_app_process_hands_its_students_to_another_within_15_s(browser):
+    # issue #50: SIGSTOP of the process three students were on: for 60 s every page stayed
+    # "connected" and every move was silently ignored; the supervisor said nothing
+    _need_haproxy()
+    lines: list[str] = []
+    with cs.class_server(
+        2, port=PROXY_PORT, ports=APP_PORTS, timeout=90, report=lines.append
+    ) as layout:
+        students = []
+        try:
+            students += _students(browser, layout, ["app1", "app1", "app2"])
+            victim = layout.services["app1"]
+            hung = victim.proc.pid
+            stopped, clock = time.monotonic(), time.time()
+            os.kill(hung, signal.SIGSTOP)
+            # each student's next move, made once the tab is connected again, has worked
+            # within 15 s of the stop
+            seconds = [_reconnects_and_moves(page, clock, clock + 15) for _, page in students[:2]]
+            print(f"hung process: (reconnected, move) after {seconds} s")
+            assert max(back + move for back, move in seconds) <= 15, seconds
+            assert [_process(context) for context, _ in students] == ["app2"] * 3
+            _keeps_working(students[2][1], "ArrowLeft")  # the other process's student
+            # the supervisor: one line when the probe went silent, one when it restarted it
+            deadline = time.monotonic() + 90
+            while victim.proc.pid == hung or not _health(layout.app_urls[0]):
+                assert time.monotonic() < deadline, f"app1 not restarted within 90 s: {lines}"
+                time.sleep(0.5)
+            restarted = time.monotonic() - stopped
+            print(f"hung process restarted and healthy after {restarted:.1f} s: {lines}")
+            assert len(lines) == 2, lines
+            assert f"app1 (pid {hung}) does not answer its health check" in lines[0]
+            assert f"app1 (pid {hung}) has not answered its health check for" in lines[1]
+            assert "killed; started again as pid" in lines[1]
+        finally:
+            for context, _ in students:
+                context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_kill_9_of_haproxy_under_students_is_not_the_end_of_the_class(browser):
+    # issue #50: kill -9 of HAProxy stopped both healthy app processes and exited 20 s later;
+    # every student got "Connection error" for good
+    _need_haproxy()
+    lines: list[str] = []
+    with cs.class_server(
+        2, port=PROXY_PORT, ports=APP_PORTS, timeout=90, report=lines.append
+    ) as layout:
+        students = []
+        try:
+            students += _students(browser, layout, ["app1", "app2"])
+            apps = layout.app_pids
+            proxy = layout.services["haproxy"]
+            killed = proxy.proc.pid
+            os.kill(killed, signal.SIGKILL)
+            since = time.time()
+            seconds = [_reconnects_and_moves(page, since, since + 60) for _, page in students]
+            print(f"HAProxy killed: (reconnected, move) after {seconds} s: {lines}")
+            assert proxy.proc.pid != killed and proxy.proc.poll() is None
+            assert layout.app_pids == apps  # the app processes were left alone
+            assert len(lines) == 1 and "haproxy exited with status -9; started again" in lines[0]
+            assert [_process(context) for context, _ in students] == ["app1", "app2"]
+        finally:
+            for context, _ in students:
+                context.close()
