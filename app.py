@@ -65,8 +65,14 @@ def _pages() -> dict[str, list[st.Page]]:
 PAGES_KEY = "_cape_pages"  # the session's st.Page objects (not a setting: no page prefix)
 pages = _pages()
 if not lecturer.check():  # students: the lecturer's page is not there, nor are its links
+    # by script name, not ``Page.url_path``: a job's child process re-runs this file as its
+    # main module outside Streamlit (multiprocessing's forkserver), where a Page has no path
     pages = {
-        section: [p for p in entries if p.url_path != "classroom"]
+        section: [
+            page
+            for (script, _, _), page in zip(SECTIONS[section], entries, strict=True)
+            if script != "classroom"
+        ]
         for section, entries in pages.items()
     }
 dropped = drop_unreadable_query_params()  # before any widget reads the URL

@@ -261,9 +261,7 @@ def test_one_sink_at_a_time_and_none_after_the_block():
 
 
 def test_a_heavy_job_reports_its_progress_to_the_server():
-    job = worker.Job(
-        dpcore.pca_sweep, (), {"epsilon": (0.5, 1.0), "runs": 3, **PCA_SMALL}, FAST
-    )
+    job = worker.Job(dpcore.pca_sweep, (), {"epsilon": (0.5, 1.0), "runs": 3, **PCA_SMALL}, FAST)
     assert _wait(lambda: job.poll() is not None, 60)
     assert job.outcome.status == "ok"
     assert job.progress() == (6, 6)  # read from the child's shared counts
@@ -279,3 +277,21 @@ def test_progress_text_gives_the_fraction_and_the_time_left():
     done = jobs.progress_text(10, 10, 5.0)
     assert done == (1.0, "10 of 10 tasks done (100%), 5 s so far; finishing.")
     assert jobs.progress_text(0, 0, 2.0) == (0.0, "Starting (2 s so far).")
+
+
+def test_the_app_script_runs_bare_as_a_jobs_child_runs_it():
+    # A job's child (multiprocessing's forkserver) re-runs the script Streamlit ran as its
+    # main module — app.py — outside Streamlit before it runs the job. When app.py read a
+    # Page's url_path there (issue #49's lecturer filter) every load and job died ("the data
+    # could not be loaded"), which only the browser tests saw.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", "import runpy; runpy.run_path('app.py', run_name='__mp_main__')"],
+        cwd=root, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "CAPE_LECTURER_KEY": "k"},
+    )  # fmt: skip
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
