@@ -241,8 +241,8 @@ def test_the_navigation_is_lists_a_screen_reader_accepts(server, tabs, axe_sourc
     page = tabs(width=1400, height=1000)
     page.goto(f"{server}/glossary")
     browser_wait.settle(page, 120)
-    want = [
-        {"name": section, "items": [title for _, title, _ in entries]}
+    want = [  # a student's navigation: the lecturer's page needs the lecturer's key (#49)
+        {"name": section, "items": [t for script, t, _ in entries if script != "classroom"]}
         for section, entries in sections.items()
     ]
     for moved in (False, True):

@@ -20,22 +20,29 @@ generator (Imtiaz & Sarwate, Alg. 1 and 5) and with pairwise noise instead of it
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore.analysis.trust_models import _cape, _sites, _taus
+from dpcore._validation import check_int, check_per_site, check_weights
 from dpcore.analysis.views import (
     EPS_TOL,
-    _joint_std,
     coalition_view,
     effective_epsilons,
+    joint_noise_std,
     remedy_worst_case,
 )
-from dpcore.mechanisms.calibration import second_moment_sensitivity
+from dpcore.mechanisms.calibration import (
+    ClassicGaussianWarning,
+    second_moment_sensitivity,
+    site_noise_std,
+)
 from dpcore.protocol.cape import CapeDesign
+from dpcore.protocol.joint_safe import design_for
 from dpcore.protocol.pairwise import pairwise_coalition_covariance
+from dpcore.resources import MAX_TRUST_EPSILON
 
 DESIGN_COLUMNS = {"cape": "paper's design", "joint": "joint-view-safe design"}
 CASES = (
@@ -90,7 +97,7 @@ def _design_cases(made: CapeDesign, sens, eps, dlt) -> dict[str, tuple]:
     )
     _, cov = pairwise_coalition_covariance(made, ())
     out["pairwise, joint view"] = _worst(
-        effective_epsilons(_joint_std(cov), sens, delta=dlt), eps, everyone
+        effective_epsilons(joint_noise_std(cov), sens, delta=dlt), eps, everyone
     )
     helper_one, pair_one = [], []
     for (c,) in itertools.combinations(range(s), 1):
@@ -100,7 +107,9 @@ def _design_cases(made: CapeDesign, sens, eps, dlt) -> dict[str, tuple]:
         honest, cov = pairwise_coalition_covariance(made, (c,))
         pair_one.append(
             _worst(
-                effective_epsilons(_joint_std(cov), sens[honest], delta=dlt[honest]), eps, honest
+                effective_epsilons(joint_noise_std(cov), sens[honest], delta=dlt[honest]),
+                eps,
+                honest,
             )
         )
     out["helper, aggregator + one site"] = max(helper_one, key=lambda w: w[0] / w[1])
@@ -151,18 +160,26 @@ def federation_trust(
     >>> bool(t.loc["pairwise, aggregator + one site", "joint meets"])
     False
     """
-    n, eps, dlt, mu = _sites(n_per_site, epsilon, delta, weights)
-    if n.size > 40:
-        raise ValueError(f"n_per_site must list at most 40 sites; got {n.size}")
+    sizes = np.asarray(n_per_site)
+    if sizes.ndim != 1 or sizes.dtype.kind not in "iuf":
+        raise TypeError(f"n_per_site must be a sequence of integers; got {n_per_site!r}")
+    s = check_int(sizes.size, "n_per_site (number of sites)", low=2, high=40)
+    n = np.array([check_int(v, "n_per_site", low=1, high=10**9) for v in sizes.tolist()])
+    eps = check_per_site(epsilon, s, "epsilon", high=MAX_TRUST_EPSILON)
+    dlt = check_per_site(delta, s, "delta", high=1.0)
+    mu = check_weights(weights, s)
     if calibration not in ("classic", "analytic"):
         raise ValueError(f"calibration must be 'classic' or 'analytic'; got {calibration!r}")
     if neighbouring not in ("add-remove", "replace"):
         raise ValueError(f"neighbouring must be 'add-remove' or 'replace'; got {neighbouring!r}")
-    tau = _taus(n, eps, dlt, calibration, neighbouring)
+    with warnings.catch_warnings():  # the page warns about classic at ε ≥ 1 once
+        warnings.simplefilter("ignore", ClassicGaussianWarning)
+        tau = site_noise_std(
+            n, epsilon=eps, delta=dlt, method=calibration, neighbouring=neighbouring
+        )
+        designs = {kind: design_for(kind, tau, weights=mu) for kind in DESIGN_COLUMNS}
     sens = second_moment_sensitivity(n, neighbouring=neighbouring)
-    per_design = {
-        kind: _design_cases(_cape(kind, tau, mu), sens, eps, dlt) for kind in DESIGN_COLUMNS
-    }
+    per_design = {kind: _design_cases(designs[kind], sens, eps, dlt) for kind in DESIGN_COLUMNS}
     rows = []
     for case, trusted, holds in CASES:
         row: dict[str, object] = {"case": case, "trusted": trusted, "holds": holds}

@@ -124,6 +124,14 @@ def _joint_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(ok, scale / np.sqrt(np.maximum(precision, 1.0)), 0.0)
 
 
+def joint_noise_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
+    """σ_joint of every site from the noise covariance C of the releases an observer holds.
+
+    1/sqrt([C⁻¹]_ss) (module docstring), 0 for a site without noise; stacked over leading axes.
+    """
+    return _joint_std(np.asarray(cov, dtype=np.float64))
+
+
 @dataclass(frozen=True, eq=False)
 class CoalitionView:
     """The noise a coalition cannot remove from the honest sites' releases.

@@ -8,7 +8,7 @@ import pytest
 
 from dpcore import remedy_worst_case
 from dpcore.analysis.trust_federation import CASES, federation_trust
-from dpcore.analysis.views import _joint_std, coalition_view, condition, effective_epsilons
+from dpcore.analysis.views import coalition_view, condition, effective_epsilons, joint_noise_std
 from dpcore.mechanisms.calibration import second_moment_sensitivity, site_noise_std
 from dpcore.protocol.joint_safe import design_for
 from dpcore.protocol.pairwise import pair_variances
@@ -77,7 +77,7 @@ def test_each_case_equals_an_independent_computation(kind):
     pair = []
     for c in range(5):
         honest, cov = pairwise_view_by_conditioning(design, c)
-        e = effective_epsilons(_joint_std(cov), sens[honest], delta=1e-5)
+        e = effective_epsilons(joint_noise_std(cov), sens[honest], delta=1e-5)
         pair += list(zip(e, eps[honest], strict=True))
     assert table.loc["pairwise, aggregator + one site", f"{kind} epsilon"] == pytest.approx(
         ratio_max(pair)[0], rel=1e-7
@@ -113,6 +113,8 @@ def test_bad_arguments_are_refused_by_name():
         federation_trust(N, epsilon=1.0, delta=1e-5, neighbouring="swap")
     with pytest.raises(ValueError, match="epsilon"):
         federation_trust(N, epsilon=-1.0, delta=1e-5)
-    with pytest.raises(ValueError, match="at most 40 sites"):
+    with pytest.raises(
+        ValueError, match=r"n_per_site \(number of sites\) must be an integer in \[2, 40\]"
+    ):
         federation_trust([100] * 41, epsilon=1.0, delta=1e-5)
     assert math.isfinite(federation_trust([10, 10], epsilon=1.0, delta=1e-5)["joint epsilon"][0])
