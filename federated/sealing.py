@@ -44,24 +44,23 @@ def fingerprint(public: bytes) -> str:
     return hashlib.sha256(public).hexdigest()[:16]
 
 
-def _key(private: bytes, peer_public: bytes) -> bytes:
+def _derive(private: bytes, peer_public: bytes, info: bytes, length: int = 32) -> bytes:
+    """HKDF-SHA256 of the X25519 secret of ``private`` and ``peer_public``, bound to ``info``
+    (both ends derive the same bytes; the relaying aggregator cannot)."""
     shared = X25519PrivateKey.from_private_bytes(private).exchange(
         X25519PublicKey.from_public_bytes(peer_public)
     )
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=INFO).derive(shared)
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=info).derive(shared)
 
 
 def seal(private: bytes, peer_public: bytes, plaintext: bytes, context: bytes) -> bytes:
     """Nonce ‖ ChaCha20-Poly1305(plaintext), bound to ``context`` (associated data)."""
-    nonce = os.urandom(NONCE)
-    return nonce + ChaCha20Poly1305(_key(private, peer_public)).encrypt(nonce, plaintext, context)
+    return seal_with_key(_derive(private, peer_public, INFO), plaintext, context)
 
 
 def open_sealed(private: bytes, peer_public: bytes, sealed: bytes, context: bytes) -> bytes:
     """The plaintext of :func:`seal`; ``cryptography``'s InvalidTag if anything was changed."""
-    return ChaCha20Poly1305(_key(private, peer_public)).decrypt(
-        sealed[:NONCE], sealed[NONCE:], context
-    )
+    return open_with_key(_derive(private, peer_public, INFO), sealed, context)
 
 
 def context_for(run_id: int, site: int, shape: tuple[int, ...], release: int = 0) -> bytes:
@@ -77,12 +76,8 @@ def pair_seed(
     scheme): HKDF of their X25519 secret, 128 bits; the same at both ends, unknown to the
     relaying aggregator, and another for every release (their noises are independent)."""
     lo, hi = sorted((s, t))
-    shared = X25519PrivateKey.from_private_bytes(private).exchange(
-        X25519PublicKey.from_public_bytes(peer_public)
-    )
     info = f"cape-lab pairwise noise | run {run_id} | release {release} | sites {lo} {hi}"
-    key = HKDF(algorithm=hashes.SHA256(), length=16, salt=None, info=info.encode()).derive(shared)
-    return int.from_bytes(key, "big")
+    return int.from_bytes(_derive(private, peer_public, info.encode(), length=16), "big")
 
 
 def release_key(private: bytes, peer_public: bytes, run_id: int, site: int, release: int) -> bytes:
@@ -93,11 +88,8 @@ def release_key(private: bytes, peer_public: bytes, run_id: int, site: int, rele
     not this key: the noise generator hands it over only for the sites the aggregator has
     not declared dropped, once per run (the sealed remedy, docs/federated.md, "Dropouts").
     """
-    shared = X25519PrivateKey.from_private_bytes(private).exchange(
-        X25519PublicKey.from_public_bytes(peer_public)
-    )
     info = f"cape-lab release key | run {run_id} | release {release} | site {site}"
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info.encode()).derive(shared)
+    return _derive(private, peer_public, info.encode())
 
 
 def seal_with_key(key: bytes, plaintext: bytes, context: bytes) -> bytes:
