@@ -206,7 +206,10 @@ def shim() -> None:
     socket.send_fds(conn, [json.dumps(request).encode()], [0, 1, 2])
     pid = int(conn.recv(32))
     if os.environ.get(PIDS_ENV):  # the launcher watches the ServerApp; tests signal programs
-        Path(os.environ[PIDS_ENV], str(os.getpid())).write_text(f"{pid} {Path(sys.argv[0]).name}")
+        done = Path(os.environ[PIDS_ENV], str(os.getpid()))
+        part = done.with_name(f".{done.name}.part")  # whole or absent: the launcher reads once
+        part.write_text(f"{pid} {Path(sys.argv[0]).name}")
+        os.replace(part, done)
 
     def forward(signum: int, frame: object) -> None:
         try:

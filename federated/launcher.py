@@ -135,6 +135,7 @@ class Federation:
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     killed: set[str] = field(default_factory=set)
     _earlier_servers: set[int] = field(default_factory=set)
+    _programs: dict[str, tuple[int, str]] = field(default_factory=dict)  # stand-in → (pid, program)
 
     def __post_init__(self) -> None:
         n = len(self.data)
@@ -410,16 +411,20 @@ class Federation:
                 )
 
     def _serverapps(self) -> set[int]:
-        """The real pids of the ServerApps the fork server has run so far."""
-        found = set()
+        """The real pids of the ServerApps the fork server has run so far.
+
+        Every stand-in (one per ClientApp and message) writes its file once, so each file is
+        read once (:attr:`_programs`): ``wait`` asks every 50 ms, and a federation that stays
+        up gathers thousands of them."""
         for entry in (self._dir / "pids").iterdir():
+            if entry.name in self._programs or entry.name.startswith("."):
+                continue
             try:
                 pid, program = entry.read_text().split()
-            except (OSError, ValueError):
+            except (OSError, ValueError):  # not written yet: read again next time
                 continue
-            if program == "flwr-serverapp":
-                found.add(int(pid))
-        return found
+            self._programs[entry.name] = (int(pid), program)
+        return {pid for pid, program in self._programs.values() if program == "flwr-serverapp"}
 
     def real_pid(self, name: str) -> int:
         """The pid of party ``name``'s real program (behind its stand-in when warm)."""

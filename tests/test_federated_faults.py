@@ -136,7 +136,7 @@ def test_the_superlink_or_the_serverapp_killed_fails_within_seconds(tmp_path, pa
     if party == "superlink":
         cmd.kill("superlink")
     else:  # the ServerApp: the real program of the flwr-serverapp stand-in
-        pids = [p.read_text().split() for p in (tmp_path / "pids").iterdir()]
+        pids = [p.read_text().split() for p in (tmp_path / "pids").glob("[0-9]*")]
         (real,) = [int(pid) for pid, program in pids if program == "flwr-serverapp"]
         os.killpg(real, signal.SIGKILL)
     killed = time.monotonic()
