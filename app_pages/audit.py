@@ -151,7 +151,9 @@ if trials < trials_asked:
     )
 site0, colluding0 = int(site) - 1, tuple(sorted(s - 1 for s in colluders))  # 0-based
 audit_key = (the_sites, site0, colluding0, trials, seed)
-audit = call_core(audit_table, the_sites, site0, colluding0, trials, seed)
+audit = call_core(
+    audit_table, the_sites, site=site0, colluding=colluding0, trials=trials, seed=seed
+)
 promised = float(audit["promised_epsilon"].iloc[0])
 
 
@@ -348,7 +350,9 @@ def _dips(views: pd.DataFrame) -> tuple[int, float, float, float]:
 
 with tradeoff_box:
     st.header("ε in an attacker's words: the trade-off", anchor=sections.AUDIT_TRADEOFF)
-    views, curves = call_core(audit_tradeoff, the_sites, site0, colluding0, trials, seed)
+    views, curves = call_core(
+        audit_tradeoff, the_sites, site=site0, colluding=colluding0, trials=trials, seed=seed
+    )
     trade_fig = built(tradeoff_figure, views, curves, key=audit_key)
     st.plotly_chart(
         presenter.style(trade_fig),
@@ -434,7 +438,14 @@ with rounds_box:
         "each site's (ε_s, δ_s).",
     )
     rounds_trials = max(2_000, min(trials, cap // int(rounds)) // 1_000 * 1_000)
-    over = call_core(audit_rounds_table, the_sites, int(site) - 1, int(rounds), rounds_trials, seed)
+    over = call_core(
+        audit_rounds_table,
+        the_sites,
+        site=int(site) - 1,
+        rounds=int(rounds),
+        trials=rounds_trials,
+        seed=seed,
+    )
     show_table(
         built(
             _rounds_shown,
@@ -460,7 +471,12 @@ with rounds_box:
 if show_stats:
     st.header("What the attacker sees")
     on_d, on_d_prime, mu = call_core(
-        audit_statistics, the_sites, int(site) - 1, "cape", STAT_TRIALS, seed
+        audit_statistics,
+        the_sites,
+        site=int(site) - 1,
+        design="cape",
+        trials=STAT_TRIALS,
+        seed=seed,
     )
     threshold = float(paper_joint.threshold)  # the audit's test, planned from the theory
     st.plotly_chart(

@@ -198,7 +198,7 @@ st.markdown(
         "(row above)."
     )
 )
-curve = call_core(gain_curve, int(sizes.sum()), sites)
+curve = call_core(gain_curve, total=int(sizes.sum()), sites=sites)
 gain_fig = built(
     gain_figure,
     curve,

@@ -136,13 +136,20 @@ made = bound(
 s0 = site - 1
 delta_s = the_sites.delta[s0]
 epsilon_s = the_sites.epsilon[s0]
-z_all = call_core(release_multipliers, the_sites, design_kind, view)
+z_all = call_core(release_multipliers, the_sites, design=design_kind, view=view)
 z = z_all[s0]
 
 # --- ε over T releases, five accountants --------------------------------------------------------
 with main:
     st.header("ε after T releases: five accountants", anchor=sections.COMPOSITION_ACCOUNTANTS)
-    curve = call_core(accountant_curve, the_sites, design_kind, view, s0, int(max_releases))
+    curve = call_core(
+        accountant_curve,
+        the_sites,
+        design=design_kind,
+        view=view,
+        site=s0,
+        max_releases=int(max_releases),
+    )
     # the curve is a function of these settings: name the built results by them (figures/memo)
     acc_key = (the_sites, design_kind, view, site, int(max_releases))
     current = made if 0 < made <= max_releases else None
@@ -150,7 +157,14 @@ with main:
     st.plotly_chart(
         presenter.style(fig), key=f"{P}chart", config=presenter.chart_config("composition")
     )
-    growth = call_core(release_growth, the_sites, design_kind, view, s0, int(max_releases))
+    growth = call_core(
+        release_growth,
+        the_sites,
+        design=design_kind,
+        view=view,
+        site=s0,
+        releases=int(max_releases),
+    )
     lesson = built(
         accountants_text,
         curve,
@@ -192,11 +206,20 @@ colluders = bound(
 )
 coalition = tuple(sorted(s - 1 for s in colluders if s != site))
 profile_releases = max(made, 1)
-joint_cape = call_core(release_multipliers, the_sites, "cape", "aggregator's joint view")[s0]
+joint_cape = call_core(
+    release_multipliers, the_sites, design="cape", view="aggregator's joint view"
+)[s0]
 top = call_core(dpcore.composed_epsilon, joint_cape, releases=profile_releases, delta=delta_s)
 top = max(2.5 * top, 2.0 * epsilon_s, 0.5)
 grid = tuple(sorted({*(top * (i + 1) / 80 for i in range(80)), epsilon_s}))
-profiles = call_core(release_profiles, the_sites, s0, coalition, profile_releases, grid)
+profiles = call_core(
+    release_profiles,
+    the_sites,
+    site=s0,
+    colluding=coalition,
+    releases=profile_releases,
+    grid=grid,
+)
 prof_key = (the_sites, s0, coalition, profile_releases)
 # name → (design, view); the promise is always drawn. Built once per profiles (figures/memo.py)
 offered = built(profile_curves, profiles, key=prof_key)
@@ -297,7 +320,13 @@ def _start_over() -> None:
 
 ledger_key = (the_sites, design_kind, view, accountant, float(budget_multiple), int(made))
 ledger, summary, after, exceed = call_core(
-    release_ledger, the_sites, design_kind, view, accountant, float(budget_multiple), int(made)
+    release_ledger,
+    the_sites,
+    design=design_kind,
+    view=view,
+    accountant=accountant,
+    budget_multiple=float(budget_multiple),
+    made=int(made),
 )
 shown = built(_ledger_shown, summary, after, key=ledger_key)
 st.dataframe(

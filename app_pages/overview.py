@@ -128,7 +128,9 @@ epsilon = bound(
     value=0.5,
     help="Smaller ε: stronger privacy, more noise everywhere.",
 )
-noise = call_core(equal_sites_noise, sites, n_per_site, epsilon, 0.01)
+noise = call_core(
+    equal_sites_noise, sites=sites, n_per_site=n_per_site, epsilon=epsilon, delta=0.01
+)
 m1, m2, m3 = st.columns(3)
 m1.metric(
     "Site noise std τ_s",

@@ -187,11 +187,15 @@ if todo:
         bar.progress(i / len(todo), text=f"Panel {panel.key}: {panel.title}")
         path = paths.get(panel.data, "")
         if panel.heavy:  # a bounded child process, queued, with Cancel (ui.jobs)
-            paper_panel_job(panel.key, runs, seed, calibration, path, gate="paper")
+            paper_panel_job(
+                panel.key, runs=runs, seed=seed, calibration=calibration, path=path, gate="paper"
+            )
         else:
-            call_core(paper_panel, panel.key, runs, seed, calibration, path)
+            call_core(
+                paper_panel, panel.key, runs=runs, seed=seed, calibration=calibration, path=path
+            )
         if panel.pool_spread:
-            call_core(paper_pool_spread, panel.key, calibration)
+            call_core(paper_pool_spread, panel.key, calibration=calibration)
         done.add((panel.key, *token))
     bar.empty()
 
@@ -215,9 +219,18 @@ for row in range(0, len(panels), width):
         if computed:
             path = paths.get(panel.data, "")
             df = (
-                paper_panel_job(panel.key, runs, seed, calibration, path, gate="paper")
+                paper_panel_job(
+                    panel.key,
+                    runs=runs,
+                    seed=seed,
+                    calibration=calibration,
+                    path=path,
+                    gate="paper",
+                )
                 if panel.heavy
-                else call_core(paper_panel, panel.key, runs, seed, calibration, path)
+                else call_core(
+                    paper_panel, panel.key, runs=runs, seed=seed, calibration=calibration, path=path
+                )
             )
         elif ships and panel.key in shipped:
             df = shipped[panel.key]
@@ -226,7 +239,7 @@ for row in range(0, len(panels), width):
             continue
         y_title = "captured energy / optimum" if panel.task == "pca" else "component error"
         spread = (
-            call_core(paper_pool_spread, panel.key, calibration)
+            call_core(paper_pool_spread, panel.key, calibration=calibration)
             if panel.pool_spread and computed
             else None
         )

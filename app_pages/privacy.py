@@ -495,7 +495,7 @@ st.caption(
     f"proof only for ε < 1. The analytic calibration (Balle & Wang 2018) is exact for every ε; "
     f"for your sites its noise std is {span} the classic one.{more}"
 )
-b = call_core(agn_budget, float(eps_sites[0]), float(the_sites.delta[0]))
+b = call_core(agn_budget, epsilon=float(eps_sites[0]), delta=float(the_sites.delta[0]))
 st.markdown(
     f"**capeAGN's budget** (Theorem 2): at (ε, δ) = ({eps_sites[0]:g}, {the_sites.delta[0]:g}) "
     f"it spends (ε₁, δ₁) = ({b['epsilon1']:g}, {b['delta1']:g}) on M2 and "

@@ -68,7 +68,7 @@ kind = side.radio(
 epsilon = epsilon_slider(side, prefix=PREFIX)
 seed = seed_controls(side, prefix=PREFIX)
 
-demo = call_core(protocol_run, int(sites), kind, float(epsilon), int(seed))
+demo = call_core(protocol_run, sites=int(sites), kind=kind, epsilon=float(epsilon), seed=int(seed))
 steps = protocol_steps(demo)
 total = len(steps)
 clamp(STEP, total)  # fewer sites than the URL's step assumed

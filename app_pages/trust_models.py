@@ -109,8 +109,19 @@ sa_choice = url_bound(
 scale = None if scale_text == "automatic" else float(scale_text)
 sa_cal = calibration if sa_choice == "matched" else "ddg"
 common = (the_sites, int(dim), int(bits), scale, sa_cal)
-info = call_core(trust_models_table, the_sites, int(dim), int(bits), scale, sa_cal)
-pca = call_core(trust_models_pca, the_sites, int(dim), int(bits), scale, sa_cal, int(runs), seed)
+info = call_core(
+    trust_models_table, the_sites, dim=int(dim), bits=int(bits), scale=scale, sa_cal=sa_cal
+)
+pca = call_core(
+    trust_models_pca,
+    the_sites,
+    dim=int(dim),
+    bits=int(bits),
+    scale=scale,
+    sa_cal=sa_cal,
+    runs=int(runs),
+    seed=seed,
+)
 table = info.table
 settings = (common, int(runs), seed)  # what every figure and table below is a function of
 

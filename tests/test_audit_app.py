@@ -163,8 +163,9 @@ def test_the_attacks_box_proves_a_break_exactly_when_the_audit_does():
     from ui.cached import audit_table, audit_tradeoff
 
     sites = dpcore.Sites((1000,) * 10, 0.5, 1e-3, (0.1,) * 10, "analytic")
-    views, curves = audit_tradeoff(sites, 0, (), 400_000, 2026)
-    audit = audit_table(sites, 0, (), 400_000, 2026)
+    game = {"site": 0, "colluding": (), "trials": 400_000, "seed": 2026}
+    views, curves = audit_tradeoff(sites, **game)
+    audit = audit_table(sites, **game)
     assert list(views.view) == list(audit.view) and list(views.design) == list(audit.design)
     assert ((views.under_low > 0) == audit.attack_breaks).all()
     assert (views.breaks == audit.theory_breaks).all()

@@ -108,7 +108,7 @@ def test_calibration_and_gain_snippets_give_the_plotted_numbers():
     got = run(snippets.calibration(grid, 1e-5))["table"]
     pd.testing.assert_frame_equal(got, cached.calibration_curve(1e-5, grid))
     rows = run(snippets.gain(3500, 3, points=7))["rows"]
-    curve = cached.gain_curve(3500, 3, points=7)
+    curve = cached.gain_curve(total=3500, sites=3, points=7)
     np.testing.assert_allclose(np.array(rows), curve.to_numpy(), rtol=0, atol=0)
 
 
@@ -181,7 +181,7 @@ def test_audit_tradeoff_snippet_gives_the_charts_views_and_attack():
     from ui.cached import audit_tradeoff
 
     key = (SITES, 1, (2,), 2000, 7)  # site 2, site 3 colluding (0-based), few trials
-    views, _ = audit_tradeoff(*key)
+    views, _ = audit_tradeoff(SITES, site=1, colluding=(2,), trials=2000, seed=7)
     rows = run(snippets.audit_tradeoff(*key))["rows"]
     assert [(k, v) for k, v, _, _ in rows] == list(zip(views.design, views.view, strict=True))
     for (_, _, reading, box), (_, row) in zip(rows, views.iterrows(), strict=True):

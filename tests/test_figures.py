@@ -109,7 +109,7 @@ def test_histogram_is_sent_binned_its_bars_counting_every_draw():
 def test_gain_figure_one_chart_every_gain_labelled():
     from ui.cached import GAINS, gain_curve
 
-    curve = gain_curve(1300, 4, points=5)
+    curve = gain_curve(total=1300, sites=4, points=5)
     labels = {k: v[0] for k, v in GAINS.items()}
     current = {
         "same_weights": 4.0,

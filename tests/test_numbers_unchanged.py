@@ -111,8 +111,8 @@ def _averaging():
     return {
         "design": cached.averaging_design(SITES),
         "monte_carlo": cached.averaging_monte_carlo(SITES, draws=40, seed=3),
-        "gain_curve": cached.gain_curve(600, 3, points=7),
-        "equal_sites": cached.equal_sites_noise(4, 250, 0.8, 0.01),
+        "gain_curve": cached.gain_curve(total=600, sites=3, points=7),
+        "equal_sites": cached.equal_sites_noise(sites=4, n_per_site=250, epsilon=0.8, delta=0.01),
     }
 
 
@@ -143,9 +143,11 @@ def _trust():
     from ui import cached
 
     return {
-        "table": cached.trust_models_table(SITES, 6, 16, None, "analytic"),
-        "ddg": cached.trust_models_table(CLASSIC, 6, 12, 0.01, "ddg"),
-        "pca": cached.trust_models_pca(SITES, 6, 16, None, "analytic", 1, 4),
+        "table": cached.trust_models_table(SITES, dim=6, bits=16, scale=None, sa_cal="analytic"),
+        "ddg": cached.trust_models_table(CLASSIC, dim=6, bits=12, scale=0.01, sa_cal="ddg"),
+        "pca": cached.trust_models_pca(
+            SITES, dim=6, bits=16, scale=None, sa_cal="analytic", runs=1, seed=4
+        ),
     }
 
 
@@ -156,18 +158,25 @@ def _composition():
     out = {}
     for design in cached.DESIGNS:
         for view in ("aggregator's joint view", "own release"):
-            out[f"z-{design}-{view}"] = cached.release_multipliers(SITES, design, view)
+            out[f"z-{design}-{view}"] = cached.release_multipliers(SITES, design=design, view=view)
     z_all = out["z-cape-aggregator's joint view"]
     # what the wrappers computed before #35's one-step path (z handed back by the page); the
     # one-step wrappers are pinned to this path in tests/core/analysis/test_site_releases.py
     out["curve"] = dpcore.epsilon_curve(z_all[0], max_releases=50, delta=0.001)
     out["growth"] = dpcore.composition_growth(z_all[0], releases=20, delta=0.001)
     out["top"] = dpcore.composed_epsilon(z_all[0], releases=3, delta=0.001)
-    out["profiles"] = cached.release_profiles(SITES, 0, (2,), 3, (0.25, 0.5, 1.0, 2.0, 4.0))
+    out["profiles"] = cached.release_profiles(
+        SITES, site=0, colluding=(2,), releases=3, grid=(0.25, 0.5, 1.0, 2.0, 4.0)
+    )
     for accountant in dpcore.ACCOUNTANTS:
         # budget 4 × ε_s = (2, 4, 8) at δ_s, 4 releases of z_all, as the page's ledger
         ledger, summary, after, _ = cached.release_ledger(
-            SITES, "cape", "aggregator's joint view", accountant, 4.0, 4
+            SITES,
+            design="cape",
+            view="aggregator's joint view",
+            accountant=accountant,
+            budget_multiple=4.0,
+            made=4,
         )
         out[f"summary-{accountant}"] = summary
         out[f"after-{accountant}"] = after
@@ -184,19 +193,21 @@ def _composition():
 def _audit():
     from ui import cached
 
-    rows, curves = cached.audit_tradeoff(SITES, 1, (2,), 20_000, 9)
+    rows, curves = cached.audit_tradeoff(SITES, site=1, colluding=(2,), trials=20_000, seed=9)
     return {
-        "table": cached.audit_table(SITES, 1, (2,), 20_000, 9),
+        "table": cached.audit_table(SITES, site=1, colluding=(2,), trials=20_000, seed=9),
         "tradeoff": rows,
         "curves": curves.iloc[::25],  # every 25th point of the chart's curves: smaller JSON
-        "statistics": cached.audit_statistics(SITES, 1, "joint", 200, 9),
+        "statistics": cached.audit_statistics(SITES, site=1, design="joint", trials=200, seed=9),
     }
 
 
 def _protocol():
     from ui.learn_core import protocol_run
 
-    return {kind: protocol_run(4, kind, 1.0, 2) for kind in ("scalar", "2x2")}
+    return {
+        kind: protocol_run(sites=4, kind=kind, epsilon=1.0, seed=2) for kind in ("scalar", "2x2")
+    }
 
 
 CASES = {

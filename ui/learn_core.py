@@ -16,7 +16,7 @@ from ui.specs import otd_spec, pca_spec
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def protocol_run(sites: int, kind: str, epsilon: float, seed: int) -> ProtocolDemo:
+def protocol_run(*, sites: int, kind: str, epsilon: float, seed: int) -> ProtocolDemo:
     """:func:`dpcore.protocol.protocol_demo.protocol_demo` (δ = 0.01, N_s = 50, analytic),
     cached."""
     return protocol_demo(sites=sites, kind=kind, epsilon=epsilon, seed=seed)
@@ -25,10 +25,9 @@ def protocol_run(sites: int, kind: str, epsilon: float, seed: int) -> ProtocolDe
 # --- lessons: every number a lesson shows comes through one of these --------------------------
 
 
-
 @st.cache_data(show_spinner=False, max_entries=256)
 def sigmas(
-    sensitivity: float, epsilons: tuple[float, ...], delta: float, method: str
+    sensitivity: float, epsilons: tuple[float, ...], *, delta: float, method: str
 ) -> list[float]:
     """Gaussian-mechanism σ for each ε (:func:`dpcore.gaussian_sigma`), warnings silenced."""
     with warnings.catch_warnings():
@@ -40,10 +39,10 @@ def sigmas(
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def classic_check(sensitivity: float, epsilon: float, delta: float) -> dict[str, float]:
+def classic_check(*, sensitivity: float, epsilon: float, delta: float) -> dict[str, float]:
     """Classic and analytic σ at (ε, δ), and the δ the classic σ really attains at ε."""
     classic, analytic = (
-        sigmas(sensitivity, (epsilon,), delta, m)[0] for m in ("classic", "analytic")
+        sigmas(sensitivity, (epsilon,), delta=delta, method=m)[0] for m in ("classic", "analytic")
     )
     real = dpcore.gaussian_delta(classic, sensitivity=sensitivity, epsilon=epsilon)
     return {"classic": classic, "analytic": analytic, "real_delta": real}

@@ -51,7 +51,13 @@ def _secagg(bits: int) -> dict[str, float]:
     """Secure aggregation's round at ``bits`` as the Trust models page runs it (automatic γ,
     matched calibration): mean error ÷ central noise, wrap-arounds and PCA energy."""
     pca = trust_models_pca(
-        beyond_args(), TRUST_DIM, int(bits), None, CALIBRATION, TRUST_RUNS, DEFAULT_SEED
+        beyond_args(),
+        dim=TRUST_DIM,
+        bits=int(bits),
+        scale=None,
+        sa_cal=CALIBRATION,
+        runs=TRUST_RUNS,
+        seed=DEFAULT_SEED,
     )
     sa = pca[pca.scheme == "secagg"]
     return {
@@ -101,9 +107,11 @@ GROWTH_WORDS = ("about 1× (the same)", "about √T×", "about T×")
 def releases_scene(releases: int) -> Scene:
     """Total ε of site 1 over T releases (every accountant), and how the exact one grew."""
     sites = beyond_args()  # every site at δ = LESSON_DELTA
-    z = release_multipliers(sites, "cape", JOINT_VIEW)[0]  # for the words
-    curve = accountant_curve(sites, "cape", JOINT_VIEW, 0, int(releases))
-    growth = release_growth(sites, "cape", JOINT_VIEW, 0, int(releases))
+    z = release_multipliers(sites, design="cape", view=JOINT_VIEW)[0]  # for the words
+    curve = accountant_curve(
+        sites, design="cape", view=JOINT_VIEW, site=0, max_releases=int(releases)
+    )
+    growth = release_growth(sites, design="cape", view=JOINT_VIEW, site=0, releases=int(releases))
     ratio = growth.ratio if growth.ratio is not None else 1.0
     fig = accountants_figure(curve)
     fig.update_layout(height=380)
@@ -136,7 +144,13 @@ PROVEN, NOT_YET = "yes: a proven break", "not yet: the bound stays below ε_s"
 
 def audit_scene(trials: int) -> Scene:
     """The Attack audit's joint-view-gap preset at ``trials`` games per audit (site 1)."""
-    audit = audit_table(beyond_args(AUDIT_SITES, AUDIT_DELTA), 0, (), int(trials), DEFAULT_SEED)
+    audit = audit_table(
+        beyond_args(AUDIT_SITES, AUDIT_DELTA),
+        site=0,
+        colluding=(),
+        trials=int(trials),
+        seed=DEFAULT_SEED,
+    )
     fig = audit_figure(audit)
     fig.update_layout(height=380)
     row = audit[(audit.design == "cape") & (audit.view == "joint")].iloc[0]

@@ -80,8 +80,8 @@ def promise(epsilon: float) -> dict[str, str]:
 def neighbours(epsilon: float) -> Scene:
     """Released mean under two neighbouring data sets (means 1/N apart), classic σ."""
     sens = 1.0 / N_MEAN
-    sigma, half = sigmas(sens, (epsilon, epsilon / 2), LESSON_DELTA, "classic")
-    a_sigma, a_half = sigmas(sens, (epsilon, epsilon / 2), LESSON_DELTA, "analytic")
+    sigma, half = sigmas(sens, (epsilon, epsilon / 2), delta=LESSON_DELTA, method="classic")
+    a_sigma, a_half = sigmas(sens, (epsilon, epsilon / 2), delta=LESSON_DELTA, method="analytic")
     x = np.linspace(0.5 - 4 * sigma, 0.5 + sens + 4 * sigma, 400)
     fig = go.Figure()
     for mean, name, color in (
@@ -111,9 +111,10 @@ def neighbours(epsilon: float) -> Scene:
 
 def delta_curve(delta: float) -> Scene:
     """Classic σ/Δ over δ at ε = 0.5 (σ ∝ √(2 ln(1.25/δ)))."""
-    values = [sigmas(1.0, (0.5,), d, "classic")[0] for d in DELTA_GRID]
-    at = sigmas(1.0, (0.5,), delta, "classic")[0]
-    tau = sigmas(1.0 / N_MEAN, (0.5,), delta, "classic")[0]  # the mean of N_MEAN values
+    values = [sigmas(1.0, (0.5,), delta=d, method="classic")[0] for d in DELTA_GRID]
+    at = sigmas(1.0, (0.5,), delta=delta, method="classic")[0]
+    # the mean of N_MEAN values
+    tau = sigmas(1.0 / N_MEAN, (0.5,), delta=delta, method="classic")[0]
     lo, hi = values[DELTA_GRID.index(1e-2)], values[DELTA_GRID.index(1e-6)]
     fig = go.Figure(
         go.Scatter(
@@ -143,7 +144,7 @@ def delta_curve(delta: float) -> Scene:
 def calibrations(epsilon: float) -> Scene:
     """Classic vs analytic σ/Δ over ε, and whether the classic σ is private at ε."""
     curve = calibration_curve(LESSON_DELTA, tuple(np.logspace(-2, 1, 31)))
-    check = classic_check(1.0, epsilon, LESSON_DELTA)
+    check = classic_check(sensitivity=1.0, epsilon=epsilon, delta=LESSON_DELTA)
     enough = check["classic"] >= check["analytic"]
     return Scene(
         calibration_figure(curve, current=[epsilon]),
@@ -217,7 +218,7 @@ def conventional_cost(sites: int) -> Scene:
 
 def cancelling(sites: int) -> Scene:
     """One real CAPE draw: each site's E_s and G_s, and their weighted sums."""
-    demo = protocol_run(sites, "scalar", 0.5, LESSON_SEED)
+    demo = protocol_run(sites=sites, kind="scalar", epsilon=0.5, seed=LESSON_SEED)
     run = demo.run
     labels = [f"site {s + 1}" for s in range(sites)]
     fig = go.Figure()
@@ -256,7 +257,11 @@ def cancelling(sites: int) -> Scene:
         {
             "sites": sites,
             "protocol_sites": shown,
-            "protocol_last": len(protocol_steps(protocol_run(shown, "scalar", 0.5, LESSON_SEED))),
+            "protocol_last": len(
+                protocol_steps(
+                    protocol_run(sites=shown, kind="scalar", epsilon=0.5, seed=LESSON_SEED)
+                )
+            ),
             "e_first": float(run.e[0]),
             "e_sum": e_sum,
             "g_sum": float(demo.g_sum),
@@ -356,7 +361,7 @@ def weights_scene(share: float) -> Scene:
 def gain_scene(share: float) -> Scene:
     """The paper's G(n) as the largest site grows, with this split marked (Prop. 1)."""
     d = _unequal(share)
-    curve = gain_curve(TOTAL, UNEQUAL_SITES)
+    curve = gain_curve(total=TOTAL, sites=UNEQUAL_SITES)
     shown = ("same_weights", "paper_g")  # G(n) beside the like-for-like gain, S
     fig = gain_figure(
         curve,

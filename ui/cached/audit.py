@@ -75,6 +75,7 @@ def _audit_row(kind: str, view: str, r: AuditResult, promised: float) -> dict[st
 @compute_slot
 def audit_table(
     sites: Sites,
+    *,
     site: int,
     colluding: tuple[int, ...],
     trials: int,
@@ -110,6 +111,7 @@ def audit_table(
 @compute_slot
 def audit_rounds_table(
     sites: Sites,
+    *,
     site: int,
     rounds: int,
     trials: int,
@@ -144,6 +146,7 @@ def audit_rounds_table(
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def audit_tradeoff(
     sites: Sites,
+    *,
     site: int,
     colluding: tuple[int, ...],
     trials: int,
@@ -153,7 +156,7 @@ def audit_tradeoff(
     designs and views: one row per view (μ = Δ_s/σ, its ε at δ_s, the dip under the promise,
     the largest posterior at each prior, the attack's (FPR, FNR) and its Clopper–Pearson box),
     and the curves (each view's and the promise's)."""
-    audit = audit_table(sites, site, colluding, trials, seed)
+    audit = audit_table(sites, site=site, colluding=colluding, trials=trials, seed=seed)
     promised, d = sites.epsilon[site], sites.delta[site]
     rows, curves = [], []
     for design, part in audit.groupby("design", sort=False):
@@ -213,6 +216,7 @@ def audit_tradeoff(
 @st.cache_data(show_spinner=False, max_entries=32, hash_funcs=SPEC_HASH)
 def audit_statistics(
     sites: Sites,
+    *,
     site: int,
     design: str,
     trials: int,

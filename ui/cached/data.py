@@ -35,7 +35,7 @@ FILE_SOURCES = ("mnist", "covtype")
 
 
 @st.cache_resource(show_spinner="Loading the data set…", max_entries=4)
-def _load_outcome(kind: str, arg: Any, directory: str) -> tuple[dpcore.Dataset | None, str]:
+def _load_outcome(kind: str, arg: Any, *, directory: str) -> tuple[dpcore.Dataset | None, str]:
     """(data set, "") or (None, why not): a refusal is cached like a result, so a bad file is
     read once, not on every rerun of every panel that asks for it."""
     try:
@@ -55,7 +55,7 @@ def load_dataset(kind: str, arg: Any = None) -> dpcore.Dataset:
     """A real data set by source: bundled name, file name in DATA_DIR (MNIST, Covertype) or
     CSV bytes. Cached as a shared resource (one read-only copy per server: MNIST is ~380 MB
     in float64); raises ValueError saying why a source cannot be used."""
-    dataset, refusal = _load_outcome(kind, arg, data_dir())
+    dataset, refusal = _load_outcome(kind, arg, directory=data_dir())
     if dataset is None:
         raise ValueError(refusal)
     return dataset

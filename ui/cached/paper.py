@@ -16,7 +16,9 @@ from ui.cached.data import load_dataset
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = "") -> pd.DataFrame:
+def paper_panel(
+    key: str, *, runs: int, seed: int, calibration: str, path: str = ""
+) -> pd.DataFrame:
     """One panel of the paper's figures (:func:`dpcore.experiments.paper.run_panel`), cached; here
     under
     a compute slot, or on the cluster holding none."""
@@ -40,7 +42,7 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
 
 @st.cache_data(show_spinner=False, max_entries=16)
 @compute_slot
-def paper_pool_spread(key: str, calibration: str) -> pd.DataFrame:
+def paper_pool_spread(key: str, *, calibration: str) -> pd.DataFrame:
     """capePCA's curve over several synthetic data pools
     (:func:`dpcore.experiments.paper.pool_spread`)."""
     from dpcore.experiments import paper
@@ -60,7 +62,7 @@ def paper_claims(key: str, df: pd.DataFrame) -> list:
 
 
 def paper_panel_job(
-    key: str, runs: int, seed: int, calibration: str, path: str = "", *, gate: str
+    key: str, *, runs: int, seed: int, calibration: str, path: str = "", gate: str
 ) -> pd.DataFrame:
     """:func:`paper_panel` as this session's heavy job (the heavy panels)."""
     return jobs.run_heavy(

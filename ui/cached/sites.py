@@ -25,7 +25,7 @@ from ui.cached.core import SPEC_HASH
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def equal_sites_noise(sites: int, n_per_site: int, epsilon: float, delta: float) -> CapeDesign:
+def equal_sites_noise(*, sites: int, n_per_site: int, epsilon: float, delta: float) -> CapeDesign:
     """CAPE design for S equal sites releasing a mean in [0, 1] (paper eq. (2)): τ_s, and
     the conventional and CAPE aggregate noise std; the classic calibration of Sec. 3.1."""
     return dpcore.mean_release_designs(
@@ -51,6 +51,7 @@ def averaging_design(
 @compute_slot
 def averaging_monte_carlo(
     sites: Sites,
+    *,
     draws: int,
     seed: int,
 ) -> dict[str, np.ndarray]:
@@ -69,7 +70,7 @@ def averaging_monte_carlo(
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def gain_curve(total: int, sites: int, points: int = 60) -> pd.DataFrame:
+def gain_curve(*, total: int, sites: int, points: int = 60) -> pd.DataFrame:
     """The gains of :data:`GAINS` as the largest site grows from N/S to N − S + 1, the rest
     sharing equally; a common (ε, δ) (τ_s ∝ 1/N_s) and CAPE weights N_s/N."""
     shares = np.linspace(1.0 / sites, (total - sites + 1) / total, points)
@@ -235,7 +236,7 @@ def calibration_curve(delta: float, grid: tuple[float, ...]) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def agn_budget(epsilon: float, delta: float) -> dict[str, float]:
+def agn_budget(*, epsilon: float, delta: float) -> dict[str, float]:
     """capeAGN's split of (ε, δ) between M2 and M3 (:func:`dpcore.agn_budget`)."""
     return dpcore.agn_budget(epsilon=epsilon, delta=delta)
 
@@ -244,7 +245,7 @@ def agn_budget(epsilon: float, delta: float) -> dict[str, float]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
-def release_multipliers(sites: Sites, design: str, view: str) -> tuple[float, ...]:
+def release_multipliers(sites: Sites, *, design: str, view: str) -> tuple[float, ...]:
     """σ_s/Δ_s protecting each site in one view of one release (a site's mean in [0, 1])."""
     made, sens = (sites.design(design), sites.sensitivities)
     z = dpcore.view_noise_multipliers(made, sensitivity=sens, view=view)
@@ -258,7 +259,7 @@ def release_multipliers(sites: Sites, design: str, view: str) -> tuple[float, ..
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def accountant_curve(
-    sites: Sites, design: str, view: str, site: int, max_releases: int
+    sites: Sites, *, design: str, view: str, site: int, max_releases: int
 ) -> pd.DataFrame:
     """Site ``site``'s (0-based) ε over T releases, every accountant record
     (:meth:`dpcore.analysis.site_releases.SiteReleases.epsilon_curve`)."""
@@ -267,7 +268,7 @@ def accountant_curve(
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def release_growth(
-    sites: Sites, design: str, view: str, site: int, releases: int
+    sites: Sites, *, design: str, view: str, site: int, releases: int
 ) -> CompositionGrowth:
     """The exact ε of T releases against √T and T (:func:`dpcore.composition_growth`)."""
     return SiteReleases(sites, design, view).growth(site, releases=releases)
@@ -275,7 +276,13 @@ def release_growth(
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def release_ledger(
-    sites: Sites, design: str, view: str, accountant: str, budget_multiple: float, made: int
+    sites: Sites,
+    *,
+    design: str,
+    view: str,
+    accountant: str,
+    budget_multiple: float,
+    made: int,
 ) -> tuple[dpcore.PrivacyLedger, pd.DataFrame, np.ndarray, np.ndarray]:
     """The ledger after ``made`` releases of every site's mean, its summary, each site's ε
     after one more release and whether that exceeds its budget
@@ -289,6 +296,7 @@ def release_ledger(
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def release_profiles(
     sites: Sites,
+    *,
     site: int,
     colluding: tuple[int, ...],
     releases: int,
@@ -312,7 +320,7 @@ def release_profiles(
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def trust_models_table(
-    sites: Sites, dim: int, bits: int, scale: float | None, sa_cal: str
+    sites: Sites, *, dim: int, bits: int, scale: float | None, sa_cal: str
 ) -> TrustOverview:
     """:func:`dpcore.trust_overview`: the table and the secure-aggregation round."""
     return dpcore.trust_overview(
@@ -376,6 +384,7 @@ def trust_models_iterative(sites: Sites, dim: int) -> pd.DataFrame:
 @compute_slot
 def trust_models_pca(
     sites: Sites,
+    *,
     dim: int,
     bits: int,
     scale: float | None,

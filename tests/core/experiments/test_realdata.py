@@ -364,7 +364,7 @@ def test_locate_refuses_as_the_loader_does_without_reading(data_dir, monkeypatch
         raise AssertionError("a child process was started for a missing file")
 
     monkeypatch.setattr(cached, "load_blocking", no_child)
-    dataset, why = cached._load_outcome("mnist", "missing.idx", str(data_dir))
+    dataset, why = cached._load_outcome("mnist", "missing.idx", directory=str(data_dir))
     assert dataset is None and why.startswith("mnist file")
 
 
