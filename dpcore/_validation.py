@@ -295,7 +295,9 @@ def check_positive_array(
     return arr
 
 
-def check_weights(value: ArrayLike | None, n_sites: int, name: str = "weights") -> NDArray:
+def check_weights(
+    value: ArrayLike | None, n_sites: int, name: str = "weights"
+) -> NDArray[np.float64]:
     """Site weights μ_s ≥ 0 with Σ μ_s = 1 (to 1e-9); ``None`` gives equal weights 1/S."""
     if value is None:
         return np.full(n_sites, 1.0 / n_sites)
@@ -304,7 +306,7 @@ def check_weights(value: ArrayLike | None, n_sites: int, name: str = "weights") 
         raise ValueError(f"{name} must have one entry per site ({n_sites}); got {w.size}")
     if not math.isclose(w.sum(), 1.0, rel_tol=0.0, abs_tol=1e-9):
         raise ValueError(f"{name} must sum to 1 (within 1e-9); got sum {show(w.sum())}")
-    return w / w.sum()
+    return w / float(w.sum())
 
 
 RngLike = int | np.integer | np.random.Generator | None

@@ -217,7 +217,7 @@ def executor_workers(executor: Executor) -> int:
         return count
     client = getattr(executor, "_client", None)  # distributed.client.ClientExecutor
     if client is not None:
-        return max(1, sum(client.nthreads().values()))
+        return max(1, int(sum(client.nthreads().values())))
     return default_workers()
 
 

@@ -136,7 +136,9 @@ def _rdp_epsilon(rho: float, delta: float) -> float:
     return float(max(0.0, eps.min()))
 
 
-def _per_release_epsilons(z: NDArray[np.float64], releases: int, delta: float) -> NDArray:
+def _per_release_epsilons(
+    z: NDArray[np.float64], releases: int, delta: float
+) -> NDArray[np.float64]:
     """Exact ε_t of each finite release at δ_t = ``delta``, one root per distinct z."""
     values, counts = np.unique(z[np.isfinite(z)], return_counts=True)
     eps = np.array([gaussian_epsilon(float(v), sensitivity=1.0, delta=delta) for v in values])

@@ -25,12 +25,12 @@ samples that are bounded. ``docs/audit.md`` states what this shows and what it d
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.special import betainc, betaincinv, ndtr, ndtri
 
 from dpcore._validation import RngLike, check_choice, check_delta, check_int, check_real, check_rng
@@ -111,12 +111,17 @@ def clopper_pearson(
     return float(lower), float(upper)
 
 
-def _bound(fpr_upper, fnr_upper, delta: float):
+def _bound(
+    fpr_upper: NDArray[np.float64] | float, fnr_upper: NDArray[np.float64] | float, delta: float
+) -> NDArray[np.float64]:
     """max(ln((1 − δ − FNR)/FPR), ln((1 − δ − FPR)/FNR)), at least 0 (array-friendly)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         one = np.log(np.clip(1 - delta - fnr_upper, 0, None) / fpr_upper)
         two = np.log(np.clip(1 - delta - fpr_upper, 0, None) / fnr_upper)
-    return np.maximum(np.maximum(np.nan_to_num(one, nan=0.0, neginf=0.0), two), 0.0)
+    bound: NDArray[np.float64] = np.maximum(
+        np.maximum(np.nan_to_num(one, nan=0.0, neginf=0.0), two), 0.0
+    )
+    return bound
 
 
 def epsilon_lower_bound(
@@ -394,7 +399,9 @@ def _result(
     )
 
 
-def _chunks(trials: int, rng: np.random.Generator):
+def _chunks(
+    trials: int, rng: np.random.Generator
+) -> Iterator[tuple[int, int, np.random.Generator]]:
     """(start, stop, Generator) blocks of at most ``_CHUNK`` trials, one stream each."""
     starts = range(0, trials, _CHUNK)
     for start, stream in zip(starts, rng.spawn(len(starts)), strict=True):
@@ -558,7 +565,13 @@ def _attack(design: CapeDesign, site: int, view: str, colluding: tuple[int, ...]
     return _Attack(honest, colluding, correction, w / norm, 1.0 / norm)
 
 
-def _statistic(attack: _Attack, e, f, released, base) -> NDArray[np.float64]:
+def _statistic(
+    attack: _Attack,
+    e: NDArray[np.float64],
+    f: NDArray[np.float64],
+    released: NDArray[np.float64],
+    base: NDArray[np.float64],
+) -> NDArray[np.float64]:
     """The normalised likelihood-ratio statistic per trial, from the messages.
 
     The aggregator subtracts its own F's and the data it assumes (D: ``base``), and with a
@@ -568,10 +581,20 @@ def _statistic(attack: _Attack, e, f, released, base) -> NDArray[np.float64]:
     residual = released[h] - f[h] - base[h]
     if attack.colluding:
         residual = residual - attack.correction @ e[list(attack.colluding)]
-    return attack.weights @ residual
+    statistic: NDArray[np.float64] = attack.weights @ residual
+    return statistic
 
 
-def _check_protocol(design, sensitivity, site, view, colluding, delta, trials, rounds=1):
+def _check_protocol(
+    design: CapeDesign,
+    sensitivity: ArrayLike,
+    site: int,
+    view: str,
+    colluding: Sequence[int],
+    delta: float,
+    trials: int,
+    rounds: int = 1,
+) -> tuple[int, str, tuple[int, ...], float, float, int, _Attack]:
     """Validate an audit of the protocol (everything before any work); return the attack.
 
     The attack's ``std`` is the view's over all ``rounds`` (σ_round/sqrt(T)).
@@ -610,7 +633,15 @@ def _check_protocol(design, sensitivity, site, view, colluding, delta, trials, r
     return site, view, colluding, sens, delta, trials, attack
 
 
-def _protocol_scores(design, attack, site, sens, trials, rng, rounds=1):
+def _protocol_scores(
+    design: CapeDesign,
+    attack: _Attack,
+    site: int,
+    sens: float,
+    trials: int,
+    rng: np.random.Generator,
+    rounds: int = 1,
+) -> Iterator[tuple[int, NDArray[np.float64]]]:
     """(start, statistic) per block of trials, played on the protocol's messages.
 
     With T = ``rounds`` > 1 a trial is T independent protocol runs (the block's stream
@@ -623,11 +654,10 @@ def _protocol_scores(design, attack, site, sens, trials, rng, rounds=1):
     for start, stop, stream in _chunks(trials, rng):
         values = np.zeros((design.n_sites, stop - start))
         values[site] = np.where(np.arange(start, stop) >= negatives, sens, 0.0)  # D' adds one
-        total = None
+        total = np.zeros(stop - start)  # the rounds' statistics summed (one round: itself)
         for each in [stream] if rounds == 1 else stream.spawn(rounds):
             e, f, _, released = site_releases(values, design, symmetric=False, rng=each)
-            z = _statistic(attack, e, f, released, np.zeros_like(values))
-            total = z if total is None else total + z
+            total += _statistic(attack, e, f, released, np.zeros_like(values))
         yield start, total if rounds == 1 else total / math.sqrt(rounds)
 
 
@@ -637,7 +667,7 @@ MAX_SCORES = 10**6  # statistics returned as arrays (a figure's histogram)
 def attack_statistics(
     design: CapeDesign,
     *,
-    sensitivity,
+    sensitivity: ArrayLike,
     site: int,
     view: str,
     trials: int,
@@ -671,7 +701,7 @@ def attack_statistics(
 def audit_protocol(
     design: CapeDesign,
     *,
-    sensitivity,
+    sensitivity: ArrayLike,
     site: int,
     view: str,
     delta: float,

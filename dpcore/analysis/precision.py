@@ -9,6 +9,7 @@ no error at all. :func:`cancellation_table` measures both against the noise that
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -113,7 +114,7 @@ def cancellation_table(
 
 
 def _cancellation(
-    design: CapeDesign, z: NDArray, value: float, dtype: np.dtype
+    design: CapeDesign, z: NDArray[np.float64], value: float, dtype: np.dtype[Any]
 ) -> dict[str, float]:
     """One CAPE run in ``dtype``; errors against the same draws in extended precision."""
     mu = design.weights.astype(dtype)

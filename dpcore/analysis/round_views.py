@@ -25,10 +25,11 @@ coalition's, the aggregator's joint view over all rounds) carries over unchanged
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from dpcore.analysis.views import coalition_report, collusion_curve, party_views
 from dpcore.factorization.iterative import cape_round_design, check_rounds
@@ -42,7 +43,7 @@ def _per_round(
     return cape_round_design(tau_site, weights=weights, rounds=rounds, design=design), rounds
 
 
-def _scaled(sensitivity, rounds: int):
+def _scaled(sensitivity: ArrayLike, rounds: int) -> NDArray[np.float64]:
     """sqrt(T)·Δ_s: T independent rounds with std σ spend what one with this Δ spends."""
     return math.sqrt(rounds) * np.asarray(sensitivity, dtype=float)
 
@@ -51,9 +52,9 @@ def rounds_party_views(
     tau_site: ArrayLike,
     *,
     rounds: int,
-    sensitivity,
-    delta,
-    epsilon,
+    sensitivity: ArrayLike,
+    delta: ArrayLike,
+    epsilon: ArrayLike,
     weights: ArrayLike | None = None,
     design: str = "cape",
 ) -> pd.DataFrame:
@@ -107,12 +108,12 @@ def _composed(frame: pd.DataFrame, rounds: int) -> pd.DataFrame:
 
 def rounds_coalition_report(
     tau_site: ArrayLike,
-    colluding=(),
+    colluding: Sequence[int] = (),
     *,
     rounds: int,
-    sensitivity,
-    epsilon,
-    delta,
+    sensitivity: ArrayLike,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
     weights: ArrayLike | None = None,
     design: str = "cape",
     noise_generator: bool = False,
@@ -161,9 +162,9 @@ def rounds_collusion_curve(
     tau_site: ArrayLike,
     *,
     rounds: int,
-    sensitivity,
-    epsilon,
-    delta,
+    sensitivity: ArrayLike,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
     weights: ArrayLike | None = None,
     design: str = "cape",
     noise_generator: bool = False,

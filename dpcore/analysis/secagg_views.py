@@ -87,7 +87,9 @@ def secagg_cost(*, sites: int, coordinates: int, bits: int = DEFAULT_BITS) -> Se
     )
 
 
-def _worst(design: SecAggDesign, eps: NDArray, honest: NDArray) -> tuple[float, float, bool]:
+def _worst(
+    design: SecAggDesign, eps: NDArray[np.float64], honest: NDArray[np.intp]
+) -> tuple[float, float, bool]:
     """(ε, promised ε) of the honest site with the largest ε/ε_s, and whether all meet."""
     with np.errstate(invalid="ignore"):  # ∞/∞ where ε = ∞ was promised: it is met
         ratio = np.nan_to_num(eps[honest] / design.epsilon[honest], nan=0.0, posinf=np.inf)
@@ -102,7 +104,9 @@ def _worst(design: SecAggDesign, eps: NDArray, honest: NDArray) -> tuple[float, 
 VERDICTS = ("certified", "open", "refuted")
 
 
-def _verdict(certified: bool, refutation: NDArray, promised: NDArray) -> str:
+def _verdict(
+    certified: bool, refutation: NDArray[np.float64], promised: NDArray[np.float64]
+) -> str:
     """Certified by KLS; else refuted by an achievable move's exact ε, or open."""
     if certified:
         return "certified"
@@ -117,8 +121,7 @@ def _sites(value: int | Sequence[int], s: int, name: str) -> NDArray[np.intp] | 
         sites = [check_int(v, name, low=0, high=s - 1) for v in value]  # type: ignore[union-attr]
     except TypeError:
         raise ValueError(
-            f"{name} must be a count in [0, {s - 1}] or a sequence of site indices; "
-            f"got {value!r}"
+            f"{name} must be a count in [0, {s - 1}] or a sequence of site indices; got {value!r}"
         ) from None
     if len(set(sites)) != len(sites) or len(sites) > s - 1:
         raise ValueError(
@@ -169,7 +172,7 @@ def secagg_views(design: SecAggDesign, *, colluding: int | Sequence[int] = 0) ->
         who = "server + " + ", ".join(f"site {i + 1}" for i in chosen)
     rows = []
 
-    def add(party: str, receives: str, shares: int | None, honest: NDArray) -> None:
+    def add(party: str, receives: str, shares: int | None, honest: NDArray[np.intp]) -> None:
         if shares is None:  # one-time pads: the messages are uniform, independent of data
             eps = exact = np.zeros(s)
             std = math.inf
@@ -284,7 +287,7 @@ def secagg_dropouts(design: SecAggDesign, *, dropped: int | Sequence[int]) -> pd
     return pd.DataFrame(worst).reset_index(drop=True)
 
 
-def _dropout_rows(design: SecAggDesign, over: SecAggDesign, gone: NDArray) -> pd.DataFrame:
+def _dropout_rows(design: SecAggDesign, over: SecAggDesign, gone: NDArray[np.intp]) -> pd.DataFrame:
     """The three remedies' rows when the sites ``gone`` drop."""
     s = design.n_sites
     k = gone.size
@@ -293,7 +296,9 @@ def _dropout_rows(design: SecAggDesign, over: SecAggDesign, gone: NDArray) -> pd
     named = ", ".join(str(i + 1) for i in gone) or "none"
     rows = []
 
-    def add(name: str, made: SecAggDesign, honest: NDArray, rounds: int, possible: bool) -> None:
+    def add(
+        name: str, made: SecAggDesign, honest: NDArray[np.intp], rounds: int, possible: bool
+    ) -> None:
         shares = s - k
         eps, exact = made.epsilons(shares), made.refutation_epsilons(shares)
         worst, promised, meets = _worst(made, eps, honest)
@@ -328,7 +333,7 @@ def _dropout_rows(design: SecAggDesign, over: SecAggDesign, gone: NDArray) -> pd
     return pd.DataFrame(rows)
 
 
-def _central(design: SecAggDesign, sites: NDArray) -> float:
+def _central(design: SecAggDesign, sites: NDArray[np.intp]) -> float:
     """One curator's noise std for the survivors' renormalised mean (analytic Gaussian)."""
     w = design.weights[sites] / design.weights[sites].sum()
     sig = [
@@ -340,7 +345,9 @@ def _central(design: SecAggDesign, sites: NDArray) -> float:
     return float(np.max(w * np.array(sig)))
 
 
-def _redesign(design: SecAggDesign, *, sites: NDArray, expected_dropouts: int) -> SecAggDesign:
+def _redesign(
+    design: SecAggDesign, *, sites: NDArray[np.intp], expected_dropouts: int
+) -> SecAggDesign:
     """The same promises and γ, b for a subset of sites (weights renormalised)."""
     w = design.weights[sites]
     return secagg_design(

@@ -66,16 +66,23 @@ CASES = (
 )  # fmt: skip
 
 
-def _worst(eps: NDArray[np.float64], promised: NDArray[np.float64], sites) -> tuple:
+def _worst(
+    eps: NDArray[np.float64], promised: NDArray[np.float64], sites: NDArray[np.intp]
+) -> tuple[float, float, int]:
     """(ε, ε_s, 1-based site) of the site with the largest ε/ε_s."""
     at = int(np.argmax(eps / promised[sites]))
     return float(eps[at]), float(promised[sites][at]), int(sites[at]) + 1
 
 
-def _design_cases(made: CapeDesign, sens, eps, dlt) -> dict[str, tuple]:
+def _design_cases(
+    made: CapeDesign,
+    sens: NDArray[np.float64],
+    eps: NDArray[np.float64],
+    dlt: NDArray[np.float64],
+) -> dict[str, tuple[float, float, int]]:
     s = made.n_sites
     everyone = np.arange(s)
-    out: dict[str, tuple] = {}
+    out: dict[str, tuple[float, float, int]] = {}
     remedies = [
         remedy_worst_case(made, [d], sensitivity=sens, epsilon=eps, delta=dlt)
         for d in range(s)

@@ -122,7 +122,9 @@ def iterative_trust_table(
     worst_own = int(np.argmax(own / eps))
     rows = []
 
-    def add(scheme: str, noise_std: float | None, epsilon_seen: float, site: int, **rest):
+    def add(
+        scheme: str, noise_std: float | None, epsilon_seen: float, site: int, **rest: object
+    ) -> None:
         method = pca_method(scheme)
         if method.with_rounds is not None:
             method = method.with_rounds(t)

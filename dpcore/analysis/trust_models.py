@@ -195,7 +195,7 @@ def _sites(n_per_site: ArrayLike, epsilon, delta, weights):
     return n, eps, dlt, mu
 
 
-def _cape(kind: str, tau: NDArray, mu: NDArray) -> CapeDesign:
+def _cape(kind: str, tau: NDArray[np.float64], mu: NDArray[np.float64]) -> CapeDesign:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClassicGaussianWarning)
         return design_for(kind, tau, weights=mu)

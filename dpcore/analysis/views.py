@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from dpcore._validation import (
     RngLike,
@@ -104,7 +104,8 @@ def condition(
 def _psd(cov: NDArray[np.float64]) -> NDArray[np.float64]:
     """Clip rounding-level negative eigenvalues of a covariance (stacked)."""
     vals, vecs = np.linalg.eigh(cov)
-    return (vecs * np.clip(vals, 0.0, None)[..., None, :]) @ _t(vecs)
+    clipped: NDArray[np.float64] = (vecs * np.clip(vals, 0.0, None)[..., None, :]) @ _t(vecs)
+    return clipped
 
 
 def _joint_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -238,7 +239,9 @@ def _release_std(cov: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.sqrt(np.clip(np.diagonal(cov, axis1=-2, axis2=-1), 0, None))
 
 
-def effective_epsilons(std, sensitivity, *, delta) -> NDArray[np.float64]:
+def effective_epsilons(
+    std: ArrayLike, sensitivity: ArrayLike, *, delta: ArrayLike
+) -> NDArray[np.float64]:
     """ε a Gaussian mechanism with these std's and sensitivities has at δ (analytic, exact)."""
     std, sens, dlt = np.broadcast_arrays(
         np.asarray(std, float), np.asarray(sensitivity, float), np.asarray(delta, float)
@@ -261,9 +264,9 @@ def coalition_report(
     design: CapeDesign,
     colluding: Sequence[int] = (),
     *,
-    sensitivity,
-    epsilon,
-    delta,
+    sensitivity: ArrayLike,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
     noise_generator: bool = False,
     exact_design: CapeDesign | None = None,
 ) -> pd.DataFrame:
@@ -352,7 +355,12 @@ VIEWS = {"own release": _release_std, "all releases": _joint_std}
 
 
 def collusion_curve(
-    design: CapeDesign, *, sensitivity, epsilon, delta, noise_generator: bool = False
+    design: CapeDesign,
+    *,
+    sensitivity: ArrayLike,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
+    noise_generator: bool = False,
 ) -> pd.DataFrame:
     """The worst coalition of each size: effective ε of the most exposed honest site.
 
@@ -492,7 +500,7 @@ def _least_per_site(
     return std[first], first // honest.shape[1]
 
 
-def _ratio(std, required):
+def _ratio(std: NDArray[np.float64], required: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(required > 0, std / np.where(required > 0, required, 1.0), np.inf)
 
 
@@ -505,7 +513,9 @@ def collusion_bound(n_sites: int) -> int:
     return math.ceil(n_sites / 3) - 1
 
 
-def party_views(design: CapeDesign, *, sensitivity, delta, epsilon) -> pd.DataFrame:
+def party_views(
+    design: CapeDesign, *, sensitivity: ArrayLike, delta: ArrayLike, epsilon: ArrayLike
+) -> pd.DataFrame:
     """What each party receives, and the ε each site has in its view against its promise.
 
     Parameters
@@ -539,12 +549,12 @@ def party_views(design: CapeDesign, *, sensitivity, delta, epsilon) -> pd.DataFr
     promised = check_per_site(epsilon, design.n_sites, "epsilon")
     rows = []
 
-    def eps(std, site):
+    def eps(std: float, site: int) -> float:
         return (
             0.0 if math.isinf(std) else float(effective_epsilons(std, sens[site], delta=dlt[site]))
         )
 
-    def add(party, receives, site, release, joint):
+    def add(party: str, receives: str, site: int, release: float, joint: float) -> None:
         eps_joint = eps(joint, site)
         rows.append(
             {
@@ -676,7 +686,9 @@ class DropoutAnalysis:
         }
 
 
-def _remaining(design: CapeDesign, dropped: Sequence[int]) -> tuple[tuple, NDArray, float]:
+def _remaining(
+    design: CapeDesign, dropped: Sequence[int]
+) -> tuple[tuple[int, ...], NDArray[np.intp], float]:
     """Validated dropped sites, the remaining ones and their total weight W > 0."""
     dropped = check_sites(dropped, design.n_sites, "dropped")
     remaining = np.array([s for s in range(design.n_sites) if s not in dropped], dtype=np.intp)
@@ -967,9 +979,9 @@ def remedy_worst_case(
     design: CapeDesign,
     dropped: Sequence[int],
     *,
-    sensitivity,
-    epsilon,
-    delta,
+    sensitivity: ArrayLike,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
     answers: float = math.inf,
 ) -> RemedyWorstCase:
     """ε of every site when the aggregator holds more than the remedy meant it to.

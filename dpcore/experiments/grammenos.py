@@ -45,7 +45,8 @@ def power_law_data(
     rng = check_rng(rng)
     u = np.linalg.qr(rng.standard_normal((d, d)))[0]
     y = (u * np.arange(1, d + 1) ** (-a)) @ rng.standard_normal((d, n)) / math.sqrt(n - 1)
-    return y / np.max(np.linalg.norm(y, axis=0))
+    scaled: NDArray[np.float64] = y / np.max(np.linalg.norm(y, axis=0))
+    return scaled
 
 
 def mod_sulq_std(dim: int, samples: int, epsilon: float, delta: float) -> float:

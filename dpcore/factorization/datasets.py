@@ -136,7 +136,9 @@ def synthetic_dataset(
     )
 
 
-def split_sizes(n_per_site: int, sites: int, shares: Sequence[float] | None = None) -> NDArray:
+def split_sizes(
+    n_per_site: int, sites: int, shares: Sequence[float] | None = None
+) -> NDArray[np.int64]:
     """Sizes N_s of S sites holding S·n_per_site samples in total.
 
     Parameters
@@ -162,7 +164,7 @@ def split_sizes(n_per_site: int, sites: int, shares: Sequence[float] | None = No
         )
     w = w / w.max()  # shares near 1e308 would sum to inf
     ideal = total * w / w.sum()
-    sizes = np.floor(ideal).astype(np.int64)
+    sizes: NDArray[np.int64] = np.floor(ideal).astype(np.int64)
     sizes[np.argsort(sizes - ideal, kind="stable")[: total - sizes.sum()]] += 1
     while np.any(sizes < 1):  # every site keeps one sample, taken from the largest
         sizes[np.argmin(sizes)] += 1

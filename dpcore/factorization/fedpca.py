@@ -80,7 +80,8 @@ def procrustes_rotation(
     Schönemann (1966); FedPower's OPT weight of a site's release.
     """
     u, _, vt = np.linalg.svd(y.T @ reference)
-    return u @ vt
+    rotation: NDArray[np.float64] = u @ vt
+    return rotation
 
 
 def fedpower_pca(

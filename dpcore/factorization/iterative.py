@@ -181,7 +181,7 @@ def _iterate(
 # --- the algorithms -----------------------------------------------------------------------------
 
 
-def check_moments(moments: ArrayLike, k: int, *, min_sites: int) -> tuple[NDArray, int]:
+def check_moments(moments: ArrayLike, k: int, *, min_sites: int) -> tuple[NDArray[np.float64], int]:
     """The per-site second moments as an (S, D, D) float array and K, validated.
 
     Shared by the iterative and federated baselines; ``ValueError`` names the bad argument.
@@ -197,8 +197,8 @@ def check_moments(moments: ArrayLike, k: int, *, min_sites: int) -> tuple[NDArra
 
 
 def check_sites(
-    moments: NDArray, tau_site: ArrayLike, weights: ArrayLike | None
-) -> tuple[NDArray, NDArray]:
+    moments: NDArray[np.float64], tau_site: ArrayLike, weights: ArrayLike | None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(τ_s, μ_s): the sites' noise stds and weights checked against the moments' S."""
     tau = check_positive_array(tau_site, "tau_site", allow_zero=True)
     if tau.size != moments.shape[0]:

@@ -67,7 +67,9 @@ def _dsyevr() -> tuple[Callable[..., int], type] | None:
     return None
 
 
-def top_k_subset(matrix: NDArray[np.float64], k: int) -> tuple[NDArray, NDArray]:
+def top_k_subset(
+    matrix: NDArray[np.float64], k: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Eigenvalues (decreasing) and eigenvectors of the K largest eigenvalues, by ``dsyevr``.
 
     Parameters

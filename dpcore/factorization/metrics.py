@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import eigh
 
 from dpcore._validation import check_int
 from dpcore.factorization.lapack import top_k_subset, use_subset
 
 
-def _matrix(value, name: str, *, square: bool = False) -> NDArray[np.float64]:
+def _matrix(value: ArrayLike, name: str, *, square: bool = False) -> NDArray[np.float64]:
     """A finite 2-D float array (square if asked), or a ValueError/TypeError naming it."""
     try:
         arr = np.asarray(value, dtype=float)
@@ -39,7 +39,9 @@ def top_k_eigvecs(matrix: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     return top_k_eigh(matrix, check_int(k, "k", low=1, high=matrix.shape[0]))[1]
 
 
-def top_k_eigh(matrix: NDArray[np.float64], k: int) -> tuple[NDArray, NDArray]:
+def top_k_eigh(
+    matrix: NDArray[np.float64], k: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Eigenvalues (decreasing) and eigenvectors of the K largest signed eigenvalues.
 
     ``numpy.linalg.eigh`` (LAPACK's divide-and-conquer ``syevd``) on the full spectrum, or,
@@ -86,14 +88,17 @@ def subspace_distance(basis: NDArray[np.float64], truth: NDArray[np.float64]) ->
     return float(np.linalg.norm(residual, ord=2))
 
 
-def _distances(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> NDArray:
+def _distances(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> NDArray[np.float64]:
     """‖â_i − a_j‖₂ for every pair of columns: shape (K_est, K_true)."""
     estimate, truth = _matrix(estimate, "estimate"), _matrix(truth, "truth")
     if estimate.shape[0] != truth.shape[0]:
         raise ValueError(
             f"estimate and truth must have the same D; got {estimate.shape}, {truth.shape}"
         )
-    return np.linalg.norm(estimate[:, :, None] - truth[:, None, :], axis=0)
+    distances: NDArray[np.float64] = np.linalg.norm(
+        estimate[:, :, None] - truth[:, None, :], axis=0
+    )
+    return distances
 
 
 def component_error(estimate: NDArray[np.float64], truth: NDArray[np.float64]) -> float:
@@ -126,21 +131,21 @@ def component_error_matched(estimate: NDArray[np.float64], truth: NDArray[np.flo
 
 
 def weight_error(
-    est_weights: NDArray, true_weights: NDArray, estimate: NDArray, truth: NDArray
+    est_weights: ArrayLike, true_weights: ArrayLike, estimate: ArrayLike, truth: ArrayLike
 ) -> float:
     """Mean |ŵ_k − w_π(k)| with π the component matching of :func:`matching`.
 
     ``est_weights`` has one finite entry per column of ``estimate``; ``true_weights`` one per
     column of ``truth``.
     """
-    estimate, truth = _matrix(estimate, "estimate"), _matrix(truth, "truth")
-    est_weights = _vector(est_weights, "est_weights", estimate.shape[1], "estimate")
-    true_weights = _vector(true_weights, "true_weights", truth.shape[1], "truth")
-    pi = matching(estimate, truth)
-    return float(np.mean(np.abs(est_weights - true_weights[pi])))
+    est, true = _matrix(estimate, "estimate"), _matrix(truth, "truth")
+    est_w = _vector(est_weights, "est_weights", est.shape[1], "estimate")
+    true_w = _vector(true_weights, "true_weights", true.shape[1], "truth")
+    pi = matching(est, true)
+    return float(np.mean(np.abs(est_w - true_w[pi])))
 
 
-def _vector(value, name: str, size: int, of: str) -> NDArray[np.float64]:
+def _vector(value: ArrayLike, name: str, size: int, of: str) -> NDArray[np.float64]:
     """A finite 1-D float array of ``size`` entries (columns of ``of``), or an error naming it."""
     try:
         flat = np.ndim(value) == 1
@@ -152,4 +157,5 @@ def _vector(value, name: str, size: int, of: str) -> NDArray[np.float64]:
         raise ValueError(
             f"{name} must have one entry per column of {of} ({size}); got shape {shape}"
         )
-    return arr[0]
+    row: NDArray[np.float64] = arr[0]
+    return row

@@ -68,7 +68,7 @@ class MixtureModel:
 def paper_weights(k: int) -> NDArray[np.float64]:
     """W = linspace(1, 10K, K) / sum — the authors' mixing weights."""
     w = np.linspace(1.0, 10.0 * k, k)
-    return w / w.sum()
+    return w / float(w.sum())
 
 
 MAX_MODEL_DIM = 2000  # a D×D QR per model: 32 MB and well under a second at the bound
@@ -156,7 +156,8 @@ def sample_mog(model: MixtureModel, n: int, *, rng: np.random.Generator) -> NDAr
     """
     z = rng.standard_normal((n, model.dim + 1))
     h = _topics(model, ndtr(z[:, 0]))
-    return model.components.T[h] + np.sqrt(model.sigma2) * z[:, 1:]
+    x: NDArray[np.float64] = model.components.T[h] + np.sqrt(model.sigma2) * z[:, 1:]
+    return x
 
 
 def sample_stm(model: MixtureModel, n: int, *, rng: np.random.Generator) -> NDArray[np.intp]:
@@ -168,4 +169,5 @@ def sample_stm(model: MixtureModel, n: int, *, rng: np.random.Generator) -> NDAr
     h = _topics(model, u[:, 0])
     cdf = np.cumsum(model.components, axis=0).T  # (K, D)
     words = (u[:, 1:, None] >= cdf[h][:, None, :]).sum(axis=2)  # inverse CDF per word
-    return np.minimum(words, model.dim - 1)
+    clipped: NDArray[np.intp] = np.minimum(words, model.dim - 1)
+    return clipped

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations_with_replacement, permutations
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from dpcore._validation import check_choice, check_int
 from dpcore.factorization.models import MixtureModel, sample_mog, sample_stm
@@ -72,7 +73,8 @@ def _lexicographic_positions(d: int) -> NDArray[np.intp]:
     """
     i, j, k = np.array(list(combinations_with_replacement(range(d), 3))).T
     starts = np.concatenate([[0], np.cumsum([(b + 1) * (d - b) for b in range(d)])])
-    return starts[j] + i * (d - j) + (k - j)
+    positions: NDArray[np.intp] = starts[j] + i * (d - j) + (k - j)
+    return positions
 
 
 def cube_sum_free(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -96,14 +98,17 @@ def cube_sum(x: NDArray[np.float64]) -> NDArray[np.float64]:
 def mog_correction(mean: NDArray[np.float64], sigma2: float) -> NDArray[np.float64]:
     """σ² Σ_d (m⊗e_d⊗e_d + e_d⊗m⊗e_d + e_d⊗e_d⊗m)."""
     eye = np.eye(mean.size)
-    return sigma2 * (
+    correction: NDArray[np.float64] = sigma2 * (
         np.einsum("i,jk->ijk", mean, eye)
         + np.einsum("j,ik->ijk", mean, eye)
         + np.einsum("k,ij->ijk", mean, eye)
     )
+    return correction
 
 
-def mog_moments(x: NDArray[np.float64], sigma2: float) -> tuple[NDArray, NDArray]:
+def mog_moments(
+    x: NDArray[np.float64], sigma2: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """M2, M3 of MOG samples (rows) with known σ², without streaming (for small data/tests)."""
     n = x.shape[0]
     mean = x.mean(axis=0)
@@ -111,7 +116,9 @@ def mog_moments(x: NDArray[np.float64], sigma2: float) -> tuple[NDArray, NDArray
     return m2, cube_sum(x) / n - mog_correction(mean, sigma2)
 
 
-def stm_moments(words: NDArray[np.intp], dim: int) -> tuple[NDArray, NDArray]:
+def stm_moments(
+    words: NDArray[np.intp], dim: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Symmetrised M2 = mean t₁⊗t₂ and M3 = mean t₁⊗t₂⊗t₃ from word indices (n, L ≥ 3)."""
     n = words.shape[0]
     m2 = np.bincount(words[:, 0] * dim + words[:, 1], minlength=dim**2).reshape(dim, dim)
@@ -127,10 +134,11 @@ def public_bound(dim: int, sigma2: float, quantile: float = 0.999) -> float:
     samples exceeds it (those are clipped). Uses only public model parameters.
     """
     from scipy.stats import chi2  # lazy: costs every process ~1 CPU-s (#35)
+
     return 1.0 + math.sqrt(sigma2 * chi2.ppf(quantile, dim)) if sigma2 > 0 else 1.0
 
 
-def _chunks(total: int, chunk: int):
+def _chunks(total: int, chunk: int) -> Iterator[int]:
     for start in range(0, total, chunk):
         yield min(chunk, total - start)
 
@@ -189,7 +197,9 @@ def mog_site_moments(
             sigma2 = float(np.linalg.eigvalsh(s2 / n_all - np.outer(mean, mean))[0])
     sigma2_scaled = sigma2 / bound**2
 
-    def one_site(site):
+    def one_site(
+        site: tuple[np.int64, np.random.Generator],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
         n_s, site_rng = site
         s1, s2, s3, clipped = np.zeros(d), np.zeros((d, d)), np.zeros(n_free_entries(d, 3)), 0
         for c in _chunks(int(n_s), chunk):
@@ -246,16 +256,24 @@ def stm_site_moments(
 
 
 def site_moments(
-    model: MixtureModel, sizes: NDArray[np.int64], *, rng: np.random.Generator, **options
+    model: MixtureModel,
+    sizes: NDArray[np.int64],
+    *,
+    rng: np.random.Generator,
+    scaling: str = "public",
+    sigma2_source: str = "model",
 ) -> SiteMoments:
-    """:func:`mog_site_moments` or :func:`stm_site_moments` by the model's kind."""
+    """:func:`mog_site_moments` or :func:`stm_site_moments` by the model's kind.
+
+    ``scaling`` and ``sigma2_source`` are MOG's (:func:`mog_site_moments`); STM has neither.
+    """
     if model.kind == "mog":
-        return mog_site_moments(model, sizes, rng=rng, **options)
+        return mog_site_moments(model, sizes, rng=rng, scaling=scaling, sigma2_source=sigma2_source)
     return stm_site_moments(model, sizes, rng=rng)
 
 
 def moment_sensitivities(
-    kind: str, n_samples, *, dim: int, sigma2: float = 0.0, relation: str = "paper"
+    kind: str, n_samples: ArrayLike, *, dim: int, sigma2: float = 0.0, relation: str = "paper"
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """L2 sensitivities (Δ₂, Δ₃) of M2 and M3 for N_s samples with ‖x‖ ≤ 1.
 

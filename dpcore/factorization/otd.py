@@ -9,6 +9,7 @@ References: Imtiaz & Sarwate, Algorithm 2 (capeAGN), Appendix E Algorithms 3 (AG
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,13 +55,18 @@ class WhitenedTensor:
     t: NDArray[np.float64]
 
 
-def _whiten(m2_hat: NDArray, m3_hat: NDArray, k: int) -> WhitenedTensor:
+def _whiten(m2_hat: NDArray[np.float64], m3_hat: NDArray[np.float64], k: int) -> WhitenedTensor:
     w, u, d = whitening(m2_hat, k)
     return WhitenedTensor(w, u, d, multilinear(m3_hat, w))
 
 
 def decompose_batch(
-    whitened: list[WhitenedTensor], k: int, *, kind: str, options: PowerOptions, rngs
+    whitened: list[WhitenedTensor],
+    k: int,
+    *,
+    kind: str,
+    options: PowerOptions,
+    rngs: Sequence[np.random.Generator],
 ) -> list[Recovery]:
     """Tensor power method on every T̃, then un-whitening (:func:`.tensor.recover`).
 
@@ -80,7 +86,9 @@ def decompose_batch(
     return [recover(dec, wt.u, wt.d, kind=kind) for dec, wt in zip(decs, whitened, strict=True)]
 
 
-def nonprivate_otd(m2: NDArray, m3: NDArray, k: int, *, weights: NDArray) -> WhitenedTensor:
+def nonprivate_otd(
+    m2: NDArray[np.float64], m3: NDArray[np.float64], k: int, *, weights: NDArray[np.float64]
+) -> WhitenedTensor:
     """Pooled moments Σ μ_s M_s, no noise."""
     return _whiten(np.tensordot(weights, m2, axes=1), np.tensordot(weights, m3, axes=1), k)
 
@@ -97,7 +105,13 @@ class CapeTensorRun:
 
 
 def cape_tensor_stage(
-    m3: NDArray, w: NDArray, *, tau_site: NDArray, weights: NDArray, design: str = "cape", rng
+    m3: NDArray[np.float64],
+    w: NDArray[np.float64],
+    *,
+    tau_site: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    design: str = "cape",
+    rng: np.random.Generator,
 ) -> CapeTensorRun:
     """Sites add E3 + F3 + G3 to M3^s, project with W and send K×K×K tensors.
 
@@ -113,16 +127,16 @@ def cape_tensor_stage(
 
 
 def cape_otd(
-    m2: NDArray,
-    m3: NDArray,
+    m2: NDArray[np.float64],
+    m3: NDArray[np.float64],
     k: int,
     *,
-    tau2: NDArray,
-    tau3: NDArray,
-    weights: NDArray,
+    tau2: NDArray[np.float64],
+    tau3: NDArray[np.float64],
+    weights: NDArray[np.float64],
     faithful: bool = True,
     design: str = "cape",
-    rng,
+    rng: np.random.Generator,
 ) -> WhitenedTensor:
     """CapeAGN (Algorithm 2): CAPE on M2 → W at the aggregator → CAPE on projected M3.
 
@@ -144,7 +158,14 @@ def cape_otd(
 
 
 def conv_otd(
-    m2: NDArray, m3: NDArray, k: int, *, tau2: NDArray, tau3: NDArray, weights: NDArray, rng
+    m2: NDArray[np.float64],
+    m3: NDArray[np.float64],
+    k: int,
+    *,
+    tau2: NDArray[np.float64],
+    tau3: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    rng: np.random.Generator,
 ) -> WhitenedTensor:
     """Conventional: every site adds its own AGN noise (full ε₁, ε₂); the aggregator averages.
 
@@ -156,7 +177,15 @@ def conv_otd(
     return _whiten(m2_hat, m3_hat, k)
 
 
-def agn_otd(m2: NDArray, m3: NDArray, k: int, *, tau2: float, tau3: float, rng) -> WhitenedTensor:
+def agn_otd(
+    m2: NDArray[np.float64],
+    m3: NDArray[np.float64],
+    k: int,
+    *,
+    tau2: float,
+    tau3: float,
+    rng: np.random.Generator,
+) -> WhitenedTensor:
     """AGN (Algorithm 3) on one data set: symmetric Gaussian noise on M2 and on M3."""
     rng2, rng3 = rng.spawn(2)
     return _whiten(
@@ -179,7 +208,15 @@ def avn_vector(n: int, beta: float, *, rng: np.random.Generator) -> NDArray[np.f
     return rng.gamma(n, 1.0 / beta) * direction
 
 
-def avn_otd(m2: NDArray, m3: NDArray, k: int, *, tau2: float, beta: float, rng) -> WhitenedTensor:
+def avn_otd(
+    m2: NDArray[np.float64],
+    m3: NDArray[np.float64],
+    k: int,
+    *,
+    tau2: float,
+    beta: float,
+    rng: np.random.Generator,
+) -> WhitenedTensor:
     """AVN (Algorithm 4) on one data set: AG noise on M2, vector noise (pure ε₂) on M3."""
     rng2, rng3 = rng.spawn(2)
     return _whiten(

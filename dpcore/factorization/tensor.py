@@ -7,6 +7,7 @@ Algorithm 1 (robust tensor power method).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +17,9 @@ from dpcore._validation import check_int, check_real
 from dpcore.factorization.metrics import top_k_eigh
 
 
-def whitening(m2: NDArray[np.float64], k: int) -> tuple[NDArray, NDArray, NDArray]:
+def whitening(
+    m2: NDArray[np.float64], k: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """W = U D^{-1/2} from the top-K (signed) eigenpairs of a (noisy) M2.
 
     Returns
@@ -40,7 +43,10 @@ def multilinear(tensor: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[
     ``tensor`` may carry leading batch axes: shape (..., D, D, D) → (..., K, K, K). The
     pairwise contraction order costs D³K + D²K² + DK³ and never forms a D³K² array.
     """
-    return np.einsum("...ijk,ia,jb,kc->...abc", tensor, w, w, w, optimize="greedy")
+    out: NDArray[np.float64] = np.einsum(
+        "...ijk,ia,jb,kc->...abc", tensor, w, w, w, optimize="greedy"
+    )
+    return out
 
 
 def _apply(t: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -56,10 +62,11 @@ def _apply(t: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.float64
 
 
 def _column_norms(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.sqrt(np.sum(x * x, axis=-2))
+    norms: NDArray[np.float64] = np.sqrt(np.sum(x * x, axis=-2))
+    return norms
 
 
-def _check_power_options(restarts, max_iter, tol) -> tuple[int, int, float]:
+def _check_power_options(restarts: int, max_iter: int, tol: float) -> tuple[int, int, float]:
     return (
         check_int(restarts, "restarts", low=1),
         check_int(max_iter, "max_iter", low=1),
@@ -67,7 +74,9 @@ def _check_power_options(restarts, max_iter, tol) -> tuple[int, int, float]:
     )
 
 
-def _power_batch(t, options, rngs):
+def _power_batch(
+    t: NDArray[np.float64], options: tuple[int, int, float], rngs: Sequence[np.random.Generator]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int_]]:
     """Largest robust eigenpair of every symmetric tensor of a batch (B, K, K, K).
 
     Runs ``restarts`` random starts (uniform on the sphere) in parallel for up to
@@ -95,7 +104,9 @@ def _power_batch(t, options, rngs):
     return np.abs(lam), vec, used + more
 
 
-def _iterate(t, u, max_iter, tol):
+def _iterate(
+    t: NDArray[np.float64], u: NDArray[np.float64], max_iter: int, tol: float
+) -> tuple[NDArray[np.float64], NDArray[np.int_]]:
     """Power steps for a batch; tensor b stops once all its columns move by < tol."""
     u = u.copy()
     used = np.full(t.shape[0], max_iter)
@@ -124,9 +135,8 @@ def deflate(
     t: NDArray[np.float64], eigenvalues: NDArray[np.float64], vectors: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """T_b − λ_b u_b⊗u_b⊗u_b for a batch: t (B, K, K, K), eigenvalues (B,), vectors (B, K)."""
-    return t - eigenvalues[:, None, None, None] * np.einsum(
-        "bi,bj,bk->bijk", vectors, vectors, vectors
-    )
+    cubes: NDArray[np.float64] = np.einsum("bi,bj,bk->bijk", vectors, vectors, vectors)
+    return t - eigenvalues[:, None, None, None] * cubes
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,7 +223,9 @@ class Recovery:
     iterations: int
 
 
-def normalise_components(raw: NDArray[np.float64], *, kind: str) -> tuple[NDArray, NDArray]:
+def normalise_components(
+    raw: NDArray[np.float64], *, kind: str
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """Turn raw recovered columns into model components.
 
     MOG: unit norm. STM: clip at 0 and divide by the sum (Sec. 6.2's post-processing); a
@@ -231,7 +243,13 @@ def normalise_components(raw: NDArray[np.float64], *, kind: str) -> tuple[NDArra
     return comps, invalid
 
 
-def recover(decomposition: Decomposition, u: NDArray, d: NDArray, *, kind: str) -> Recovery:
+def recover(
+    decomposition: Decomposition,
+    u: NDArray[np.float64],
+    d: NDArray[np.float64],
+    *,
+    kind: str,
+) -> Recovery:
     """Un-whiten the decomposition into components and weights.
 
     â_k = λ_k U D^{1/2} u_k and ŵ_k = 1/λ_k², then :func:`normalise_components`

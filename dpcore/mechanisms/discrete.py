@@ -510,7 +510,9 @@ def _subgaussian_lower_bound(sigma: float, shares: int, shift: int, delta: float
 MAX_TILT_ENTRIES = 2**24  # residues × circle of the tilted convolutions (≈ 256 MiB of complex)
 
 
-def _tilt_offsets(sigma: float, shares: int, residues: NDArray[np.int64]):
+def _tilt_offsets(
+    sigma: float, shares: int, residues: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """For each residue k in [0, n): the centre g in [0, 1] whose N_ℤ(g, σ²) has mean k/n.
 
     Returns g, its pmf's log normaliser log Σ_w e^{−(w−g)²/(2σ²)}, and the support w.
@@ -526,7 +528,8 @@ def _tilt_offsets(sigma: float, shares: int, residues: NDArray[np.int64]):
         e = -((w[None, :] - g[:, None]) ** 2) / (2 * sigma * sigma)
         e -= e.max(axis=1, keepdims=True)
         p = np.exp(e)
-        return (p @ w) / p.sum(axis=1)
+        out: NDArray[np.float64] = (p @ w) / p.sum(axis=1)
+        return out
 
     for _ in range(60):
         mid = 0.5 * (lo + hi)
@@ -751,7 +754,9 @@ def rounded_move_epsilon(sigma: float, *, shares: int, move: float, delta: float
     return min(hi, root + tol)  # the side where δ(ε) ≤ δ, as the bisections return
 
 
-def _log_mix(log_lo: NDArray[np.float64] | float, log_hi: NDArray[np.float64] | float, f: float):
+def _log_mix(
+    log_lo: NDArray[np.float64] | float, log_hi: NDArray[np.float64] | float, f: float
+) -> NDArray[np.float64]:
     """log((1 − f)e^{log_lo} + f e^{log_hi}), −∞-safe."""
     return np.logaddexp(math.log1p(-f) + np.asarray(log_lo), math.log(f) + np.asarray(log_hi))
 

@@ -348,7 +348,7 @@ def paper_design(tau_site: ArrayLike, *, weights: ArrayLike, tau_pool: float) ->
 # --- drawing noise for values of any shape --------------------------------------------------
 
 
-def check_values(values: ArrayLike, n_sites: int | None, symmetric: bool) -> NDArray:
+def check_values(values: ArrayLike, n_sites: int | None, symmetric: bool) -> NDArray[np.float64]:
     """Per-site values (S, ...): finite, one entry per site, square/cubic if ``symmetric``."""
     arr = as_float_array(values, "values")
     if arr.ndim < 1:
@@ -373,7 +373,12 @@ def _check_symmetric_shape(shape: tuple[int, ...], symmetric: bool) -> None:
 
 
 def standard_noise(
-    shape: tuple[int, ...], *, symmetric: bool, size: tuple[int, ...] = (), mixing=None, rng
+    shape: tuple[int, ...],
+    *,
+    symmetric: bool,
+    size: tuple[int, ...] = (),
+    mixing: NDArray[np.float64] | None = None,
+    rng: np.random.Generator,
 ) -> NDArray[np.float64]:
     """Standard-normal noise of ``size + shape``, optionally symmetric and mixed.
 
@@ -402,7 +407,8 @@ def standard_noise(
         free = mixing @ free
     if symmetric:
         return expand_symmetric(free, shape[0], len(shape))
-    return free.reshape((*size, *shape))
+    noise: NDArray[np.float64] = free.reshape((*size, *shape))
+    return noise
 
 
 def add_symmetric_noise(
@@ -541,7 +547,7 @@ def party_rng(seed: int, party: str, site: int = 0) -> np.random.Generator:
 
 def site_releases(
     values: NDArray[np.float64], design: CapeDesign, *, symmetric: bool, rng: np.random.Generator
-) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Protocol up to the sites' releases: E_s, F_s, G_s and â_s = a_s + E_s + F_s + G_s.
 
     ``rng`` is spawned into streams for the noise generator, the aggregator and each site
@@ -711,7 +717,7 @@ def normalise_weights(weights: ArrayLike) -> NDArray[np.float64]:
     w = check_positive_array(weights, "weights", allow_zero=True)
     if w.sum() <= 0:
         raise ValueError("weights must have a positive sum to be normalised; got all zeros")
-    return w / w.sum()
+    return w / float(w.sum())
 
 
 def cape_gain(n_per_site: ArrayLike) -> float:

@@ -94,7 +94,8 @@ def pairwise_covariance(design: CapeDesign) -> NDArray[np.float64]:
     laplacian = np.diag(var.sum(axis=1)) - var
     mu = design.weights
     inv = np.divide(1.0, mu, out=np.zeros_like(mu), where=mu > 0)
-    return laplacian * np.outer(inv, inv)
+    covariance: NDArray[np.float64] = laplacian * np.outer(inv, inv)
+    return covariance
 
 
 def pair_rng(seed: int, s: int, t: int) -> np.random.Generator:

@@ -54,13 +54,17 @@ def _site_values(
     """
     if kind == "scalar":  # each site its own Beta population, so the values differ
         shape = rng.uniform(0.5, 4.0, size=(sites, 2, 1))
-        return rng.beta(shape[:, 0], shape[:, 1], size=(sites, n_per_site)).mean(axis=1)
+        means: NDArray[np.float64] = rng.beta(
+            shape[:, 0], shape[:, 1], size=(sites, n_per_site)
+        ).mean(axis=1)
+        return means
     angle = rng.uniform(0.0, np.pi, size=(sites, 1))  # each site has its own main direction
     t = rng.standard_normal((sites, n_per_site))
     s = 0.3 * rng.standard_normal((sites, n_per_site))
     x = np.stack([t * np.cos(angle) - s * np.sin(angle), t * np.sin(angle) + s * np.cos(angle)])
     x = x / np.maximum(1.0, np.linalg.norm(x, axis=0))  # into the unit disc: Δ = 1/N_s
-    return np.einsum("isn,jsn->sij", x, x) / n_per_site
+    second: NDArray[np.float64] = np.einsum("isn,jsn->sij", x, x) / n_per_site
+    return second
 
 
 def protocol_demo(

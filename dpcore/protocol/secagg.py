@@ -213,7 +213,7 @@ class SecAggDesign:
     @property
     def modulus(self) -> int:
         """2^b."""
-        return 2**self.bits
+        return int(2**self.bits)
 
     @property
     def representable(self) -> float:
@@ -476,7 +476,12 @@ def secagg_design(
 
 
 def _share_sigma(
-    rounded: NDArray, eps: NDArray, delta: NDArray, dim: int, shares: int, calibration: str
+    rounded: NDArray[np.float64],
+    eps: NDArray[np.float64],
+    delta: NDArray[np.float64],
+    dim: int,
+    shares: int,
+    calibration: str,
 ) -> float:
     """Share σ: the largest any site with μ_s > 0 and finite ε_s needs (0 if none does)."""
     need = [0.0]
