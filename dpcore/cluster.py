@@ -157,7 +157,7 @@ def request_key(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
     return f"cape-{fn.__name__}-{hashlib.sha256(blob).hexdigest()[:32]}"
 
 
-def _call(fn: Callable[..., R], args: tuple, kwargs: dict[str, Any]) -> R:
+def _call(fn: Callable[..., R], args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
     # Arguments travel packed: a sweep's own ``workers=`` must not reach Client.submit's.
     return fn(*args, **kwargs)
 
@@ -173,7 +173,7 @@ def _connect(address: str, seconds: float) -> Any:
     and never answers held ``Client()`` for good (issue #36). The attempt runs in a daemon
     thread; a client that connects after the bound is closed when it does.
     """
-    box: concurrent.futures.Future = concurrent.futures.Future()
+    box: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
     def attempt() -> None:
         try:
@@ -189,7 +189,7 @@ def _connect(address: str, seconds: float) -> Any:
         raise TimeoutError(f"no answer within {seconds:.0f} s") from None
 
 
-def remote_seconds(args: tuple, kwargs: dict[str, Any]) -> float:
+def remote_seconds(args: tuple[Any, ...], kwargs: dict[str, Any]) -> float:
     """How long a remote call with these arguments is waited for.
 
     :data:`REMOTE_FACTOR` times the work estimate of its arguments (those with an
@@ -246,7 +246,8 @@ class SharedRunner:
                 self._kept.popitem(last=False)
         seconds = remote_seconds(args, kwargs)
         try:
-            return future.result(timeout=seconds)
+            result: R = future.result(timeout=seconds)
+            return result
         except TimeoutError:
             with self._guard:
                 self._kept.pop(key, None)  # not kept alive: nobody waits for it here

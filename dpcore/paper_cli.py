@@ -30,13 +30,16 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dpcore.cli import CliError, scheduler_executor, sha256
 from dpcore.experiments import paper, realdata
+from dpcore.factorization.datasets import Dataset
 from dpcore.mechanisms.calibration import ClassicGaussianWarning
 from dpcore.version import __version__, source_commit
 
@@ -50,7 +53,7 @@ def panels_for(spec: str) -> list[paper.Panel]:
     return [paper.get_panel(spec)]
 
 
-def load_real(kind: str, path: str | None):
+def load_real(kind: str, path: str | None) -> tuple[Dataset | None, str]:
     """The MNIST / Covertype pool, or None (with the reason) when the file is unavailable."""
     try:
         if kind == "mnist":
@@ -132,7 +135,9 @@ def main(
     return 0
 
 
-def write_record(out: Path, files: list[str], args, argv: list[str] | None) -> None:
+def write_record(
+    out: Path, files: list[str], args: argparse.Namespace, argv: list[str] | None
+) -> None:
     """``run.json``: what made the files (command, seed, runs, calibration, version, commit)."""
     record = {
         "command": "python -m paper " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -152,7 +157,7 @@ def write_record(out: Path, files: list[str], args, argv: list[str] | None) -> N
 PRECOMPUTED = Path(__file__).resolve().parents[1] / "paper" / "precomputed.csv.gz"  # a checkout
 
 
-def precompute(path: Path, args, argv: list[str] | None) -> int:
+def precompute(path: Path, args: argparse.Namespace, argv: list[str] | None) -> int:
     """Every data-free panel (stand-ins included) into one file the app ships and shows."""
     frames = {}
     start = time.perf_counter()
@@ -183,7 +188,7 @@ def precompute(path: Path, args, argv: list[str] | None) -> int:
     return 0
 
 
-def add_missing(path: Path, args) -> int:
+def add_missing(path: Path, args: argparse.Namespace) -> int:
     """The data-free panels ``path`` lacks, computed with its settings and added to it."""
     frames, meta = paper.read_precomputed(path)
     settings = (str(args.runs), str(args.seed), args.calibration)
@@ -214,17 +219,17 @@ def add_missing(path: Path, args) -> int:
 
 def run_panels(
     chosen: list[paper.Panel],
-    args,
+    args: argparse.Namespace,
     out: Path,
-    executor,
+    executor: Executor | None,
     html: Callable[[], tuple[HtmlMaker | None, str]] = no_html,
-) -> tuple[list, list]:
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Compute, write and check each panel (on ``executor``, or this machine's threads).
 
     Returns the claims and the names of the files written.
     """
-    pools: dict[str, tuple] = {}
-    claims: list[dict] = []
+    pools: dict[str, tuple[Dataset | None, str]] = {}
+    claims: list[dict[str, Any]] = []
     written: list[str] = []
     make_html, why_not = html()
     if why_not:
@@ -236,11 +241,12 @@ def run_panels(
                 pools[panel.data] = load_real(panel.data, getattr(args, panel.data))
             data, reason = pools[panel.data]
             if data is None and panel.data in paper.SUBSETS:
-                panel, reason = subset_for(panel, reason)
+                offline, reason = subset_for(panel, reason)
+                if offline is None:
+                    continue
+                panel = offline
             elif data is None:
                 print(f"{panel.key}: skipped — {reason}")
-                continue
-            if panel is None:
                 continue
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -269,7 +275,7 @@ def run_panels(
     return claims, written
 
 
-def subset_for(panel: paper.Panel, reason: str):
+def subset_for(panel: paper.Panel, reason: str) -> tuple[paper.Panel | None, str]:
     """The panel on MNIST's 5,000-sample subset, or (None, after saying why it is skipped)."""
     made = paper.offline(panel)
     if made.data in paper.SUBSETS.values():
@@ -280,5 +286,3 @@ def subset_for(panel: paper.Panel, reason: str):
         f"{realdata.EXTRA}"
     )
     return None, reason
-
-

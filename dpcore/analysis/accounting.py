@@ -524,7 +524,8 @@ def gaussian_profile(
     if mu == 0.0:
         return np.zeros(eps.shape)
     out = np.array([delta_profile(1.0 / mu, float(e)) for e in eps.ravel()]).reshape(eps.shape)
-    return np.clip(out, 0.0, 1.0)
+    clipped: NDArray[np.float64] = np.clip(out, 0.0, 1.0)
+    return clipped
 
 
 def _check_epsilons(epsilons: ArrayLike) -> NDArray[np.float64]:

