@@ -378,7 +378,9 @@ def record_path(csv: Path) -> Path:
     return csv.with_suffix(".json")
 
 
-def write(task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, command: str) -> dict:
+def write(
+    task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, command: str
+) -> dict[str, Any]:
     """Write the CSV and its JSON record; returns the record.
 
     The directory must exist (none is created); a failed write raises :class:`CliError`
@@ -391,7 +393,9 @@ def write(task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, comman
         raise CliError(f"cannot write {where}: {err.strerror or type(err).__name__}") from None
 
 
-def _write(task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, command: str) -> dict:
+def _write(
+    task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, command: str
+) -> dict[str, Any]:
     df.to_csv(out, index=False)
     record = {
         "format": RECORD_FORMAT,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,7 +161,7 @@ def shuffle_min_parties(epsilon0: float, *, delta: float) -> int:
     # the integer m·2^e with m < 2^53 nearest above e^{log_count} (float64's precision)
     log2 = log_count / math.log(2)
     shift = math.floor(log2) - 52
-    return math.ceil(2.0 ** (log2 - shift)) << shift
+    return math.ceil(math.pow(2.0, log2 - shift)) << shift
 
 
 def count_text(count: int) -> str:
@@ -179,7 +180,9 @@ def count_text(count: int) -> str:
 # --- the sites -------------------------------------------------------------------------------
 
 
-def _sites(n_per_site: ArrayLike, epsilon, delta, weights):
+def _sites(
+    n_per_site: ArrayLike, epsilon: ArrayLike, delta: ArrayLike, weights: ArrayLike | None
+) -> tuple[NDArray[np.int_], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Validated N_s, ε_s, δ_s and μ_s (default 1/S)."""
     try:
         sizes = np.asarray(n_per_site)
@@ -201,7 +204,13 @@ def _cape(kind: str, tau: NDArray[np.float64], mu: NDArray[np.float64]) -> CapeD
         return design_for(kind, tau, weights=mu)
 
 
-def _taus(n, eps, dlt, calibration: str, neighbouring: str) -> NDArray[np.float64]:
+def _taus(
+    n: NDArray[np.int_],
+    eps: NDArray[np.float64],
+    dlt: NDArray[np.float64],
+    calibration: str,
+    neighbouring: str,
+) -> NDArray[np.float64]:
     with warnings.catch_warnings():  # the page warns about classic at ε ≥ 1 once
         warnings.simplefilter("ignore", ClassicGaussianWarning)
         return site_noise_std(
@@ -251,7 +260,12 @@ def trust_secagg_design(
 # --- the table -------------------------------------------------------------------------------
 
 
-def _tolerated_cape(design: CapeDesign, sens, eps, dlt) -> int:
+def _tolerated_cape(
+    design: CapeDesign,
+    sens: NDArray[np.float64],
+    eps: NDArray[np.float64],
+    dlt: NDArray[np.float64],
+) -> int:
     """Largest k such that every coalition of ≤ k sites keeps every promise (−1: none).
 
     The aggregator's view of all honest releases (:func:`dpcore.collusion_curve`); a lower
@@ -486,7 +500,7 @@ def trust_overview(
         at = int(np.argmax(e / eps[live]))
         return float(e[at]), float(eps[live[at]])
 
-    def worst_drop(outcome) -> dict[str, Any]:
+    def worst_drop(outcome: Callable[[int], dict[str, Any]]) -> dict[str, Any]:
         # outcome(d) -> dict with dropout_std_ratio, dropout_epsilon, dropout_promised, …
         cases = [{"dropout_site": d + 1, **outcome(d)} for d in droppable]
         for field in ("ratio", "dropout_std_ratio"):  # equal to 1e-9: the lowest-numbered site
@@ -498,7 +512,7 @@ def trust_overview(
             cases = [c for c, v in zip(cases, values, strict=True) if v >= top * (1 - 1e-9)]
         return cases[0]
 
-    def gaussian_drop(std_of) -> dict[str, Any]:
+    def gaussian_drop(std_of: Callable[[int], float]) -> dict[str, Any]:
         def outcome(d: int) -> dict[str, Any]:
             std = std_of(d)
             e, promised = after_drop(d, std)
@@ -581,7 +595,8 @@ def trust_overview(
         promised = agg["promised_epsilon"].to_numpy(float)
         at = int(np.argmax(joint_eps / promised))
         analyses = {d: dropout_analysis(made, (d,)) for d in droppable}
-        cape_drop = gaussian_drop(lambda d, a=analyses: a[d].std["none"])
+        unremedied = {d: analyses[d].std["none"] for d in droppable}  # σ with no remedy
+        cape_drop = gaussian_drop(unremedied.__getitem__)
         drop = analyses[cape_drop["dropout_site"] - 1]
         add(
             scheme,
@@ -607,8 +622,7 @@ def trust_overview(
         )
     server: dict[Any, Any] = secagg_views(sa).iloc[0].to_dict()
     by_site = {
-        d: secagg_dropouts(sa, dropped=(d,)).set_index("remedy").to_dict("index")
-        for d in droppable
+        d: secagg_dropouts(sa, dropped=(d,)).set_index("remedy").to_dict("index") for d in droppable
     }
 
     def secagg_drop(d: int) -> dict[str, Any]:

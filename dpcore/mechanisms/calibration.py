@@ -217,7 +217,9 @@ def _classic_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
     return sensitivity * math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) / epsilon
 
 
-def calibration_comparison(epsilons, *, delta: float, sensitivity: float = 1.0):
+def calibration_comparison(
+    epsilons: ArrayLike, *, delta: float, sensitivity: float = 1.0
+) -> pd.DataFrame:
     """Classic and analytic Gaussian σ side by side over a grid of ε.
 
     Parameters

@@ -119,7 +119,8 @@ class GridPoint:
         """The point's value on one axis of :data:`GRID_AXES` (the swept one, say)."""
         if axis not in GRID_AXES:
             raise ValueError(f"axis must be one of {list(GRID_AXES)}; got {axis!r}")
-        return getattr(self, axis)
+        value: Setting = getattr(self, axis)
+        return value
 
     def row(self) -> dict[str, Setting]:
         """The point as a frame row's axis columns, in :data:`GRID_AXES` order."""

@@ -1,4 +1,5 @@
-"""The page layer's calls into the core are type-checked (issue #51).
+"""Types everywhere (issue #51): the core held to mypy --strict by the project's own mypy
+run, and the page layer's calls into the core type-checked.
 
 ``call_core`` and ``compute_slot`` keep the wrapped function's signature (ParamSpec), and
 ``st.cache_data`` does too, so mypy checks a page's arguments against the cached wrapper's
@@ -23,6 +24,45 @@ from streamlit.runtime.caching.cache_utils import CachedFunc
 import ui
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _options(*args: str):
+    from mypy.main import process_options
+
+    return process_options([*args])[1]
+
+
+def test_the_projects_mypy_run_holds_the_core_to_strict():
+    """test.sh runs ``mypy`` with pyproject.toml alone: its per-module flags for dpcore must be
+    every flag ``--strict`` sets (strict itself is not a per-module option), so that run and
+    ``mypy --strict dpcore`` agree; the pages get no strict-only flag but are fully checked."""
+    plain = _options("--config-file=", "-c", "pass")
+    strict = _options("--config-file=", "--strict", "-c", "pass")
+    flags = [
+        name
+        for name in dir(strict)
+        if not name.startswith("_")
+        and not callable(getattr(strict, name))
+        and getattr(strict, name) != getattr(plain, name)
+    ]
+    assert "disallow_untyped_defs" in flags and "warn_return_any" in flags
+    project = _options("--config-file", str(ROOT / "pyproject.toml"))
+    for module in ("dpcore", "dpcore.analysis.audit", "dpcore.experiments.sweeps.spec"):
+        options = project.clone_for_module(module)
+        assert {f: getattr(options, f) for f in flags} == {f: getattr(strict, f) for f in flags}
+    page = project.clone_for_module("app_pages.pca")
+    assert page.disallow_untyped_defs and page.check_untyped_defs
+
+
+def test_mypy_checks_every_package_the_app_runs():
+    """Every package of the app and app.py are in mypy's files (the tests, benchmarks, the
+    paper's CLI wrapper and the examples are scripts around them)."""
+    import tomllib
+
+    files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert packages - {"benchmarks", "paper"} <= set(files)
+    assert "app.py" in files and "app_pages" in files
 
 
 def _cached_wrappers() -> dict[str, CachedFunc]:
