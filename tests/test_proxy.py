@@ -186,6 +186,43 @@ def test_a_client_that_keeps_the_cookie_reaches_its_process_websocket_included(l
     assert streams == ["app2"]
 
 
+@pytest.mark.slow
+def test_a_new_page_load_goes_to_the_least_busy_process_whatever_its_cookie(layout):
+    # After a restart every student of the restarted process moved to the other one and
+    # carries its cookie; a sticky page load would keep every new tab and reload there for
+    # the rest of the lesson (issue #50). A page load starts a new Streamlit session, so the
+    # proxy balances it afresh and sets the cookie its session's websocket then follows;
+    # the session's own routes (/_stcore/: its websocket, uploads, health) stay sticky.
+    import asyncio
+    import concurrent.futures
+
+    from benchmarks.capacity import Session
+
+    def request(path: str) -> tuple[str, str]:
+        ask = urllib.request.Request(layout.url + path, headers={"Cookie": "CAPE_PROCESS=app2"})
+        with urllib.request.urlopen(ask, timeout=60) as answer:
+            cookie = next(
+                (c for c in answer.headers.get_all("Set-Cookie") or [] if "CAPE_PROCESS" in c), ""
+            )
+            return answer.headers.get("X-Cape-Process", ""), cookie.split(";")[0]
+
+    async def busy_app2() -> list[str]:
+        sessions = [Session(layout.url, timeout=120) for _ in range(3)]
+        for session in sessions:  # three students' websockets held open on app2
+            session.cookies["CAPE_PROCESS"] = "app2"
+            await session.connect()
+        try:
+            return [request("/pca?pca_eps=2"), request("/_stcore/health")]
+        finally:
+            for session in sessions:
+                await session.close()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        page, health = pool.submit(lambda: asyncio.run(busy_app2())).result(timeout=300)
+    assert page == ("app1", "CAPE_PROCESS=app1")  # balanced, and the new cookie set
+    assert health[0] == "app2"  # a session's route keeps its process
+
+
 def _dying_service(tmp_path: Path, name: str, status: int) -> cs.Service:
     command = [sys.executable, "-c", f"raise SystemExit({status})"]
     return cs.Service.start(name, command, dict(os.environ), tmp_path / f"{name}.log")
