@@ -299,6 +299,7 @@ _RUNNERS: dict[str, SharedRunner] = {}
 _RUNNERS_GUARD = threading.Lock()  # held only to read and write the three dicts, never to connect
 _CONNECTING: dict[str, threading.Event] = {}  # address → set when its one attempt has ended
 _FAILED: dict[str, float] = {}  # address → time.monotonic() of its last failure
+_REASONS: dict[str, str] = {}  # address → what its last failure was (_reason)
 FAILURE_MEMORY_SECONDS = 60.0  # a failed scheduler is not asked again for this long
 # A ValueError or TypeError of the request itself is the request's answer and propagates;
 # anything else a remote call raises is the cluster's failure (a lost or stalled scheduler:
@@ -352,6 +353,7 @@ def _runner(address: str) -> SharedRunner | None:
         except Exception as err:  # whatever it is, this process computes here
             with _RUNNERS_GUARD:
                 _FAILED[address] = time.monotonic()
+                _REASONS[address] = _reason(err)
             LOG.warning(
                 "%s=%s unusable (%s); computing here for the next %.0f s",
                 SCHEDULER_ENV,
@@ -396,6 +398,21 @@ def _forget(address: str, runner: SharedRunner) -> bool:
     return True
 
 
+def fallback_reason() -> str | None:
+    """Why calls compute here although ``CAPE_DASK_SCHEDULER`` names a cluster.
+
+    The reason of its last failure while it is remembered (:data:`FAILURE_MEMORY_SECONDS`);
+    None when no cluster is named or it is in use. The app says so beside what it computed
+    here (the reason itself is the operator's: it may name the scheduler's address).
+    """
+    address = os.environ.get(SCHEDULER_ENV, "").strip()
+    with _RUNNERS_GUARD:
+        failed = _FAILED.get(address) if address else None
+        if failed is None or time.monotonic() - failed >= FAILURE_MEMORY_SECONDS:
+            return None
+        return _REASONS.get(address, "it failed")
+
+
 def _as_is(fn: Callable[..., R]) -> Callable[..., R]:
     return fn
 
@@ -438,6 +455,7 @@ def run_slotted(
     except _REQUEST_ERRORS:
         raise
     except Exception as err:  # the cluster failed this call: compute here
+        _REASONS[address] = _reason(err)
         if _forget(address, runner):
             LOG.warning(
                 "%s=%s failed a computation (%s); computing here for the next %.0f s",
