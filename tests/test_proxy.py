@@ -144,7 +144,10 @@ def test_two_students_through_the_proxy_each_stay_on_their_own_process(layout, b
     assert set(process) <= streams, f"websockets not logged: {streams}"
     for name, cookie in process.items():
         served_by = {server for server, _, ua in rows if ua == name}
-        assert served_by == {cookie}, f"{name}'s requests reached {served_by}, cookie {cookie}"
+        assert served_by == {cookie}, (
+            f"{name}'s requests reached {served_by}, cookie {cookie}: "
+            f"{[(s, p) for s, p, ua in rows if ua == name and s != cookie]}"
+        )
     # a new browser goes to the process with fewer open connections (balance leastconn):
     # the first student's websocket was open on the other one
     assert process["cape-student-a"] != process["cape-student-b"]
