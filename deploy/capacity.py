@@ -453,8 +453,11 @@ def predict(
         "p95 bound s": p95,
         "share of a core per thread (other load)": round(share, 2),
         "students on this machine idle": idle,
-        "predicted latencies idle": idle_latencies,
-        "predicted latencies at that size": latencies,
+        "predicted latencies idle (the benchmark's class)": idle_latencies,
+        "predicted p95 s at that size (median of 5 classes)": class_p95(
+            costs, max(students, 1), processes=processes, cores=cores * share
+        ),
+        "predicted latencies at that size (the benchmark's class)": latencies,
         f"predicted at {max(2 * students, 2)} students": twice,
         "app processes": processes,
         "reference-machine ms per ms here": round(scale, 2),
@@ -488,10 +491,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--moves", type=int, default=6, help="cached moves per batch")
     parser.add_argument("--batches", type=int, default=3, help="batches per cached figure")
     parser.add_argument("--check", action="store_true", help="then run that class for real")
+    parser.add_argument(
+        "--check-students", type=int, default=0, help="then run a class of this many instead"
+    )
     parser.add_argument("--ports", metavar="LO-HI", default=None, help="e.g. 8620-8629")
     args = parser.parse_args(argv)
     if not 1 <= args.processes <= 64:
         parser.error(f"--processes must be in [1, 64]; got {args.processes}")
+    if not 0 <= args.check_students <= 200:
+        parser.error(f"--check-students must be in [0, 200]; got {args.check_students}")
     if not 0 < args.p95 <= 60:
         parser.error(f"--p95 must be in (0, 60] seconds; got {args.p95}")
     if not (1 <= args.moves <= 100 and 1 <= args.batches <= 20):
@@ -519,28 +527,47 @@ def main(argv: list[str] | None = None) -> None:
         f"(calibration loop {report['calibration loop ms (before, after)']} ms; reference "
         f"machine {report['reference calibration loop ms']} ms)."
     )
-    if args.check and students > 0:
-        from benchmarks import capacity
-
-        measured = capacity.measure(
-            students=students,
-            processes=args.processes if args.processes > 1 else None,
-            ports=ports,
-        )
+    if args.check or args.check_students:
         print(
             json.dumps(
-                {
-                    "check: students": students,
-                    "predicted": report["predicted latencies at that size"],
-                    "measured (benchmarks.capacity)": measured["interaction"],
-                    "measured interactions": measured["interactions"],
-                    "measured errors": measured["errors"],
-                    "load average at start": measured["load average at start"],
-                    "load average at end": round(os.getloadavg()[0], 2),
-                },
-                indent=2,
+                check(report, args.check_students or students, args.processes, ports), indent=2
             )
         )
+
+
+def check(report: dict[str, Any], students: int, processes: int, ports: range | None) -> dict:
+    """Run ``benchmarks.capacity``'s class of ``students`` on a fresh server (layout) and
+    put its measured latencies beside the ones :func:`simulate` predicts from ``report``'s
+    costs at the share of a core the machine gives a thread during the run."""
+    from benchmarks import capacity
+
+    costs = ClassCosts(
+        tuple(PageCost(**row) for row in report["costs"]["pages"]),
+        report["costs"]["first_open"],
+        report["costs"]["new_seed"],
+    )
+    cores = os.cpu_count() or 1
+    share_before = cpu_share()
+    measured = capacity.measure(
+        students=max(students, 1), processes=processes if processes > 1 else None, ports=ports
+    )
+    share = statistics.median([share_before, cpu_share()])
+    return {
+        "check: students": students,
+        "share of a core per thread during the run (before, after)": round(share, 2),
+        "predicted at that share": {
+            "p95 s (median of 5 classes)": class_p95(
+                costs, max(students, 1), processes=processes, cores=cores * share
+            ),
+            **simulate(costs, max(students, 1), processes=processes, cores=cores * share),
+        },
+        "measured (benchmarks.capacity)": measured["interaction"],
+        "measured interactions": measured["interactions"],
+        "measured server CPU per interaction ms": measured["server CPU per interaction ms"],
+        "measured errors": measured["errors"],
+        "load average at start": measured["load average at start"],
+        "load average at end": round(os.getloadavg()[0], 2),
+    }
 
 
 if __name__ == "__main__":
