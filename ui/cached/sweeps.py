@@ -4,6 +4,8 @@ spec), cached here or run as this session's heavy job."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -23,12 +25,14 @@ from ui import jobs
 from ui.cached.core import SPEC_HASH
 from ui.cached.data import _on_source
 
+T = TypeVar("T")
+
 # The sweeps below run here under a compute slot, or on CAPE_DASK_SCHEDULER's cluster
 # holding no slot while they wait (cluster.run_slotted: a stalled scheduler must not take
 # the slots every other page computes in, issue #36).
 
 
-def on_cluster(fn, /, *args):
+def on_cluster(fn: Callable[..., T], /, *args: object) -> T:
     """``cluster.run_slotted(compute_slot, fn, *args)``, and a line under the result when a
     named cluster was unusable and it was computed here (issue #50): drawn inside the
     cached function, Streamlit replays it with every later use of the same result."""
