@@ -43,6 +43,12 @@ KEPT_RESULTS = 128  # recent requests whose results this process keeps alive on 
 REMOTE_FLOOR_SECONDS = 10.0  # the least a remote call is waited for …
 REMOTE_FACTOR = 4.0  # … else this many times its estimate (one worker thread, a queue ahead)
 UNKNOWN_WORK_SECONDS = 600.0  # a call with no estimable argument: the core's MAX_SECONDS
+# A new runner's first call also waits for its workers' cold start (importing dpcore, numpy,
+# scipy, pandas: 6–8 s of wall time on the 2-core machine at load average 10, 2026-12-07).
+WARM_UP_SECONDS = 30.0
+# A scheduler that answers after CONNECT_SECONDS (a cold or busy one) is used from then on:
+# the late connection is kept if it completes within this long (issue #50).
+LATE_CONNECT_SECONDS = 60.0
 LOG = logging.getLogger(__name__)
 
 
@@ -166,26 +172,39 @@ class SchedulerUnusable(RuntimeError):
     """The scheduler answered but cannot run the app's work (no workers)."""
 
 
-def _connect(address: str, seconds: float) -> Any:
+def _connect(address: str, seconds: float, late: Callable[[Any], None] | None = None) -> Any:
     """:func:`_client` within ``seconds``, or :class:`TimeoutError`.
 
     Dask's own timeout does not bound the handshake: a listener that accepts the connection
     and never answers held ``Client()`` for good (issue #36). The attempt runs in a daemon
-    thread; a client that connects after the bound is closed when it does.
+    thread, given :data:`LATE_CONNECT_SECONDS`; a client that connects after ``seconds`` is
+    handed to ``late`` (a cold but healthy scheduler is not condemned), else closed.
     """
     box: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
     def attempt() -> None:
         try:
-            box.set_result(_client(address, timeout=seconds))
+            box.set_result(_client(address, timeout=max(seconds, LATE_CONNECT_SECONDS)))
         except BaseException as err:  # handed to the waiting caller
             box.set_exception(err)
+
+    def adopt(done: concurrent.futures.Future[Any]) -> None:
+        if done.exception() is not None:
+            return
+        if late is None:
+            done.result().close()
+            return
+        try:
+            late(done.result())
+        except Exception:  # the late client is unusable after all: the failure stands
+            with contextlib.suppress(Exception):
+                done.result().close()
 
     threading.Thread(target=attempt, name=f"dask-connect {address}", daemon=True).start()
     try:
         return box.result(timeout=seconds + 1)
     except concurrent.futures.TimeoutError:
-        box.add_done_callback(lambda late: late.exception() is None and late.result().close())
+        box.add_done_callback(adopt)
         raise TimeoutError(f"no answer within {seconds:.0f} s") from None
 
 
@@ -218,12 +237,27 @@ class SharedRunner:
     runner also holds its last :data:`KEPT_RESULTS` futures, so the results stay on the
     workers for a later identical request from any server.
 
-    Connecting is bounded by :data:`CONNECT_SECONDS` (:class:`TimeoutError`); a scheduler
-    without workers is refused at once (:class:`SchedulerUnusable`).
+    Connecting is bounded by :data:`CONNECT_SECONDS` (:class:`TimeoutError`; ``late`` gets
+    a runner of a connection that completes afterwards); a scheduler without workers is
+    refused at once (:class:`SchedulerUnusable`). The first call also waits
+    :data:`WARM_UP_SECONDS` for the workers' cold start.
     """
 
-    def __init__(self, address: str) -> None:
-        self.client = _connect(address, CONNECT_SECONDS)
+    def __init__(
+        self,
+        address: str,
+        late: Callable[[SharedRunner], None] | None = None,
+        *,
+        client: Any = None,
+    ) -> None:
+        def adopt(client: Any) -> None:
+            assert late is not None
+            late(SharedRunner(address, client=client))
+
+        if client is None:
+            client = _connect(address, CONNECT_SECONDS, None if late is None else adopt)
+        self.client = client
+        self._cold = True  # the first call waits for the workers' imports too
         info = getattr(self.client, "scheduler_info", None)
         if info is not None and not info().get("workers"):
             with contextlib.suppress(Exception):
@@ -244,9 +278,10 @@ class SharedRunner:
             self._kept.move_to_end(key)
             while len(self._kept) > KEPT_RESULTS:
                 self._kept.popitem(last=False)
-        seconds = remote_seconds(args, kwargs)
+        seconds = remote_seconds(args, kwargs) + (WARM_UP_SECONDS if self._cold else 0.0)
         try:
             result: R = future.result(timeout=seconds)
+            self._cold = False
             return result
         except TimeoutError:
             with self._guard:
@@ -264,6 +299,7 @@ _RUNNERS: dict[str, SharedRunner] = {}
 _RUNNERS_GUARD = threading.Lock()  # held only to read and write the three dicts, never to connect
 _CONNECTING: dict[str, threading.Event] = {}  # address → set when its one attempt has ended
 _FAILED: dict[str, float] = {}  # address → time.monotonic() of its last failure
+_REASONS: dict[str, str] = {}  # address → what its last failure was (_reason)
 FAILURE_MEMORY_SECONDS = 60.0  # a failed scheduler is not asked again for this long
 # A ValueError or TypeError of the request itself is the request's answer and propagates;
 # anything else a remote call raises is the cluster's failure (a lost or stalled scheduler:
@@ -313,10 +349,11 @@ def _runner(address: str) -> SharedRunner | None:
             pending.wait()  # another caller is connecting: its answer is ours
             continue
         try:
-            runner = SharedRunner(address)
+            runner = SharedRunner(address, functools.partial(_adopt, address))
         except Exception as err:  # whatever it is, this process computes here
             with _RUNNERS_GUARD:
                 _FAILED[address] = time.monotonic()
+                _REASONS[address] = _reason(err)
             LOG.warning(
                 "%s=%s unusable (%s); computing here for the next %.0f s",
                 SCHEDULER_ENV,
@@ -335,6 +372,17 @@ def _runner(address: str) -> SharedRunner | None:
         return runner
 
 
+def _adopt(address: str, runner: SharedRunner) -> None:
+    """A scheduler that answered after the connection's bound: used from now on."""
+    with _RUNNERS_GUARD:
+        if address in _RUNNERS:  # another attempt got there first
+            runner.client.close()
+            return
+        _RUNNERS[address] = runner
+        _FAILED.pop(address, None)
+    LOG.warning("%s=%s answered late; using it again", SCHEDULER_ENV, address)
+
+
 def _forget(address: str, runner: SharedRunner) -> bool:
     """Drop a runner whose scheduler went away, remembered as a failure.
 
@@ -348,6 +396,21 @@ def _forget(address: str, runner: SharedRunner) -> bool:
     with contextlib.suppress(Exception):
         runner.client.close(timeout=1)
     return True
+
+
+def fallback_reason() -> str | None:
+    """Why calls compute here although ``CAPE_DASK_SCHEDULER`` names a cluster.
+
+    The reason of its last failure while it is remembered (:data:`FAILURE_MEMORY_SECONDS`);
+    None when no cluster is named or it is in use. The app says so beside what it computed
+    here (the reason itself is the operator's: it may name the scheduler's address).
+    """
+    address = os.environ.get(SCHEDULER_ENV, "").strip()
+    with _RUNNERS_GUARD:
+        failed = _FAILED.get(address) if address else None
+        if failed is None or time.monotonic() - failed >= FAILURE_MEMORY_SECONDS:
+            return None
+        return _REASONS.get(address, "it failed")
 
 
 def _as_is(fn: Callable[..., R]) -> Callable[..., R]:
@@ -392,6 +455,7 @@ def run_slotted(
     except _REQUEST_ERRORS:
         raise
     except Exception as err:  # the cluster failed this call: compute here
+        _REASONS[address] = _reason(err)
         if _forget(address, runner):
             LOG.warning(
                 "%s=%s failed a computation (%s); computing here for the next %.0f s",

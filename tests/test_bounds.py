@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -136,6 +137,39 @@ def test_a_requests_own_error_is_not_a_lost_scheduler(monkeypatch, fresh_cluster
     with pytest.raises(ValueError, match="epsilon"):
         cluster.run(divmod, 7, 2)
     assert "tcp://127.0.0.1:9" in cluster._RUNNERS  # the scheduler is fine
+
+
+@pytest.mark.slow
+@pytest.mark.app
+def test_a_page_says_it_computed_here_because_the_cluster_was_unusable(
+    monkeypatch, fresh_cluster_state
+):
+    # before: the page computed here in silence; the operator's log alone said why (#50)
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    def refusing_client(address, timeout=None):
+        raise OSError("nothing listens there")
+
+    root = Path(__file__).resolve().parents[1]
+    notice = "Computed on this server"
+
+    def pca_page_captions() -> list[str]:
+        st.cache_data.clear()  # the sweep computed now, not a result cached by another test
+        at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
+        at = at.switch_page("app_pages/pca.py").run()
+        assert not at.exception
+        return [c.value for c in at.caption if notice in c.value]
+
+    monkeypatch.delenv(cluster.SCHEDULER_ENV, raising=False)
+    assert pca_page_captions() == []  # no cluster named: nothing to say
+    monkeypatch.setattr(cluster, "_client", refusing_client)
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")
+    shown = pca_page_captions()
+    assert len(shown) >= 1 and "CAPE_DASK_SCHEDULER" in shown[0]
+    assert "127.0.0.1" not in shown[0] and "nothing listens" not in shown[0]  # the operator's
+    assert cluster.fallback_reason() == "OSError: nothing listens there"
+    st.cache_data.clear()
 
 
 # --- one heavy-queue place per browser ---------------------------------------------------

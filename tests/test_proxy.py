@@ -144,7 +144,10 @@ def test_two_students_through_the_proxy_each_stay_on_their_own_process(layout, b
     assert set(process) <= streams, f"websockets not logged: {streams}"
     for name, cookie in process.items():
         served_by = {server for server, _, ua in rows if ua == name}
-        assert served_by == {cookie}, f"{name}'s requests reached {served_by}, cookie {cookie}"
+        assert served_by == {cookie}, (
+            f"{name}'s requests reached {served_by}, cookie {cookie}: "
+            f"{[(s, p) for s, p, ua in rows if ua == name and s != cookie]}"
+        )
     # a new browser goes to the process with fewer open connections (balance leastconn):
     # the first student's websocket was open on the other one
     assert process["cape-student-a"] != process["cape-student-b"]
@@ -184,6 +187,43 @@ def test_a_client_that_keeps_the_cookie_reaches_its_process_websocket_included(l
             break
         time.sleep(0.5)
     assert streams == ["app2"]
+
+
+@pytest.mark.slow
+def test_a_new_page_load_goes_to_the_least_busy_process_whatever_its_cookie(layout):
+    # After a restart every student of the restarted process moved to the other one and
+    # carries its cookie; a sticky page load would keep every new tab and reload there for
+    # the rest of the lesson (issue #50). A page load starts a new Streamlit session, so the
+    # proxy balances it afresh and sets the cookie its session's websocket then follows;
+    # the session's own routes (/_stcore/: its websocket, uploads, health) stay sticky.
+    import asyncio
+    import concurrent.futures
+
+    from benchmarks.capacity import Session
+
+    def request(path: str) -> tuple[str, str]:
+        ask = urllib.request.Request(layout.url + path, headers={"Cookie": "CAPE_PROCESS=app2"})
+        with urllib.request.urlopen(ask, timeout=60) as answer:
+            cookie = next(
+                (c for c in answer.headers.get_all("Set-Cookie") or [] if "CAPE_PROCESS" in c), ""
+            )
+            return answer.headers.get("X-Cape-Process", ""), cookie.split(";")[0]
+
+    async def busy_app2() -> list[str]:
+        sessions = [Session(layout.url, timeout=120) for _ in range(3)]
+        for session in sessions:  # three students' websockets held open on app2
+            session.cookies["CAPE_PROCESS"] = "app2"
+            await session.connect()
+        try:
+            return [request("/pca?pca_eps=2"), request("/_stcore/health")]
+        finally:
+            for session in sessions:
+                await session.close()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        page, health = pool.submit(lambda: asyncio.run(busy_app2())).result(timeout=300)
+    assert page == ("app1", "CAPE_PROCESS=app1")  # balanced, and the new cookie set
+    assert health[0] == "app2"  # a session's route keeps its process
 
 
 def _dying_service(tmp_path: Path, name: str, status: int) -> cs.Service:
@@ -314,12 +354,11 @@ def _health(url: str) -> bool:
         return False
 
 
-def _arrive(browser, url: str, name: str, process: str | None = None):
-    """A student's browser opening ``url`` (pinned to ``process`` by its sticky cookie, as
-    if that process had served it before); returns (context, page) without waiting."""
+def _arrive(browser, url: str, name: str):
+    """A student's browser opening ``url``; returns (context, page) without waiting. The
+    proxy places a page load on the process with the fewest connections, whatever cookie
+    the browser holds (deploy/haproxy.cfg.in), so a test reads where a student landed."""
     context = browser.new_context(user_agent=name, viewport={"width": 1200, "height": 1400})
-    if process is not None:
-        context.add_cookies([{"name": "CAPE_PROCESS", "value": process, "url": url}])
     page = context.new_page()
     page.goto(url, wait_until="commit")
     return context, page
@@ -360,26 +399,25 @@ def test_kill_9_of_an_app_process_under_the_class_server_loses_no_student(browse
         url = f"{layout.url}/averaging?avg_draws=1000"
         contexts = []
         try:
-            students = [
-                _arrive(browser, url, f"cape-student-{n}", f"app{i}")
-                for i, n in enumerate("ab", start=1)
-            ]
-            contexts += [context for context, _ in students]
-            for _, page in students:
-                _settled(page)
-            assert [_process(context) for context in contexts] == ["app1", "app2"]
-            victim = layout.services["app1"]
+            students = []
+            for name in ("cape-student-a", "cape-student-b"):  # one after the other
+                students.append(_arrive(browser, url, name))
+                contexts.append(students[-1][0])
+                _settled(students[-1][1])
+            assert {_process(context) for context in contexts} == {"app1", "app2"}
+            killed = _process(contexts[0])
+            victim = layout.services[killed]
             old_pid = victim.proc.pid
             os.kill(old_pid, signal.SIGKILL)
             newcomer = _arrive(browser, url, "cape-student-c")  # arrives meanwhile
             contexts.append(newcomer[0])
             # started again on its port within a few supervisor looks, and healthy
             deadline = time.monotonic() + 60
-            while victim.proc.pid == old_pid or not _health(layout.app_urls[0]):
-                assert time.monotonic() < deadline, f"app1 not back within 60 s: {lines}"
+            while victim.proc.pid == old_pid or not _health(_app_url(layout, killed)):
+                assert time.monotonic() < deadline, f"{killed} not back within 60 s: {lines}"
                 time.sleep(0.5)
             assert layout.proxy is not None and layout.proxy.poll() is None
-            assert len(lines) == 1 and "app1 exited with status -9; started again" in lines[0]
+            assert len(lines) == 1 and f"{killed} exited with status -9; started again" in lines[0]
             # both students carry on (the killed one's tab reconnects; its settings are in
             # its URL), and the new student gets in
             for _, page in students:
@@ -445,16 +483,23 @@ def _reconnects_and_moves(page, since: float, deadline: float) -> tuple[float, f
     return back, time.monotonic() - moving
 
 
-def _students(browser, layout, pinned: list[str]):
+def _app_url(layout, process: str) -> str:
+    """The direct address of app process ``process`` (``app1``, ``app2``, …)."""
+    return layout.app_urls[int(process.removeprefix("app")) - 1]
+
+
+def _students(browser, layout, count: int):
+    """``count`` students arriving one after the other (each settled and moved once before
+    the next comes): the proxy puts each on the process with the fewest connections, so the
+    first two are on different processes."""
     url = f"{layout.url}/averaging?avg_draws=1000"
-    students = [
-        _arrive(browser, url, f"cape-student-{i}", process) for i, process in enumerate(pinned)
-    ]
-    for _, page in students:
-        _settled(page)
-        _keeps_working(page)  # each has moved once: URL state of their own to carry over
-        page.evaluate(_WATCH_DROPS)
-    assert [_process(context) for context, _ in students] == pinned
+    students = []
+    for i in range(count):
+        students.append(_arrive(browser, url, f"cape-student-{i}"))
+        _settled(students[-1][1])
+        _keeps_working(students[-1][1])  # moved once: URL state of their own to carry over
+        students[-1][1].evaluate(_WATCH_DROPS)
+    assert len({_process(context) for context, _ in students}) == min(count, 2)
     return students
 
 
@@ -470,8 +515,12 @@ def test_a_hung_app_process_hands_its_students_to_another_within_15_s(browser):
     ) as layout:
         students = []
         try:
-            students += _students(browser, layout, ["app1", "app1", "app2"])
-            victim = layout.services["app1"]
+            students += _students(browser, layout, 3)
+            on = [_process(context) for context, _ in students]
+            stopped_name = max(set(on), key=on.count)  # the process two students are on
+            other = ({"app1", "app2"} - {stopped_name}).pop()
+            students.sort(key=lambda student: _process(student[0]) != stopped_name)
+            victim = layout.services[stopped_name]
             hung = victim.proc.pid
             stopped, clock = time.monotonic(), time.time()
             os.kill(hung, signal.SIGSTOP)
@@ -480,18 +529,18 @@ def test_a_hung_app_process_hands_its_students_to_another_within_15_s(browser):
             seconds = [_reconnects_and_moves(page, clock, clock + 15) for _, page in students[:2]]
             print(f"hung process: (reconnected, move) after {seconds} s")
             assert max(back + move for back, move in seconds) <= 15, seconds
-            assert [_process(context) for context, _ in students] == ["app2"] * 3
+            assert [_process(context) for context, _ in students] == [other] * 3
             _keeps_working(students[2][1], "ArrowLeft")  # the other process's student
             # the supervisor: one line when the probe went silent, one when it restarted it
             deadline = time.monotonic() + 90
-            while victim.proc.pid == hung or not _health(layout.app_urls[0]):
-                assert time.monotonic() < deadline, f"app1 not restarted within 90 s: {lines}"
+            while victim.proc.pid == hung or not _health(_app_url(layout, stopped_name)):
+                assert time.monotonic() < deadline, f"{stopped_name} not restarted: {lines}"
                 time.sleep(0.5)
             restarted = time.monotonic() - stopped
             print(f"hung process restarted and healthy after {restarted:.1f} s: {lines}")
             assert len(lines) == 2, lines
-            assert f"app1 (pid {hung}) does not answer its health check" in lines[0]
-            assert f"app1 (pid {hung}) has not answered its health check for" in lines[1]
+            assert f"{stopped_name} (pid {hung}) does not answer its health check" in lines[0]
+            assert f"{stopped_name} (pid {hung}) has not answered its health check for" in lines[1]
             assert "killed; started again as pid" in lines[1]
         finally:
             for context, _ in students:
@@ -510,7 +559,8 @@ def test_kill_9_of_haproxy_under_students_is_not_the_end_of_the_class(browser):
     ) as layout:
         students = []
         try:
-            students += _students(browser, layout, ["app1", "app2"])
+            students += _students(browser, layout, 2)
+            placed = [_process(context) for context, _ in students]
             apps = layout.app_pids
             proxy = layout.services["haproxy"]
             killed = proxy.proc.pid
@@ -521,7 +571,7 @@ def test_kill_9_of_haproxy_under_students_is_not_the_end_of_the_class(browser):
             assert proxy.proc.pid != killed and proxy.proc.poll() is None
             assert layout.app_pids == apps  # the app processes were left alone
             assert len(lines) == 1 and "haproxy exited with status -9; started again" in lines[0]
-            assert [_process(context) for context, _ in students] == ["app1", "app2"]
+            assert [_process(context) for context, _ in students] == placed
         finally:
             for context, _ in students:
                 context.close()

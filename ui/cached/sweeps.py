@@ -4,6 +4,8 @@ spec), cached here or run as this session's heavy job."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -23,9 +25,25 @@ from ui import jobs
 from ui.cached.core import SPEC_HASH
 from ui.cached.data import _on_source
 
+T = TypeVar("T")
+
 # The sweeps below run here under a compute slot, or on CAPE_DASK_SCHEDULER's cluster
 # holding no slot while they wait (cluster.run_slotted: a stalled scheduler must not take
 # the slots every other page computes in, issue #36).
+
+
+def on_cluster(fn: Callable[..., T], /, *args: object) -> T:
+    """``cluster.run_slotted(compute_slot, fn, *args)``, and a line under the result when a
+    named cluster was unusable and it was computed here (issue #50): drawn inside the
+    cached function, Streamlit replays it with every later use of the same result."""
+    result = cluster.run_slotted(compute_slot, fn, *args)
+    if cluster.fallback_reason() is not None:  # the why is the operator's (the server log)
+        st.caption(
+            "Computed on this server: the cluster it is set to share heavy work with "
+            "(`CAPE_DASK_SCHEDULER`) cannot be used right now, so this took longer and "
+            "was not shared with other servers."
+        )
+    return result
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
@@ -37,7 +55,7 @@ def pca_frame(spec: PcaSpec, seed: int, source: tuple = ("synthetic",)) -> pd.Da
     rng = np.random.default_rng(seed)
     spec = _on_source(spec, source)
     classroom.check(spec)  # the class server's limits: here, not in the core (issue #39)
-    return cluster.run_slotted(compute_slot, dpcore.run_pca_sweep, spec, rng)
+    return on_cluster(dpcore.run_pca_sweep, spec, rng)
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
@@ -45,7 +63,7 @@ def otd_frame(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """:func:`dpcore.run_otd_sweep` of a page's spec as its tidy frame."""
     rng = np.random.default_rng(seed)
     classroom.check(spec)
-    run = cluster.run_slotted(compute_slot, dpcore.run_otd_sweep, spec, rng)
+    run = on_cluster(dpcore.run_otd_sweep, spec, rng)
     return dpcore.otd_frame(spec, run)
 
 
@@ -54,7 +72,7 @@ def otd_example(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """True vs recovered weights of one run (``spec`` at one grid point, one run)."""
     rng = np.random.default_rng(seed)
     classroom.check(spec if spec.runs.count == 1 else spec.replace(runs=1))  # as it runs
-    return cluster.run_slotted(compute_slot, dpcore.otd_example_of, spec, rng)
+    return on_cluster(dpcore.otd_example_of, spec, rng)
 
 
 def pca_job(spec: PcaSpec, seed: int, source: tuple = ("synthetic",), *, gate: str) -> pd.DataFrame:
@@ -72,7 +90,7 @@ def rounds_table(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",)) ->
     if source[0] != "synthetic":
         spec = dataclasses.replace(spec, sweep=_on_source(spec.sweep, source))
     classroom.check(spec)  # the class server's limits (issue #39)
-    frame = cluster.run_slotted(compute_slot, run_rounds_sweep, spec, seed)
+    frame = on_cluster(run_rounds_sweep, spec, seed)
     return rounds_summary(frame)
 
 
