@@ -138,7 +138,7 @@ def test_epsilon_reaches_the_accountant_record_in_five_typed_hops():
     """ε on this page, hop by hop (docs/architecture.md, issue #35: it took 10, bouncing back
     through the page, which read z out of one cached call and handed the float to the next):
     (1) the sites table → one ``dpcore.Sites`` (ui/sites_table.py); (2) the page →
-    ``ui.cached.accountant_curve(sites, design, view, site, T)``; (3) →
+    ``ui.cached.accountant_curve(sites, design=…, view=…, site=…, max_releases=T)``; (3) →
     ``SiteReleases.epsilon_curve`` (z_s and δ_s from the record); (4) → ``dpcore.epsilon_curve``;
     (5) → ``composed_epsilon`` → the ``Accountant`` record's ε function on a ``Composition``.
     A test-only record spies on the frames (and their arguments' types) that call it."""
