@@ -4,7 +4,7 @@ privacy ledger with a generated statement."""
 import streamlit as st
 
 import dpcore
-from dpcore.analysis.accounting import accountants
+from dpcore import accountants
 from figures.composition import (
     DEFAULT_PROFILE_CURVES,
     accountant_styles,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore.mechanisms.promise import likelihood_factor
+from dpcore import likelihood_factor
 from learning.settings import DEFAULT_SEED
 from ui import presenter
 from ui.cached import call_core, equal_sites_noise

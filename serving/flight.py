@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from dpcore.parallel import default_workers
+from dpcore import default_workers
 
 T = TypeVar("T")
 

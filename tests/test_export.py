@@ -136,7 +136,7 @@ def test_standalone_figure_states_every_parameter_the_link_and_the_code():
     assert "pca_eps=2&amp;pca_sites=20" in page
     assert "dpcore.pca_sweep(k=1)" in page
     # issue #39: the figure names the code that computed it
-    commit = dpcore.version.source_commit()
+    commit = dpcore.source_commit()
     assert f"dpcore {dpcore.__version__}, commit {html.escape(commit)}" in page
     assert len(commit.split()[0]) == 40
     assert caption({"a": 0.5, "b": (1, 2)}) == "a = 0.5; b = (1, 2)"

@@ -10,12 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import (
-    OtdSpec,
-    PcaSpec,
-    cluster,
-)
-from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
+from dpcore import OtdSpec, PcaSpec, RoundsSpec, rounds_summary, run_rounds_sweep
 from serving import classroom, worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot
@@ -37,7 +32,7 @@ def pca_frame(spec: PcaSpec, seed: int, source: tuple = ("synthetic",)) -> pd.Da
     rng = np.random.default_rng(seed)
     spec = _on_source(spec, source)
     classroom.check(spec)  # the class server's limits: here, not in the core (issue #39)
-    return cluster.run_slotted(compute_slot, dpcore.run_pca_sweep, spec, rng)
+    return dpcore.run_slotted(compute_slot, dpcore.run_pca_sweep, spec, rng)
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
@@ -45,7 +40,7 @@ def otd_frame(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """:func:`dpcore.run_otd_sweep` of a page's spec as its tidy frame."""
     rng = np.random.default_rng(seed)
     classroom.check(spec)
-    run = cluster.run_slotted(compute_slot, dpcore.run_otd_sweep, spec, rng)
+    run = dpcore.run_slotted(compute_slot, dpcore.run_otd_sweep, spec, rng)
     return dpcore.otd_frame(spec, run)
 
 
@@ -54,7 +49,7 @@ def otd_example(spec: OtdSpec, seed: int) -> pd.DataFrame:
     """True vs recovered weights of one run (``spec`` at one grid point, one run)."""
     rng = np.random.default_rng(seed)
     classroom.check(spec if spec.runs.count == 1 else spec.replace(runs=1))  # as it runs
-    return cluster.run_slotted(compute_slot, dpcore.otd_example_of, spec, rng)
+    return dpcore.run_slotted(compute_slot, dpcore.otd_example_of, spec, rng)
 
 
 def pca_job(spec: PcaSpec, seed: int, source: tuple = ("synthetic",), *, gate: str) -> pd.DataFrame:
@@ -72,7 +67,7 @@ def rounds_table(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",)) ->
     if source[0] != "synthetic":
         spec = dataclasses.replace(spec, sweep=_on_source(spec.sweep, source))
     classroom.check(spec)  # the class server's limits (issue #39)
-    frame = cluster.run_slotted(compute_slot, run_rounds_sweep, spec, seed)
+    frame = dpcore.run_slotted(compute_slot, run_rounds_sweep, spec, seed)
     return rounds_summary(frame)
 
 
