@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import sys
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -634,7 +635,7 @@ __all__ = [  # noqa: RUF022
 ]
 
 _LIVE = {"PCA_ALGORITHMS": "pca", "OTD_ALGORITHMS": "otd"}
-_compat.install()
+_compat.install(sys.modules[__name__])
 
 
 @cache

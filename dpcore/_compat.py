@@ -71,10 +71,16 @@ class _Alias(importlib.abc.Loader):
             DeprecationWarning,
             stacklevel=2,
         )
-        return importlib.import_module(self.new)
+        module = importlib.import_module(self.new)
+        self.spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """Nothing: the new module ran when it was imported."""
+        """Give the module back its own spec (the import system set the old path's).
+
+        Nothing runs: the new module ran when it was imported.
+        """
+        module.__spec__ = self.spec
 
 
 class _MovedFinder(importlib.abc.MetaPathFinder):
@@ -94,7 +100,24 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _Alias(new))
 
 
-def install() -> None:
-    """Put the finder first on ``sys.meta_path`` (once)."""
+class _Package(ModuleType):
+    """dpcore itself, where an old module never replaces the public name it shares.
+
+    ``dpcore.protocol_demo`` and ``dpcore.secagg_views`` were modules in release 0.1.0 and are
+    public functions now; Python sets an imported module as an attribute of its parent, so
+    importing the old path would otherwise make ``dpcore.protocol_demo`` the module.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        """Set the attribute, unless it is an old path's module over a public name."""
+        public = name in getattr(self, "__all__", ())
+        if public and isinstance(value, ModuleType) and f"{self.__name__}.{name}" in MOVED:
+            return
+        super().__setattr__(name, value)
+
+
+def install(package: ModuleType) -> None:
+    """Put the finder first on ``sys.meta_path`` (once) and guard the package's names."""
     if not any(isinstance(finder, _MovedFinder) for finder in sys.meta_path):
         sys.meta_path.insert(0, _MovedFinder())
+    package.__class__ = _Package
