@@ -715,8 +715,8 @@ def _lesson_calibration() -> dict[str, Any]:
         "real": real,
         "delta": f"{LESSON_DELTA:g}",
         "verdict": "is" if enough else "is not",
-        "low": f"{likelihood_factor(0.5):.3g}×",
-        "high": f"{likelihood_factor(5.0):.3g}×",
+        "low": f"{likelihood_factor(epsilon=0.5):.3g}×",
+        "high": f"{likelihood_factor(epsilon=5.0):.3g}×",
     }
 
 

@@ -148,13 +148,14 @@ def test_tradeoff_chart_and_posteriors_agree_with_the_audits_views():
         assert dpcore.gaussian_delta(1 / mu, sensitivity=1.0, epsilon=eps) == pytest.approx(
             delta, rel=1e-9
         )
-        assert gdp_mu(eps, delta) == pytest.approx(mu, rel=1e-9)
+        assert gdp_mu(epsilon=eps, delta=delta) == pytest.approx(mu, rel=1e-9)
         mine = post[(post["design"] == design) & (post["ε at δ_s"] == eps)]
         assert len(mine) >= 1
         for p in (0.01, 0.1, 0.5):
-            assert mine[f"prior {p:.0%}"].iloc[0] == pytest.approx(posterior_bound(eps, p))
+            bound = posterior_bound(epsilon=eps, prior=p)
+            assert mine[f"prior {p:.0%}"].iloc[0] == pytest.approx(bound)
     promise = post.iloc[0]
-    assert promise["prior 50%"] == pytest.approx(posterior_bound(0.5, 0.5))
+    assert promise["prior 50%"] == pytest.approx(posterior_bound(epsilon=0.5, prior=0.5))
 
 
 def test_the_attacks_box_proves_a_break_exactly_when_the_audit_does():

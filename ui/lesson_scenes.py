@@ -62,12 +62,12 @@ def times(factor: float) -> str:
 
 
 def promise(epsilon: float) -> dict[str, str]:
-    """What ε promises one person (:func:`dpcore.mechanisms.promise.likelihood_factor`, e^ε): at
+    """What ε promises one person (:func:`dpcore.likelihood_factor`, e^ε): at
     this ε, and at the two ε's a class compares, 0.5 and 5."""
     return {
-        "odds": times(likelihood_factor(epsilon)),
-        "odds_low": times(likelihood_factor(0.5)),
-        "odds_high": times(likelihood_factor(5.0)),
+        "odds": times(likelihood_factor(epsilon=epsilon)),
+        "odds_low": times(likelihood_factor(epsilon=0.5)),
+        "odds_high": times(likelihood_factor(epsilon=5.0)),
     }
 
 
@@ -564,7 +564,7 @@ def attacker_scene(view: str) -> Scene:
             "view_delta": seen.dip.depth + LESSON_DELTA,
             "prior": ATTACK_PRIOR,
             "posterior": seen.posteriors[0],
-            "promise_posterior": dpcore.posterior_bound(0.5, ATTACK_PRIOR),
+            "promise_posterior": dpcore.posterior_bound(epsilon=0.5, prior=ATTACK_PRIOR),
             "table": sites_text([1000] * VIEW_SITES, 0.5),
             "answer": "yes: somewhere under it" if breaks else "no: never under it",
         },

@@ -169,7 +169,7 @@ def audit_tradeoff(
                 confidence=r["confidence"],
             )
             # the promise's β at the point's and the box's α's: how far under it they lie
-            at = dpcore.dp_tradeoff([box.fpr, box.fpr_low, box.fpr_high], promised, d)
+            at = dpcore.dp_tradeoff([box.fpr, box.fpr_low, box.fpr_high], epsilon=promised, delta=d)
             rows.append(
                 {
                     "design": design,
@@ -188,7 +188,9 @@ def audit_tradeoff(
                         for p, q in zip(seen.priors, seen.posteriors, strict=True)
                     },
                     **{
-                        f"promise_posterior_{p:g}": dpcore.posterior_bound(promised, p)
+                        f"promise_posterior_{p:g}": dpcore.posterior_bound(
+                            epsilon=promised, prior=p
+                        )
                         for p in seen.priors
                     },
                     "fpr": box.fpr,
