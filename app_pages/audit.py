@@ -17,6 +17,7 @@ from figures.tradeoff import VIEW_STYLES, tradeoff_figure
 from learning import sections, snippets
 from learning.glossary import terms_line
 from ui import presenter
+from ui.box import Box
 from ui.cached import (
     AUDIT_VIEWS,
     audit_rounds_table,
@@ -69,7 +70,7 @@ side = st.sidebar
 presenting = presenter.is_on()
 
 
-def gap_button(container) -> None:
+def gap_button(container: Box) -> None:
     """A preset: 10 equal sites, analytic calibration — the paper's joint-view gap."""
     container.button(
         "The joint-view gap",
@@ -157,11 +158,11 @@ promised = float(audit["promised_epsilon"].iloc[0])
 def _rows(audit: pd.DataFrame) -> tuple[pd.Series, pd.Series, list, int]:
     """The joint views of both designs, the views broken in theory (as tuples) and how many
     the attack broke: what the words below quote (built once per setting)."""
-    joint = audit[audit.view == "joint"].set_index("design")
+    joint = audit[audit.view == "joint"]
     broken = audit[audit.theory_breaks]
     return (
-        joint.loc["cape"],
-        joint.loc["joint"],
+        joint[joint.design == "cape"].iloc[0],
+        joint[joint.design == "joint"].iloc[0],
         list(broken.itertuples()),
         int(audit.attack_breaks.sum()),
     )
@@ -336,11 +337,11 @@ def _dips(views: pd.DataFrame) -> tuple[int, float, float, float]:
     dips = views[views.breaks]
     if not len(dips):
         return 0, float("nan"), float("nan"), float(views.delta.iloc[0])
-    deepest = dips.dip_depth.idxmax()
+    deepest = dips.iloc[int(dips.dip_depth.argmax())]
     return (
         len(dips),
-        dips.dip_depth.max(),
-        dips.loc[deepest, "dip_alpha"],
+        float(deepest.dip_depth),
+        float(deepest.dip_alpha),
         float(views.delta.iloc[0]),
     )
 

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+import dpcore
 from figures.charts import gain_figure, noise_histogram_figure
 from figures.memo import built
 from figures.theme import style
@@ -61,7 +62,7 @@ the_sites = site_args(table, calibration)
 design = call_core(averaging_design, the_sites)
 
 
-def _design_table(design) -> pd.DataFrame:
+def _design_table(design: dpcore.MeanReleaseDesigns) -> pd.DataFrame:
     """The noise design per site, as shown (built once per setting)."""
     return design.table()
 

@@ -1,6 +1,8 @@
 """Repeated releases: ε over many releases per accountant, every view's privacy profile, and a
 privacy ledger with a generated statement."""
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 import dpcore
@@ -276,7 +278,7 @@ budget_multiple = bound(
 )
 
 
-def _ledger_shown(summary, after):
+def _ledger_shown(summary: pd.DataFrame, after: np.ndarray) -> pd.DataFrame:
     """The ledger's table as shown: the share used, ε after one more release, the status."""
     return summary.assign(
         used=summary.fraction,  # the true share: the column caps the bar, not its label

@@ -50,8 +50,8 @@ def after_last(following: str | None) -> None:
     st.session_state[STEP] = 1
 
 
-pick, back, picker, forward = st.columns([3, 1, 4, 1], vertical_alignment="bottom")
-name = bound(pick.selectbox, "Lesson", LESSON, options=list(BY_NAME), on_change=restart)
+lesson_box, back, picker, forward = st.columns([3, 1, 4, 1], vertical_alignment="bottom")
+name = bound(lesson_box.selectbox, "Lesson", LESSON, options=list(BY_NAME), on_change=restart)
 lesson = BY_NAME[name]
 count = len(lesson.steps)
 names = list(BY_NAME)

@@ -1,7 +1,9 @@
 """Paper figures: Figures 2–5 of Imtiaz & Sarwate regenerated live, with their claims checked."""
 
+from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 import dpcore
@@ -36,7 +38,7 @@ def precomputed() -> tuple[dict, dict]:
     return dpcore.read_precomputed(PRECOMPUTED)
 
 
-def pool_note(df, spread, panel, seed: int) -> str:
+def pool_note(df: pd.DataFrame, spread: pd.DataFrame, panel: dpcore.Panel, seed: int) -> str:
     """The drawn pool against the spread over pools, at ε = 0.5 (the pages' default ε)."""
     point = 0.5
     mine = df[(df.algorithm == "cape") & (df[panel.axis] == point)][panel.metric].mean()
@@ -47,6 +49,11 @@ def pool_note(df, spread, panel, seed: int) -> str:
         f"{spread.seed.min()}–{spread.seed.max()}, 2 runs each). At ε = {point:g}: this pool "
         f"{mine:.3f}; over pools {others.min():.3f}–{others.max():.3f}, mean {others.mean():.3f}."
     )
+
+
+def _frame(df: pd.DataFrame) -> Callable[[], pd.DataFrame]:
+    """``df`` as an export's deferred data, bound now (the loop moves on to the next panel)."""
+    return lambda: df
 
 
 st.title("Paper figures")
@@ -244,7 +251,7 @@ for row in range(0, len(panels), width):
             key=f"panel_{panel.key}",
             config=presenter.chart_config(stem),
         )
-        if panel.pool_spread and computed:
+        if spread is not None:  # computed with its pool spread
             box.caption(pool_note(df, spread, panel, seed))
         elif panel.pool_spread:  # shipped: say it without the 7-second spread computation
             box.caption(
@@ -262,7 +269,7 @@ for row in range(0, len(panels), width):
         export_controls(
             box,
             fig,
-            lambda df=df: df,
+            _frame(df),
             FigureExport(
                 stem=stem,
                 title=f"Figure {panel.key}: {panel.title}",

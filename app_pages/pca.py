@@ -1,5 +1,6 @@
 """PCA: captured energy of capePCA and baselines along one swept parameter."""
 
+import pandas as pd
 import streamlit as st
 
 from dpcore import MAX_DATA_DIM as MAX_DIM
@@ -171,7 +172,7 @@ if sizes != "equal" and axis == "sites":
     st.caption("Sweeping S: sites are equal (unequal shares need a fixed S).")
 
 
-def _mean_ratio(df, algorithm: str) -> float:
+def _mean_ratio(df: pd.DataFrame, algorithm: str) -> float:
     """``algorithm``'s mean captured-energy ratio over the sweep."""
     return float(df.loc[df["algorithm"] == algorithm, "captured_energy_ratio"].mean())
 

@@ -1,10 +1,13 @@
 """Privacy explorer: who sees what, collusion, dropouts and honest calibration."""
 
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 import dpcore
+from dpcore import DropoutAnalysis
 from figures.charts import calibration_figure, collusion_figure
 from figures.memo import built
 from figures.privacy import (
@@ -152,14 +155,14 @@ coalition0 = (
 )
 
 
-def _promise(parties, coalition0) -> tuple:
+def _promise(parties: pd.DataFrame, coalition0: pd.DataFrame) -> tuple[str, Any]:
     """The aggregator's joint view against the promise: ("breaks", its worst row), ("slack",
-    the row the exact calibration breaks) or ("holds", None)."""
+    the row the exact calibration breaks) or ("holds", None); a row is a pandas.Series."""
     agg = parties[parties.party == "aggregator"]
     if not agg.meets.all():
-        return "breaks", agg.loc[(agg.epsilon_joint / agg.promised_epsilon).idxmax()]
+        return "breaks", agg.iloc[int((agg.epsilon_joint / agg.promised_epsilon).argmax())]
     if "joint_meets_exact" in coalition0 and not coalition0.joint_meets_exact.all():
-        return "slack", coalition0.loc[coalition0.epsilon_joint_exact.idxmax()]
+        return "slack", coalition0.iloc[int(coalition0.epsilon_joint_exact.argmax())]
     return "holds", None
 
 
@@ -194,7 +197,9 @@ else:
 # --- collusion ----------------------------------------------------------------------------------
 st.header("Collusion", anchor=sections.PRIVACY_COLLUSION)
 _valid(f"{P}colluders")
-if presenter.is_on():  # the demo's two controls beside its chart, the table under both
+table_box: AbstractContextManager[object]  # a container, or nothing: the page's flow
+chart_box: AbstractContextManager[object]
+if stage is not None:  # presenting: the demo's two controls beside its chart, the table under both
     with stage:
         left, chart_box = presenter.split()
     right = left
@@ -220,17 +225,17 @@ with_ng = url_bound(
 )
 
 
-def _largest(report) -> tuple[float, float]:
+def _largest(report: pd.DataFrame) -> tuple[float, float]:
     """The coalition's largest ε of a release and of the joint view (the chart's marker)."""
     return float(report.epsilon_release.max()), float(report.epsilon_joint.max())
 
 
-def _all_exact(curve) -> bool:
+def _all_exact(curve: pd.DataFrame) -> bool:
     """Whether every row of the collusion curve is exact (no greedy lower bound)."""
     return bool(curve.exact.all())
 
 
-def _remedies(drop) -> list:
+def _remedies(drop: DropoutAnalysis) -> list[Any]:
     """The dropout report's rows (remedy, aggregate std, verdict, …) as named tuples."""
     return list(drop.table().itertuples())
 
@@ -451,10 +456,10 @@ calibration_key = (eps_sites, float(the_sites.delta[0]))
 mine = call_core(calibration_curve, calibration_key[1], eps_sites)
 
 
-def _ratios(mine) -> tuple:
+def _ratios(mine: pd.DataFrame) -> tuple[pd.Series, float, float]:
     """Analytic σ / classic σ at each of your sites' ε, its smallest and its largest."""
     ratio = 1.0 - mine.saving
-    return ratio, ratio.min(), ratio.max()
+    return ratio, float(ratio.min()), float(ratio.max())
 
 
 ratio, low, high = built(_ratios, mine, key=calibration_key)

@@ -98,7 +98,7 @@ st.dataframe(
     table,
     hide_index=True,
     column_config={
-        c: st.column_config.NumberColumn(format="%.4g")
+        str(c): st.column_config.NumberColumn(format="%.4g")
         for c in table
         if c not in ("site", "entry")
     },

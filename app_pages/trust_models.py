@@ -67,7 +67,7 @@ the_sites = site_args(table_in, calibration)
 classic_warning(calibration, the_sites.epsilon)
 
 SCALES = ["automatic", "1e-9", "1e-8", "1e-7", "1e-6", "1e-5", "1e-4", "1e-3", "1e-2"]
-if presenter.is_on():  # the two controls the demo turns, beside the chart
+if stage is not None:  # presenting: the two controls the demo turns, beside the chart
     with stage:
         controls, chart_box = presenter.split()
     boxes = [controls, controls, controls]
@@ -124,7 +124,7 @@ def _headline(table: pd.DataFrame, pca: pd.DataFrame) -> dict[str, float]:
         "used": float(sa.range_used.max()),
         "rms": float(sa.quantisation_rms.mean()),
         "bound": float(sa.quantisation_bound.iloc[0]),
-        "std_ratio": float(table.set_index("scheme").loc["secagg"].std_ratio),
+        "std_ratio": float(table.loc[table.scheme == "secagg", "std_ratio"].iloc[0]),
         "measured": float(sa.error_ratio.mean()),
         "central": float(pca[pca.scheme == "central"].captured_energy_ratio.mean()),
         "secagg": float(sa.captured_energy_ratio.mean()),

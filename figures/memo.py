@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 MAX_ENTRIES = 256  # figures of a few hundred kB at most: tens of MB in the worst case
 
@@ -184,7 +185,7 @@ def _where(builder: Callable[..., Any]) -> Any:
     return (code.co_filename, builder.__qualname__, code.co_firstlineno, code.co_code)
 
 
-def built(builder: Callable[..., Any], *args: Any, key: Any = None, **kwargs: Any) -> Any:
+def built(builder: Callable[..., T], *args: Any, key: Any = None, **kwargs: Any) -> T:
     """``builder(*args, **kwargs)``, the figure (or table) built before for equal arguments if
     there is one (:func:`memo`). The result is shared: do not change it. ``builder`` must read
     nothing but its arguments (a page's function is cached across its runs).

@@ -5,6 +5,8 @@ Each says what the axes, lines, bands and markers are, and the one thing to noti
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 PCA_SWEEP = (
@@ -66,7 +68,7 @@ def gain_curves(
     *,
     share: float,
     formula: float,
-    differs: list[str],
+    differs: Sequence[str],
 ) -> str:
     """The gain chart's paragraph, from the gains its diamonds show (issue #22, item 10).
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 from dpcore import default_workers
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 _SLOTS = threading.BoundedSemaphore(default_workers())  # CAPE_WORKERS or the CPUs
@@ -21,12 +22,12 @@ _FLIGHTS: dict[int, threading.Lock] = {}
 _FLIGHTS_GUARD = threading.Lock()
 
 
-def compute_slot(fn: Callable[..., T]) -> Callable[..., T]:
+def compute_slot(fn: Callable[P, T]) -> Callable[P, T]:
     """Run ``fn`` holding one of the compute slots (put it under ``st.cache_data``, so that
     cache hits never wait)."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         with _SLOTS:
             return fn(*args, **kwargs)
 

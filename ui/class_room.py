@@ -8,11 +8,13 @@ room (its hashed id is kept only to count it once, until the room is reset).
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from learning.handout import handout_html
 from learning.lessons import LESSONS, Lesson
 from learning.quiz_tally import QuizTally, Setting, promise, question_id
 from serving.jobs import owner_id
+from ui.box import Box
 from ui.lesson_scenes import SCENES
 
 
@@ -35,7 +37,9 @@ def count_answer(lesson: Lesson, step_key: str, setting: Setting, option: str) -
     return room().record(question_id(lesson, step_key), browser_id(), setting, option)
 
 
-def class_tally(container, lesson: Lesson, step_key: str, index: int, options: list[str]) -> None:
+def class_tally(
+    container: Box, lesson: Lesson, step_key: str, index: int, options: list[str]
+) -> None:
     """The class's answers to the question at this setting, once the lecturer revealed them:
     the noisy counts of the release and what it promises; nothing before."""
     release = room().release(question_id(lesson, step_key))
@@ -65,7 +69,7 @@ def handout(lesson: Lesson) -> str:
     return handout_html(lesson, numbers, number=LESSONS.index(lesson) + 1)
 
 
-def handout_button(container, lesson: Lesson, *, key: str) -> None:
+def handout_button(container: DeltaGenerator, lesson: Lesson, *, key: str) -> None:
     """A download of the lesson's handout; built when clicked (lesson 5's runs sweeps)."""
     container.download_button(
         "Handout",

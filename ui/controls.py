@@ -7,6 +7,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import dpcore
 from dpcore import PAPER_EPSILONS as PAPER_EPS
@@ -41,7 +42,7 @@ def fmt(x: float) -> str:
 _bound = bound
 
 
-def epsilon_slider(container, *, prefix: str, default: float = 0.5) -> float:
+def epsilon_slider(container: DeltaGenerator, *, prefix: str, default: float = 0.5) -> float:
     """ε on a log-spaced slider 0.001–10."""
     return _bound(
         container.select_slider,
@@ -54,7 +55,7 @@ def epsilon_slider(container, *, prefix: str, default: float = 0.5) -> float:
     )
 
 
-def delta_slider(container, *, prefix: str, default: float = 0.01) -> float:
+def delta_slider(container: DeltaGenerator, *, prefix: str, default: float = 0.01) -> float:
     """δ on a log-spaced slider 1e-6–0.1."""
     return _bound(
         container.select_slider,
@@ -67,7 +68,7 @@ def delta_slider(container, *, prefix: str, default: float = 0.01) -> float:
     )
 
 
-def calibration_radio(container, *, prefix: str) -> str:
+def calibration_radio(container: DeltaGenerator, *, prefix: str) -> str:
     """Classic (the paper's) or analytic Gaussian calibration."""
     return _bound(
         container.radio,
@@ -82,7 +83,7 @@ def calibration_radio(container, *, prefix: str) -> str:
     )
 
 
-def calibration_controls(container, *, prefix: str) -> tuple[str, str]:
+def calibration_controls(container: DeltaGenerator, *, prefix: str) -> tuple[str, str]:
     """Calibration method and neighbouring relation."""
     method = calibration_radio(container, prefix=prefix)
     relation = _bound(
@@ -97,9 +98,7 @@ def calibration_controls(container, *, prefix: str) -> tuple[str, str]:
     return method, relation
 
 
-
-
-def seed_controls(container, *, prefix: str, default: int = DEFAULT_SEED) -> int:
+def seed_controls(container: DeltaGenerator, *, prefix: str, default: int = DEFAULT_SEED) -> int:
     """Seed input plus a button that bumps it (a new noise draw)."""
 
     key = f"{prefix}seed"
@@ -127,7 +126,7 @@ def seed_controls(container, *, prefix: str, default: int = DEFAULT_SEED) -> int
     return int(seed)
 
 
-def sweep_axis_control(container, *, prefix: str, default: str = "epsilon") -> str:
+def sweep_axis_control(container: DeltaGenerator, *, prefix: str, default: str = "epsilon") -> str:
     """Which parameter the plot sweeps; the sliders fix the others."""
     return (
         _bound(
@@ -143,7 +142,7 @@ def sweep_axis_control(container, *, prefix: str, default: str = "epsilon") -> s
     )
 
 
-def algorithm_picker(container, family: str, *, prefix: str) -> list[str]:
+def algorithm_picker(container: DeltaGenerator, family: str, *, prefix: str) -> list[str]:
     """Which algorithms to show: every registered one of the sweep ``family`` ("pca", "otd"),
     the featured ones selected by default."""
     options = dpcore.algorithm_names(family)
@@ -194,7 +193,7 @@ class SitesPrivacy:
 
 
 def sites_and_privacy(
-    container,
+    container: DeltaGenerator,
     *,
     sites: Sequence[int],
     sites_default: int,
@@ -240,7 +239,7 @@ def sites_and_privacy(
     )
 
 
-def bounded_k(container, *, prefix: str, dim: int, default: int, paper: str) -> int:
+def bounded_k(container: DeltaGenerator, *, prefix: str, dim: int, default: int, paper: str) -> int:
     """Components K, at most D: lowering D below K moves K down with a note (never an error)."""
     key = f"{prefix}k"
     if int(st.session_state.get(key, default)) > dim:
@@ -259,7 +258,7 @@ def bounded_k(container, *, prefix: str, dim: int, default: int, paper: str) -> 
     )
 
 
-def runs_slider(container, *, prefix: str, default: int = 5) -> int:
+def runs_slider(container: DeltaGenerator, *, prefix: str, default: int = 5) -> int:
     """Repetitions per grid point."""
     return int(
         _bound(

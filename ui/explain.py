@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 
-def explain(text: str, *, container=None) -> None:
+def explain(text: str, *, container: DeltaGenerator | None = None) -> None:
     """Axes, lines, bands and the one thing to notice, folded under the chart."""
     box = container if container is not None else st
     with box.expander("What am I looking at?", icon=":material/help:", expanded=False):

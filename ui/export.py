@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from figures.export import FigureExport, caption, reproduce_link, standalone_html
+from ui.box import Box
 
 __all__ = ["FigureExport", "caption", "export_controls", "page_link", "standalone_html"]
 
@@ -32,7 +33,10 @@ def page_link(page: str) -> str:
 
 
 def export_controls(
-    container, fig: go.Figure, data: Callable[[], pd.DataFrame], spec: FigureExport
+    container: Box,
+    fig: go.Figure,
+    data: Callable[[], pd.DataFrame],
+    spec: FigureExport,
 ) -> None:
     """An "Export" button under a figure; clicked, the CSV and HTML downloads (built on
     click) and the Python snippet in its place."""

@@ -623,11 +623,20 @@ def _duel(stats: dict, higher_is_better: bool, winner: str) -> dict:
     }
 
 
-def _sweep_scene(df, metric: str, y_title: str, epsilon: float, runs: int, **duel) -> Scene:
+def _sweep_scene(
+    df: pd.DataFrame,
+    metric: str,
+    y_title: str,
+    epsilon: float,
+    runs: int,
+    *,
+    higher_is_better: bool,
+    winner: str,
+) -> Scene:
     """A lesson's ε sweep (marker at the control) and CAPE vs conventional at that ε."""
     fig = sweep_figure(df, axis="epsilon", metric=metric, y_title=y_title, marker=epsilon)
     fig.update_layout(height=380)
-    numbers = _duel(_stats(df, metric, epsilon), **duel)
+    numbers = _duel(_stats(df, metric, epsilon), higher_is_better, winner)
     return Scene(fig, {"epsilon": epsilon, "runs": runs, **numbers})
 
 

@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 import plotly.io
 import plotly.io._json as plotly_json
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from figures import theme
 
@@ -111,7 +112,7 @@ def toggle() -> bool:
     return bool(value)
 
 
-def split(ratio: tuple[float, float] = (1, 3)):
+def split(ratio: tuple[float, float] = (1, 3)) -> tuple[DeltaGenerator, DeltaGenerator]:
     """(controls, main) containers: sidebar and page normally, side by side when presenting.
 
     Put the one or two controls the demo turns in ``controls``; everything else stays in
@@ -127,14 +128,14 @@ def split(ratio: tuple[float, float] = (1, 3)):
     return left.container(border=True), right
 
 
-def stage():
+def stage() -> DeltaGenerator | None:
     """Where a page's main chart goes while presenting: a container at this point (call it
     right under the title), so the chart is on the first screen however far down the page
     draws it normally. Not presenting: ``None``, the chart stays where the page puts it."""
     return st.container() if is_on() else None
 
 
-def folded(label: str):
+def folded(label: str) -> DeltaGenerator:
     """A container for context a lecturer can open on demand: an expander while presenting,
     in the page's flow otherwise (``with presenter.folded("About this figure"): …``)."""
     return st.expander(label) if is_on() else st.container()

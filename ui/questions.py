@@ -13,6 +13,7 @@ import streamlit as st
 from dpcore import sweep_crossings
 from figures.memo import built
 from figures.theme import AXIS_LABELS, LOG_AXES, label
+from ui.box import Box
 from ui.state import bound
 
 
@@ -103,7 +104,7 @@ def sites_needed(target: float) -> dict[str, int]:
     return {m: sites_for_advantage(target, measure=m) for m in ("variance", "std")}
 
 
-def advantage_question(container, *, prefix: str) -> dict[str, int]:
+def advantage_question(container: Box, *, prefix: str) -> dict[str, int]:
     """Answer "how many sites until CAPE's advantage is 10×?" analytically (eq. (2))."""
     container.markdown("**How many sites until CAPE's advantage is …?**")
     left, mid, right = container.columns([1, 1, 1])

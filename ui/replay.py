@@ -8,6 +8,8 @@ Every field of the log is shown as written (:func:`ui.guard.plain`), never as Ma
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from figures.protocol import replay_figure
 from learning.run_replay import EXAMPLE, MAX_LINES, NotARunLog
@@ -21,7 +23,7 @@ STEP = "pr_logstep"
 DIGEST = "_replay_digest"  # session state (no URL key): (file id, SHA-256) of the last upload
 
 
-def _digest(upload) -> str:
+def _digest(upload: UploadedFile) -> str:
     """The upload's SHA-256, computed once per uploaded file (not on every rerun)."""
     file_id = getattr(upload, "file_id", None)
     known = st.session_state.get(DIGEST)
@@ -32,7 +34,7 @@ def _digest(upload) -> str:
     return digest
 
 
-def replay_log(side) -> None:
+def replay_log(side: DeltaGenerator) -> None:
     """Step through the uploaded run log, or the bundled one of a real 3-site run."""
     upload = side.file_uploader(
         "A run log (run-log.jsonl)",

@@ -19,12 +19,14 @@ from __future__ import annotations
 import functools
 import math
 import zlib
+from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import dpcore
 from learning.settings import DEFAULT_SEED, EQUAL, MANUAL, SIZE
@@ -292,7 +294,7 @@ def preset_link(name: str) -> dict[str, str]:
     return link_params(preset_values("avg_", name), AVERAGING_LINK_DEFAULTS)
 
 
-def preset_buttons(prefix: str, container=None) -> None:
+def preset_buttons(prefix: str, container: DeltaGenerator | None = None) -> None:
     """One button per preset (each replaces every setting of the page): in a row across the
     page, or stacked in ``container`` (presenter mode's control column)."""
     # one wrapping row (one block, not a column block per button: every block and element
@@ -310,7 +312,13 @@ def preset_buttons(prefix: str, container=None) -> None:
         )
 
 
-def site_settings(controls, prefix: str, *, side=None, table_box=None) -> tuple[pd.DataFrame, str]:
+def site_settings(
+    controls: DeltaGenerator,
+    prefix: str,
+    *,
+    side: DeltaGenerator | None = None,
+    table_box: DeltaGenerator | Callable[[], DeltaGenerator] | None = None,
+) -> tuple[pd.DataFrame, str]:
     """S and the weighting rule in ``controls``, calibration in ``side`` (default: the same),
     then the editable table and its text form in ``table_box`` (default: the page; a callable
     returning a container is called after the controls are drawn).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 
 def _move(
@@ -24,8 +25,8 @@ def clamp(state_key: str, total: int) -> None:
 
 
 def step_buttons(
-    back,
-    forward,
+    back: DeltaGenerator,
+    forward: DeltaGenerator,
     *,
     state_key: str,
     total: int,

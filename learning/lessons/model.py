@@ -20,8 +20,8 @@ class Control:
 
     key: str
     label: str
-    options: tuple
-    default: object
+    options: tuple[float | str, ...]
+    default: float | str  # one of options
     help: str
     kind: str = "select_slider"  # or "segmented"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, ParamSpec, TypeVar
 
 import streamlit as st
 from streamlit.runtime.caching.cache_utils import CachedFunc
@@ -23,10 +23,11 @@ from serving.flight import flight
 from ui.cached import memo
 from ui.guard import show_error
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def call_core(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Run a core call; a ValueError becomes one ``st.error`` and stops the page.
 
     Only ValueError: it is the core's answer to a bad setting. Anything else (a TypeError
@@ -40,7 +41,7 @@ def call_core(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return _run(fn, args, kwargs, spinner=None)
 
 
-def call_core_with_spinner(text: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def call_core_with_spinner(text: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """:func:`call_core` under ``st.spinner(text)``, the spinner only when the result is not
     remembered (:mod:`ui.cached.memo`). A spinner starts a timer thread and sends a message on
     every rerun, ~4 % of a cached move on the PCA page (issue #36 item 4), and a remembered
@@ -71,7 +72,7 @@ def _run(fn: Callable[..., T], args: tuple, kwargs: dict, spinner: str | None) -
         st.stop()
 
 
-def classic_warning(calibration: str, epsilons) -> None:
+def classic_warning(calibration: str, epsilons: Iterable[float]) -> None:
     """Show the warning when the classic calibration meets ε ≥ 1 (not a proof there)."""
     if calibration == "classic" and max(epsilons) >= dpcore.CLASSIC_PROOF_LIMIT:
         st.warning(

@@ -11,6 +11,7 @@ import dpcore
 from dpcore import FEDERATION_DESIGN_COLUMNS as DESIGN_COLUMNS
 from dpcore import (
     CapeDesign,
+    CompositionGrowth,
     DropoutAnalysis,
     SiteReleases,
     Sites,
@@ -265,7 +266,9 @@ def accountant_curve(
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
-def release_growth(sites: Sites, design: str, view: str, site: int, releases: int):
+def release_growth(
+    sites: Sites, design: str, view: str, site: int, releases: int
+) -> CompositionGrowth:
     """The exact ε of T releases against √T and T (:func:`dpcore.composition_growth`)."""
     return SiteReleases(sites, design, view).growth(site, releases=releases)
 
@@ -308,7 +311,9 @@ def release_profiles(
 
 
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
-def trust_models_table(sites: Sites, dim: int, bits: int, scale, sa_cal: str) -> TrustOverview:
+def trust_models_table(
+    sites: Sites, dim: int, bits: int, scale: float | None, sa_cal: str
+) -> TrustOverview:
     """:func:`dpcore.trust_overview`: the table and the secure-aggregation round."""
     return dpcore.trust_overview(
         sites.n_per_site,
@@ -373,7 +378,7 @@ def trust_models_pca(
     sites: Sites,
     dim: int,
     bits: int,
-    scale,
+    scale: float | None,
     sa_cal: str,
     runs: int,
     seed: int,

@@ -71,7 +71,9 @@ def rounds_table(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",)) ->
     return rounds_summary(frame)
 
 
-def rounds_job(spec: RoundsSpec, seed: int, source: tuple = ("synthetic",), *, gate: str):
+def rounds_job(
+    spec: RoundsSpec, seed: int, source: tuple = ("synthetic",), *, gate: str
+) -> pd.DataFrame:
     """:func:`rounds_table` as this session's heavy job (:func:`ui.jobs.run_heavy`)."""
     return jobs.run_heavy(worker.rounds_table, spec, seed, source, data_dir(), gate=gate)
 
