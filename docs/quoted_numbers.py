@@ -909,7 +909,7 @@ def _reliability() -> dict[str, Any]:
     from deploy import class_server
     from dpcore import HEAVY_SECONDS, cluster, estimate_pca, resources
     from dpcore.analysis import views
-    from dpcore.experiments import paper, realdata
+    from dpcore.experiments import realdata
     from dpcore.factorization import datasets
     from dpcore.protocol import secagg
     from learning import run_replay
@@ -919,7 +919,7 @@ def _reliability() -> dict[str, Any]:
     config = tomllib.loads((ROOT / ".streamlit/config.toml").read_text())
     heavy, loads = jobs.HEAVY.limits, jobs.LOADS.limits
     # MNIST against N_s (tests/core/experiments/test_limits.py: the heaviest)
-    mnist = paper.PANELS["2e"]
+    mnist = dpcore.PAPER_PANELS["2e"]
     grid = mnist.params["n_per_site"]
     estimate = estimate_pca(
         dim=784,

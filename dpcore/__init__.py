@@ -167,6 +167,9 @@ if TYPE_CHECKING:
         MARKS as VERDICT_MARKS,
     )
     from dpcore.experiments.paper import (
+        PANELS as PAPER_PANELS,
+    )
+    from dpcore.experiments.paper import (
         PAPER_ALGORITHMS,
         Panel,
         check_claims,
@@ -589,6 +592,7 @@ __all__ = [  # noqa: RUF022
     # The paper's figures and claims
     "Panel",
     "PAPER_ALGORITHMS",
+    "PAPER_PANELS",
     "PAPER_EPSILONS",
     "PAPER_FIGURES",
     "VERDICT_MARKS",
