@@ -79,3 +79,20 @@ def test_a_new_path_and_a_public_name_do_not_warn():
 def test_a_path_that_never_existed_is_still_an_import_error():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("dpcore.no_such_module")
+
+
+def test_a_users_script_sees_the_warning_at_its_own_import_line(tmp_path):
+    # Python shows a DeprecationWarning by default only when it is attributed to __main__:
+    # the warning skips the import system's frames and lands on the script's line
+    script = tmp_path / "old_user.py"
+    script.write_text("import numpy\nfrom dpcore.privacy import party_views\n")
+    root = str(importlib.util.find_spec("dpcore").submodule_search_locations[0]).rsplit("/", 1)[0]
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin"},
+    )
+    assert f"{script}:2: DeprecationWarning: dpcore.privacy is deprecated" in out.stderr
+    assert "dpcore.analysis.views" in out.stderr
