@@ -180,7 +180,6 @@ def truth(step_key: str, value) -> tuple[str, str]:
         winner = "capeAGN" if cm < vm else "conventional"
         return _verdict(cm - vm, math.hypot(cs, vs), winner), f"**{cm:.3f}**"
     if step_key == "trust":
-
         pca = dpcore.trust_pca(
             (1000,) * 5, epsilon=0.5, delta=DELTA, weights=(0.2,) * 5, dim=20, k=5,
             calibration="analytic", bits=value, scale=None, secagg_calibration="analytic",

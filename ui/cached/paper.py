@@ -18,7 +18,6 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
     """One panel of the paper's figures (:func:`dpcore.experiments.paper.run_panel`), cached; here
     under
     a compute slot, or on the cluster holding none."""
-
     panel = dpcore.panel_by_key(key)  # a paper panel or a bundled stand-in ("2b~digits")
     data = None
     if panel.task == "pca" and panel.data != "synthetic":
@@ -40,7 +39,6 @@ def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str = ""
 def paper_pool_spread(key: str, calibration: str) -> pd.DataFrame:
     """capePCA's curve over several synthetic data pools
     (:func:`dpcore.experiments.paper.pool_spread`)."""
-
     return dpcore.pool_spread(key, calibration=calibration)
 
 
@@ -50,7 +48,6 @@ def paper_claims(key: str, df: pd.DataFrame) -> list:
     deciding them reads the frame point by point, ~40 ms a panel, so a page keeps them with
     ``figures.memo.built(paper_claims, key, df, key=<the panel's settings>)`` instead of
     hashing the frame on every rerun."""
-
     return dpcore.check_claims(dpcore.panel_by_key(key), df)
 
 

@@ -385,7 +385,6 @@ def trust_models_pca(
 ) -> pd.DataFrame:
     """:func:`dpcore.analysis.trust_models.trust_pca` (K = 5) on a synthetic pool of Σ N_s
     samples."""
-
     return dpcore.trust_pca(
         sites.n_per_site,
         epsilon=sites.epsilon,
