@@ -200,6 +200,7 @@ def test_the_codemod_rewrites_to_public_names_and_reports_the_rest():
     assert reaches(REWRITTEN) == ["dpcore.experiments.limits"]
 
 
+@pytest.mark.slow  # 1.6 CPU-s: the codemod resolves every dpcore import of the tree
 def test_the_codemod_leaves_the_project_as_it_is():
     # the tree is rewritten already: a merge that brings an internal import fails here first
     codemod = _codemod()
