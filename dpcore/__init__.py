@@ -12,12 +12,13 @@ The public API is ``dpcore.__all__``, imported from ``dpcore`` itself
 models, experiments, work limits, the paper, real data, running). Every module under
 ``dpcore`` (``dpcore.mechanisms.calibration``, ``dpcore.experiments.sweeps.rounds``, …) is
 internal: it may move or change without notice, and its names that are not in ``__all__``
-are not an API at all. Only the core's own tests (``tests/core/``) import internals; a test
-(``tests/test_public_imports.py``) fails when any other code does, and
-``tests/public_names.json`` is the checked list of public names (removing or renaming one
-fails ``tests/test_public_names.py`` until the list says so). The module paths of the flat
-layout of release 0.1.0 (``dpcore.calibration``, ``dpcore.sweeps.spec``, …) still import,
-with a ``DeprecationWarning`` naming the new path, until release 0.4.0
+are not an API at all. Only the core's own tests (``tests/core/``) import internals, and the
+few files ``tests/test_public_imports.py`` lists with their reason; that test fails when any
+other code does. ``tests/public_names.json`` is the checked list of public names and their
+parameters (adding, removing, renaming or changing one fails ``tests/test_public_names.py``
+until the list says so: ``python tests/test_public_names.py --update``). The module paths of
+the flat layout of release 0.1.0 (``dpcore.calibration``, ``dpcore.sweeps.spec``, …) still
+import, with a ``DeprecationWarning`` naming the new path, until release 0.4.0
 (:mod:`dpcore._compat`).
 
 The names load lazily (PEP 562, as in SPEC 1's ``lazy_loader``): ``import dpcore`` imports
