@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 import dpcore
-from dpcore.experiments.realdata import BUNDLED, load_bundled
-from dpcore.factorization.metrics import captured_energy, optimal_energy
+from dpcore import BUNDLED_DATASETS as BUNDLED
+from dpcore import captured_energy, load_bundled, optimal_energy
 
 OURS = ("central_gauss", "central_laplace", "cape", "conv")
 NOTION = {

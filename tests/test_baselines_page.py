@@ -15,7 +15,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.experiments.sweeps.rounds import PROG, iterative_algorithms, main
+from dpcore import ROUNDS_PROG as PROG
+from dpcore import iterative_algorithms
+from dpcore import rounds_main as main
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = PROG.removeprefix("python ")  # "-m dpcore.experiments.sweeps.rounds"
@@ -80,7 +82,7 @@ def test_the_chart_draws_the_tables_means_and_standard_error_bands(shown):
 
 def test_the_pages_answer_is_each_methods_best_t_against_one_shot_cape(shown):
     # the page's "does it beat one-shot CAPE" column, read back against versus_of
-    from dpcore.experiments.sweeps.rounds import versus_of
+    from dpcore import versus_of
     from figures.theme import label
 
     table, _, best = shown
@@ -99,11 +101,11 @@ def test_the_heavy_job_gives_the_pages_numbers_on_a_bundled_data_set():
     # pca_frame failed on it with a TypeError before (load_source(*source, data_dir))
     import dataclasses
 
-    from dpcore.experiments import realdata
-    from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
+    import dpcore
+    from dpcore import RoundsSpec, rounds_summary, run_rounds_sweep
     from serving import worker
 
-    wine = realdata.load_bundled("wine")
+    wine = dpcore.load_bundled("wine")
     spec = RoundsSpec.build(
         rounds=[1, 2], dim=wine.dim, k=2, sites=2, n_per_site=50, epsilon=1.0, runs=2,
         algorithms=["cape", "npm_cape"], pool_size=wine.n_samples,

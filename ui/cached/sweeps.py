@@ -12,12 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import (
-    OtdSpec,
-    PcaSpec,
-    cluster,
-)
-from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
+from dpcore import OtdSpec, PcaSpec, RoundsSpec, rounds_summary, run_rounds_sweep
 from serving import classroom, worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot
@@ -33,11 +28,11 @@ T = TypeVar("T")
 
 
 def on_cluster(fn: Callable[..., T], /, *args: object) -> T:
-    """``cluster.run_slotted(compute_slot, fn, *args)``, and a line under the result when a
+    """``dpcore.run_slotted(compute_slot, fn, *args)``, and a line under the result when a
     named cluster was unusable and it was computed here (issue #50): drawn inside the
     cached function, Streamlit replays it with every later use of the same result."""
-    result = cluster.run_slotted(compute_slot, fn, *args)
-    if cluster.fallback_reason() is not None:  # the why is the operator's (the server log)
+    result = dpcore.run_slotted(compute_slot, fn, *args)
+    if dpcore.fallback_reason() is not None:  # the why is the operator's (the server log)
         st.caption(
             "Computed on this server: the cluster it is set to share heavy work with "
             "(`CAPE_DASK_SCHEDULER`) cannot be used right now, so this took longer and "
