@@ -1194,6 +1194,34 @@ def _federation_rows() -> dict[str, Any]:
 quote("trust-models.md", "{rows}")(_federation_rows)
 
 
+# --- docs/peers.md: dpcore's rows of the peers table (issue #52) ---------------------------------
+
+
+@cache
+def _peer_rows() -> dict[str, Any]:
+    """dpcore's rows of `python -m benchmarks.peers` (seeded; the peer libraries' rows are the
+    command's own output: OpenDP draws from OS entropy)."""
+    from benchmarks import peers
+
+    args = peers.parse([])
+    data = peers.draws(args.data, args.draws, args.sites, args.seed)
+    rows = [peers.ours(n, data, args, e) for e in args.epsilon for n in peers.OURS]
+    lines = peers.markdown(rows, args).splitlines()[2:]
+    out = {f"r{i}": " | ".join(line.split(" | ")[:4]) for i, line in enumerate(lines)}
+    return out | {"random": peers.random_level(data, args.k)}
+
+
+def _peer_count() -> int:
+    from benchmarks import peers
+
+    return len(peers.OURS) * len(peers.parse([]).epsilon)
+
+
+for _i in range(_peer_count()):  # dpcore's entries × the default ε grid
+    quote("peers.md", f"{{r{_i}}} |", measured=True, slow=True)(_peer_rows)
+quote("peers.md", "subspace: {random} of the optimum", measured=True, slow=True)(_peer_rows)
+
+
 # --- the command --------------------------------------------------------------------------------
 
 
