@@ -1222,6 +1222,60 @@ for _i in range(_peer_count()):  # dpcore's entries × the default ε grid
 quote("peers.md", "subspace: {random} of the optimum", measured=True, slow=True)(_peer_rows)
 
 
+# --- docs/baselines.md: the Grammenos comparison as tail probabilities (issue #52) ---------------
+
+
+@cache
+def _grammenos_tails() -> dict[str, Any]:
+    """`python -m dpcore.experiments.grammenos --tail 0.5 1 --draws 200` (seed 300)."""
+    from dpcore.experiments import grammenos as g
+
+    curves = {a: g.per_data_set(a, draws=200, seed=300) for a in (0.5, 1.0)}
+    tails = {a: g.tail_probabilities(curves[a], g.PUBLISHED_B[a]) for a in (0.5, 1.0)}
+    pct = lambda t: f"{100 * t:.1f} %"  # noqa: E731
+    p = lambda a, label: f"{g.curve_p_value(curves[a], g.PUBLISHED_B[label]):.3f}"  # noqa: E731
+    return {
+        "t05_1": pct(tails[0.5]["tail"][1]),
+        "sd05_1": f"{tails[0.5]['sd'][1]:.3f}",
+        "t05_05": pct(tails[0.5]["tail"][0]),
+        "t1_1": pct(tails[1.0]["tail"][1]),
+        "p05_05": p(0.5, 0.5),
+        "p1_05": p(1.0, 0.5),
+        "p1_1": p(1.0, 1.0),
+        "p05_1": p(0.5, 1.0),
+        "pmin": max(p(a, label) for a in (0.5, 1.0) for label in (0.01, 0.1)),
+    }
+
+
+quote(
+    "baselines.md",
+    "value at ε = 1 (0.41) is reached by {t05_1} of the α = 0.5 data sets (sd {sd05_1} over "
+    "data sets, not 0.022), the one at ε = 0.5 by {t05_05}; the published α = 1 value at ε = 1 "
+    "(0.29) by {t1_1} of the α = 1 data sets.",
+    "the curve published as α = 0.5 has p = {p05_05} among α = 0.5 data sets and p = {p1_05} "
+    "among α = 1 data sets; the curve published as α = 1 has p = {p1_1} among α = 1 data sets "
+    "and p = {p05_1} among α = 0.5 data sets. (The curves published as α = 0.01 and 0.1 give "
+    "p = {pmin} at both,",
+    measured=True,
+    slow=True,
+)(_grammenos_tails)
+
+
+def _block_rows() -> dict[str, Any]:
+    """`python -m dpcore.experiments.block_size` (docs/baselines.md, issue #52)."""
+    from dpcore.experiments.block_size import block_table
+
+    lines = [
+        f"| `{r.algorithm}` | {r.rounds} | {r._3:.3f} | {r._4:.3f} | {r.gain:.3f} "
+        f"[{r._6:.3f}, {r._7:.3f}] |"
+        for r in block_table().itertuples()
+    ]
+    return {"rows": "\n".join(lines)}
+
+
+quote("baselines.md", "{rows}", measured=True, slow=True)(_block_rows)
+
+
 # --- the command --------------------------------------------------------------------------------
 
 
