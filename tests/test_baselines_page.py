@@ -29,7 +29,13 @@ def shown():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.switch_page("app_pages/pca.py")
     at.query_params.update(
-        {"pca_dim": "20", "pca_k": "3", "pca_runs": "3", "pca_algs": ["CAPE"], "pca_rounds": "true"}
+        {
+            "pca_dim": "20",
+            "pca_k": "3",
+            "pca_runs": "3",
+            "pca_algs": ["CAPE", "DP-PCA (Liu et al. 2022)"],  # a one-shot baseline of #52 too
+            "pca_rounds": "true",
+        }
     )
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -42,6 +48,7 @@ def shown():
 def test_the_page_shows_every_iterative_method_at_every_t_beside_one_shot_cape(shown):
     table, _, _ = shown
     assert set(table[table.algorithm == "cape"].rounds) == {1}
+    assert set(table[table.algorithm == "dp_pca"].rounds) == {1}  # chosen in the picker: flat
     for name in iterative_algorithms():  # from the registry, not from a list in the page
         assert len(table[table.algorithm == name]) > 1, name
     assert (table.se > 0).all() and (table.runs == 3).all()

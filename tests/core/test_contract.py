@@ -297,7 +297,7 @@ PENDING = {
     "PcaMethod", "PowerOptions", "ProtocolDemo", "RoundsSpec", "SiteReleases", "TrustOverview",
     "aggregate_step", "aggregator_step", "algorithm_names", "attack_box", "best_of",
     "cape_round_design", "check_budget", "check_claims", "check_csv_bytes", "conventional_std",
-    "count_text", "data_files", "ddg_exact_epsilon", "design_for", "dp_tradeoff",
+    "count_text", "data_files", "dataset_from_array", "ddg_exact_epsilon", "design_for", "dp_tradeoff",
     "dropout_correction", "effective_epsilons", "estimate_pca", "estimate_work",
     "featured_algorithms", "federation_trust", "get_algorithm", "get_panel", "is_heavy",
     "iterative_trust_table", "likelihood_factor", "load_bundled", "load_covtype", "load_csv",
