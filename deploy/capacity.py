@@ -313,10 +313,9 @@ def largest_class(
 
 
 def _tree_cpu(pid: int) -> float:
-    from benchmarks.server import cpu_seconds
-    from benchmarks.tree_cpu import descendants
+    from benchmarks.tree_cpu import tree_seconds
 
-    return cpu_seconds(pid) + sum(cpu for cpu, _ in descendants(pid).values())
+    return float(tree_seconds(pid))
 
 
 async def _timed(pid: int, request: Awaitable[Any]) -> float:
@@ -507,12 +506,12 @@ def main(argv: list[str] | None = None) -> None:
             "--moves must be in [1, 100] and --batches in [1, 20];"
             f" got {args.moves}, {args.batches}"
         )
-    ports = None
-    if args.ports:
-        lo, _, hi = args.ports.partition("-")
-        if not (lo.isdigit() and hi.isdigit() and 1024 <= int(lo) < int(hi) <= 65535):
-            parser.error(f"--ports must be LO-HI with 1024 <= LO < HI <= 65535; got {args.ports!r}")
-        ports = range(int(lo), int(hi) + 1)
+    from benchmarks.capacity import port_range
+
+    try:
+        ports = port_range(args.ports)
+    except ValueError as err:
+        parser.error(str(err))
     report = predict(
         processes=args.processes, p95=args.p95, moves=args.moves, batches=args.batches, ports=ports
     )
