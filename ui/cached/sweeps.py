@@ -28,11 +28,11 @@ from ui.cached.data import _on_source
 # the slots every other page computes in, issue #36).
 
 
-def on_cluster(fn, /, *args):
-    """``cluster.run_slotted(compute_slot, fn, *args)``, and a line under the result when a
-    named cluster was unusable and it was computed here (issue #50): drawn inside the
-    cached function, Streamlit replays it with every later use of the same result."""
-    result = cluster.run_slotted(compute_slot, fn, *args)
+def on_cluster(fn, spec, rng):
+    """``cluster.run_slotted(compute_slot, fn, spec, rng)`` (``rng`` a Generator or a seed),
+    and a line under the result when a named cluster was unusable and it was computed here
+    (issue #50): drawn inside the cached function, Streamlit replays it with the result."""
+    result = cluster.run_slotted(compute_slot, fn, spec, rng)
     if cluster.fallback_reason() is not None:  # the why is the operator's (the server log)
         st.caption(
             "Computed on this server: the cluster it is set to share heavy work with "
