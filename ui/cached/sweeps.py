@@ -21,17 +21,19 @@ from ui.cached.core import SPEC_HASH
 from ui.cached.data import _on_source
 
 T = TypeVar("T")
+S = TypeVar("S")
+R = TypeVar("R")
 
 # The sweeps below run here under a compute slot, or on CAPE_DASK_SCHEDULER's cluster
 # holding no slot while they wait (cluster.run_slotted: a stalled scheduler must not take
 # the slots every other page computes in, issue #36).
 
 
-def on_cluster(fn: Callable[..., T], /, *args: object) -> T:
-    """``dpcore.run_slotted(compute_slot, fn, *args)``, and a line under the result when a
-    named cluster was unusable and it was computed here (issue #50): drawn inside the
-    cached function, Streamlit replays it with every later use of the same result."""
-    result = dpcore.run_slotted(compute_slot, fn, *args)
+def on_cluster(fn: Callable[[S, R], T], spec: S, rng: R) -> T:
+    """``dpcore.run_slotted(compute_slot, fn, spec, rng)`` (``rng`` a Generator or a seed),
+    and a line under the result when a named cluster was unusable and it was computed here
+    (issue #50): drawn inside the cached function, Streamlit replays it with the result."""
+    result = dpcore.run_slotted(compute_slot, fn, spec, rng)
     if dpcore.fallback_reason() is not None:  # the why is the operator's (the server log)
         st.caption(
             "Computed on this server: the cluster it is set to share heavy work with "
