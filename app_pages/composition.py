@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.analysis.accounting import accountants
+from dpcore import accountants
 from figures.composition import (
     DEFAULT_PROFILE_CURVES,
     accountant_styles,

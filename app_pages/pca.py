@@ -3,9 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments.limits import is_heavy
-from dpcore.experiments.realdata import MAX_DIM, MAX_UPLOAD_CELLS
-from dpcore.factorization.registry import reference
+from dpcore import MAX_DATA_DIM as MAX_DIM
+from dpcore import MAX_UPLOAD_CELLS, is_heavy
+from dpcore import reference_algorithm as reference
 from figures.memo import built
 from figures.theme import AXIS_LABELS
 from learning import explanations, snippets

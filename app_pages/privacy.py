@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.analysis.views import DropoutAnalysis
+from dpcore import DropoutAnalysis
 from figures.charts import calibration_figure, collusion_figure
 from figures.memo import built
 from figures.privacy import (

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments.limits import is_heavy
-from dpcore.factorization.registry import references
+from dpcore import is_heavy
+from dpcore import reference_algorithms as references
 from figures.memo import built
 from figures.theme import AXIS_LABELS, label
 from learning import explanations, snippets

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore.analysis.trust_models import count_text
+from dpcore import count_text
 from figures.memo import built
 from figures.trust import display_table, explanation, iterative_display, trust_figure
 from learning import sections

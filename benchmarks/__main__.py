@@ -33,16 +33,12 @@ import pandas as pd
 import dpcore
 from benchmarks import scale
 from benchmarks.reference import reference_otd_sweep, reference_pca_sweep
-from dpcore import cluster
-from dpcore.experiments import paper
-from dpcore.factorization.models import sample_mog, sample_stm
-from dpcore.factorization.moments import public_bound
-from dpcore.parallel import default_workers
+from dpcore import default_workers, public_bound, sample_mog, sample_stm
 
-PAPER_EPS = paper.EPS
+PAPER_EPS = dpcore.PAPER_EPSILONS
 # What the reference implements (benchmarks/reference.py): the paper's algorithms.
-PCA_ALGS = paper.PAPER_ALGORITHMS["pca"]
-OTD_ALGS = paper.PAPER_ALGORITHMS["otd"]
+PCA_ALGS = dpcore.PAPER_ALGORITHMS["pca"]
+OTD_ALGS = dpcore.PAPER_ALGORITHMS["otd"]
 SCALING_DIMS = (50, 100, 200, 400, 784)
 
 
@@ -377,7 +373,7 @@ def main() -> None:
     chosen = QUICK if args.quick else [s for s in SCENARIOS if s.name.split()[0] in wanted]
     print(f"Machine: {machine()}\n")
     with (
-        cluster.dask_executor(args.scheduler) if args.scheduler else contextlib.nullcontext()
+        dpcore.dask_executor(args.scheduler) if args.scheduler else contextlib.nullcontext()
     ) as executor:
         rows = run(chosen, args.repeat, executor=executor)
         if not args.quick:

@@ -719,6 +719,16 @@ def compare_processes(counts: list[int], **options: Any) -> dict[str, Any]:
     }
 
 
+def port_range(text: str | None) -> range | None:
+    """``--ports LO-HI`` as a range (None for None), or ValueError with the option's rule."""
+    if not text:
+        return None
+    lo, _, hi = text.partition("-")
+    if not (lo.isdigit() and hi.isdigit() and 1024 <= int(lo) < int(hi) <= 65535):
+        raise ValueError(f"--ports must be LO-HI with 1024 <= LO < HI <= 65535; got {text!r}")
+    return range(int(lo), int(hi) + 1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=30)
@@ -747,12 +757,10 @@ def main() -> None:
         "--ports", metavar="LO-HI", default=None, help="listen only on these ports, e.g. 8620-8629"
     )
     args = parser.parse_args()
-    ports = None
-    if args.ports:
-        lo, _, hi = args.ports.partition("-")
-        if not (lo.isdigit() and hi.isdigit() and 1024 <= int(lo) < int(hi) <= 65535):
-            parser.error(f"--ports must be LO-HI with 1024 <= LO < HI <= 65535; got {args.ports!r}")
-        ports = range(int(lo), int(hi) + 1)
+    try:
+        ports = port_range(args.ports)
+    except ValueError as err:
+        parser.error(str(err))
     if not 1 <= args.students <= 200:
         parser.error("--students must be between 1 and 200")
     if not 1 <= args.seconds <= 1800:

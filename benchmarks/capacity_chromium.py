@@ -28,17 +28,10 @@ from typing import Any
 from benchmarks import calibration
 from benchmarks.capacity import Session, machine
 from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
-from benchmarks.tree_cpu import descendants
+from benchmarks.tree_cpu import tree_seconds as tree_cpu
 
 PAGES = ("averaging", "privacy", "tensor", "pca", "learn")  # the issue's five readings
 SETTLE = 0.1  # seconds after a rerun's script_finished, before the next move
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of ``pid`` and every descendant alive now (/proc)."""
-    from benchmarks.server import cpu_seconds
-
-    return cpu_seconds(pid) + sum(cpu for cpu, _ in descendants(pid).values())
 
 
 def idle_rate(pid: int, seconds: float = 5.0) -> float:

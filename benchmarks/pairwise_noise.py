@@ -30,13 +30,15 @@ import sys
 import numpy as np
 import pandas as pd
 
-from dpcore.analysis.views import _joint_std, coalition_view, effective_epsilons
-from dpcore.mechanisms.calibration import mean_sensitivity
-from dpcore.protocol.pairwise import (
+from dpcore import (
+    coalition_view,
+    effective_epsilons,
+    mean_sensitivity,
     pairwise_average,
     pairwise_coalition_covariance,
     pairwise_covariance,
 )
+from dpcore.analysis.views import _joint_std
 from federated.protocol import make_design, site_tau
 
 EPSILON = (0.5, 1.0, 2.0)  # tests/test_federated.py: EPS, DELTA and the three layouts

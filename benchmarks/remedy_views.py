@@ -33,11 +33,15 @@ import sys
 
 import numpy as np
 
-from dpcore import remedy_view_std
-from dpcore.analysis.views import dropout_correction, effective_epsilons
-from dpcore.mechanisms.calibration import gaussian_sigmas, mean_sensitivity
-from dpcore.protocol.cape import site_releases
-from dpcore.protocol.joint_safe import design_for
+from dpcore import (
+    design_for,
+    dropout_correction,
+    effective_epsilons,
+    gaussian_sigmas,
+    mean_sensitivity,
+    remedy_view_std,
+    site_releases,
+)
 
 DIM = 4
 ANSWERS = 20

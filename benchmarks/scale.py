@@ -25,11 +25,9 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from dpcore import cluster
-from dpcore.experiments import paper
+import dpcore
+from dpcore import available_cpus, default_workers, top_k_eigh
 from dpcore.factorization.lapack import use_subset
-from dpcore.factorization.metrics import top_k_eigh
-from dpcore.parallel import available_cpus, default_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
@@ -119,10 +117,10 @@ def _executor(kind: str, scheduler: str | None) -> Iterator[Executor | None]:
         with ProcessPoolExecutor(default_workers(), mp_context=context) as pool:
             yield pool
     elif scheduler:
-        with cluster.dask_executor(scheduler) as executor:
+        with dpcore.dask_executor(scheduler) as executor:
             yield executor
     else:
-        with cluster.local_cluster() as address, cluster.dask_executor(address) as executor:
+        with dpcore.local_cluster() as address, dpcore.dask_executor(address) as executor:
             yield executor
 
 
@@ -229,8 +227,8 @@ def figure3(executor: Executor | None = None) -> pd.DataFrame:
     """Every Figure 3 panel at the paper's settings, one after the other (the app's
     ``paper_panel`` wrapper calls :func:`dpcore.experiments.paper.run_panel` the same way)."""
     rows = []
-    for panel in paper.FIGURES["3"]["panels"]:
-        wall, cpu, _ = timed(lambda p=panel: paper.run_panel(p, runs=10, executor=executor))
+    for panel in dpcore.PAPER_FIGURES["3"]["panels"]:
+        wall, cpu, _ = timed(lambda p=panel: dpcore.run_panel(p, runs=10, executor=executor))
         rows.append({"panel": panel.key, "title": panel.title, "wall s": wall, "CPU s": cpu})
         print(f"   {panel.key}: {wall:.1f} s (CPU {cpu:.1f} s)", flush=True)
     return pd.DataFrame(rows)

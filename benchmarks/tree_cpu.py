@@ -53,6 +53,12 @@ def descendants(root: int) -> Tree:
     return found
 
 
+def tree_seconds(root: int) -> float:
+    """CPU seconds of ``root`` and every descendant alive now."""
+    own = read_stat(f"/proc/{root}/stat")
+    return (own[1] if own else 0.0) + sum(cpu for cpu, _ in descendants(root).values())
+
+
 def watch(command: list[str], visit: Callable[[Tree], None]) -> tuple[int, float]:
     """Run ``command`` and, every POLL_SECONDS until it exits, call ``visit`` with its
     :func:`descendants`; return its exit status and wall seconds."""

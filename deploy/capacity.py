@@ -172,7 +172,8 @@ def simulate(
     students: int,
     *,
     processes: int = 1,
-    cores: float = 2,
+    cores: int = 2,
+    speed: float = 1.0,
     seconds: float = 90.0,
     ramp: float = 15.0,
     seed: int = 2026,
@@ -181,10 +182,11 @@ def simulate(
 
     Each of ``processes`` app processes serves students i ≡ k (mod processes) (HAProxy's
     least-connections start, then sticky) and runs their reruns side by side (processor
-    sharing) at min(1, cores / processes) of a core; ``cores`` may be a fraction of the
-    machine's (one shared with other work: :func:`cpu_share`). A student sends the next
-    request a 3–8 s wait after the previous one finished; none starts after ``seconds``. ``seed``
-    2026 is the benchmark's own class; other seeds are other classes of the same kind.
+    sharing) at min(1, cores / processes) of a core, times ``speed``: the share of a core
+    one thread gets on a machine shared with other work (:func:`cpu_share`; 1 when idle).
+    A student sends the next request a 3–8 s wait after the previous one finished; none
+    starts after ``seconds``. ``seed`` 2026 is the benchmark's own class; other seeds are
+    other classes of the same kind.
 
     Returns
     -------
@@ -198,13 +200,15 @@ def simulate(
         raise ValueError(f"students must be in [1, 10000]; got {students!r}")
     if not 1 <= processes <= 64:
         raise ValueError(f"processes must be in [1, 64]; got {processes!r}")
-    if not 0.05 <= cores <= 1024:
-        raise ValueError(f"cores must be in [0.05, 1024]; got {cores!r}")
+    if not 1 <= cores <= 1024:
+        raise ValueError(f"cores must be in [1, 1024]; got {cores!r}")
+    if not 0.01 <= speed <= 1:
+        raise ValueError(f"speed must be in [0.01, 1]; got {speed!r}")
     if not (1 <= seconds <= 7200 and 0 <= ramp <= seconds):
         raise ValueError(
             f"seconds must be in [1, 7200] and ramp in [0, seconds]; got {seconds}, {ramp}"
         )
-    rate = min(1.0, cores / processes)
+    rate = min(1.0, cores / processes) * speed
     computed: set[tuple[str, int]] = set()
     plans = [iter(_student_requests(i, costs, computed, seed)) for i in range(students)]
     pending: dict[int, tuple[Callable[[], float], bool]] = {}  # student → request to send
@@ -313,10 +317,9 @@ def largest_class(
 
 
 def _tree_cpu(pid: int) -> float:
-    from benchmarks.server import cpu_seconds
-    from benchmarks.tree_cpu import descendants
+    from benchmarks.tree_cpu import tree_seconds
 
-    return cpu_seconds(pid) + sum(cpu for cpu, _ in descendants(pid).values())
+    return float(tree_seconds(pid))
 
 
 async def _timed(pid: int, request: Awaitable[Any]) -> float:
@@ -443,9 +446,11 @@ def predict(
     cores = os.cpu_count() or 1
     share = statistics.median([share_before, cpu_share()])
     # the machine as it is now (other programs' load takes its share) and as it is idle
-    students, latencies = largest_class(costs, p95=p95, processes=processes, cores=cores * share)
+    students, latencies = largest_class(
+        costs, p95=p95, processes=processes, cores=cores, speed=share
+    )
     idle, idle_latencies = largest_class(costs, p95=p95, processes=processes, cores=cores)
-    twice = simulate(costs, max(2 * students, 2), processes=processes, cores=cores * share)
+    twice = simulate(costs, max(2 * students, 2), processes=processes, cores=cores, speed=share)
     loop = statistics.median([loop_before, loop_after])
     scale = calibration.REFERENCE_MS / loop
     return {
@@ -455,7 +460,7 @@ def predict(
         "students on this machine idle": idle,
         "predicted latencies idle (the benchmark's class)": idle_latencies,
         "predicted p95 s at that size (median of 5 classes)": class_p95(
-            costs, max(students, 1), processes=processes, cores=cores * share
+            costs, max(students, 1), processes=processes, cores=cores, speed=share
         ),
         "predicted latencies at that size (the benchmark's class)": latencies,
         f"predicted at {max(2 * students, 2)} students": twice,
@@ -507,12 +512,12 @@ def main(argv: list[str] | None = None) -> None:
             "--moves must be in [1, 100] and --batches in [1, 20];"
             f" got {args.moves}, {args.batches}"
         )
-    ports = None
-    if args.ports:
-        lo, _, hi = args.ports.partition("-")
-        if not (lo.isdigit() and hi.isdigit() and 1024 <= int(lo) < int(hi) <= 65535):
-            parser.error(f"--ports must be LO-HI with 1024 <= LO < HI <= 65535; got {args.ports!r}")
-        ports = range(int(lo), int(hi) + 1)
+    from benchmarks.capacity import port_range
+
+    try:
+        ports = port_range(args.ports)
+    except ValueError as err:
+        parser.error(str(err))
     report = predict(
         processes=args.processes, p95=args.p95, moves=args.moves, batches=args.batches, ports=ports
     )
@@ -557,9 +562,9 @@ def check(report: dict[str, Any], students: int, processes: int, ports: range | 
         "share of a core per thread during the run (before, after)": round(share, 2),
         "predicted at that share": {
             "p95 s (median of 5 classes)": class_p95(
-                costs, max(students, 1), processes=processes, cores=cores * share
+                costs, max(students, 1), processes=processes, cores=cores, speed=share
             ),
-            **simulate(costs, max(students, 1), processes=processes, cores=cores * share),
+            **simulate(costs, max(students, 1), processes=processes, cores=cores, speed=share),
         },
         "measured (benchmarks.capacity)": measured["interaction"],
         "measured interactions": measured["interactions"],

@@ -32,10 +32,14 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 import dpcore  # noqa: E402
-from dpcore.analysis.accounting import ACCOUNTANTS, composed_epsilon, view_noise_multipliers  # noqa: E402
+from dpcore import (  # noqa: E402
+    ACCOUNTANTS,
+    composed_epsilon,
+    design_for,
+    view_noise_multipliers,
+)
 from dpcore.analysis.trust_models import shuffle_min_parties, trust_secagg_design  # noqa: E402
 from dpcore.factorization.moments import mog_third_moment_norm  # noqa: E402
-from dpcore.protocol.joint_safe import design_for  # noqa: E402
 
 DOCS = ROOT / "docs"
 
@@ -430,7 +434,7 @@ def _secagg_bits() -> dict[str, Any]:
 )
 def _worst_dropout() -> dict[str, Any]:
     # issue #52: the trust table's dropout column, every dropped site against the one it names
-    from dpcore.analysis.secagg_views import secagg_dropouts
+    from dpcore import secagg_dropouts
 
     design = trust_secagg_design(
         [1000] * 4, epsilon=[0.1, 0.5, 1.0, 2.0], delta=[1e-4, 1e-3, 1e-3, 1e-2], dim=20
@@ -450,7 +454,7 @@ def _overflow_case() -> dict[str, Any]:
     # issue #52: Trust models at every ε_s = 100 (5 sites), classic, "same as the others":
     # a survivor's exact ε of the one-coordinate move when one site drops (σ = 3.98 per
     # share, 4 shares left, v = ⌊Δ̃⌋ = 233, δ_s − β_s = 9e-4)
-    from dpcore.mechanisms.discrete import ddg_exact_epsilon
+    from dpcore import ddg_exact_epsilon
 
     return {"e": ddg_exact_epsilon(3.9778688922419776, shares=4, shift=233, delta=9e-4)}
 
@@ -502,7 +506,7 @@ def _trust_table() -> dict[str, Any]:
 def _trust_refutation() -> dict[str, Any]:
     # issue #52: the default (5 × 1,000, ε = 0.5, δ = 1e-3, d = 210, analytic) with one
     # colluder, and the design whose sites 2–5 are promised 0.56 (site 1 colludes)
-    from dpcore.mechanisms.discrete import ddg_exact_epsilon
+    from dpcore import ddg_exact_epsilon
 
     design = trust_secagg_design([1000] * 5, epsilon=0.5, delta=1e-3, calibration="analytic")
     c = float(design.site_l2[0])
@@ -697,7 +701,7 @@ def _precision_prose() -> dict[str, Any]:
     "— {low} at ε = 0.5, {high} at ε = 5",
 )
 def _lesson_calibration() -> dict[str, Any]:
-    from dpcore.mechanisms.promise import likelihood_factor
+    from dpcore import likelihood_factor
     from learning.settings import LESSON_DELTA
 
     def sigma(epsilon: float, method: str) -> float:  # Δ = 1, as lesson 1's classic_check
@@ -711,8 +715,8 @@ def _lesson_calibration() -> dict[str, Any]:
         "real": real,
         "delta": f"{LESSON_DELTA:g}",
         "verdict": "is" if enough else "is not",
-        "low": f"{likelihood_factor(0.5):.3g}×",
-        "high": f"{likelihood_factor(5.0):.3g}×",
+        "low": f"{likelihood_factor(epsilon=0.5):.3g}×",
+        "high": f"{likelihood_factor(epsilon=5.0):.3g}×",
     }
 
 
@@ -720,7 +724,8 @@ def _lesson_calibration() -> dict[str, Any]:
 def _stepper() -> dict[str, Any]:
     import inspect
 
-    from dpcore.protocol.protocol_demo import VALUE_KINDS, protocol_demo
+    from dpcore import protocol_demo
+    from dpcore.protocol.protocol_demo import VALUE_KINDS
     from learning.protocol_steps import protocol_steps
 
     def steps(sites: int, kind: str) -> int:
@@ -902,10 +907,9 @@ def _reliability() -> dict[str, Any]:
     import tomllib
 
     from deploy import class_server
-    from dpcore import cluster, resources
+    from dpcore import HEAVY_SECONDS, cluster, estimate_pca, resources
     from dpcore.analysis import views
-    from dpcore.experiments import paper, realdata
-    from dpcore.experiments.limits import HEAVY_SECONDS, estimate_pca
+    from dpcore.experiments import realdata
     from dpcore.factorization import datasets
     from dpcore.protocol import secagg
     from learning import run_replay
@@ -915,7 +919,7 @@ def _reliability() -> dict[str, Any]:
     config = tomllib.loads((ROOT / ".streamlit/config.toml").read_text())
     heavy, loads = jobs.HEAVY.limits, jobs.LOADS.limits
     # MNIST against N_s (tests/core/experiments/test_limits.py: the heaviest)
-    mnist = paper.PANELS["2e"]
+    mnist = dpcore.PAPER_PANELS["2e"]
     grid = mnist.params["n_per_site"]
     estimate = estimate_pca(
         dim=784,
@@ -928,22 +932,22 @@ def _reliability() -> dict[str, Any]:
     )
     flops = math.log10(resources.FLOPS)
     return {
-        "minutes": resources.MAX_SECONDS / 60,
-        "memory": _gib(resources.MAX_MEMORY),
+        "minutes": dpcore.MAX_SECONDS / 60,
+        "memory": _gib(dpcore.MAX_MEMORY),
         "tasks": resources.MAX_TASKS,
         "tensor": resources.MAX_DIM_TENSOR,
         "sites": resources.MAX_DESIGN_SITES,
         "matrix": resources.MAX_DESIGN_SITES**2 * 8 / 2**20,
-        "share": resources.MAX_MEMORY // (resources.MAX_DESIGN_SITES**2 * 8),
+        "share": dpcore.MAX_MEMORY // (resources.MAX_DESIGN_SITES**2 * 8),
         "min_delta": secagg.MIN_DELTA,
         "beta": 1 / secagg.BETA_FRACTION,
-        "dim": realdata.MAX_DIM,
+        "dim": dpcore.MAX_DATA_DIM,
         "rows_lo": realdata.MIN_ROWS,
         "rows_hi": realdata.MAX_ROWS,
         "file_mib": realdata.MAX_FILE_BYTES / 2**20,
         "upload": config["server"]["maxUploadSize"],
         "line": realdata.MAX_LINE_BYTES / 1024,
-        "cells": realdata.MAX_UPLOAD_CELLS,
+        "cells": dpcore.MAX_UPLOAD_CELLS,
         "log_lines": run_replay.MAX_LINES,
         "log_text": run_replay.MAX_TEXT,
         "log_reason": run_replay.MAX_REASON,
@@ -1017,11 +1021,11 @@ def _class_server_health() -> dict[str, Any]:
     "A run estimated at {progress:g} s or more prints a progress",
 )
 def _scale_out() -> dict[str, Any]:
-    from dpcore import cli, cluster, resources
+    from dpcore import cli, cluster
 
-    same = cluster.UNKNOWN_WORK_SECONDS == resources.MAX_SECONDS
+    same = cluster.UNKNOWN_WORK_SECONDS == dpcore.MAX_SECONDS
     return {
-        "ceiling": "the core's ceiling" if same else f"not MAX_SECONDS ({resources.MAX_SECONDS:g})",
+        "ceiling": "the core's ceiling" if same else f"not MAX_SECONDS ({dpcore.MAX_SECONDS:g})",
         "cli": cli.CONNECT_SECONDS,
         "kept": cluster.KEPT_RESULTS,
         "connect": cluster.CONNECT_SECONDS,
@@ -1175,7 +1179,7 @@ quote(
 
 
 def _federation_rows() -> dict[str, Any]:
-    from dpcore.analysis.trust_federation import federation_trust
+    from dpcore import federation_trust
 
     table = federation_trust([1000] * 5, epsilon=0.5, delta=1e-3)
     lines = []
@@ -1192,6 +1196,133 @@ def _federation_rows() -> dict[str, Any]:
 
 
 quote("trust-models.md", "{rows}")(_federation_rows)
+
+
+# --- docs/peers.md: dpcore's rows of the peers table (issue #52) ---------------------------------
+
+
+@cache
+def _peer_rows() -> dict[str, Any]:
+    """dpcore's rows of `python -m benchmarks.peers` (seeded; the peer libraries' rows are the
+    command's own output: OpenDP draws from OS entropy)."""
+    from benchmarks import peers
+
+    args = peers.parse([])
+    data = peers.draws(args.data, args.draws, args.sites, args.seed)
+    rows = [peers.ours(n, data, args, e) for e in args.epsilon for n in peers.OURS]
+    lines = peers.markdown(rows, args).splitlines()[2:]
+    out = {f"r{i}": " | ".join(line.split(" | ")[:4]) for i, line in enumerate(lines)}
+    return out | {"random": peers.random_level(data, args.k)}
+
+
+def _peer_count() -> int:
+    from benchmarks import peers
+
+    return len(peers.OURS) * len(peers.parse([]).epsilon)
+
+
+for _i in range(_peer_count()):  # dpcore's entries × the default ε grid
+    quote("peers.md", f"{{r{_i}}} |", measured=True, slow=True)(_peer_rows)
+quote("peers.md", "subspace: {random} of the optimum", measured=True, slow=True)(_peer_rows)
+
+
+# --- docs/baselines.md: the Grammenos comparison as tail probabilities (issue #52) ---------------
+
+
+@cache
+def _grammenos_tails() -> dict[str, Any]:
+    """`python -m dpcore.experiments.grammenos --tail 0.5 1 --draws 200` (seed 300)."""
+    from dpcore.experiments import grammenos as g
+
+    curves = {a: g.per_data_set(a, draws=200, seed=300) for a in (0.5, 1.0)}
+    tails = {a: g.tail_probabilities(curves[a], g.PUBLISHED_B[a]) for a in (0.5, 1.0)}
+    pct = lambda t: f"{100 * t:.1f} %"  # noqa: E731
+    p = lambda a, label: f"{g.curve_p_value(curves[a], g.PUBLISHED_B[label]):.3f}"  # noqa: E731
+    return {
+        "t05_1": pct(tails[0.5]["tail"][1]),
+        "sd05_1": f"{tails[0.5]['sd'][1]:.3f}",
+        "t05_05": pct(tails[0.5]["tail"][0]),
+        "t1_1": pct(tails[1.0]["tail"][1]),
+        "p05_05": p(0.5, 0.5),
+        "p1_05": p(1.0, 0.5),
+        "p1_1": p(1.0, 1.0),
+        "p05_1": p(0.5, 1.0),
+        "pmin": max(p(a, label) for a in (0.5, 1.0) for label in (0.01, 0.1)),
+    }
+
+
+quote(
+    "baselines.md",
+    "value at ε = 1 (0.41) is reached by {t05_1} of the α = 0.5 data sets (sd {sd05_1} over "
+    "data sets, not 0.022), the one at ε = 0.5 by {t05_05}; the published α = 1 value at ε = 1 "
+    "(0.29) by {t1_1} of the α = 1 data sets.",
+    "the curve published as α = 0.5 has p = {p05_05} among α = 0.5 data sets and p = {p1_05} "
+    "among α = 1 data sets; the curve published as α = 1 has p = {p1_1} among α = 1 data sets "
+    "and p = {p05_1} among α = 0.5 data sets. (The curves published as α = 0.01 and 0.1 give "
+    "p = {pmin} at both,",
+    measured=True,
+    slow=True,
+)(_grammenos_tails)
+
+
+def _block_rows() -> dict[str, Any]:
+    """`python -m dpcore.experiments.block_size` (docs/baselines.md, issue #52)."""
+    from dpcore.experiments.block_size import block_table
+
+    lines = [
+        f"| `{r.algorithm}` | {r.rounds} | {r._3:.3f} | {r._4:.3f} | {r.gain:.3f} "
+        f"[{r._6:.3f}, {r._7:.3f}] |"
+        for r in block_table().itertuples()
+    ]
+    return {"rows": "\n".join(lines)}
+
+
+quote("baselines.md", "{rows}", measured=True, slow=True)(_block_rows)
+
+
+@cache
+def _rounds_draws() -> dict[str, Any]:
+    """One-shot levels of the rounds experiment's setting over data draws (seeds 0–4)."""
+    from dpcore import optimal_energy
+
+    setting = dict(dim=200, k=50, sites=10, n_per_site=1000, delta=0.01, calibration="classic")
+    levels: dict[tuple[str, float], list[float]] = {}
+    for seed in range(5):
+        frame = _quiet(
+            dpcore.pca_sweep, **setting, epsilon=[0.1, 1.0, 10.0], runs=5,
+            algorithms=["cape", "conv"], rng=seed,
+        )  # fmt: skip
+        for key, v in frame.groupby(["algorithm", "epsilon"]).captured_energy_ratio.mean().items():
+            levels.setdefault(key, []).append(float(v))
+    rand = []
+    for seed in range(3):
+        a = dpcore.synthetic_dataset(dim=200, k=50, n_samples=60_000, rng=seed).reference
+        rand.append(50 * float(np.trace(a)) / 200 / optimal_energy(a, 50))
+    cell = lambda v: f"{np.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]"  # noqa: E731
+    r = float(np.median(rand))
+    return {
+        "rand": f"{r:.3f} ({min(rand):.3f}–{max(rand):.3f})",
+        "cape_above": f"{(0.3365 / r - 1):.0%}",
+        "conv_above": f"{(0.3012 / r - 1):.0%}",
+        "cape01": cell(levels["cape", 0.1]),
+        "cape1": cell(levels["cape", 1.0]),
+        "cape10": cell(levels["cape", 10.0]),
+        "conv1": cell(levels["conv", 1.0]),
+        "width": f"{max(levels['cape', 1.0]) - min(levels['cape', 1.0]):.3f}",
+    }
+
+
+quote(
+    "baselines.md",
+    "(K/D)·tr(A)/Σ_{{k≤K}} λ_k = {rand} (over three synthetic pools): `npm` 0.2926, "
+    "`npm_distributed` 0.2859; one-shot capePCA (0.3365) is {cape_above} above it and `conv` "
+    "(0.3012) {conv_above}.",
+    "one-shot capePCA's level is {cape01} at ε = 0.1, {cape1} at ε = 1 and {cape10} at ε = 10 "
+    "(median [min, max] over the draws), `conv`'s {conv1} at ε = 1: the data draw moves a "
+    "level at ε = 1 by up to {width},",
+    measured=True,
+    slow=True,
+)(_rounds_draws)
 
 
 # --- the command --------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ against these numbers (✓ holds, ≈ within noise, ✗ fails).
 import argparse
 import warnings
 
+import dpcore
 from dpcore import ClassicGaussianWarning
-from dpcore.experiments import paper
 
 
 def main(argv=None):
@@ -23,16 +23,16 @@ def main(argv=None):
     parser.add_argument("--out", help="also write the tidy frame to this CSV")
     args = parser.parse_args(argv)
 
-    panel = paper.get_panel("2a")
+    panel = dpcore.get_panel("2a")
     with warnings.catch_warnings():  # the paper's classic calibration, used beyond ε = 1
         warnings.simplefilter("ignore", ClassicGaussianWarning)
-        df = paper.run_panel(panel, runs=args.runs, seed=args.seed)
+        df = dpcore.run_panel(panel, runs=args.runs, seed=args.seed)
     table = df.groupby(["epsilon", "algorithm"])[panel.metric].mean().unstack()
     print(f"Fig. 2(a) {panel.title}, {args.runs} runs, seed {args.seed}")
     print("mean captured energy / optimum:")
     print(table[list(panel.algorithms)].round(3).to_string())
-    for result in paper.check_claims(panel, df):
-        print(f"{paper.MARKS[result.verdict]} {result.claim} — {result.evidence}")
+    for result in dpcore.check_claims(panel, df):
+        print(f"{dpcore.VERDICT_MARKS[result.verdict]} {result.claim} — {result.evidence}")
     if args.out:
         df.to_csv(args.out, index=False)
         print(f"wrote {args.out}")

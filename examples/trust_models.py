@@ -21,7 +21,6 @@ import itertools
 import warnings
 
 import dpcore
-from dpcore.factorization import registry
 
 TRUSTED = {
     "nonprivate": "a curator with all the data (no privacy)",
@@ -68,7 +67,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    algorithms = [a for a in TRUSTED if a in registry.names("pca")]
+    algorithms = [a for a in TRUSTED if a in dpcore.algorithm_names("pca")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpcore.ClassicGaussianWarning)
         df = dpcore.pca_sweep(

@@ -31,9 +31,16 @@ from flwr.app import ConfigRecord, ConfigRecordValues, Context, Message, RecordD
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
-from dpcore.analysis.views import dropout_analysis, dropout_correction
-from dpcore.protocol.cape import aggregator_step, noise_generator_step, party_rng, site_step
-from dpcore.protocol.pairwise import pair_noise_step, pair_rng
+from dpcore import (
+    aggregator_step,
+    dropout_analysis,
+    dropout_correction,
+    noise_generator_step,
+    pair_noise_step,
+    pair_rng,
+    party_rng,
+    site_step,
+)
 from federated import identity, sealing
 from federated.protocol import (
     DESIGNS,

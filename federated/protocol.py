@@ -18,14 +18,22 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcore.analysis.accounting import view_noise_multipliers
-from dpcore.analysis.ledger import PrivacyLedger, privacy_statement
-from dpcore.analysis.views import dropout_analysis, dropout_correction
-from dpcore.factorization.metrics import top_k_eigh
-from dpcore.mechanisms.calibration import gaussian_sigmas, mean_sensitivity
-from dpcore.protocol.cape import CapeDesign, aggregate_step, cape_average, site_releases
-from dpcore.protocol.joint_safe import design_for
-from dpcore.protocol.pairwise import pairwise_average
+from dpcore import (
+    CapeDesign,
+    PrivacyLedger,
+    aggregate_step,
+    cape_average,
+    design_for,
+    dropout_analysis,
+    dropout_correction,
+    gaussian_sigmas,
+    mean_sensitivity,
+    pairwise_average,
+    privacy_statement,
+    site_releases,
+    top_k_eigh,
+    view_noise_multipliers,
+)
 from federated.identity import Manifest
 
 PROTOCOL_VERSION = "cape-flower/1"

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpcore.analysis.accounting import CompositionGrowth, accountants
+from dpcore import CompositionGrowth, accountants
 from figures.charts import FONT, LEGEND_BELOW
 
 # Okabe–Ito colours (colour-blind safe), and a dash each, given to the accountants in their

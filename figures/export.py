@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 
-from dpcore.version import __version__, source_commit
+from dpcore import __version__, source_commit
 
 DEFAULT_BASE = "http://localhost:8501"  # `bash run.sh`; used when the browser's URL is unknown
 

@@ -7,7 +7,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from dpcore.protocol.protocol_demo import ProtocolDemo
+from dpcore import ProtocolDemo
 from figures.charts import FONT
 from figures.theme import style
 from learning.protocol_steps import AGG, NG, ProtocolStep, fmt, site_name

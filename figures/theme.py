@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
-from dpcore.factorization import registry
+import dpcore
 from learning.settings import AXIS_LABELS, LOG_AXES
 
 __all__ = [
@@ -40,18 +40,18 @@ class Style:
 
 def style(algorithm: str) -> Style:
     """Label, colour and dash of a registered algorithm (ValueError if unknown)."""
-    record = registry.get(algorithm)
+    record = dpcore.get_algorithm(algorithm)
     return Style(record.label, record.color, record.dash)
 
 
 def description(algorithm: str) -> str:
     """One line on what the algorithm does, for the picker's help."""
-    return registry.get(algorithm).description
+    return dpcore.get_algorithm(algorithm).description
 
 
 def label(algorithm: str) -> str:
     """Display name of a registered algorithm (ValueError if unknown)."""
-    return registry.get(algorithm).label
+    return dpcore.get_algorithm(algorithm).label
 
 
 # Chart lettering (tick labels, axis titles, legends, hover-free text) per theme, and the page

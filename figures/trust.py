@@ -15,8 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dpcore.analysis.trust_models import SCHEMES, count_text
-from dpcore.factorization.registry import get
+from dpcore import TRUST_SCHEMES as SCHEMES
+from dpcore import count_text
+from dpcore import get_algorithm as get
 from figures import theme
 
 LABELS = {

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore.protocol.protocol_demo import ProtocolDemo
+from dpcore import ProtocolDemo
 
 NG, AGG = "noise generator", "aggregator"
 LEDGER = ("a_s", "E_s", "F_s", "G_s", "Â_s", "Â_s − F_s")

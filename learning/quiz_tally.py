@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore.mechanisms.calibration import gaussian_sigma
+from dpcore import gaussian_sigma
 from learning.lessons.model import Lesson
 
 REFRESH_SECONDS = 5  # the lecturer's summary refreshes itself this often

@@ -20,14 +20,14 @@ def _data_line(source: tuple) -> str:
     """The line that loads a PCA data set the way the app does (ui.cached.load_dataset)."""
     kind = source[0]
     if kind == "mnist":
-        return f"data = realdata.load_mnist({source[1] or None!r})\n"
+        return f"data = dpcore.load_mnist({source[1] or None!r})\n"
     if kind == "covtype":
         return (
-            f"data = realdata.load_covtype({source[1] or None!r}, rng=np.random.default_rng(0))\n"
+            f"data = dpcore.load_covtype({source[1] or None!r}, rng=np.random.default_rng(0))\n"
         )
     if kind == "upload":
-        return 'data = realdata.load_csv(open("your.csv", "rb").read(), name="your CSV")\n'
-    return f"data = realdata.load_bundled({kind!r})\n"
+        return 'data = dpcore.load_csv(open("your.csv", "rb").read(), name="your CSV")\n'
+    return f"data = dpcore.load_bundled({kind!r})\n"
 
 
 def keywords(
@@ -45,7 +45,7 @@ def sweep(spec: PcaSpec | OtdSpec, seed: int, source: tuple = ("synthetic",)) ->
     head = "import numpy as np\n\nimport dpcore\n\n"
     params: dict[str, Any] = keywords(spec, source, short=True)
     if source[0] != "synthetic":
-        head += "from dpcore.experiments import realdata\n\n" + _data_line(source)
+        head += _data_line(source)
         params = {"data": _Raw("data"), **params}
     params["rng"] = seed
     return head + f"df = dpcore.{function}(\n{_kwargs(params)})\nprint(df)\n"
@@ -90,7 +90,7 @@ def collusion(sites: Sites, *, ng: bool, design: str, rounds: int = 1) -> str:
     rounds of CAPE per round when ``rounds`` > 1)."""
     if rounds > 1:
         return _site_lines(sites) + (
-            "from dpcore.analysis.round_views import rounds_collusion_curve\n\n"
+            "from dpcore import rounds_collusion_curve\n\n"
             "curve = rounds_collusion_curve(\n"
             f"    tau, rounds={rounds!r}, sensitivity=1.0 / np.asarray(n_per_site, float),\n"
             f"    epsilon=epsilon, delta=delta, weights=weights, design={design!r}, "
@@ -98,7 +98,7 @@ def collusion(sites: Sites, *, ng: bool, design: str, rounds: int = 1) -> str:
             "print(curve)\n"
         )
     return _site_lines(sites) + (
-        "from dpcore.protocol.joint_safe import design_for\n\n"
+        "from dpcore import design_for\n\n"
         f"made = design_for({design!r}, tau, weights=weights)\n"
         "curve = dpcore.collusion_curve(\n"
         "    made, sensitivity=1.0 / np.asarray(n_per_site, float), delta=delta, epsilon=epsilon, "
@@ -114,8 +114,7 @@ def audit_tradeoff(sites: Sites, site: int, colluding, trials: int, seed: int) -
         [("coalition", tuple(colluding))] if colluding else []
     )
     return _site_lines(sites) + (
-        "from dpcore.analysis import tradeoff\n"
-        "from dpcore.protocol.joint_safe import design_for\n\n"
+        "from dpcore import design_for\n\n"
         f"site, trials, views = {site}, {trials}, {views!r}\n"
         f"streams = iter(np.random.default_rng({seed}).spawn(2 * len(views)))\n"
         "rows, curves = [], []\n"
@@ -129,11 +128,11 @@ def audit_tradeoff(sites: Sites, site: int, colluding, trials: int, seed: int) -
         "        ).audit\n"
         "        mus[view] = 1.0 / audit.noise_multiplier\n"
         "        promise = {'epsilon': epsilon[site], 'delta': delta[site]}\n"
-        "        reading = tradeoff.read_view(mus[view], **promise)\n"
-        "        box = tradeoff.attack_box(audit.false_positives, audit.negatives,\n"
+        "        reading = dpcore.read_view(mus[view], **promise)\n"
+        "        box = dpcore.attack_box(audit.false_positives, audit.negatives,\n"
         "                                  audit.false_negatives, audit.positives)\n"
         "        rows.append((kind, view, reading, box))\n"
-        "    curves.append(tradeoff.tradeoff_curves(mus, **promise))\n"
+        "    curves.append(dpcore.tradeoff_curves(mus, **promise))\n"
         "for row in rows:\n"
         "    print(*row, sep='\\n  ')\n"
     )
@@ -170,9 +169,9 @@ def gain(total: int, sites: int, points: int = 60) -> str:
 def paper_panel(key: str, *, runs: int, seed: int, calibration: str) -> str:
     """One panel of the paper's figures, as ``python -m paper`` computes it."""
     return (
-        "from dpcore.experiments import paper\n\n"
-        f"panel = paper.panel_by_key({key!r})\n"
-        f"df = paper.run_panel(panel, runs={runs}, seed={seed}, calibration={calibration!r})\n"
+        "import dpcore\n\n"
+        f"panel = dpcore.panel_by_key({key!r})\n"
+        f"df = dpcore.run_panel(panel, runs={runs}, seed={seed}, calibration={calibration!r})\n"
         "print(df)\n"
         + (
             f"# or, from a shell: python -m paper --figure {key} --runs {runs} --seed {seed} "

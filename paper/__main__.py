@@ -11,8 +11,8 @@ import sys
 
 import pandas as pd
 
-from dpcore.experiments import paper
-from dpcore.paper_cli import main as _main
+import dpcore
+from dpcore import paper_main as _main
 
 
 def html_maker():
@@ -29,13 +29,13 @@ def html_maker():
     return (lambda *a: figure_html(figure_for(*a))), ""
 
 
-def figure_for(panel: paper.Panel, df: pd.DataFrame, calibration: str):
+def figure_for(panel: dpcore.Panel, df: pd.DataFrame, calibration: str):
     from figures.charts import sweep_figure
     from figures.theme import AXIS_LABELS
 
     y_title = "captured energy / optimum" if panel.task == "pca" else "component error q_comp"
     fig = sweep_figure(df, axis=panel.axis, metric=panel.metric, y_title=y_title)
-    caption = paper.panel_caption(panel, calibration)
+    caption = dpcore.panel_caption(panel, calibration)
     fig.update_layout(
         title={"text": f"Figure {panel.key}: {panel.title}<br><sup>{caption}</sup>"},
         margin={"t": 90},

@@ -10,9 +10,8 @@ before any work, in the page's thread (``ui.cached``) and in the heavy-job child
 
 from __future__ import annotations
 
-from dpcore import OtdSpec, PcaSpec
-from dpcore.experiments.limits import CLASSROOM, WorkBudget, check_budget, work
-from dpcore.experiments.sweeps.rounds import RoundsSpec
+from dpcore import CLASSROOM, OtdSpec, PcaSpec, RoundsSpec, WorkBudget, check_budget
+from dpcore import estimate_work as work
 
 BUDGET: WorkBudget = CLASSROOM
 WHAT = {"pca": "this PCA sweep", "otd": "this tensor sweep"}

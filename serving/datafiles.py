@@ -16,14 +16,14 @@ import functools
 import os
 from pathlib import Path
 
-from dpcore.experiments import realdata
+import dpcore
 
 _DEFAULT_DIR = str(Path(__file__).resolve().parents[1] / "data")  # resolved once
 
 
 def data_dir() -> str:
     """The data directory: ``CAPE_DATA_DIR``, else ``data/`` next to ``app.py``."""
-    named = realdata.data_directory()
+    named = dpcore.data_directory()
     return str(named) if named is not None else _DEFAULT_DIR
 
 
@@ -36,12 +36,12 @@ def stamp() -> tuple:
         mtime: int | None = os.stat(directory).st_mtime_ns
     except OSError:
         mtime = None
-    return (directory, mtime, *(os.environ.get(name, "") for name in realdata.ENV.values()))
+    return (directory, mtime, *(os.environ.get(name, "") for name in dpcore.DATASET_ENV.values()))
 
 
 @functools.lru_cache(maxsize=1)  # the listing of the latest stamp
 def _listing(now: tuple) -> tuple[str, ...]:
-    return tuple(realdata.data_files(now[0]))
+    return tuple(dpcore.data_files(now[0]))
 
 
 def data_files() -> list[str]:
@@ -52,7 +52,7 @@ def data_files() -> list[str]:
 def file_picker(container, kind: str, label: str, key: str) -> str:
     """A select box of the directory's files for ``kind`` ("mnist" or "covtype"); "" is
     "the file named by CAPE_MNIST / CAPE_COVTYPE" (the operator's default)."""
-    env = realdata.ENV[kind]
+    env = dpcore.DATASET_ENV[kind]
     files = data_files()
     default = os.path.basename(os.environ.get(env, ""))
     return container.selectbox(

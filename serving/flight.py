@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from dpcore.parallel import default_workers
+from dpcore import default_workers
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -24,8 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dpcore.experiments.limits import MAX_MEMORY, MAX_SECONDS
-from dpcore.parallel import default_workers
+from dpcore import MAX_MEMORY, MAX_SECONDS, default_workers
 from serving import worker
 from serving.store import DiskStore, store_from_env
 

@@ -50,7 +50,7 @@ class Outcome:
 
 
 def _child(conn, fn: Callable, args: tuple, kwargs: dict, limits: Limits, progress) -> None:
-    from dpcore.parallel import report_progress
+    from dpcore import report_progress
 
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     os.nice(limits.nice)  # interactive requests in the server come first
@@ -156,17 +156,18 @@ def load_source(kind: str, arg: Any, data_dir: str | None):
     """A real data set by source (see :func:`ui.cached.load_dataset`), in the child."""
     import numpy as np
 
-    from dpcore.experiments import realdata
+    import dpcore
 
-    if kind in realdata.BUNDLED:
-        return realdata.load_bundled(kind)
+    if kind in dpcore.BUNDLED_DATASETS:
+        return dpcore.load_bundled(kind)
     if kind == "mnist":
-        return realdata.load_mnist(arg or None, data_dir=data_dir)
+        return dpcore.load_mnist(arg or None, data_dir=data_dir)
     if kind == "covtype":
-        return realdata.load_covtype(arg or None, data_dir=data_dir, rng=np.random.default_rng(0))
+        return dpcore.load_covtype(arg or None, data_dir=data_dir, rng=np.random.default_rng(0))
     if kind == "upload":
-        return realdata.load_csv(arg, name="your CSV")
-    raise ValueError(f"data must be one of {[*realdata.BUNDLED, 'mnist', 'covtype', 'upload']}")
+        return dpcore.load_csv(arg, name="your CSV")
+    kinds = [*dpcore.BUNDLED_DATASETS, "mnist", "covtype", "upload"]
+    raise ValueError(f"data must be one of {kinds}")
 
 
 def source_data(source: tuple, data_dir: str | None):
@@ -181,13 +182,12 @@ def pca_frame(spec, seed: int, source: tuple, data_dir: str | None):
     import numpy as np
 
     import dpcore
-    from dpcore import cluster
     from serving import classroom
 
     if source[0] != "synthetic":
         spec = spec.replace(data=source_data(source, data_dir))
     classroom.check(spec)  # the class server's limits (issue #39), on the loaded data
-    return cluster.run(dpcore.run_pca_sweep, spec, np.random.default_rng(seed))
+    return dpcore.run_on_cluster(dpcore.run_pca_sweep, spec, np.random.default_rng(seed))
 
 
 def rounds_table(spec, seed: int, source: tuple, data_dir: str | None):
@@ -195,15 +195,15 @@ def rounds_table(spec, seed: int, source: tuple, data_dir: str | None):
     source, as :func:`dpcore.experiments.sweeps.rounds.rounds_summary`, in the child."""
     import dataclasses
 
-    from dpcore import cluster
-    from dpcore.experiments.sweeps.rounds import rounds_summary, run_rounds_sweep
+    import dpcore
+    from dpcore import rounds_summary, run_rounds_sweep
     from serving import classroom
 
     if source[0] != "synthetic":
         data = source_data(source, data_dir)
         spec = dataclasses.replace(spec, sweep=spec.sweep.replace(data=data))
     classroom.check(spec)
-    return rounds_summary(cluster.run(run_rounds_sweep, spec, seed))
+    return rounds_summary(dpcore.run_on_cluster(run_rounds_sweep, spec, seed))
 
 
 def otd_frame(spec, seed: int):
@@ -211,11 +211,10 @@ def otd_frame(spec, seed: int):
     import numpy as np
 
     import dpcore
-    from dpcore import cluster
     from serving import classroom
 
     classroom.check(spec)
-    run = cluster.run(dpcore.run_otd_sweep, spec, np.random.default_rng(seed))
+    run = dpcore.run_on_cluster(dpcore.run_otd_sweep, spec, np.random.default_rng(seed))
     return dpcore.otd_frame(spec, run)
 
 
@@ -224,26 +223,24 @@ def otd_example(spec, seed: int):
     import numpy as np
 
     import dpcore
-    from dpcore import cluster
     from serving import classroom
 
     classroom.check(spec if spec.runs.count == 1 else spec.replace(runs=1))
-    return cluster.run(dpcore.otd_example_of, spec, np.random.default_rng(seed))
+    return dpcore.run_on_cluster(dpcore.otd_example_of, spec, np.random.default_rng(seed))
 
 
 def paper_panel(key: str, runs: int, seed: int, calibration: str, path: str, data_dir: str):
     """One panel of the paper's figures (:func:`dpcore.experiments.paper.run_panel`), in the
     child."""
-    from dpcore import cluster
-    from dpcore.experiments import paper
+    import dpcore
     from serving import classroom
 
-    panel = paper.panel_by_key(key)  # a paper panel or MNIST's subset ("2b~mnist_5k")
+    panel = dpcore.panel_by_key(key)  # a paper panel or MNIST's subset ("2b~mnist_5k")
     data = None
     if panel.task == "pca" and panel.data != "synthetic":
         data = load_source(panel.data, path, data_dir)
-    return cluster.run(
-        paper.run_panel,
+    return dpcore.run_on_cluster(
+        dpcore.run_panel,
         key,
         runs=runs,
         seed=seed,

@@ -100,7 +100,7 @@ def dask_cluster():
     """Address of a real Dask LocalCluster: 2 worker processes with 1 thread each, no
     dashboard, on 127.0.0.1, ports from CAPE_DASK_PORTS if set (shared by the tests)."""
     pytest.importorskip("distributed")
-    from dpcore.cluster import local_cluster
+    from dpcore import local_cluster
 
     with local_cluster(2) as address:
         yield address

@@ -35,7 +35,7 @@ DIM, K = 12, 3
 
 def planted_sites():
     """(moments, planted basis, weights N_s/N, τ_s) of the shared small setting."""
-    from dpcore.mechanisms.calibration import site_noise_std
+    from dpcore import site_noise_std
 
     moments, planted = planted_moments(SIZES, DIM, K, np.random.default_rng(7))
     tau = site_noise_std(SIZES, epsilon=2.0, delta=1e-5, method="analytic")

@@ -187,19 +187,19 @@ def test_lesson_five_builds_the_pages_own_spec():
 
 
 def test_equal_specs_share_one_cache_entry(monkeypatch):
-    from dpcore import cluster
+    import dpcore
     from learning.settings import OTD_SETTINGS
     from ui import cached
     from ui.specs import otd_spec
 
     calls = []
-    real = cluster.run_slotted
+    real = dpcore.run_slotted
 
     def counted(slot, fn, *args, **kwargs):
         calls.append(fn.__name__)
         return real(slot, fn, *args, **kwargs)
 
-    monkeypatch.setattr(cluster, "run_slotted", counted)
+    monkeypatch.setattr(dpcore, "run_slotted", counted)  # the pages call dpcore.run_slotted
     chosen = replace(OTD_SETTINGS, dim=4, k=2, n_per_site=500, runs=1, seed=98_765)
     first = cached.otd_frame(otd_spec(chosen), chosen.seed)
     again = cached.otd_frame(otd_spec(replace(chosen)), chosen.seed)  # built anew, equal

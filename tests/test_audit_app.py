@@ -127,7 +127,7 @@ def test_tradeoff_chart_and_posteriors_agree_with_the_audits_views():
     """Every view of the audit table is on the trade-off chart (theory curve, attack point,
     its box), beside the promise; its μ = Δ_s/σ agrees with its ε through the exact
     conversion to 1e-9; the posterior table is the core's bound at that ε."""
-    from dpcore.analysis.tradeoff import gdp_mu, posterior_bound
+    from dpcore import gdp_mu, posterior_bound
 
     at = page()
     at.multiselect(key="au_colluders").set_value([2]).run()
@@ -148,13 +148,14 @@ def test_tradeoff_chart_and_posteriors_agree_with_the_audits_views():
         assert dpcore.gaussian_delta(1 / mu, sensitivity=1.0, epsilon=eps) == pytest.approx(
             delta, rel=1e-9
         )
-        assert gdp_mu(eps, delta) == pytest.approx(mu, rel=1e-9)
+        assert gdp_mu(epsilon=eps, delta=delta) == pytest.approx(mu, rel=1e-9)
         mine = post[(post["design"] == design) & (post["ε at δ_s"] == eps)]
         assert len(mine) >= 1
         for p in (0.01, 0.1, 0.5):
-            assert mine[f"prior {p:.0%}"].iloc[0] == pytest.approx(posterior_bound(eps, p))
+            bound = posterior_bound(epsilon=eps, prior=p)
+            assert mine[f"prior {p:.0%}"].iloc[0] == pytest.approx(bound)
     promise = post.iloc[0]
-    assert promise["prior 50%"] == pytest.approx(posterior_bound(0.5, 0.5))
+    assert promise["prior 50%"] == pytest.approx(posterior_bound(epsilon=0.5, prior=0.5))
 
 
 def test_the_attacks_box_proves_a_break_exactly_when_the_audit_does():
@@ -195,7 +196,7 @@ def test_cape_every_round_audits_the_joint_view_of_all_rounds():
     n, eps, dlt = (sites[c].to_numpy() for c in ("N_s", "ε_s", "δ_s"))
     tau = dpcore.mean_noise_std(n, epsilon=eps, delta=dlt, method="analytic")
     for design, label in (("cape", "paper's design"), ("joint", "joint-view-safe design")):
-        views = dpcore.analysis.round_views.rounds_party_views(
+        views = dpcore.rounds_party_views(
             tau, rounds=2, sensitivity=1 / n, delta=dlt, epsilon=eps, design=design
         )
         theory = views[(views.party == "aggregator") & (views.site == 1)].epsilon_joint.iloc[0]

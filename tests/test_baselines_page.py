@@ -15,7 +15,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.experiments.sweeps.rounds import PROG, iterative_algorithms, main
+from dpcore import ROUNDS_PROG as PROG
+from dpcore import iterative_algorithms
+from dpcore import rounds_main as main
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = PROG.removeprefix("python ")  # "-m dpcore.experiments.sweeps.rounds"
@@ -27,7 +29,13 @@ def shown():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.switch_page("app_pages/pca.py")
     at.query_params.update(
-        {"pca_dim": "20", "pca_k": "3", "pca_runs": "3", "pca_algs": ["CAPE"], "pca_rounds": "true"}
+        {
+            "pca_dim": "20",
+            "pca_k": "3",
+            "pca_runs": "3",
+            "pca_algs": ["CAPE", "DP-PCA (Liu et al. 2022)"],  # a one-shot baseline of #52 too
+            "pca_rounds": "true",
+        }
     )
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -40,6 +48,7 @@ def shown():
 def test_the_page_shows_every_iterative_method_at_every_t_beside_one_shot_cape(shown):
     table, _, _ = shown
     assert set(table[table.algorithm == "cape"].rounds) == {1}
+    assert set(table[table.algorithm == "dp_pca"].rounds) == {1}  # chosen in the picker: flat
     for name in iterative_algorithms():  # from the registry, not from a list in the page
         assert len(table[table.algorithm == name]) > 1, name
     assert (table.se > 0).all() and (table.runs == 3).all()
@@ -80,7 +89,7 @@ def test_the_chart_draws_the_tables_means_and_standard_error_bands(shown):
 
 def test_the_pages_answer_is_each_methods_best_t_against_one_shot_cape(shown):
     # the page's "does it beat one-shot CAPE" column, read back against versus_of
-    from dpcore.experiments.sweeps.rounds import versus_of
+    from dpcore import versus_of
     from figures.theme import label
 
     table, _, best = shown
@@ -99,11 +108,11 @@ def test_the_heavy_job_gives_the_pages_numbers_on_a_bundled_data_set():
     # pca_frame failed on it with a TypeError before (load_source(*source, data_dir))
     import dataclasses
 
-    from dpcore.experiments import realdata
-    from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
+    import dpcore
+    from dpcore import RoundsSpec, rounds_summary, run_rounds_sweep
     from serving import worker
 
-    wine = realdata.load_bundled("wine")
+    wine = dpcore.load_bundled("wine")
     spec = RoundsSpec.build(
         rounds=[1, 2], dim=wine.dim, k=2, sites=2, n_per_site=50, epsilon=1.0, runs=2,
         algorithms=["cape", "npm_cape"], pool_size=wine.n_samples,

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+import dpcore
 from dpcore import cluster
 
 
@@ -35,7 +36,7 @@ def _five_concurrent_misses(caplog) -> tuple[list, list[str]]:
 
     def miss(i: int) -> None:
         start.wait()
-        results[i] = cluster.run(divmod, 17 + i, 5)
+        results[i] = dpcore.run_on_cluster(divmod, 17 + i, 5)
 
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="dpcore.cluster"):
@@ -66,12 +67,12 @@ def test_an_unreachable_scheduler_costs_one_connection_attempt_not_five(
 
     monkeypatch.setattr(cluster, "_client", counting_client)
     monkeypatch.setattr(cluster, "CONNECT_SECONDS", 1.0)
-    monkeypatch.setenv(cluster.SCHEDULER_ENV, f"tcp://127.0.0.1:{free_port()}")
+    monkeypatch.setenv(dpcore.SCHEDULER_ENV, f"tcp://127.0.0.1:{free_port()}")
     results, caught = _five_concurrent_misses(caplog)
     assert results == [divmod(17 + i, 5) for i in range(5)]  # computed here, all of them
     assert len(attempts) == 1
     assert len([m for m in caught if "unusable" in m]) == 1  # one line, not five
-    assert cluster.run(divmod, 9, 4) == (2, 1)
+    assert dpcore.run_on_cluster(divmod, 9, 4) == (2, 1)
     assert len(attempts) == 1  # remembered: no second wait
 
 
@@ -83,15 +84,15 @@ def test_a_remembered_failure_expires(monkeypatch, fresh_cluster_state, caplog):
         raise OSError("nothing listens there")
 
     monkeypatch.setattr(cluster, "_client", refusing_client)
-    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")
+    monkeypatch.setenv(dpcore.SCHEDULER_ENV, "tcp://127.0.0.1:9")
     with caplog.at_level(logging.WARNING, logger="dpcore.cluster"):
-        assert cluster.run(divmod, 7, 2) == (3, 1)
-        assert cluster.run(divmod, 7, 2) == (3, 1)
+        assert dpcore.run_on_cluster(divmod, 7, 2) == (3, 1)
+        assert dpcore.run_on_cluster(divmod, 7, 2) == (3, 1)
         assert len(attempts) == 1 and len(caplog.records) == 1
         assert "unusable (OSError: nothing listens there)" in caplog.records[0].getMessage()
         address = "tcp://127.0.0.1:9"
         cluster._FAILED[address] -= cluster.FAILURE_MEMORY_SECONDS + 1  # as if a minute passed
-        cluster.run(divmod, 7, 2)
+        dpcore.run_on_cluster(divmod, 7, 2)
     assert len(attempts) == 2 and len(caplog.records) == 2
 
 
@@ -114,7 +115,7 @@ def test_a_scheduler_lost_mid_sweep_gives_one_line_and_computes_here(
     monkeypatch, fresh_cluster_state, caplog
 ):
     monkeypatch.setattr(cluster, "_client", lambda address, timeout=None: _DyingClient())
-    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")
+    monkeypatch.setenv(dpcore.SCHEDULER_ENV, "tcp://127.0.0.1:9")
     results, caught = _five_concurrent_misses(caplog)
     assert results == [divmod(17 + i, 5) for i in range(5)]
     lost = [m for m in caught if "failed a computation" in m]
@@ -133,9 +134,9 @@ def test_a_requests_own_error_is_not_a_lost_scheduler(monkeypatch, fresh_cluster
             return Future()
 
     monkeypatch.setattr(cluster, "_client", lambda address, timeout=None: Client())
-    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")
+    monkeypatch.setenv(dpcore.SCHEDULER_ENV, "tcp://127.0.0.1:9")
     with pytest.raises(ValueError, match="epsilon"):
-        cluster.run(divmod, 7, 2)
+        dpcore.run_on_cluster(divmod, 7, 2)
     assert "tcp://127.0.0.1:9" in cluster._RUNNERS  # the scheduler is fine
 
 
@@ -161,14 +162,14 @@ def test_a_page_says_it_computed_here_because_the_cluster_was_unusable(
         assert not at.exception
         return [c.value for c in at.caption if notice in c.value]
 
-    monkeypatch.delenv(cluster.SCHEDULER_ENV, raising=False)
+    monkeypatch.delenv(dpcore.SCHEDULER_ENV, raising=False)
     assert pca_page_captions() == []  # no cluster named: nothing to say
     monkeypatch.setattr(cluster, "_client", refusing_client)
-    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:9")
+    monkeypatch.setenv(dpcore.SCHEDULER_ENV, "tcp://127.0.0.1:9")
     shown = pca_page_captions()
     assert len(shown) >= 1 and "CAPE_DASK_SCHEDULER" in shown[0]
     assert "127.0.0.1" not in shown[0] and "nothing listens" not in shown[0]  # the operator's
-    assert cluster.fallback_reason() == "OSError: nothing listens there"
+    assert dpcore.fallback_reason() == "OSError: nothing listens there"
     st.cache_data.clear()
 
 

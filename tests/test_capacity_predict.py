@@ -66,7 +66,7 @@ def test_more_work_or_fewer_cores_never_predicts_a_bigger_class():
     shared, _ = largest_class(costs(0.04, 0.4), processes=2, cores=1, limit=120)
     assert shared <= dear < two
     # a machine whose other load leaves one thread a third of a core holds fewer students
-    loaded, _ = largest_class(costs(0.04, 0.4), cores=2 / 3, limit=120)
+    loaded, _ = largest_class(costs(0.04, 0.4), speed=1 / 3, limit=120)
     assert loaded < dear
 
 
@@ -84,7 +84,8 @@ def test_the_predicted_class_keeps_the_core_below_saturation():
     [
         (lambda: simulate(costs(), 0), "students"),
         (lambda: simulate(costs(), 5, processes=0), "processes"),
-        (lambda: simulate(costs(), 5, cores=0.01), "cores"),
+        (lambda: simulate(costs(), 5, cores=0), "cores"),
+        (lambda: simulate(costs(), 5, speed=0), "speed"),
         (lambda: simulate(costs(cached=float("nan")), 5), "cached_move"),
         (lambda: simulate(costs(first=-1), 5), "first_open"),
         (lambda: simulate(ClassCosts((), 1, 1), 5), "costs.pages"),

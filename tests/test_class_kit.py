@@ -112,7 +112,7 @@ def test_the_released_tally_has_the_noise_its_epsilon_states_and_small_rooms_sho
     add/remove of one answer): over 2,000 seeded releases the noise's std is within 3 standard
     errors (σ/sqrt(2(n−1))) of the calibrated σ; a seed gives the same numbers; a room under
     the minimum releases nothing."""
-    from dpcore.mechanisms.calibration import gaussian_sigma
+    from dpcore import gaussian_sigma
     from learning.quiz_tally import DELTA, released
 
     counts = [[3, 1, 0], [0, 2, 4]]

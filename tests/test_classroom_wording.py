@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.protocol.protocol_demo import protocol_demo
+from dpcore import protocol_demo
 from learning.protocol_steps import NOT_SENT, fmt_sum, protocol_steps
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -147,7 +147,7 @@ def test_epsilon_reaches_the_accountant_record_in_five_typed_hops():
 
     import streamlit as st
 
-    from dpcore.analysis.accounting import Accountant, register_accountant, unregister_accountant
+    from dpcore import Accountant, register_accountant, unregister_accountant
 
     calls = []
 

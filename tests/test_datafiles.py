@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from dpcore.experiments import realdata
+import dpcore
 from serving import datafiles
 
 
@@ -17,10 +17,10 @@ def _changed(directory, before: int) -> None:
 
 
 def test_the_listing_is_kept_until_the_directory_changes(tmp_path, monkeypatch):
-    monkeypatch.setenv(realdata.DATA_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(dpcore.DATA_DIR_ENV, str(tmp_path))
     listed = []
-    real = realdata.data_files
-    monkeypatch.setattr(realdata, "data_files", lambda d: listed.append(d) or real(d))
+    real = dpcore.data_files
+    monkeypatch.setattr(dpcore, "data_files", lambda d: listed.append(d) or real(d))
     (tmp_path / "a.idx").write_bytes(b"x")
     assert datafiles.data_files() == ["a.idx"]
     names = datafiles.data_files()
@@ -40,11 +40,11 @@ def test_the_listing_is_kept_until_the_directory_changes(tmp_path, monkeypatch):
 
 
 def test_the_stamp_names_the_directory_and_the_operators_defaults(tmp_path, monkeypatch):
-    monkeypatch.setenv(realdata.DATA_DIR_ENV, str(tmp_path))
-    monkeypatch.setenv(realdata.ENV["mnist"], "one.idx")
+    monkeypatch.setenv(dpcore.DATA_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(dpcore.DATASET_ENV["mnist"], "one.idx")
     first = datafiles.stamp()
     assert first[0] == str(tmp_path.resolve()) and first[1] == os.stat(tmp_path).st_mtime_ns
-    monkeypatch.setenv(realdata.ENV["mnist"], "other.idx")
+    monkeypatch.setenv(dpcore.DATASET_ENV["mnist"], "other.idx")
     assert datafiles.stamp() != first
-    monkeypatch.setenv(realdata.DATA_DIR_ENV, str(tmp_path / "missing"))
+    monkeypatch.setenv(dpcore.DATA_DIR_ENV, str(tmp_path / "missing"))
     assert datafiles.stamp()[1] is None and datafiles.data_files() == []

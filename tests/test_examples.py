@@ -12,8 +12,6 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.experiments import paper
-from dpcore.factorization import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_PATH = {"PYTHONPATH": str(ROOT)}  # as after `pip install .`
@@ -37,17 +35,17 @@ def _run(args, tmp_path, timeout=300):
 @pytest.mark.slow  # a subprocess running the example (~7 s)
 def test_fig2a_example_prints_the_panel_and_writes_the_api_frame(tmp_path):
     out = _run([ROOT / "examples" / "fig2a.py", "--runs", "2", "--out", "f.csv"], tmp_path)
-    panel = paper.get_panel("2a")
+    panel = dpcore.get_panel("2a")
     header = next(line for line in out.splitlines() if line.startswith("algorithm"))
     assert header.split()[1:] == list(panel.algorithms)
     rows = [line for line in out.splitlines() if re.match(r"^\d+\.\d+\s+0\.\d{3}", line)]
     assert len(rows) == len(panel.params["epsilon"])
-    marks = [line for line in out.splitlines() if line[:1] in paper.MARKS.values()]
+    marks = [line for line in out.splitlines() if line[:1] in dpcore.VERDICT_MARKS.values()]
     assert len(marks) == len(panel.claims)
     # the CSV is exactly the API's frame for the same runs and seed
     frame = pd.read_csv(tmp_path / "f.csv")
     pd.testing.assert_frame_equal(
-        frame, paper.run_panel("2a", runs=2), check_dtype=False, check_exact=True
+        frame, dpcore.run_panel("2a", runs=2), check_dtype=False, check_exact=True
     )
 
 
@@ -65,7 +63,7 @@ def test_trust_models_example_shows_every_known_algorithm(tmp_path):
     out = _run([ROOT / "examples" / "trust_models.py", "--runs", "2"], tmp_path)
     shown = re.findall(r"^\s*(\w+)\s+(?:\d\.\d{3} ± \d\.\d{3}\s+){4}\s*trusts: ", out, flags=re.M)
     trusted = runpy.run_path(str(ROOT / "examples" / "trust_models.py"))["TRUSTED"]
-    assert shown == [a for a in trusted if a in registry.names("pca")]
+    assert shown == [a for a in trusted if a in dpcore.algorithm_names("pca")]
     assert {"nonprivate", "local", "conv", "cape"} <= set(shown)
 
 
@@ -76,7 +74,7 @@ def test_trust_models_example_gives_standard_errors_and_names_orders_within_nois
     runs = 6
     example = runpy.run_path(str(ROOT / "examples" / "trust_models.py"))
     out = _run([ROOT / "examples" / "trust_models.py", "--runs", str(runs)], tmp_path)
-    algorithms = [a for a in example["TRUSTED"] if a in registry.names("pca")]
+    algorithms = [a for a in example["TRUSTED"] if a in dpcore.algorithm_names("pca")]
     frame = dpcore.pca_sweep(
         epsilon=[0.1, 0.5, 1.0, 5.0], sites=10, n_per_site=500, dim=20, k=4,
         pool_size=10_000, algorithms=algorithms, runs=runs, rng=0,

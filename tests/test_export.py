@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+from test_public_imports import reaches
 
 import dpcore
 from learning import snippets
@@ -24,6 +25,7 @@ SITES = dpcore.Sites((1000, 500, 2000), (0.5, 1.0, 0.5), (1e-3, 1e-3, 1e-2), (0.
 
 def run(code: str) -> dict:
     """Execute a snippet as a user would paste it; return its variables."""
+    assert reaches(code) == []  # what we teach imports only dpcore's public names (#51)
     scope: dict = {}
     exec(compile(code, "<snippet>", "exec"), scope)  # the snippet is our own text
     return scope
@@ -114,7 +116,8 @@ def test_calibration_and_gain_snippets_give_the_plotted_numbers():
 
 def test_paper_snippet_names_the_panel_and_the_cli():
     code = snippets.paper_panel("3a", runs=2, seed=1, calibration="classic")
-    assert "paper.panel_by_key('3a')" in code and "--figure 3a --runs 2 --seed 1" in code
+    assert reaches(code) == [] and "dpcore.panel_by_key('3a')" in code
+    assert "--figure 3a --runs 2 --seed 1" in code
     compile(code, "<snippet>", "exec")
 
 
@@ -136,7 +139,7 @@ def test_standalone_figure_states_every_parameter_the_link_and_the_code():
     assert "pca_eps=2&amp;pca_sites=20" in page
     assert "dpcore.pca_sweep(k=1)" in page
     # issue #39: the figure names the code that computed it
-    commit = dpcore.version.source_commit()
+    commit = dpcore.source_commit()
     assert f"dpcore {dpcore.__version__}, commit {html.escape(commit)}" in page
     assert len(commit.split()[0]) == 40
     assert caption({"a": 0.5, "b": (1, 2)}) == "a = 0.5; b = (1, 2)"

@@ -24,8 +24,7 @@ pytest.importorskip("cryptography")
 
 from cryptography.exceptions import InvalidTag
 
-from dpcore.analysis.views import dropout_analysis, remedy_worst_case
-from dpcore.factorization.costs import communication_cost
+from dpcore import communication_cost, dropout_analysis, remedy_worst_case
 from federated import sealing
 from federated.flower_app import parse_releases
 from federated.launcher import ROOT, Federation, demo_data

@@ -279,7 +279,7 @@ def test_contrast_ratio_rejects_what_is_not_a_colour():
 def test_protocol_waterfall_shows_every_bar_whole(sites, seed):
     # Issue #40 item 8: protocol step 17's chart cut off the E bars — the y-range ran from
     # the lowest running sum to max(start, estimate), missing E's that climb above both.
-    from dpcore.protocol.protocol_demo import protocol_demo
+    from dpcore import protocol_demo
     from figures.protocol import cancel_figure
 
     fig = cancel_figure(protocol_demo(sites=sites, seed=seed))

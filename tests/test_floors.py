@@ -23,7 +23,10 @@ CORE = ROOT / "dpcore"
 # Bottom up. A floor is a subpackage, or the top-level modules named here.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # _build_info: written by setuptools-scm into a checkout that built a wheel (not in git)
-    ("base", ("_validation", "version", "parallel", "resources", "_build_info")),
+    # _compat: the old module paths (issue #51). A base module by its imports (none of a
+    # floor: it names the new modules as strings and imports one only when an old path is
+    # asked for), so it creates no upward edge.
+    ("base", ("_validation", "version", "parallel", "resources", "_build_info", "_compat")),
     ("mechanisms", ()),
     ("protocol", ()),
     ("factorization", ()),

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.factorization import registry
+import dpcore
 from ui.cached import DESIGNS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ JUNK_TEXT = ["", "   ", "/nonexistent/file.idx", "../../etc/passwd", "💥", "a"
 pytestmark = [pytest.mark.app, pytest.mark.slow]
 
 # AppTest lists formatted options; these turn the app's labels back into raw values.
-RAW = {registry.get(name).label: name for name in registry.names()}
+RAW = {dpcore.get_algorithm(name).label: name for name in dpcore.algorithm_names()}
 RAW |= {"Mixture of Gaussians": "mog", "Topic model": "stm"}
 RAW |= {text: key for key, text in DESIGNS.items()}
 

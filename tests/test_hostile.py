@@ -178,13 +178,15 @@ def test_a_failed_load_is_read_once_not_per_panel_and_rerun(monkeypatch, tmp_pat
     # Issue #12: failed loads were not cached and the Paper page asked three times per rerun.
     # A file that is missing or outside the data directory is refused in the server (a few
     # stat calls, dpcore.experiments.realdata.locate) without a child process, once per kind.
-    from dpcore.experiments import realdata
+    import dpcore
     from serving import jobs
 
     kinds, children = [], []
-    real_locate, real_load = realdata.locate, jobs.load_blocking
-    monkeypatch.setattr(
-        realdata, "locate", lambda kind, *a, **k: kinds.append(kind) or real_locate(kind, *a, **k)
+    real_locate, real_load = dpcore.locate_dataset, jobs.load_blocking
+    monkeypatch.setattr(  # the server calls dpcore.locate_dataset
+        dpcore,
+        "locate_dataset",
+        lambda kind, *a, **k: kinds.append(kind) or real_locate(kind, *a, **k),
     )
     monkeypatch.setattr(
         jobs, "load_blocking", lambda fn, *a: children.append(a[0]) or real_load(fn, *a)

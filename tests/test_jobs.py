@@ -58,7 +58,7 @@ def test_the_column_bomb_is_refused_before_any_parse_with_little_memory():
     # bytes' shape is checked first: a line longer than a row of MAX_DIM numbers is refused.
     import tracemalloc
 
-    from dpcore.experiments.realdata import load_csv
+    from dpcore import load_csv
 
     bomb = ("1," * 9_900_000 + "1\n").encode()
     tracemalloc.start()
@@ -169,7 +169,7 @@ def test_a_heavy_job_runs_at_low_priority_on_one_core():
 @pytest.mark.slow
 def test_a_lone_user_gets_every_core_a_class_one(gone, monkeypatch):
     # CAPE_JOB_WORKERS unset: the lane decides when the job starts.
-    from dpcore.parallel import default_workers
+    from dpcore import default_workers
 
     assert jobs.HEAVY.limits.workers is None or os.environ.get("CAPE_JOB_WORKERS")
     monkeypatch.setattr(jobs, "_seen", {})
@@ -216,7 +216,7 @@ PCA_SMALL = {"dim": 12, "k": 2, "sites": 3, "n_per_site": 100, "pool_size": 2000
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_sweep_reports_each_of_its_grid_point_run_tasks(workers):
-    from dpcore.parallel import report_progress
+    from dpcore import report_progress
 
     seen: list[tuple[int, int]] = []
     with report_progress(lambda done, total: seen.append((done, total))):
@@ -237,7 +237,7 @@ def test_a_sweep_reports_each_of_its_grid_point_run_tasks(workers):
 def test_tasks_run_by_another_executor_are_counted_as_their_chunks_return():
     from concurrent.futures import ProcessPoolExecutor
 
-    from dpcore.parallel import report_progress
+    from dpcore import report_progress
 
     seen: list[tuple[int, int]] = []
     with ProcessPoolExecutor(2) as pool, report_progress(lambda d, t: seen.append((d, t))):
@@ -248,7 +248,7 @@ def test_tasks_run_by_another_executor_are_counted_as_their_chunks_return():
 
 
 def test_one_sink_at_a_time_and_none_after_the_block():
-    from dpcore.parallel import parallel_map, report_progress
+    from dpcore import parallel_map, report_progress
 
     seen: list[tuple[int, int]] = []
     with report_progress(lambda d, t: seen.append((d, t))):

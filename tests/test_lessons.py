@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpcore
-from dpcore.protocol.protocol_demo import protocol_demo
+from dpcore import protocol_demo
 from figures.theme import AXIS_LABELS, label
 from learning.lessons import LESSONS
 from learning.sections import PARAM as SECTION
@@ -180,9 +180,7 @@ def truth(step_key: str, value) -> tuple[str, str]:
         winner = "capeAGN" if cm < vm else "conventional"
         return _verdict(cm - vm, math.hypot(cs, vs), winner), f"**{cm:.3f}**"
     if step_key == "trust":
-        from dpcore.analysis import trust_models
-
-        pca = trust_models.trust_pca(
+        pca = dpcore.trust_pca(
             (1000,) * 5, epsilon=0.5, delta=DELTA, weights=(0.2,) * 5, dim=20, k=5,
             calibration="analytic", bits=value, scale=None, secagg_calibration="analytic",
             runs=10, rng=DEFAULT_SEED,

@@ -111,7 +111,7 @@ def test_the_release_is_an_annotated_tag_and_the_version_is_setuptools_scms():
     release = dpcore.version.release()
     since = _release_commit(release)
     head = _git("rev-parse", "HEAD")
-    assert dpcore.version.source_commit().startswith(head)
+    assert dpcore.source_commit().startswith(head)
     distance = int(_git("rev-list", "--count", f"{since}..HEAD"))
     if distance:
         assert f".dev{distance}+g{head[:9]}" in dpcore.__version__
@@ -160,14 +160,14 @@ def test_a_built_wheel_without_git_reads_its_build_info(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules["dpcore"], "__path__", [str(info.parent)])
     monkeypatch.delitem(sys.modules, "dpcore._build_info", raising=False)
     version.git_state.cache_clear()
-    version.source_commit.cache_clear()
+    dpcore.source_commit.cache_clear()
     try:
         assert version.git_state() is None
         assert version._version() == "0.2.1.dev3+g1a2b3c4d5" and version.release() == "0.2.0"
-        assert version.source_commit() == "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
+        assert dpcore.source_commit() == "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
     finally:
         version.git_state.cache_clear()
-        version.source_commit.cache_clear()
+        dpcore.source_commit.cache_clear()
 
 
 def _free_port() -> int:
@@ -227,7 +227,7 @@ def test_a_fresh_venv_install_gives_dpcore_its_commit_the_clis_and_with_app_the_
     got, commit, release, where, requires, streamlit = json.loads(run(bin_ / "python", "-c", probe))
     assert Path(where).is_relative_to(venv)  # the wheel's copy, no checkout around it
     assert got == dpcore.__version__ and release == dpcore.version.release()
-    assert commit.startswith(head) and commit == dpcore.version.source_commit()
+    assert commit.startswith(head) and commit == dpcore.source_commit()
     if got != release:  # past the tag: the commit is in the version's local part too
         assert f"+g{head[:9]}" in got
     assert CORE <= {_name(r) for r in requires if "extra ==" not in r}

@@ -18,11 +18,16 @@ import numpy as np
 import pytest
 from planted import planted_moments
 
-from dpcore.experiments import limits
-from dpcore.experiments.limits import estimate_pca, is_heavy, round_seconds
-from dpcore.experiments.sweeps.rounds import RoundsSpec, iterative_algorithms
-from dpcore.factorization import fedpca, iterative, registry
-from dpcore.factorization.registry import PcaInputs
+import dpcore
+from dpcore import (
+    PcaInputs,
+    RoundsSpec,
+    estimate_pca,
+    is_heavy,
+    iterative_algorithms,
+    round_seconds,
+)
+from dpcore.factorization import fedpca, iterative
 
 
 def _sites(args) -> int:
@@ -66,7 +71,7 @@ CASES = [(2, 1, True), (3, 4, True), (4, 7, False), (5, 11, True), (3, 16, False
 def test_each_record_states_the_steps_a_run_makes(counted, name, sites, rounds, faithful):
     rng = np.random.default_rng(sites * 100 + rounds)
     moments, _ = planted_moments(np.full(sites, 200), 8, 2, rng)
-    method = registry.pca_method(name).with_rounds(rounds)
+    method = dpcore.pca_method(name).with_rounds(rounds)
     inputs = PcaInputs(
         moments=moments,
         k=2,
@@ -87,15 +92,15 @@ def test_the_estimate_charges_the_counted_work_of_every_round():
     shape = dict(dim=20, sites=5, n_max=1000, pool=60_000, points=3, runs=4, k=10, workers=2)
     for name in iterative_algorithms():
         for rounds in (1, 11, 16):
-            method = registry.pca_method(name).with_rounds(rounds)
-            record = dataclasses.replace(registry.get(name, "pca"), pca=method)
+            method = dpcore.pca_method(name).with_rounds(rounds)
+            record = dataclasses.replace(dpcore.get_algorithm(name, "pca"), pca=method)
             base = estimate_pca(**shape, algorithms=["cape"]).seconds
             both = estimate_pca(**shape, algorithms=["cape", record]).seconds
             steps, products = method.steps(5, True)
             expected = 3 * 4 * round_seconds(steps, products, dim=20, k=10) / 2
             assert both - base == pytest.approx(expected, rel=1e-12)
             assert steps >= 2 * rounds + 1 and products >= rounds
-        counts = [registry.pca_method(name).with_rounds(t).steps(5, True) for t in (1, 2, 16)]
+        counts = [dpcore.pca_method(name).with_rounds(t).steps(5, True) for t in (1, 2, 16)]
         if name != "fedpower":  # X₀ plus the same work every round
             assert counts[2][0] - counts[0][0] == 15 * (counts[1][0] - counts[0][0])
         assert counts[2][1] == 16 * counts[0][1]  # every round multiplies A by X
@@ -113,18 +118,18 @@ def test_the_baselines_sweep_at_small_dimension_is_a_heavy_job():
         runs=5,
         algorithms=("cape", "conv", *iterative_algorithms()),
     )
-    assert spec.estimate(workers=1).seconds > limits.HEAVY_SECONDS
+    assert spec.estimate(workers=1).seconds > dpcore.HEAVY_SECONDS
     steps = sum(
-        sum(registry.pca_method(a).with_rounds(t).steps(10, False)[0] for t in spec.rounds)
+        sum(dpcore.pca_method(a).with_rounds(t).steps(10, False)[0] for t in spec.rounds)
         for a in iterative_algorithms()
     )
     # at D = 20 the rounds are overhead: at least STEP_SECONDS per counted step, per run
-    assert spec.estimate(workers=1).seconds >= 5 * steps * limits.STEP_SECONDS
-    assert is_heavy(spec) is (spec.estimate().seconds >= limits.HEAVY_SECONDS)
+    assert spec.estimate(workers=1).seconds >= 5 * steps * dpcore.STEP_SECONDS
+    assert is_heavy(spec) is (spec.estimate().seconds >= dpcore.HEAVY_SECONDS)
 
 
 def test_an_iterative_record_must_state_its_work():
     # no silent zero: a record with rounds but no steps would make its sweeps look free
-    npm = registry.pca_method("npm")
+    npm = dpcore.pca_method("npm")
     with pytest.raises(TypeError, match="steps"):
-        registry.PcaMethod(run=npm.run, cost=npm.cost, eighs=npm.eighs, with_rounds=npm.with_rounds)
+        dpcore.PcaMethod(run=npm.run, cost=npm.cost, eighs=npm.eighs, with_rounds=npm.with_rounds)

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.analysis.trust_models import SCHEMES, trust_table
+from dpcore import TRUST_SCHEMES as SCHEMES
+from dpcore import trust_table
 from figures.trust import LABELS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +106,7 @@ def test_headline_shows_what_wraparound_does_to_the_sum():
 
 def test_the_worded_table_gains_the_iterative_methods_rows():
     # issue #38: one row per iterative method below the one-shot schemes, none of it blank
-    from dpcore.analysis.trust_iterative import ITERATIVE_SCHEMES
+    from dpcore import ITERATIVE_SCHEMES
 
     at = page()
     assert not at.exception
@@ -133,7 +134,8 @@ def test_the_federation_section_shows_the_cores_cases_for_both_designs():
     # Issue #48: the late release, the repeated remedy, one colluding site, and the pairwise
     # scheme, each cell the worst site's ε from dpcore's federation_trust at the page's sites.
     import dpcore
-    from dpcore.analysis.trust_federation import CASES, federation_trust
+    from dpcore import FEDERATION_CASES as CASES
+    from dpcore import federation_trust
     from ui.sites_table import default_table
 
     at = page()

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpcore.experiments.realdata import MAX_DIM, MAX_UPLOAD_CELLS, load_csv
+from dpcore import MAX_DATA_DIM as MAX_DIM
+from dpcore import MAX_UPLOAD_CELLS, load_csv
 from learning.run_replay import MAX_LINES
 from ui.guard import plain
 

@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments.limits import is_heavy
-from dpcore.experiments.sweeps.rounds import RoundsSpec, best_of, versus_of
+from dpcore import RoundsSpec, best_of, is_heavy, versus_of
 from figures.memo import built
 from figures.rounds import rounds_figure
 from figures.theme import label

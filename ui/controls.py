@@ -10,8 +10,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import dpcore
-from dpcore.experiments.paper import EPS as PAPER_EPS
-from dpcore.factorization import registry
+from dpcore import PAPER_EPSILONS as PAPER_EPS
 from figures.theme import AXIS_LABELS, description, label
 from learning.settings import DEFAULT_SEED
 from ui.state import bound
@@ -146,13 +145,13 @@ def sweep_axis_control(container: DeltaGenerator, *, prefix: str, default: str =
 def algorithm_picker(container: DeltaGenerator, family: str, *, prefix: str) -> list[str]:
     """Which algorithms to show: every registered one of the sweep ``family`` ("pca", "otd"),
     the featured ones selected by default."""
-    options = registry.names(family)
+    options = dpcore.algorithm_names(family)
     return _bound(
         container.multiselect,
         "Algorithms",
         f"{prefix}algs",
         options=list(options),
-        default=list(registry.featured(family)),
+        default=list(dpcore.featured_algorithms(family)),
         format_func=label,
         help="; ".join(f"{label(a)}: {description(a)}" for a in options),
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from dpcore.experiments.limits import MAX_SECONDS
+from dpcore import MAX_SECONDS
 from serving import worker
 from serving.jobs import HEAVY, MESSAGES, Lane, owner_id, progress_text, request_key
 from ui.guard import show_error

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.protocol.protocol_demo import ProtocolDemo, protocol_demo
+from dpcore import ProtocolDemo, protocol_demo
 from learning.settings import LESSON_DELTA, OTD_SETTINGS, PCA_SETTINGS
 from ui.cached import otd_frame, pca_frame
 from ui.specs import otd_spec, pca_spec

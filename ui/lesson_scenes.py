@@ -15,10 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import dpcore
-from dpcore.analysis import tradeoff
-from dpcore.analysis.views import EPS_TOL
-from dpcore.mechanisms.promise import likelihood_factor
-from dpcore.protocol.cape import conventional_std
+from dpcore import EPS_TOL, conventional_std, likelihood_factor
 from figures.charts import calibration_figure, collusion_figure, gain_figure, sweep_figure
 from figures.theme import style
 from figures.tradeoff import theory_figure
@@ -65,12 +62,12 @@ def times(factor: float) -> str:
 
 
 def promise(epsilon: float) -> dict[str, str]:
-    """What ε promises one person (:func:`dpcore.mechanisms.promise.likelihood_factor`, e^ε): at
+    """What ε promises one person (:func:`dpcore.likelihood_factor`, e^ε): at
     this ε, and at the two ε's a class compares, 0.5 and 5."""
     return {
-        "odds": times(likelihood_factor(epsilon)),
-        "odds_low": times(likelihood_factor(0.5)),
-        "odds_high": times(likelihood_factor(5.0)),
+        "odds": times(likelihood_factor(epsilon=epsilon)),
+        "odds_low": times(likelihood_factor(epsilon=0.5)),
+        "odds_high": times(likelihood_factor(epsilon=5.0)),
     }
 
 
@@ -542,7 +539,7 @@ def generator_scene(who: str) -> Scene:
 
 
 ATTACK_VIEWS = {"site 1's own release": "release", "all releases (aggregator)": "joint"}
-ATTACK_PRIOR = tradeoff.PRIORS[1]  # the prior the lesson reads the posterior at (10 %)
+ATTACK_PRIOR = dpcore.PRIORS[1]  # the prior the lesson reads the posterior at (10 %)
 
 
 def attacker_scene(view: str) -> Scene:
@@ -553,8 +550,8 @@ def attacker_scene(view: str) -> Scene:
     sens = 1.0 / 1000  # a site's mean of 1000 values in [0, 1]
     mus = {"release": sens / row["release_std"], "joint": sens / row["joint_std"]}
     key = ATTACK_VIEWS[view]
-    seen = tradeoff.read_view(mus[key], epsilon=0.5, delta=LESSON_DELTA, priors=(ATTACK_PRIOR,))
-    curves = tradeoff.tradeoff_curves(mus, epsilon=0.5, delta=LESSON_DELTA, smallest=1e-4)
+    seen = dpcore.read_view(mus[key], epsilon=0.5, delta=LESSON_DELTA, priors=(ATTACK_PRIOR,))
+    curves = dpcore.tradeoff_curves(mus, epsilon=0.5, delta=LESSON_DELTA, smallest=1e-4)
     labels = {v: name for name, v in ATTACK_VIEWS.items()}
     breaks = seen.epsilon > 0.5 * (1 + EPS_TOL)  # as every page judges a promise
     depth = (
@@ -572,7 +569,7 @@ def attacker_scene(view: str) -> Scene:
             "view_delta": seen.dip.depth + LESSON_DELTA,
             "prior": ATTACK_PRIOR,
             "posterior": seen.posteriors[0],
-            "promise_posterior": tradeoff.posterior_bound(0.5, ATTACK_PRIOR),
+            "promise_posterior": dpcore.posterior_bound(epsilon=0.5, prior=ATTACK_PRIOR),
             "table": sites_text([1000] * VIEW_SITES, 0.5),
             "answer": "yes: somewhere under it" if breaks else "no: never under it",
         },

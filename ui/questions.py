@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dpcore.experiments.questions import sweep_crossings
+from dpcore import sweep_crossings
 from figures.memo import built
 from figures.theme import AXIS_LABELS, LOG_AXES, label
 from ui.box import Box
@@ -99,7 +99,7 @@ def show_crossings(
 @st.cache_data(show_spinner=False, max_entries=64)
 def sites_needed(target: float) -> dict[str, int]:
     """:func:`dpcore.experiments.questions.sites_for_advantage` for both measures, cached."""
-    from dpcore.experiments.questions import sites_for_advantage
+    from dpcore import sites_for_advantage
 
     return {m: sites_for_advantage(target, measure=m) for m in ("variance", "std")}
 

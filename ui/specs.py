@@ -11,9 +11,7 @@ the slider's value added) and the page's site layout; every domain rule is the c
 
 from __future__ import annotations
 
-from dpcore import OtdSpec, PcaSpec, fit_to_pool
-from dpcore.experiments.sweeps.rounds import RoundsSpec, iterative_algorithms
-from dpcore.factorization.otd import PowerOptions
+from dpcore import OtdSpec, PcaSpec, PowerOptions, RoundsSpec, fit_to_pool, iterative_algorithms
 from learning.settings import OtdControls, PcaControls
 from ui.controls import SWEEP_GRIDS, SYNTHETIC_POOL, sweep_values
 

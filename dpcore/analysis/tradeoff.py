@@ -126,7 +126,7 @@ def gaussian_power(alpha: ArrayLike, mu: float) -> NDArray[np.float64]:
     return np.asarray(ndtr(ndtri(a) + _mu(mu)), dtype=float)
 
 
-def dp_tradeoff(alpha: ArrayLike, epsilon: float, delta: float) -> NDArray[np.float64]:
+def dp_tradeoff(alpha: ArrayLike, *, epsilon: float, delta: float) -> NDArray[np.float64]:
     """The trade-off curve of the promise (ε, δ): max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)).
 
     Parameters
@@ -144,7 +144,7 @@ def dp_tradeoff(alpha: ArrayLike, epsilon: float, delta: float) -> NDArray[np.fl
 
     Examples
     --------
-    >>> float(dp_tradeoff(0.0, 1.0, 0.01))  # a test that never alarms still misses 1 − δ
+    >>> float(dp_tradeoff(0.0, epsilon=1.0, delta=0.01))  # never alarming still misses 1 − δ
     0.99
     """
     a = _alpha(alpha)
@@ -159,7 +159,7 @@ def dp_power(alpha: ArrayLike, epsilon: float, delta: float) -> NDArray[np.float
     return np.minimum(1.0, np.minimum(d + math.exp(eps) * a, 1 - math.exp(-eps) * (1 - d - a)))
 
 
-def gdp_mu(epsilon: float, delta: float) -> float:
+def gdp_mu(*, epsilon: float, delta: float) -> float:
     """The μ whose Gaussian curve is (ε, δ)-DP with no slack: δ_μ(ε) = δ.
 
     The exact conversion, the analytic Gaussian calibration read as μ = Δ/σ
@@ -174,7 +174,7 @@ def gdp_mu(epsilon: float, delta: float) -> float:
 
     Examples
     --------
-    >>> mu = gdp_mu(0.5, 1e-3)
+    >>> mu = gdp_mu(epsilon=0.5, delta=1e-3)
     >>> round(gaussian_delta(1 / mu, sensitivity=1.0, epsilon=0.5), 12)
     0.001
     """
@@ -236,7 +236,7 @@ def largest_dip(mu: float, epsilon: float, delta: float) -> Dip:
 
     Examples
     --------
-    >>> d = largest_dip(gdp_mu(0.5, 1e-3), 0.5, 1e-3)  # exactly at the promise
+    >>> d = largest_dip(gdp_mu(epsilon=0.5, delta=1e-3), 0.5, 1e-3)  # exactly at the promise
     >>> abs(d.depth) < 1e-12
     True
     """
@@ -246,10 +246,10 @@ def largest_dip(mu: float, epsilon: float, delta: float) -> Dip:
     alpha = float(ndtr(-eps / mu - mu / 2))
     view = float(gaussian_tradeoff(alpha, mu))
     depth = gaussian_delta(1.0 / mu, sensitivity=1.0, epsilon=eps) - d
-    return Dip(alpha, view, float(dp_tradeoff(alpha, eps, d)), depth)
+    return Dip(alpha, view, float(dp_tradeoff(alpha, epsilon=eps, delta=d)), depth)
 
 
-def posterior_bound(epsilon: float, prior: float) -> float:
+def posterior_bound(*, epsilon: float, prior: float) -> float:
     """The largest posterior that (ε, δ)-DP allows an attacker with prior p, δ set aside.
 
     q = p e^ε / (p e^ε + 1 − p): for every event S the attacker may see,
@@ -265,7 +265,7 @@ def posterior_bound(epsilon: float, prior: float) -> float:
 
     Examples
     --------
-    >>> round(posterior_bound(math.log(9.0), 0.1), 12)  # prior odds 1:9, times e^ε = 9: 1:1
+    >>> round(posterior_bound(epsilon=math.log(9.0), prior=0.1), 12)  # odds 1:9, times e^ε = 9: 1:1
     0.5
     """
     eps, p = _epsilon(epsilon), _prior(prior)
@@ -404,7 +404,7 @@ def read_view(
         eps_view,
         largest_dip(mu, epsilon, delta),
         ps,
-        tuple(posterior_bound(min(eps_view, MAX_EPSILON), p) for p in ps),
+        tuple(posterior_bound(epsilon=min(eps_view, MAX_EPSILON), prior=p) for p in ps),
     )
 
 
@@ -440,7 +440,7 @@ def tradeoff_curves(
     lo = check_real(smallest, "smallest", low=1e-12, high=0.1)
     n = check_int(points, "points", low=10, high=10_000)
     alpha = np.logspace(math.log10(lo), 0.0, n)
-    promise = dp_tradeoff(alpha, epsilon, delta)
+    promise = dp_tradeoff(alpha, epsilon=epsilon, delta=delta)
     frames = []
     for name, mu in views.items():
         mu = _mu(mu)

@@ -118,6 +118,56 @@ def utility_loss(
     return pd.DataFrame(rows)
 
 
+def per_data_set(
+    alpha: float,
+    *,
+    epsilons: Sequence[float] = EPSILONS,
+    sims: int = SIMS,
+    draws: int = 100,
+    seed: int = 300,
+) -> NDArray[np.float64]:
+    """q_A of ``draws`` independent data sets at α: a (draws, len(ε)) array of curves.
+
+    Each row is what one published curve is — one data set, the mean over ``sims`` masks per
+    ε — so the rows' spread is the spread a published curve has around the expected q_A.
+    """
+    draws = check_int(draws, "draws", low=1, high=10**4)
+    streams = iter(np.random.default_rng([seed, round(alpha * 1000)]).spawn(2 * draws))
+    curves = []
+    for _ in range(draws):
+        y = power_law_data(DIM, SAMPLES, alpha, rng=next(streams))
+        frame = utility_loss(y, epsilons, delta=DELTA, sims=sims, rng=next(streams))
+        curves.append(frame["q_mean"].to_numpy())
+    return np.array(curves)
+
+
+def tail_probabilities(curves: NDArray[np.float64], published: Sequence[float]) -> pd.DataFrame:
+    """How often one data set's curve is as far out as the published one, point by point.
+
+    Per ε: the share of data sets at least as far from the mean as the published value, on
+    its side (``tail``: ≥ published when it lies above the mean, ≤ when below).
+    """
+    q = np.asarray(curves, dtype=float)
+    pub = np.asarray(published, dtype=float)
+    mean = q.mean(axis=0)
+    tail = np.where(pub >= mean, (q >= pub).mean(axis=0), (q <= pub).mean(axis=0))
+    return pd.DataFrame({"mean": mean, "sd": q.std(axis=0, ddof=1), "published": pub, "tail": tail})
+
+
+def curve_p_value(curves: NDArray[np.float64], published: Sequence[float]) -> float:
+    """Monte Carlo p-value of a whole published curve among ``curves`` (one per data set).
+
+    The statistic is a curve's squared distance from the mean curve in units of the per-ε
+    standard deviation, Σ_ε ((q_ε − mean_ε)/sd_ε)²; the p-value is the share of data sets
+    whose own statistic is at least the published curve's ((1 + count)/(1 + n), so never 0).
+    """
+    q = np.asarray(curves, dtype=float)
+    mean, sd = q.mean(axis=0), q.std(axis=0, ddof=1)
+    stat = (((q - mean) / sd) ** 2).sum(axis=1)
+    ours = float((((np.asarray(published, dtype=float) - mean) / sd) ** 2).sum())
+    return float((1 + np.sum(stat >= ours)) / (1 + len(q)))
+
+
 def figure_b(
     *,
     alphas: Sequence[float] = ALPHAS,
@@ -184,9 +234,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=300)
     parser.add_argument("--sims", type=int, default=SIMS)
     parser.add_argument("--draws", type=int, default=10, help="data sets per α")
+    parser.add_argument(
+        "--tail", type=float, nargs="*", metavar="ALPHA",
+        help="instead: how often one of --draws data sets at each α is as far out as the "
+        "published curves (e.g. --tail 0.5 1 --draws 200)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    fmt = lambda v: f"{v:.3f}"  # noqa: E731
+    if args.tail is not None:
+        for alpha in args.tail or ALPHAS:
+            curves = per_data_set(alpha, sims=args.sims, draws=args.draws, seed=args.seed)
+            table = tail_probabilities(curves, PUBLISHED_B[alpha]).assign(epsilon=EPSILONS)
+            sys.stdout.write(f"alpha {alpha:g}, {args.draws} data sets\n")
+            sys.stdout.write(table.to_string(index=False, float_format=fmt) + "\n")
+            for label, published in PUBLISHED_B.items():  # the whole curve, under each label
+                p = curve_p_value(curves, published)
+                sys.stdout.write(f"  p-value of the curve published as alpha {label:g}: {p:.3f}\n")
+        return 0
     table = compare(figure_b(sims=args.sims, draws=args.draws, seed=args.seed))
-    sys.stdout.write(table.to_string(index=False, float_format=lambda v: f"{v:.3f}") + "\n")
+    sys.stdout.write(table.to_string(index=False, float_format=fmt) + "\n")
     return 0
 
 

@@ -2,14 +2,15 @@
 
 PCA (:mod:`.pca`, paper Sec. 4) and orthogonal tensor decomposition (:mod:`.otd`,
 :mod:`.tensor`, :mod:`.moments`, Sec. 5) with their models, data sets and metrics, the
-iterative baselines, the central peers (:mod:`.central`), the cost model and the registry of
-algorithms. Imports the protocol and mechanisms floors and the base only.
+iterative baselines, the central peers (:mod:`.central`), DP-PCA (:mod:`.dppca`), the cost
+model and the registry of algorithms. Imports the protocol and mechanisms floors and the base only.
 """
 
 from dpcore.factorization import (
     central,
     costs,
     datasets,
+    dppca,
     fedpca,
     iterative,
     lapack,
@@ -26,6 +27,7 @@ __all__ = [
     "central",
     "costs",
     "datasets",
+    "dppca",
     "fedpca",
     "iterative",
     "lapack",

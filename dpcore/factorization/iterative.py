@@ -163,19 +163,36 @@ def cape_round(
     return cape_average(values, design.tau_site, design=design, rng=rng)
 
 
+def check_block(block: object, k: int, dim: int) -> int:
+    """The block size p: K ≤ p ≤ D (``None``: p = K, Hardt & Price's and our default)."""
+    return k if block is None else check_int(block, "block", low=k, high=dim)
+
+
 def _iterate(
     step: Callable[[NDArray[np.float64], np.random.Generator], NDArray[np.float64]],
     dim: int,
     k: int,
     rounds: int,
     rng: np.random.Generator,
+    block: int | None = None,
 ) -> NDArray[np.float64]:
-    """X_T of subspace iteration X_t = QR(step(X_{t−1})) from X₀; streams as in the module doc."""
+    """Subspace iteration X_t = QR(step(X_{t−1})) from a D×p X₀; streams as in the module doc.
+
+    With p = K the output is X_T. With p > K it is the top-K left singular vectors of the
+    last release Y_T (post-processing: no privacy cost), the K-dimensional part of the
+    p-dimensional span the iteration converged to (Hardt & Price's p ≥ K; Balcan et al.'s
+    gap σ_K − σ_{p+1}).
+    """
+    p = check_block(block, k, dim)
     streams = rng.spawn(rounds + 1)
-    basis = initial_basis(dim, k, rng=streams[0])
+    basis = initial_basis(dim, p, rng=streams[0])
+    release = basis
     for t in range(1, rounds + 1):
-        basis = orthonormalise(step(basis, streams[t]))
-    return basis
+        release = step(basis, streams[t])
+        basis = orthonormalise(release)
+    if p == k:
+        return basis
+    return np.linalg.svd(release, full_matrices=False)[0][:, :k]
 
 
 # --- the algorithms -----------------------------------------------------------------------------
@@ -246,7 +263,13 @@ def cape_round_design(
 
 
 def noisy_power_method(
-    moment: ArrayLike, k: int, *, std: float, rounds: int = DEFAULT_ROUNDS, rng: object = None
+    moment: ArrayLike,
+    k: int,
+    *,
+    std: float,
+    rounds: int = DEFAULT_ROUNDS,
+    block: int | None = None,
+    rng: object = None,
 ) -> NDArray[np.float64]:
     """The noisy power method on one matrix with Gaussian noise of a given std every round.
 
@@ -255,11 +278,14 @@ def noisy_power_method(
     moment : array_like, shape (D, D)
         A (symmetric).
     k : int
-        K = p, the block size, 1 ≤ K ≤ D.
+        K, 1 ≤ K ≤ D.
     std : float
         σ ≥ 0 of every entry of every G_t (0: the plain power method).
     rounds : int
         T = L in [1, 1000].
+    block : int, optional
+        Hardt & Price's block size p, K ≤ p ≤ D (default K). The noise per entry is the
+        same at every p: ‖ΔA X‖_F ≤ ‖ΔA‖_F for orthonormal X of any width.
     rng : int, Generator or None
         Spawned into T + 1 streams (module docstring).
 
@@ -279,7 +305,7 @@ def noisy_power_method(
     std = check_real(std, "std", low=0.0, high=MAX_MAGNITUDE)
     rounds = check_rounds(rounds)
     return _iterate(
-        lambda x, r: central_round(a, x, std, rng=r), a.shape[0], k, rounds, check_rng(rng)
+        lambda x, r: central_round(a, x, std, rng=r), a.shape[0], k, rounds, check_rng(rng), block
     )
 
 
@@ -290,6 +316,7 @@ def npm_pca(
     tau_site: ArrayLike,
     weights: ArrayLike | None = None,
     rounds: int = DEFAULT_ROUNDS,
+    block: int | None = None,
     rng: object = None,
 ) -> NDArray[np.float64]:
     """Central private power method: a trusted curator iterates on the pooled Σ μ_s A_s.
@@ -306,6 +333,8 @@ def npm_pca(
         μ_s (default 1/S).
     rounds : int
         T in [1, 1000] (default :data:`DEFAULT_ROUNDS`).
+    block : int, optional
+        Block size p, K ≤ p ≤ D (default K; :func:`noisy_power_method`).
     rng : int, Generator or None
 
     Returns
@@ -324,7 +353,9 @@ def npm_pca(
     arr, k = check_moments(moments, k, min_sites=1)
     tau, mu = check_sites(arr, tau_site, weights)
     std = pooled_round_std(tau, weights=mu, rounds=rounds)
-    return noisy_power_method(np.tensordot(mu, arr, axes=1), k, std=std, rounds=rounds, rng=rng)
+    return noisy_power_method(
+        np.tensordot(mu, arr, axes=1), k, std=std, rounds=rounds, block=block, rng=rng
+    )
 
 
 def distributed_npm_pca(
@@ -335,13 +366,14 @@ def distributed_npm_pca(
     weights: ArrayLike | None = None,
     rounds: int = DEFAULT_ROUNDS,
     faithful: bool = True,
+    block: int | None = None,
     rng: object = None,
 ) -> NDArray[np.float64]:
     """Distributed noisy power method: every site adds its own noise every round.
 
     Parameters
     ----------
-    moments, k, tau_site, weights, rounds, rng
+    moments, k, tau_site, weights, rounds, block, rng
         As in :func:`npm_pca` (S ≥ 2).
     faithful : bool
         ``True`` runs every site's release (:func:`site_round`); ``False`` draws the
@@ -366,9 +398,11 @@ def distributed_npm_pca(
         def step(x: NDArray[np.float64], r: np.random.Generator) -> NDArray[np.float64]:
             return site_round(arr, x, std_site, mu, rng=r).estimate
 
-        return _iterate(step, arr.shape[1], k, rounds, check_rng(rng))
+        return _iterate(step, arr.shape[1], k, rounds, check_rng(rng), block)
     std = float(np.sqrt(np.sum(mu**2 * std_site**2)))
-    return noisy_power_method(np.tensordot(mu, arr, axes=1), k, std=std, rounds=rounds, rng=rng)
+    return noisy_power_method(
+        np.tensordot(mu, arr, axes=1), k, std=std, rounds=rounds, block=block, rng=rng
+    )
 
 
 def cape_npm_pca(
@@ -380,13 +414,14 @@ def cape_npm_pca(
     rounds: int = DEFAULT_ROUNDS,
     design: str = "cape",
     faithful: bool = True,
+    block: int | None = None,
     rng: object = None,
 ) -> NDArray[np.float64]:
     """Distributed noisy power method with CAPE's correlated noise in every round.
 
     Parameters
     ----------
-    moments, k, tau_site, weights, rounds, rng
+    moments, k, tau_site, weights, rounds, block, rng
         As in :func:`npm_pca` (S ≥ 2).
     design : {"cape", "joint"}
         The per-round noise design (:func:`dpcore.protocol.joint_safe.design_for`) for the per-round
@@ -421,7 +456,7 @@ def cape_npm_pca(
         def step(x: NDArray[np.float64], r: np.random.Generator) -> NDArray[np.float64]:
             return cape_round(arr, x, made, rng=r).estimate
 
-        return _iterate(step, arr.shape[1], k, rounds, check_rng(rng))
+        return _iterate(step, arr.shape[1], k, rounds, check_rng(rng), block)
     return noisy_power_method(
-        np.tensordot(mu, arr, axes=1), k, std=made.tau_agg, rounds=rounds, rng=rng
+        np.tensordot(mu, arr, axes=1), k, std=made.tau_agg, rounds=rounds, block=block, rng=rng
     )

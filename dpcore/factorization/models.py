@@ -148,24 +148,24 @@ def _topics(model: MixtureModel, u: NDArray[np.float64]) -> NDArray[np.intp]:
     return np.minimum(np.searchsorted(np.cumsum(model.weights), u, side="right"), model.k - 1)
 
 
-def sample_mog(model: MixtureModel, n: int, *, rng: np.random.Generator) -> NDArray[np.float64]:
+def sample_mog(model: MixtureModel, n: int, *, rng: RngLike) -> NDArray[np.float64]:
     """N samples x = a_h + z as rows, shape (n, D).
 
     Each sample uses one contiguous row of D + 1 standard normals (the first picks h by
     inverse CDF), so drawing in chunks gives the same data whatever the chunk size.
     """
-    z = rng.standard_normal((n, model.dim + 1))
+    z = check_rng(rng).standard_normal((n, model.dim + 1))
     h = _topics(model, ndtr(z[:, 0]))
     x: NDArray[np.float64] = model.components.T[h] + np.sqrt(model.sigma2) * z[:, 1:]
     return x
 
 
-def sample_stm(model: MixtureModel, n: int, *, rng: np.random.Generator) -> NDArray[np.intp]:
+def sample_stm(model: MixtureModel, n: int, *, rng: RngLike) -> NDArray[np.intp]:
     """N documents as word indices, shape (n, L) (one-hot vectors t_l = e_word, not stored).
 
     One contiguous row of L + 1 uniforms per document (topic, then words): chunk-invariant.
     """
-    u = rng.uniform(size=(n, model.doc_length + 1))
+    u = check_rng(rng).uniform(size=(n, model.doc_length + 1))
     h = _topics(model, u[:, 0])
     cdf = np.cumsum(model.components, axis=0).T  # (K, D)
     words = (u[:, 1:, None] >= cdf[h][:, None, :]).sum(axis=2)  # inverse CDF per word

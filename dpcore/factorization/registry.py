@@ -35,6 +35,7 @@ from dpcore.factorization.central import (
     laplace_covariance_pca,
     pooled_sensitivity,
 )
+from dpcore.factorization.dppca import block_sigmas, dp_pca
 from dpcore.factorization.fedpca import (
     DEFAULT_LOCAL_ITERATIONS,
     federated_pca,
@@ -714,6 +715,22 @@ def _central_laplace(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float
     )
 
 
+def _dp_pca(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64]:
+    p = _site_privacy(x.privacy)
+    sigmas = block_sigmas(
+        p.sensitivity, epsilon=p.epsilon, delta=p.delta, calibration=p.calibration
+    )
+    return dp_pca(x.moments, x.k, sigmas=sigmas, rng=rng)
+
+
+def _dp_pca_cost(c: CostShape) -> PartyCost:
+    return PartyCost(sites=c.sites * c.dim * c.k)  # each block's release A_b W + G_b, once
+
+
+def _dp_pca_steps(sites: int, faithful: bool) -> tuple[int, int]:
+    return (2 * sites + 1, sites)  # W₀, then per block a release and an orthonormalisation
+
+
 BUILTIN = (
     Algorithm(
         name="nonprivate",
@@ -901,6 +918,19 @@ BUILTIN = (
         dash="dot",
         opt_in=True,
     ),
+    # Issue #52: DP-PCA (Liu et al. 2022), one pass over the blocks; appended (streams).
+    Algorithm(
+        name="dp_pca",
+        label="DP-PCA (Liu et al. 2022)",
+        color="#6699CC",
+        description="one private pass of Oja steps, each data block a minibatch released "
+        "once with Gaussian noise (Liu, Kong, Jain & Oh 2022): (ε, δ), parallel composition",
+        pca=PcaMethod(
+            run=_dp_pca, cost=_dp_pca_cost, eighs=_no_eigh, steps=_dp_pca_steps, min_sites=1
+        ),
+        dash="dash",
+        opt_in=True,
+    ),
 )
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -923,7 +953,7 @@ def names(family: str | None = None) -> tuple[str, ...]:
     >>> names("pca")  # doctest: +NORMALIZE_WHITESPACE
     ('nonprivate', 'cape', 'conv', 'local', 'dpdis', 'cape_joint', 'secagg', 'npm',
      'npm_distributed', 'npm_cape', 'npm_cape_joint', 'fedpower', 'fedpca', 'central_gauss',
-     'central_laplace')
+     'central_laplace', 'dp_pca')
     """
     family = _check_family(family)
     return tuple(

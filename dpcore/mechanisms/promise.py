@@ -15,7 +15,7 @@ import math
 from dpcore._validation import check_epsilon
 
 
-def likelihood_factor(epsilon: float) -> float:
+def likelihood_factor(*, epsilon: float) -> float:
     """The most any outcome's probability may change with one person in or out: e^ε.
 
     Parameters
@@ -36,9 +36,9 @@ def likelihood_factor(epsilon: float) -> float:
 
     Examples
     --------
-    >>> round(likelihood_factor(0.5), 3)
+    >>> round(likelihood_factor(epsilon=0.5), 3)
     1.649
-    >>> round(likelihood_factor(5.0), 1)
+    >>> round(likelihood_factor(epsilon=5.0), 1)
     148.4
     """
     epsilon = check_epsilon(epsilon)

@@ -464,9 +464,13 @@ def _scaled(std: NDArray[np.float64], noise: NDArray[np.float64]) -> NDArray[np.
 
 
 def noise_generator_step(
-    design: CapeDesign, shape: tuple[int, ...], *, symmetric: bool, rng: np.random.Generator
+    design: CapeDesign, shape: tuple[int, ...], *, symmetric: bool, rng: RngLike
 ) -> NDArray[np.float64]:
-    """Noise generator: draw E_s for every site with Σ_s μ_s E_s = 0 (Alg. 5 step 2)."""
+    """Noise generator: draw E_s for every site with Σ_s μ_s E_s = 0 (Alg. 5 step 2).
+
+    ``rng`` (here and in each step): the party's stream, a Generator or a seed.
+    """
+    rng = check_rng(rng)
     design.tau_e  # noqa: B018 - raises if the design is infeasible
     return standard_noise(
         shape, symmetric=symmetric, size=(design.n_sites,), mixing=design.e_mixing, rng=rng
@@ -474,9 +478,10 @@ def noise_generator_step(
 
 
 def aggregator_step(
-    design: CapeDesign, shape: tuple[int, ...], *, symmetric: bool, rng: np.random.Generator
+    design: CapeDesign, shape: tuple[int, ...], *, symmetric: bool, rng: RngLike
 ) -> NDArray[np.float64]:
     """Aggregator: draw F_s ~ N(0, τ_fs²) for every site (Alg. 5 step 3)."""
+    rng = check_rng(rng)
     z = standard_noise(shape, symmetric=symmetric, size=(design.n_sites,), rng=rng)
     return _scaled(design.tau_f, z)
 
@@ -488,7 +493,7 @@ def site_step(
     tau_g: float,
     *,
     symmetric: bool,
-    rng: np.random.Generator,
+    rng: RngLike,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Site s: draw its own G_s ~ N(0, τ_gs²) and release â_s = a_s + E_s + F_s + G_s.
 
@@ -496,7 +501,7 @@ def site_step(
     -------
     g, released : ndarray
     """
-    g = tau_g * standard_noise(value.shape, symmetric=symmetric, rng=rng)
+    g = tau_g * standard_noise(value.shape, symmetric=symmetric, rng=check_rng(rng))
     return g, value + e + f + g
 
 
@@ -546,14 +551,14 @@ def party_rng(seed: int, party: str, site: int = 0) -> np.random.Generator:
 
 
 def site_releases(
-    values: NDArray[np.float64], design: CapeDesign, *, symmetric: bool, rng: np.random.Generator
+    values: NDArray[np.float64], design: CapeDesign, *, symmetric: bool, rng: RngLike
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Protocol up to the sites' releases: E_s, F_s, G_s and â_s = a_s + E_s + F_s + G_s.
 
     ``rng`` is spawned into streams for the noise generator, the aggregator and each site
     (for a fresh ``default_rng(seed)`` these are :func:`party_rng`'s).
     """
-    gen_rng, agg_rng, *site_rngs = rng.spawn(design.n_sites + 2)
+    gen_rng, agg_rng, *site_rngs = check_rng(rng).spawn(design.n_sites + 2)
     shape = values.shape[1:]
     e = noise_generator_step(design, shape, symmetric=symmetric, rng=gen_rng)
     f = aggregator_step(design, shape, symmetric=symmetric, rng=agg_rng)

@@ -8,7 +8,7 @@ Matrix and Tensor Factorization" (Sec. 2–4, Algorithm 1, eq. (2), Proposition 
 
 from __future__ import annotations
 
-from dpcore.factorization import registry
+import dpcore
 from learning import sections
 from learning.lessons.model import Control, Explore, Lesson, Question, Step
 from learning.settings import (
@@ -105,7 +105,7 @@ def privacy_link(sites: str, calibration: str, ng: bool = False, *extra):
 
 def _algorithms(prefix: str, algorithms: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     # the URL holds the labels
-    return tuple((f"{prefix}algs", registry.get(a).label) for a in algorithms)
+    return tuple((f"{prefix}algs", dpcore.get_algorithm(a).label) for a in algorithms)
 
 
 def pca_link(sites: int, n_per_site: int) -> tuple[tuple[str, str], ...]:

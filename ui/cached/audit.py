@@ -11,12 +11,11 @@ import streamlit as st
 
 import dpcore
 from dpcore import (
+    EPS_TOL,
+    AuditResult,
     Sites,
+    cape_round_design,
 )
-from dpcore.analysis import tradeoff
-from dpcore.analysis.audit import AuditResult
-from dpcore.analysis.views import EPS_TOL
-from dpcore.factorization.iterative import cape_round_design
 from serving.flight import compute_slot
 from ui.cached.core import SPEC_HASH
 from ui.cached.sites import DESIGNS
@@ -164,8 +163,8 @@ def audit_tradeoff(
         for r in part.to_dict("records"):  # plain Python values
             mu = 1.0 / r["noise_multiplier"]
             mus[r["view"]] = mu
-            seen = tradeoff.read_view(mu, epsilon=promised, delta=d)
-            box = tradeoff.attack_box(
+            seen = dpcore.read_view(mu, epsilon=promised, delta=d)
+            box = dpcore.attack_box(
                 r["false_positives"],
                 r["negatives"],
                 r["false_negatives"],
@@ -173,7 +172,7 @@ def audit_tradeoff(
                 confidence=r["confidence"],
             )
             # the promise's β at the point's and the box's α's: how far under it they lie
-            at = tradeoff.dp_tradeoff([box.fpr, box.fpr_low, box.fpr_high], promised, d)
+            at = dpcore.dp_tradeoff([box.fpr, box.fpr_low, box.fpr_high], epsilon=promised, delta=d)
             rows.append(
                 {
                     "design": design,
@@ -192,7 +191,9 @@ def audit_tradeoff(
                         for p, q in zip(seen.priors, seen.posteriors, strict=True)
                     },
                     **{
-                        f"promise_posterior_{p:g}": tradeoff.posterior_bound(promised, p)
+                        f"promise_posterior_{p:g}": dpcore.posterior_bound(
+                            epsilon=promised, prior=p
+                        )
                         for p in seen.priors
                     },
                     "fpr": box.fpr,
@@ -208,7 +209,7 @@ def audit_tradeoff(
                     "trials": r["trials"],
                 }
             )
-        frame = tradeoff.tradeoff_curves(mus, epsilon=promised, delta=d)
+        frame = dpcore.tradeoff_curves(mus, epsilon=promised, delta=d)
         curves.append(frame.assign(design=design))
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
 

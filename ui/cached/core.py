@@ -16,9 +16,9 @@ from dpcore import (
     ClassicGaussianWarning,
     OtdSpec,
     PcaSpec,
+    RoundsSpec,
     Sites,
 )
-from dpcore.experiments.sweeps.rounds import RoundsSpec
 from serving.flight import flight
 from ui.cached import memo
 from ui.guard import show_error

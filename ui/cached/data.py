@@ -11,7 +11,6 @@ import dpcore
 from dpcore import (
     PcaSpec,
 )
-from dpcore.experiments import realdata
 from serving import worker
 from serving.datafiles import data_dir
 from serving.jobs import load_blocking
@@ -39,12 +38,12 @@ def _load_outcome(kind: str, arg: Any, *, directory: str) -> tuple[dpcore.Datase
     """(data set, "") or (None, why not): a refusal is cached like a result, so a bad file is
     read once, not on every rerun of every panel that asks for it."""
     try:
-        if kind in realdata.BUNDLED:
-            return realdata.load_bundled(kind), ""
+        if kind in dpcore.BUNDLED_DATASETS:
+            return dpcore.load_bundled(kind), ""
         if kind == "upload":  # cheap structural checks in the server, before any parse
-            realdata.check_csv_bytes(arg, "your CSV")
-        elif kind in realdata.ENV:  # a missing file is refused at once, without a child
-            realdata.locate(kind, arg or None, data_dir=directory)
+            dpcore.check_csv_bytes(arg, "your CSV")
+        elif kind in dpcore.DATASET_ENV:  # a missing file is refused at once, without a child
+            dpcore.locate_dataset(kind, arg or None, data_dir=directory)
         # files and uploads are parsed in a bounded child process (serving.worker)
         return load_blocking(worker.load_source, kind, arg, directory), ""
     except (ValueError, TypeError) as err:

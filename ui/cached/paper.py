@@ -5,9 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore import (
-    cluster,
-)
+import dpcore
 from serving import classroom, worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot
@@ -22,15 +20,13 @@ def paper_panel(
     """One panel of the paper's figures (:func:`dpcore.experiments.paper.run_panel`), cached; here
     under
     a compute slot, or on the cluster holding none."""
-    from dpcore.experiments import paper
-
-    panel = paper.panel_by_key(key)  # a paper panel or a bundled stand-in ("2b~digits")
+    panel = dpcore.panel_by_key(key)  # a paper panel or a bundled stand-in ("2b~digits")
     data = None
     if panel.task == "pca" and panel.data != "synthetic":
         data = load_dataset(panel.data, path)
-    return cluster.run_slotted(
+    return dpcore.run_slotted(
         compute_slot,
-        paper.run_panel,
+        dpcore.run_panel,
         key,
         runs=runs,
         seed=seed,
@@ -45,9 +41,7 @@ def paper_panel(
 def paper_pool_spread(key: str, *, calibration: str) -> pd.DataFrame:
     """capePCA's curve over several synthetic data pools
     (:func:`dpcore.experiments.paper.pool_spread`)."""
-    from dpcore.experiments import paper
-
-    return paper.pool_spread(key, calibration=calibration)
+    return dpcore.pool_spread(key, calibration=calibration)
 
 
 def paper_claims(key: str, df: pd.DataFrame) -> list:
@@ -56,9 +50,7 @@ def paper_claims(key: str, df: pd.DataFrame) -> list:
     deciding them reads the frame point by point, ~40 ms a panel, so a page keeps them with
     ``figures.memo.built(paper_claims, key, df, key=<the panel's settings>)`` instead of
     hashing the frame on every rerun."""
-    from dpcore.experiments import paper
-
-    return paper.check_claims(paper.panel_by_key(key), df)
+    return dpcore.check_claims(dpcore.panel_by_key(key), df)
 
 
 def paper_panel_job(

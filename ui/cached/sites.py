@@ -8,17 +8,17 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from dpcore import FEDERATION_DESIGN_COLUMNS as DESIGN_COLUMNS
 from dpcore import (
     CapeDesign,
+    CompositionGrowth,
+    DropoutAnalysis,
+    SiteReleases,
     Sites,
+    TrustOverview,
+    federation_trust,
+    iterative_trust_table,
 )
-from dpcore.analysis import round_views
-from dpcore.analysis.accounting import CompositionGrowth
-from dpcore.analysis.site_releases import SiteReleases
-from dpcore.analysis.trust_federation import DESIGN_COLUMNS, federation_trust
-from dpcore.analysis.trust_iterative import iterative_trust_table
-from dpcore.analysis.trust_models import TrustOverview
-from dpcore.analysis.views import DropoutAnalysis
 from serving import classroom
 from serving.flight import compute_slot
 from ui.cached.core import SPEC_HASH
@@ -394,9 +394,7 @@ def trust_models_pca(
 ) -> pd.DataFrame:
     """:func:`dpcore.analysis.trust_models.trust_pca` (K = 5) on a synthetic pool of Σ N_s
     samples."""
-    from dpcore.analysis import trust_models
-
-    return trust_models.trust_pca(
+    return dpcore.trust_pca(
         sites.n_per_site,
         epsilon=sites.epsilon,
         delta=sites.delta,
@@ -417,7 +415,7 @@ def trust_models_pca(
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def rounds_party_table(sites: Sites, design: str, rounds: int) -> pd.DataFrame:
     """:func:`party_table` over all T rounds (:func:`round_views.rounds_party_views`)."""
-    return round_views.rounds_party_views(
+    return dpcore.rounds_party_views(
         sites.taus,
         rounds=rounds,
         sensitivity=sites.sensitivities,
@@ -434,7 +432,7 @@ def rounds_coalition_table(
 ) -> pd.DataFrame:
     """:func:`coalition_table` over all T rounds (:func:`round_views.rounds_coalition_report`)."""
     exact = sites.replace(calibration="analytic").taus if sites.calibration == "classic" else None
-    return round_views.rounds_coalition_report(
+    return dpcore.rounds_coalition_report(
         sites.taus,
         colluding,
         rounds=rounds,
@@ -452,7 +450,7 @@ def rounds_coalition_table(
 @compute_slot
 def rounds_collusion_table(sites: Sites, ng: bool, design: str, rounds: int) -> pd.DataFrame:
     """:func:`collusion_curve_table` over all T rounds (round_views.rounds_collusion_curve)."""
-    return round_views.rounds_collusion_curve(
+    return dpcore.rounds_collusion_curve(
         sites.taus,
         rounds=rounds,
         sensitivity=sites.sensitivities,

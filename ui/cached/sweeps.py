@@ -12,12 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore import (
-    OtdSpec,
-    PcaSpec,
-    cluster,
-)
-from dpcore.experiments.sweeps.rounds import RoundsSpec, rounds_summary, run_rounds_sweep
+from dpcore import OtdSpec, PcaSpec, RoundsSpec, rounds_summary, run_rounds_sweep
 from serving import classroom, worker
 from serving.datafiles import data_dir
 from serving.flight import compute_slot
@@ -26,18 +21,20 @@ from ui.cached.core import SPEC_HASH
 from ui.cached.data import _on_source
 
 T = TypeVar("T")
+S = TypeVar("S")
+R = TypeVar("R")
 
 # The sweeps below run here under a compute slot, or on CAPE_DASK_SCHEDULER's cluster
 # holding no slot while they wait (cluster.run_slotted: a stalled scheduler must not take
 # the slots every other page computes in, issue #36).
 
 
-def on_cluster(fn: Callable[..., T], /, *args: object) -> T:
-    """``cluster.run_slotted(compute_slot, fn, *args)``, and a line under the result when a
-    named cluster was unusable and it was computed here (issue #50): drawn inside the
-    cached function, Streamlit replays it with every later use of the same result."""
-    result = cluster.run_slotted(compute_slot, fn, *args)
-    if cluster.fallback_reason() is not None:  # the why is the operator's (the server log)
+def on_cluster(fn: Callable[[S, R], T], spec: S, rng: R) -> T:
+    """``dpcore.run_slotted(compute_slot, fn, spec, rng)`` (``rng`` a Generator or a seed),
+    and a line under the result when a named cluster was unusable and it was computed here
+    (issue #50): drawn inside the cached function, Streamlit replays it with the result."""
+    result = dpcore.run_slotted(compute_slot, fn, spec, rng)
+    if dpcore.fallback_reason() is not None:  # the why is the operator's (the server log)
         st.caption(
             "Computed on this server: the cluster it is set to share heavy work with "
             "(`CAPE_DASK_SCHEDULER`) cannot be used right now, so this took longer and "

@@ -68,13 +68,13 @@ def test_promise_curve_is_the_canonical_pair_tested_by_neyman_pearson():
         corners_p = np.concatenate([[0], np.cumsum(p1)])
         alpha = np.linspace(0, 1, 10_001)
         beta = 1 - np.interp(alpha, corners_a, corners_p)
-        assert np.allclose(dp_tradeoff(alpha, eps, delta), beta, atol=1e-12)
+        assert np.allclose(dp_tradeoff(alpha, epsilon=eps, delta=delta), beta, atol=1e-12)
         assert np.allclose(dp_power(alpha, eps, delta), 1 - beta, atol=1e-12)
 
 
 def test_mu_and_epsilon_convert_exactly():
     for mu, eps, delta in _cases(40, 1):
-        m = gdp_mu(eps, delta)
+        m = gdp_mu(epsilon=eps, delta=delta)
         assert gaussian_delta(1 / m, sensitivity=1.0, epsilon=eps) == pytest.approx(delta, rel=1e-9)
         assert gdp_epsilon(m, delta) == pytest.approx(eps, rel=1e-9)
         e = gdp_epsilon(mu, delta)
@@ -82,13 +82,13 @@ def test_mu_and_epsilon_convert_exactly():
             assert gaussian_delta(1 / mu, sensitivity=1.0, epsilon=e) == pytest.approx(
                 delta, rel=1e-9
             )
-            assert gdp_mu(e, delta) == pytest.approx(mu, rel=1e-9)
+            assert gdp_mu(epsilon=e, delta=delta) == pytest.approx(mu, rel=1e-9)
 
 
 def test_the_curve_dips_under_the_promise_exactly_when_the_views_epsilon_exceeds_it():
     seen = set()
     for mu, eps, delta in _cases(60, 2):
-        gap = dp_tradeoff(GRID, eps, delta) - gaussian_tradeoff(GRID, mu)
+        gap = dp_tradeoff(GRID, epsilon=eps, delta=delta) - gaussian_tradeoff(GRID, mu)
         dip = largest_dip(mu, eps, delta)
         # the closed form is the supremum (or 0, at α = 1, where both curves end): the grid
         # never beats it, and gets within its spacing (the gap's slope is at most e^ε + 1,
@@ -106,7 +106,7 @@ def test_the_curve_dips_under_the_promise_exactly_when_the_views_epsilon_exceeds
 
 def test_exactly_calibrated_view_touches_the_promise():
     for _, eps, delta in _cases(20, 3):
-        dip = largest_dip(gdp_mu(eps, delta), eps, delta)
+        dip = largest_dip(gdp_mu(epsilon=eps, delta=delta), eps, delta)
         assert abs(dip.depth) <= 1e-9 * delta
 
 
@@ -118,15 +118,15 @@ def test_posterior_bound_is_the_supremum_over_the_curve(prior):
         # (below every optimum here) keeps the brute force exact to 1e-9
         a = GRID[GRID >= 1e-6 * delta]
         brute = posterior_curve(a, gaussian_power(a, mu), prior=prior, delta=delta)
-        exact = posterior_bound(view_eps, prior)
+        exact = posterior_bound(epsilon=view_eps, prior=prior)
         assert brute.max() <= exact * (1 + 1e-9)
         assert brute.max() >= exact * (1 - 1e-4)
         # the promise's own curve: its supremum is the promise's ε
         brute = posterior_curve(a, dp_power(a, eps, delta), prior=prior, delta=delta)
-        assert brute.max() == pytest.approx(posterior_bound(eps, prior), rel=1e-9)
+        assert brute.max() == pytest.approx(posterior_bound(epsilon=eps, prior=prior), rel=1e-9)
         # a view breaks its promise exactly when it allows a larger posterior
         if abs(view_eps - eps) > 1e-6 * eps:
-            assert (exact > posterior_bound(eps, prior)) == (view_eps > eps)
+            assert (exact > posterior_bound(epsilon=eps, prior=prior)) == (view_eps > eps)
 
 
 def test_posterior_inequality_holds_for_every_threshold_test_and_is_tight_at_the_loss_event():
@@ -136,7 +136,7 @@ def test_posterior_inequality_holds_for_every_threshold_test_and_is_tight_at_the
         if eps == 0:
             continue
         for p in (0.01, 0.1, 0.5):
-            q = posterior_bound(eps, p)
+            q = posterior_bound(epsilon=eps, prior=p)
             t = np.concatenate([np.linspace(-5, 10, 301), [eps / mu + mu / 2]])  # last: the loss
             p0, p1 = stats.norm.sf(t), stats.norm.sf(t - mu)  # P_D(S), P_D′(S) for S = {x > t}
             seen = p * p1 + (1 - p) * p0
@@ -157,7 +157,7 @@ def test_attack_box_corner_under_the_promise_iff_the_audit_proves_a_break():
         proven, fpr_up, fnr_up = epsilon_lower_bound(fp, n0, fn, n1, delta=delta)
         assert (box.fpr_high, box.fnr_high) == (fpr_up, fnr_up)
         assert box.fpr_low <= box.fpr <= box.fpr_high and box.fnr_low <= box.fnr <= box.fnr_high
-        under = box.fnr_high < float(dp_tradeoff(box.fpr_high, eps, delta))
+        under = box.fnr_high < float(dp_tradeoff(box.fpr_high, epsilon=eps, delta=delta))
         if abs(proven - eps) > 1e-9:
             assert under == (proven > eps)
             agree[under] += 1
@@ -168,7 +168,8 @@ def test_read_view_collects_the_same_numbers():
     r = read_view(1 / 3.42, epsilon=0.5, delta=1e-3)
     assert r.epsilon == gdp_epsilon(1 / 3.42, 1e-3)
     assert r.dip == largest_dip(1 / 3.42, 0.5, 1e-3) and r.dip.breaks
-    assert r.posteriors == tuple(posterior_bound(r.epsilon, p) for p in (0.01, 0.1, 0.5))
+    expected = tuple(posterior_bound(epsilon=r.epsilon, prior=p) for p in (0.01, 0.1, 0.5))
+    assert r.posteriors == expected
 
 
 def test_curves_frame_holds_each_view_and_the_promise():
@@ -176,13 +177,13 @@ def test_curves_frame_holds_each_view_and_the_promise():
     assert list(frame.view.unique()) == ["a", "b", "promise"]
     for name, part in frame.groupby("view"):
         expected = (
-            dp_tradeoff(part.alpha, 0.5, 1e-3)
+            dp_tradeoff(part.alpha, epsilon=0.5, delta=1e-3)
             if name == "promise"
             else gaussian_tradeoff(part.alpha, part.mu.iloc[0])
         )
         assert np.allclose(part.beta, expected, rtol=0, atol=1e-15)
         assert np.allclose(part.power, 1 - part.beta, atol=1e-12)
-        under = dp_tradeoff(part.alpha, 0.5, 1e-3) - part.beta
+        under = dp_tradeoff(part.alpha, epsilon=0.5, delta=1e-3) - part.beta
         assert np.array_equal(part.under, under)
         if name == "a":  # μ = 0.3 breaks (ε, δ) = (0.5, 1e-3): under it around α*, no deeper
             dip = largest_dip(0.3, 0.5, 1e-3)
@@ -195,11 +196,11 @@ def test_curves_frame_holds_each_view_and_the_promise():
     [
         (lambda: gaussian_tradeoff(1.5, 1.0), "alpha"),
         (lambda: gaussian_tradeoff(0.5, -1.0), "mu"),
-        (lambda: dp_tradeoff(0.5, 1.0, 0.0), "delta"),
-        (lambda: dp_tradeoff([0.1, np.nan], 1.0, 0.1), "alpha"),
-        (lambda: gdp_mu(0.0, 1e-5), "epsilon"),
+        (lambda: dp_tradeoff(0.5, epsilon=1.0, delta=0.0), "delta"),
+        (lambda: dp_tradeoff([0.1, np.nan], epsilon=1.0, delta=0.1), "alpha"),
+        (lambda: gdp_mu(epsilon=0.0, delta=1e-5), "epsilon"),
         (lambda: largest_dip(0.0, 1.0, 1e-5), "mu"),
-        (lambda: posterior_bound(1.0, 1.0), "prior"),
+        (lambda: posterior_bound(epsilon=1.0, prior=1.0), "prior"),
         (lambda: posterior_curve(0.1, 0.5, prior=0.5, delta=1.0), "delta"),
         (lambda: posterior_curve(0.1, 1.5, prior=0.5, delta=0.1), "power"),
         (lambda: attack_box(1, 0, 1, 10), "negatives"),
@@ -232,9 +233,9 @@ def test_the_numbers_docs_audit_quotes_are_the_cores():
         f"{r.dip.depth:.3g}, at α = {r.dip.alpha:.3g}",
         f"{100 * r.posteriors[0]:.3g} %, {100 * r.posteriors[1]:.3g} %",
         f"or {100 * r.posteriors[2]:.3g} %",
-        f"allows {100 * posterior_bound(0.5, PRIORS[0]):.3g} %",
-        f"{100 * posterior_bound(0.5, PRIORS[1]):.3g} % and "
-        f"{100 * posterior_bound(0.5, PRIORS[2]):.3g} %",
+        f"allows {100 * posterior_bound(epsilon=0.5, prior=PRIORS[0]):.3g} %",
+        f"{100 * posterior_bound(epsilon=0.5, prior=PRIORS[1]):.3g} % and "
+        f"{100 * posterior_bound(epsilon=0.5, prior=PRIORS[2]):.3g} %",
     ]
     flat = " ".join(text.split())
     for number in quoted:

@@ -12,9 +12,12 @@ from scipy.special import gammaln
 from dpcore.experiments.grammenos import (
     DIM,
     compare,
+    curve_p_value,
     figure_b,
     mod_sulq_std,
+    per_data_set,
     power_law_data,
+    tail_probabilities,
     utility_loss,
 )
 
@@ -57,3 +60,34 @@ def test_a_larger_spectral_gap_is_recovered_first():
     half, one = (table[table.alpha == a].q_mean.to_numpy() for a in (0.5, 1.0))
     assert np.all(one > half)
     assert set(compare(table).columns) >= {"published", "difference", "z"}
+
+
+def test_tail_probabilities_count_the_data_sets_as_far_out_as_the_published_point():
+    # issue #52: the comparison as a share of data sets, not a z from a standard deviation
+    curves = np.array([[0.1, 0.5], [0.2, 0.6], [0.3, 0.7], [0.4, 0.8], [0.34, 0.56]])
+    table = tail_probabilities(curves, [0.35, 0.55])
+    # mean (0.268, 0.632): 0.35 lies above it (1 of 5 curves ≥ 0.35), 0.55 below (1 of 5 ≤)
+    np.testing.assert_allclose(table["tail"], [0.2, 0.2])
+
+
+def test_a_curve_p_value_ranks_the_published_curve_among_the_data_sets():
+    rng = np.random.default_rng(4)
+    curves = rng.normal([0.3, 0.6, 0.9], [0.02, 0.05, 0.01], size=(199, 3))
+    # the mean curve is the least extreme possible: every data set is at least as far out
+    assert curve_p_value(curves, curves.mean(axis=0)) == 1.0
+    # far outside every data set: only the "+1" of the estimator is left
+    assert curve_p_value(curves, [0.5, 0.6, 0.9]) == 1 / 200
+    # a curve drawn from the same law is a uniform rank: over many, p ≤ 0.1 about 10 % of the
+    # time (binomial sd over 400: 0.015, so 0.1 ± 0.05 is over 3 sd)
+    ps = [
+        curve_p_value(curves, rng.normal([0.3, 0.6, 0.9], [0.02, 0.05, 0.01])) for _ in range(400)
+    ]
+    assert abs(np.mean(np.array(ps) <= 0.1) - 0.1) < 0.05
+
+
+def test_one_row_per_data_set_reproducible_and_distinct():
+    a = per_data_set(0.5, epsilons=(1.0, 4.0), sims=3, draws=3, seed=1)
+    b = per_data_set(0.5, epsilons=(1.0, 4.0), sims=3, draws=3, seed=1)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (3, 2) and len({tuple(r) for r in a}) == 3
+    assert not np.array_equal(a, per_data_set(1.0, epsilons=(1.0, 4.0), sims=3, draws=3, seed=1))

@@ -118,7 +118,12 @@ def test_cape_per_round_matches_an_independent_implementation(data, design):
         return out
 
     ours = cape_npm_pca(
-        moments, K, tau_site=tau, weights=mu, rounds=rounds, design=design,
+        moments,
+        K,
+        tau_site=tau,
+        weights=mu,
+        rounds=rounds,
+        design=design,
         rng=np.random.default_rng(5),
     )
     theirs = _hp_figure1(moments[0], K, rounds, noise, np.random.default_rng(5))
@@ -374,3 +379,54 @@ def test_per_round_std_is_one_release_split_exactly():
         z = float(per_round_std(tau, rounds=rounds))
         total = dpcore.composed_epsilon(z, releases=rounds, delta=1e-6)
         assert total == pytest.approx(0.8, rel=1e-9)
+
+
+# --- block size p (issue #52) -------------------------------------------------------------------
+
+_SPEC = [1.0, 0.9, 0.88, 0.1, *np.full(8, 0.01)]  # K = 2: σ_3/σ_2 ≈ 0.98, σ_5/σ_2 ≈ 0.01
+
+
+def _planted(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((12, 12)))
+    return q @ np.diag(_SPEC) @ q.T, q
+
+
+@pytest.mark.parametrize("method", [npm_pca, distributed_npm_pca, cape_npm_pca])
+def test_block_k_is_the_default_bit_for_bit(method):
+    a, _ = _planted()
+    moments, tau = np.stack([a] * 3), np.full(3, 0.01)
+    default = method(moments, 2, tau_site=tau, rounds=5, rng=3)
+    np.testing.assert_array_equal(
+        default, method(moments, 2, tau_site=tau, rounds=5, block=2, rng=3)
+    )
+
+
+@pytest.mark.parametrize("method", [npm_pca, distributed_npm_pca, cape_npm_pca])
+def test_a_larger_block_converges_at_the_gap_to_sigma_p_plus_one(method):
+    # Balcan et al.: the rate is σ_{p+1}/σ_K. Noiseless, 8 rounds: p = K = 2 is stuck at
+    # (0.88/0.9)^8 ≈ 0.84 of the way, p = 4 sees (0.01/0.9)^8 ≈ 0 and returns the top-2 exactly
+    a, q = _planted()
+    moments, tau = np.stack([a] * 3), np.full(3, 1e-12)
+    small = method(moments, 2, tau_site=tau, rounds=8, block=2, rng=1)
+    large = method(moments, 2, tau_site=tau, rounds=8, block=4, rng=1)
+    top = q[:, :2] @ q[:, :2].T
+    np.testing.assert_allclose(large @ large.T, top, atol=1e-6)
+    assert np.linalg.norm(small @ small.T - top) > 0.05
+    np.testing.assert_allclose(large.T @ large, np.eye(2), atol=1e-12)  # K columns, orthonormal
+
+
+def test_a_block_outside_k_to_d_names_the_parameter():
+    a, _ = _planted()
+    for bad in (1, 13, 2.5, "4"):
+        with pytest.raises((ValueError, TypeError), match="block"):
+            noisy_power_method(a, 2, std=0.0, rounds=2, block=bad, rng=0)
+
+
+def test_the_block_size_table_pairs_p_k_and_2k_on_the_same_draw():
+    from dpcore.experiments.block_size import METHODS, block_table
+
+    small = dict(dim=10, k=2, sites=2, n_per_site=50, rounds=(2,), runs=1, seed=5)
+    one = block_table(**small, draws=1)
+    assert list(one.algorithm) == list(METHODS)
+    np.testing.assert_allclose(one["gain"], one["p=2K"] - one["p=K"])  # one draw: exact
+    assert one.equals(block_table(**small, draws=1))  # same seed, same table

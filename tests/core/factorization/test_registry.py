@@ -71,6 +71,7 @@ def test_builtin_names_and_order():
         "fedpca",
         "central_gauss",  # issue #39: the central peers, appended
         "central_laplace",
+        "dp_pca",  # issue #52: DP-PCA (Liu et al. 2022), appended
     )
     assert registry.names("otd")[:7] == (
         "nonprivate",
