@@ -81,7 +81,7 @@ figure = (
     )
     or "2"
 )
-calibration = calibration_radio(side, prefix=P)
+calibration = calibration_radio(side, prefix=P, default=dpcore.PAPER_CALIBRATION)  # the paper's
 runs = runs_slider(side, prefix=P, default=10)
 seed = seed_controls(side, prefix=P, default=0)  # the shipped results' seed (paper/)
 paths = {}

@@ -51,7 +51,7 @@ VIEWS = {"sealed": (False, 1), "late": (True, 1), f"late, {ANSWERS} answers": (T
 def demo_design(sites: int):
     """The demo sites' design and N_s, as federated.protocol.make_design makes it."""
     n = np.array([150 + 100 * (s + 1) for s in range(sites)])
-    tau = gaussian_sigmas(mean_sensitivity(n), epsilon=1.0, delta=1e-5, method="analytic")
+    tau = gaussian_sigmas(mean_sensitivity(n), epsilon=1.0, delta=1e-5, calibration="analytic")
     return design_for("joint", tau, weights=n / n.sum()), n
 
 

@@ -104,9 +104,15 @@ def haproxy_available() -> bool:
 
 def free_port(address: str = "127.0.0.1", within: Iterable[int] | None = None) -> int:
     """A port of ``address`` nobody listens on: any (the system's choice), or the first
-    free one of ``within``."""
+    free one of ``within``.
+
+    The probe binds as the servers will (``SO_REUSEADDR``, as Tornado and HAProxy do), so a
+    port whose last connections linger in TIME_WAIT after a stopped process counts as free:
+    the next server can bind it, and a layout started soon after another has its ports.
+    """
     for candidate in within if within is not None else [0]:
         with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind((address, candidate))
             except OSError:

@@ -95,7 +95,7 @@ def _equal(sites: int, calibration: str, epsilon: float = 0.5, delta: float = 1e
     """(τ_s, Δ_s) of ``sites`` equal sites releasing a mean (Δ_s = 1/N_s)."""
     sens = dpcore.mean_sensitivity([n] * sites)
     tau = _quiet(
-        dpcore.mean_noise_std, [n] * sites, epsilon=epsilon, delta=delta, method=calibration
+        dpcore.mean_noise_std, [n] * sites, epsilon=epsilon, delta=delta, calibration=calibration
     )
     return np.asarray(tau), np.asarray(sens)
 
@@ -376,7 +376,7 @@ for (_design, _attacker), _args in AUDIT_ROWS.items():
 )
 def _gains() -> dict[str, Any]:
     sizes = [100, 100, 100, 1000]
-    tau = dpcore.mean_noise_std(sizes, epsilon=1.0, delta=1e-5, method="analytic")
+    tau = dpcore.mean_noise_std(sizes, epsilon=1.0, delta=1e-5, calibration="analytic")
     design = dpcore.cape_design(tau, weights=np.asarray(sizes) / sum(sizes))
     return {
         "g": dpcore.cape_gain(sizes),
@@ -680,7 +680,7 @@ for _row_key in PRECISION_ROWS:
 def _precision_prose() -> dict[str, Any]:
     table = _precision()
     threshold = table.loc[("float32", 10, 1e-6)].estimate_error / 0.01  # τ_agg: error = 1 %
-    z = dpcore.gaussian_sigma(1.0, epsilon=10.0, delta=1e-3, method="analytic")  # τ_agg·N
+    z = dpcore.gaussian_sigma(1.0, epsilon=10.0, delta=1e-3, calibration="analytic")  # τ_agg·N
     return {
         "f64": _sci(table.loc["float64"].estimate_ratio.max()),
         "threshold": _sci(threshold),
@@ -706,7 +706,7 @@ def _lesson_calibration() -> dict[str, Any]:
 
     def sigma(epsilon: float, method: str) -> float:  # Δ = 1, as lesson 1's classic_check
         return _quiet(
-            dpcore.gaussian_sigma, 1.0, epsilon=epsilon, delta=LESSON_DELTA, method=method
+            dpcore.gaussian_sigma, 1.0, epsilon=epsilon, delta=LESSON_DELTA, calibration=method
         )
 
     real = dpcore.gaussian_delta(sigma(10.0, "classic"), sensitivity=1.0, epsilon=10.0)
@@ -891,9 +891,9 @@ def _gib(n: float) -> str:
     "{server_mb} MB per server (`CAPE_UPLOAD_SERVER_MB`), and no browser more than {half} the "
     "server's bound",
     "a closed tab's files freed {free:g} s after it disconnects",
-    "bounded by {connect:g} s (`CONNECT_SECONDS`)",
+    "waited for {connect:g} s (`CONNECT_SECONDS`)",
     "each remote call waited for {factor:g}× its work estimate, at least {floor:g} s "
-    "(`remote_seconds`)",
+    "(`remote_seconds`;",
     "the failure remembered {memory_s:g} s",
     "(an estimated {heavy_s:g} s or more of work, or a real data set;",
     "an eigendecomposition costs ≈ {eigh:g} ms·(D/200)³, the third-moment sums\n≈ N·D³/10{flops} s",
@@ -1134,7 +1134,7 @@ def _remedy_row(sites: int) -> dict[str, Any]:
     """Worst ε over which site drops, demo sites (federated command), each view."""
     n = np.array([150 + 100 * (s + 1) for s in range(sites)])
     tau = dpcore.gaussian_sigmas(
-        dpcore.mean_sensitivity(n), epsilon=1.0, delta=1e-5, method="analytic"
+        dpcore.mean_sensitivity(n), epsilon=1.0, delta=1e-5, calibration="analytic"
     )
     out: dict[str, Any] = {"s": sites}
     for kind in ("joint", "cape"):

@@ -173,6 +173,7 @@ if TYPE_CHECKING:
     )
     from dpcore.experiments.paper import (
         PAPER_ALGORITHMS,
+        PAPER_CALIBRATION,
         Panel,
         check_claims,
         get_panel,
@@ -309,7 +310,9 @@ if TYPE_CHECKING:
     from dpcore.mechanisms.calibration import (
         CALIBRATIONS,
         CLASSIC_PROOF_LIMIT,
+        DEFAULT_CALIBRATION,
         NEIGHBOURING,
+        Calibration,
         ClassicGaussianWarning,
         agn_budget,
         calibration_comparison,
@@ -401,6 +404,8 @@ if TYPE_CHECKING:
 # The public names, by topic (not alphabetical: a reader finds a topic's names together).
 __all__ = [  # noqa: RUF022
     # Mechanisms: one release's noise and what it promises (paper Sec. 2)
+    "Calibration",
+    "DEFAULT_CALIBRATION",
     "CALIBRATIONS",
     "CLASSIC_PROOF_LIMIT",
     "NEIGHBOURING",
@@ -609,6 +614,7 @@ __all__ = [  # noqa: RUF022
     "pool_spread",
     "read_precomputed",
     "run_panel",
+    "PAPER_CALIBRATION",
     "paper_main",
     # Real data: bundled sets, downloads and uploads
     "BUNDLED_DATASETS",

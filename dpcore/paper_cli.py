@@ -90,7 +90,9 @@ def main(
     parser.add_argument("--out", default="results", help="output folder")
     parser.add_argument("--runs", type=int, default=10, help="runs per point (paper: 10)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--calibration", choices=["classic", "analytic"], default="classic")
+    parser.add_argument(
+        "--calibration", choices=["classic", "analytic"], default=paper.PAPER_CALIBRATION
+    )
     parser.add_argument("--mnist", help="MNIST file (else $CAPE_MNIST)")
     parser.add_argument("--covtype", help="covtype.data(.gz) (else $CAPE_COVTYPE)")
     parser.add_argument(

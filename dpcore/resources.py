@@ -18,6 +18,10 @@ MAX_DIM_TENSOR = 100  # D³ doubles per site and per message
 # bound, iterative rows): one range, (0, 10⁶), checked over the whole of it by
 # tests/core/analysis/test_trust_models.py (issue #52: the shuffle bound stopped at 700).
 MAX_TRUST_EPSILON = 1e6
+# N_s of a site record (dpcore.Sites, and so of every door that takes one): S·N_s stays far
+# inside int64 and the synthetic pools of the trust models can hold it (issue #51: the record
+# took 2·10⁹ that the trust table then refused).
+MAX_SITE_SAMPLES = 10**9
 # S of a CAPE noise design, which holds S×S matrices (the noise generator's mixing M, the
 # covariance M Mᵀ the views condition on, a few temporaries; about six at once): each at
 # most MAX_MEMORY/64 = 32 MiB, so 2048 sites (issue #36: 100,000 sites asked for 74 GiB).

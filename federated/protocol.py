@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcore import (
+    DEFAULT_CALIBRATION,
     CapeDesign,
     PrivacyLedger,
     aggregate_step,
@@ -42,7 +43,7 @@ PROTOCOL_VERSION = "cape-flower/1"
 SCHEMES = ("helper", "pairwise")
 DESIGNS = ("joint", "cape")  # the joint-view-safe design / the paper's (dpcore.protocol.joint_safe)
 KINDS = ("mean", "pca")  # CAPE mean of the rows / capePCA of the second moment (Alg. 1)
-CALIBRATION = "analytic"  # Balle & Wang: valid at every ε (the classic one is not above 1)
+CALIBRATION = DEFAULT_CALIBRATION.kind  # analytic (Balle & Wang): valid at every ε
 NORM_SLACK = 1e-12  # rows may exceed norm 1 by rounding only
 
 
@@ -134,9 +135,8 @@ def site_tau(n_samples: Sequence[int], epsilon: Sequence[float], delta: Sequence
     Rows with ‖x‖₂ ≤ 1 and add/remove neighbours with N_s public: the mean moves by
     ‖x‖/N_s ≤ 1/N_s and A_s by ‖xxᵀ‖_F/N_s ≤ 1/N_s (Sec. 4), so both kinds share Δ_s.
     """
-    return gaussian_sigmas(
-        mean_sensitivity(np.asarray(n_samples)), epsilon=epsilon, delta=delta, method=CALIBRATION
-    )
+    sens = mean_sensitivity(np.asarray(n_samples))
+    return gaussian_sigmas(sens, epsilon=epsilon, delta=delta, calibration=CALIBRATION)
 
 
 def shape_of(kind: str, dim: int) -> tuple[int, ...]:

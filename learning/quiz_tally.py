@@ -247,7 +247,7 @@ def summary_rows(
 @functools.lru_cache(maxsize=64)  # a few ε's; the analytic calibration solves for σ
 def sigma_for(epsilon: float, delta: float = DELTA) -> float:
     """The release's noise std at ε (and δ): the analytic Gaussian calibration for Δ = 1."""
-    return gaussian_sigma(SENSITIVITY, epsilon=epsilon, delta=delta, method="analytic")
+    return gaussian_sigma(SENSITIVITY, epsilon=epsilon, delta=delta, calibration="analytic")
 
 
 def promise(release: Release) -> str:

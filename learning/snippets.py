@@ -68,7 +68,7 @@ def _site_lines(sites: Sites) -> str:
         "# each site releases its mean of values in [0, 1]: sensitivity 1/N_s\n"
         "tau = dpcore.gaussian_sigmas(\n"
         "    1.0 / np.asarray(n_per_site, float), epsilon=epsilon, delta=delta, "
-        f"method={sites.calibration!r}\n)\n"
+        f"calibration={sites.calibration.kind!r}\n)\n"
     )
 
 

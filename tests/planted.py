@@ -38,5 +38,5 @@ def planted_sites():
     from dpcore import site_noise_std
 
     moments, planted = planted_moments(SIZES, DIM, K, np.random.default_rng(7))
-    tau = site_noise_std(SIZES, epsilon=2.0, delta=1e-5, method="analytic")
+    tau = site_noise_std(SIZES, epsilon=2.0, delta=1e-5, calibration="analytic")
     return moments, planted, SIZES / SIZES.sum(), tau

@@ -194,7 +194,7 @@ def test_cape_every_round_audits_the_joint_view_of_all_rounds():
     table = _rounds_table(at)
     sites = default_table()  # weights μ_s = 1/S
     n, eps, dlt = (sites[c].to_numpy() for c in ("N_s", "ε_s", "δ_s"))
-    tau = dpcore.mean_noise_std(n, epsilon=eps, delta=dlt, method="analytic")
+    tau = dpcore.mean_noise_std(n, epsilon=eps, delta=dlt, calibration="analytic")
     for design, label in (("cape", "paper's design"), ("joint", "joint-view-safe design")):
         views = dpcore.rounds_party_views(
             tau, rounds=2, sensitivity=1 / n, delta=dlt, epsilon=eps, design=design

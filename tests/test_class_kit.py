@@ -117,7 +117,7 @@ def test_the_released_tally_has_the_noise_its_epsilon_states_and_small_rooms_sho
 
     counts = [[3, 1, 0], [0, 2, 4]]
     for epsilon in (0.5, 2.0):
-        sigma = gaussian_sigma(1.0, epsilon=epsilon, delta=DELTA, method="analytic")
+        sigma = gaussian_sigma(1.0, epsilon=epsilon, delta=DELTA, calibration="analytic")
         n = 2000
         noise = np.array(
             [
@@ -131,7 +131,7 @@ def test_the_released_tally_has_the_noise_its_epsilon_states_and_small_rooms_sho
     one = released("q", counts, epsilon=1.0, minimum=5, seed=7)
     assert one == released("q", counts, epsilon=1.0, minimum=5, seed=7)  # the same to all
     assert one.shown and one.sigma == gaussian_sigma(1.0, epsilon=1.0, delta=DELTA,
-                                                     method="analytic")  # fmt: skip
+                                                     calibration="analytic")  # fmt: skip
     small = released("q", [[1, 2, 0], [0, 0, 1]], epsilon=1.0, minimum=5, seed=7)  # 4 answers
     assert not small.shown and small.noisy == ()
     tally = QuizTally()

@@ -25,8 +25,9 @@ def _statement(at: AppTest) -> str:
 
 
 def _site_z(design: str, view: str):
-    """Noise multipliers of the default sites (5 × N = 1000, ε = 0.5, δ = 1e-3, classic)."""
-    tau = dpcore.mean_noise_std([1000] * 5, epsilon=0.5, delta=1e-3)
+    """Noise multipliers of the default sites (5 × N = 1000, ε = 0.5, δ = 1e-3, classic:
+    the page's default, ui.controls.PAGE_CALIBRATION)."""
+    tau = dpcore.mean_noise_std([1000] * 5, epsilon=0.5, delta=1e-3, calibration="classic")
     made = dpcore.cape_design(tau) if design == "cape" else dpcore.joint_safe_design(tau)
     return dpcore.view_noise_multipliers(
         made, sensitivity=dpcore.mean_sensitivity([1000] * 5), view=view

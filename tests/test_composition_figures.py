@@ -63,7 +63,7 @@ def test_accountants_text_says_how_epsilon_grew_against_sqrt_t_and_t(z, releases
 
 
 def _profiles():
-    tau = dpcore.mean_noise_std([1000] * 4, epsilon=0.5, delta=1e-3, method="analytic")
+    tau = dpcore.mean_noise_std([1000] * 4, epsilon=0.5, delta=1e-3, calibration="analytic")
     grid = sorted({*np.linspace(0.05, 2.0, 20), 0.5})
     return dpcore.view_profiles(
         tau, sensitivity=1e-3, site=0, colluding=[1], epsilons=grid, releases=1

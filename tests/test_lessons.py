@@ -30,12 +30,12 @@ DELTA = 0.01  # every lesson's δ unless the step varies it
 def _sigma(sens, eps, delta, method="classic"):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpcore.ClassicGaussianWarning)
-        return dpcore.gaussian_sigma(sens, epsilon=eps, delta=delta, method=method)
+        return dpcore.gaussian_sigma(sens, epsilon=eps, delta=delta, calibration=method)
 
 
 def _equal_design(sites, n=1000, eps=0.5):
     tau = dpcore.gaussian_sigmas(
-        np.full(sites, 1.0 / n), epsilon=eps, delta=DELTA, method="analytic"
+        np.full(sites, 1.0 / n), epsilon=eps, delta=DELTA, calibration="analytic"
     )
     return dpcore.cape_design(tau)
 
@@ -43,7 +43,7 @@ def _equal_design(sites, n=1000, eps=0.5):
 def _unequal(share=0.5):
     big = round(share * 10_000)
     sizes = np.array([big] + [(10_000 - big) // 4] * 4)
-    tau = dpcore.gaussian_sigmas(1.0 / sizes, epsilon=0.5, delta=DELTA, method="analytic")
+    tau = dpcore.gaussian_sigmas(1.0 / sizes, epsilon=0.5, delta=DELTA, calibration="analytic")
     return sizes, dpcore.cape_design(tau, weights=sizes / sizes.sum())
 
 
@@ -206,7 +206,7 @@ def truth(step_key: str, value) -> tuple[str, str]:
         return answer, f"**{ratio:.3g}×**"
     if step_key == "audit":
         sens = np.full(10, 1e-3)
-        tau = dpcore.gaussian_sigmas(sens, epsilon=0.5, delta=1e-3, method="analytic")
+        tau = dpcore.gaussian_sigmas(sens, epsilon=0.5, delta=1e-3, calibration="analytic")
         design = dpcore.cape_design(tau)
         # the page's streams: one per (design, view), the paper's joint view second
         stream = np.random.default_rng(DEFAULT_SEED).spawn(4)[1]

@@ -50,6 +50,10 @@ ALLOWED: dict[str, tuple[str, frozenset[str] | None]] = {
         "counts the steps of an iterative run by patching its kernels",
         frozenset({"dpcore.factorization.fedpca", "dpcore.factorization.iterative"}),
     ),
+    "tests/test_sigma_trace.py": (
+        "white-box: counts every σ a page computes by wrapping the calibration's kernels",
+        frozenset({"dpcore.mechanisms.calibration"}),
+    ),
     "tests/test_app.py": (
         "lowers the heavy-job threshold that dpcore.is_heavy reads",
         frozenset({"dpcore.experiments.limits"}),

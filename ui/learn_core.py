@@ -33,7 +33,7 @@ def sigmas(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpcore.ClassicGaussianWarning)
         return [
-            dpcore.gaussian_sigma(sensitivity, epsilon=e, delta=delta, method=method)
+            dpcore.gaussian_sigma(sensitivity, epsilon=e, delta=delta, calibration=method)
             for e in epsilons
         ]
 

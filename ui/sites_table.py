@@ -282,7 +282,7 @@ def preset_values(prefix: str, name: str) -> dict[str, Any]:
 
 # What a link to CAPE averaging sets besides the preset's sites: every other key at its default.
 AVERAGING_LINK_DEFAULTS = {
-    "avg_calib": "classic",
+    "avg_calib": "classic",  # ui.controls.PAGE_CALIBRATION
     "avg_draws": 20000,
     "avg_seed": DEFAULT_SEED,
     "avg_adv": 10.0,
@@ -438,5 +438,5 @@ def site_params(sites: dpcore.Sites) -> dict[str, Any]:
         "ε_s": sites.epsilon,
         "δ_s": sites.delta,
         "μ_s (normalised)": tuple(round(w, 6) for w in sites.weights),
-        "calibration": sites.calibration,
+        "calibration": sites.calibration.kind,
     }

@@ -27,7 +27,7 @@ from dpcore.analysis.accounting import (
     get_accountant,
 )
 from dpcore.analysis.views import collusion_bound
-from dpcore.mechanisms.calibration import CALIBRATIONS, NEIGHBOURING
+from dpcore.mechanisms.calibration import Calibration, CalibrationLike
 from dpcore.protocol.joint_safe import DESIGN_KINDS
 
 MAX_ENTRIES = 10**4
@@ -206,11 +206,11 @@ NEIGHBOURING_TEXT = {
 def privacy_statement(
     ledger: PrivacyLedger,
     *,
-    calibration: str,
+    calibration: CalibrationLike,
     design: str,
     view: str = "aggregator's joint view",
     n_colluding: int = 0,
-    neighbouring: str = "add-remove",
+    neighbouring: str | None = None,
     statistic: str = "each site's released statistic",
 ) -> str:
     """A plain-text privacy statement for the releases recorded in ``ledger``.
@@ -218,16 +218,18 @@ def privacy_statement(
     Parameters
     ----------
     ledger : PrivacyLedger
-    calibration : {"classic", "analytic"}
-        How each site's τ_s was calibrated to its per-release (ε_s, δ_s).
+    calibration : Calibration or {"classic", "analytic"}
+        How each site's τ_s was calibrated to its per-release (ε_s, δ_s) (a
+        :class:`dpcore.Calibration`, as ``Sites.calibration``, or a kind's name).
     design : {"cape", "joint"}
         The paper's CAPE design or the joint-view-safe one.
     view : str
         The view the ledger counted (:data:`dpcore.analysis.accounting.VIEWS`).
     n_colluding : int
         Sites colluding with the aggregator in the counted view, in [0, S − 1].
-    neighbouring : {"add-remove", "replace"}
-        The neighbouring relation (:data:`dpcore.mechanisms.calibration.NEIGHBOURING`).
+    neighbouring : {"add-remove", "replace"}, optional
+        Replaces the calibration's relation
+        (:data:`dpcore.mechanisms.calibration.NEIGHBOURING`).
     statistic : str
         What each site releases, in words (at most 200 characters).
 
@@ -245,10 +247,12 @@ def privacy_statement(
     """
     if not isinstance(ledger, PrivacyLedger):
         raise TypeError(f"ledger must be a PrivacyLedger; got {type(ledger).__name__}")
-    calibration = check_choice(calibration, "calibration", CALIBRATIONS)
+    if calibration is None:
+        raise ValueError("calibration must be named: the statement says how τ_s was calibrated")
+    cal = Calibration.of(calibration, neighbouring=neighbouring)
+    calibration, neighbouring = cal.kind, cal.neighbouring
     design = check_choice(design, "design", DESIGN_KINDS)
     view = check_choice(view, "view", VIEWS)
-    neighbouring = check_choice(neighbouring, "neighbouring", NEIGHBOURING)
     n = ledger.n_sites
     colluding = check_int(n_colluding, "n_colluding", low=0, high=max(n - 1, 0))
     if not isinstance(statistic, str) or not statistic.strip() or len(statistic) > 200:

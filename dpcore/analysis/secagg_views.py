@@ -337,7 +337,7 @@ def _central(design: SecAggDesign, sites: NDArray[np.intp]) -> float:
     """One curator's noise std for the survivors' renormalised mean (analytic Gaussian)."""
     w = design.weights[sites] / design.weights[sites].sum()
     sig = [
-        gaussian_sigma(float(x), epsilon=float(e), delta=float(d), method="analytic")
+        gaussian_sigma(float(x), epsilon=float(e), delta=float(d), calibration="analytic")
         for x, e, d in zip(
             design.sensitivity[sites], design.epsilon[sites], design.delta[sites], strict=True
         )

@@ -163,7 +163,7 @@ def gdp_mu(*, epsilon: float, delta: float) -> float:
     """The μ whose Gaussian curve is (ε, δ)-DP with no slack: δ_μ(ε) = δ.
 
     The exact conversion, the analytic Gaussian calibration read as μ = Δ/σ
-    (:func:`dpcore.gaussian_sigma`, ``method="analytic"``; Balle & Wang, ICML 2018, Thm. 8).
+    (:func:`dpcore.gaussian_sigma`, ``calibration="analytic"``; Balle & Wang, ICML 2018, Thm. 8).
 
     Parameters
     ----------
@@ -179,7 +179,7 @@ def gdp_mu(*, epsilon: float, delta: float) -> float:
     0.001
     """
     eps = check_real(epsilon, "epsilon", low=0.0, high=MAX_EPSILON, low_open=True)
-    return 1.0 / gaussian_sigma(1.0, epsilon=eps, delta=check_delta(delta), method="analytic")
+    return 1.0 / gaussian_sigma(1.0, epsilon=eps, delta=check_delta(delta), calibration="analytic")
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:

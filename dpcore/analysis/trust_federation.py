@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import check_int, check_per_site, check_weights
+from dpcore._validation import check_int
 from dpcore.analysis.views import (
     EPS_TOL,
     coalition_view,
@@ -35,14 +35,14 @@ from dpcore.analysis.views import (
     remedy_worst_case,
 )
 from dpcore.mechanisms.calibration import (
+    CalibrationLike,
     ClassicGaussianWarning,
     second_moment_sensitivity,
-    site_noise_std,
 )
 from dpcore.protocol.cape import CapeDesign
 from dpcore.protocol.joint_safe import design_for
 from dpcore.protocol.pairwise import pairwise_coalition_covariance
-from dpcore.resources import MAX_TRUST_EPSILON
+from dpcore.protocol.sites import Sites, as_sites
 
 DESIGN_COLUMNS = {"cape": "paper's design", "joint": "joint-view-safe design"}
 CASES = (
@@ -126,13 +126,13 @@ def _design_cases(
 
 
 def federation_trust(
-    n_per_site: ArrayLike,
+    n_per_site: Sites | ArrayLike,
     *,
-    epsilon: ArrayLike,
-    delta: ArrayLike,
+    epsilon: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
     weights: ArrayLike | None = None,
-    calibration: str = "analytic",
-    neighbouring: str = "add-remove",
+    calibration: CalibrationLike = None,
+    neighbouring: str | None = None,
 ) -> pd.DataFrame:
     """The worst site's exact ε in each case of :data:`CASES`, for both designs.
 
@@ -140,13 +140,14 @@ def federation_trust(
 
     Parameters
     ----------
-    n_per_site : sequence of int, length S in [2, 40]
+    n_per_site : Sites, or sequence of int, length S in [2, 40]
+        The sites (:class:`dpcore.Sites`), or N_s with the keywords below (the older form).
     epsilon, delta : float or array_like, shape (S,)
         ε_s in (0, 10⁶) and δ_s in (0, 1).
     weights : array_like, shape (S,), optional
         μ_s ≥ 0 summing to 1 (default 1/S).
-    calibration : {"classic", "analytic"}
-    neighbouring : {"add-remove", "replace"}
+    calibration : Calibration or {"analytic", "classic"}, optional
+    neighbouring : {"add-remove", "replace"}, optional
         As :func:`dpcore.analysis.trust_models.trust_table` (D×D second moments; Δ_s from
         :func:`dpcore.second_moment_sensitivity`).
 
@@ -167,23 +168,21 @@ def federation_trust(
     >>> bool(t.loc["pairwise, aggregator + one site", "joint meets"])
     False
     """
-    sizes = np.asarray(n_per_site)
-    if sizes.ndim != 1 or sizes.dtype.kind not in "iuf":
-        raise TypeError(f"n_per_site must be a sequence of integers; got {n_per_site!r}")
-    s = check_int(sizes.size, "n_per_site (number of sites)", low=2, high=40)
-    n = np.array([check_int(v, "n_per_site", low=1, high=10**9) for v in sizes.tolist()])
-    eps = check_per_site(epsilon, s, "epsilon", high=MAX_TRUST_EPSILON)
-    dlt = check_per_site(delta, s, "delta", high=1.0)
-    mu = check_weights(weights, s)
-    if calibration not in ("classic", "analytic"):
-        raise ValueError(f"calibration must be 'classic' or 'analytic'; got {calibration!r}")
-    if neighbouring not in ("add-remove", "replace"):
-        raise ValueError(f"neighbouring must be 'add-remove' or 'replace'; got {neighbouring!r}")
+    if not isinstance(n_per_site, Sites):
+        sizes = np.asarray(n_per_site)
+        if sizes.ndim != 1 or sizes.dtype.kind not in "iuf":
+            raise TypeError(f"n_per_site must be a sequence of integers; got {n_per_site!r}")
+    record = as_sites(
+        n_per_site, epsilon=epsilon, delta=delta, weights=weights, calibration=calibration,
+        neighbouring=neighbouring,
+    )  # fmt: skip
+    n = np.array(record.n_per_site)
+    check_int(n.size, "n_per_site (number of sites)", low=2, high=40)
+    eps, dlt, mu = np.array(record.epsilon), np.array(record.delta), record.mu
+    neighbouring = record.neighbouring
     with warnings.catch_warnings():  # the page warns about classic at ε ≥ 1 once
         warnings.simplefilter("ignore", ClassicGaussianWarning)
-        tau = site_noise_std(
-            n, epsilon=eps, delta=dlt, method=calibration, neighbouring=neighbouring
-        )
+        tau = record.moment_taus
         designs = {kind: design_for(kind, tau, weights=mu) for kind in DESIGN_COLUMNS}
     sens = second_moment_sensitivity(n, neighbouring=neighbouring)
     per_design = {kind: _design_cases(designs[kind], sens, eps, dlt) for kind in DESIGN_COLUMNS}

@@ -18,11 +18,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from dpcore._validation import (
-    check_choice,
-    check_delta,
     check_int,
-    check_per_site,
-    check_weights,
 )
 from dpcore.analysis.round_views import rounds_collusion_curve, rounds_party_views
 from dpcore.analysis.views import MAX_COLLUSION_SITES, effective_epsilons
@@ -34,8 +30,8 @@ from dpcore.factorization.iterative import (
     pooled_round_std,
 )
 from dpcore.factorization.registry import CostShape, pca_method
-from dpcore.mechanisms.calibration import second_moment_sensitivity, site_noise_std
-from dpcore.resources import MAX_TRUST_EPSILON
+from dpcore.mechanisms.calibration import CalibrationLike, second_moment_sensitivity
+from dpcore.protocol.sites import Sites, as_sites
 
 ITERATIVE_SCHEMES = ("npm", "npm_distributed", "npm_cape", "npm_cape_joint", "fedpower", "fedpca")
 FLOAT_BITS = 64  # a real on the wire, as in dpcore.analysis.trust_models
@@ -55,23 +51,25 @@ def _tolerated(curve: pd.DataFrame) -> int:
 
 
 def iterative_trust_table(
-    n_per_site: ArrayLike,
+    n_per_site: Sites | ArrayLike,
     *,
-    epsilon: ArrayLike,
-    delta: ArrayLike,
+    epsilon: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
     weights: ArrayLike | None = None,
     dim: int = 20,
     k: int = 1,
     rounds: int = DEFAULT_ROUNDS,
-    calibration: str = "analytic",
-    neighbouring: str = "add-remove",
+    calibration: CalibrationLike = None,
+    neighbouring: str | None = None,
 ) -> pd.DataFrame:
     """One row per iterative method: noise per round, trust, collusion and communication.
 
     Parameters
     ----------
-    n_per_site : sequence of int, length S in [2, 40]
-        N_s ≥ 1 samples per site.
+    n_per_site : Sites, or sequence of int, length S in [2, 40]
+        The sites (:class:`dpcore.Sites`), or N_s with ``epsilon``, ``delta``, ``weights``,
+        ``calibration`` and ``neighbouring`` (the older form,
+        :func:`dpcore.protocol.sites.as_sites`).
     epsilon, delta : float or array_like, shape (S,)
         ε_s in (0, 10⁶) (:data:`~dpcore.resources.MAX_TRUST_EPSILON`) and δ_s in
         (0, 1), each site's total over all rounds.
@@ -81,8 +79,8 @@ def iterative_trust_table(
         D in [1, 60] and K in [1, D] (communication only).
     rounds : int
         T in [1, 1000] for the power methods and FedPower (federated PCA is one-shot).
-    calibration : {"classic", "analytic"}
-    neighbouring : {"add-remove", "replace"}
+    calibration : Calibration or {"analytic", "classic"}, optional
+    neighbouring : {"add-remove", "replace"}, optional
 
     Returns
     -------
@@ -105,17 +103,18 @@ def iterative_trust_table(
     round); distributed, FedPower and federated PCA show the aggregator each site's own
     noisy releases, whose T rounds compose to exactly the one-release std τ_s.
     """
-    n = np.asarray(n_per_site)
+    record = as_sites(
+        n_per_site, epsilon=epsilon, delta=delta, weights=weights, calibration=calibration,
+        neighbouring=neighbouring,
+    )  # fmt: skip
+    n = np.array(record.n_per_site)
     s = check_int(n.size, "n_per_site (number of sites)", low=2, high=MAX_COLLUSION_SITES)
-    eps = check_per_site(epsilon, s, "epsilon", high=MAX_TRUST_EPSILON)
-    dlt = np.array([check_delta(x) for x in np.broadcast_to(np.asarray(delta, float), (s,))])
-    mu = check_weights(weights, s)
+    eps, dlt, mu = np.array(record.epsilon), np.array(record.delta), record.mu
     d = check_int(dim, "dim", low=1, high=60)
     kk = check_int(k, "k", low=1, high=d)
     t = check_rounds(rounds)
-    cal = check_choice(calibration, "calibration", ("classic", "analytic"))
-    nbr = check_choice(neighbouring, "neighbouring", ("add-remove", "replace"))
-    tau = site_noise_std(n, epsilon=eps, delta=dlt, method=cal, neighbouring=nbr)
+    nbr = record.neighbouring
+    tau = record.moment_taus
     sens = second_moment_sensitivity(n, neighbouring=nbr)
     central = float(np.max(mu * tau))
     own = effective_epsilons(tau, sens, delta=dlt)  # each site's releases, T rounds composed

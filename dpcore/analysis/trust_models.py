@@ -37,10 +37,8 @@ from dpcore._validation import (
     check_choice,
     check_delta,
     check_int,
-    check_per_site,
     check_real,
     check_rng,
-    check_weights,
 )
 from dpcore.analysis.secagg_views import secagg_cost, secagg_dropouts, secagg_views
 from dpcore.analysis.views import (
@@ -55,9 +53,9 @@ from dpcore.factorization.datasets import draw_sites, second_moments, synthetic_
 from dpcore.factorization.metrics import captured_energy, optimal_energy, top_k_eigvecs
 from dpcore.factorization.pca import cape_pca, conv_pca, local_pca, nonprivate_pca
 from dpcore.mechanisms.calibration import (
+    CalibrationLike,
     ClassicGaussianWarning,
     second_moment_sensitivity,
-    site_noise_std,
 )
 from dpcore.mechanisms.noise import expand_symmetric
 from dpcore.protocol.cape import CapeDesign, pooled_plus_noise
@@ -72,6 +70,7 @@ from dpcore.protocol.secagg import (
     secagg_sum,
     symmetric_coordinates,
 )
+from dpcore.protocol.sites import Sites, as_sites
 from dpcore.resources import MAX_TRUST_EPSILON
 
 SCHEMES = ("central", "local", "conventional", "cape", "cape_joint", "secagg", "shuffle")
@@ -181,21 +180,34 @@ def count_text(count: int) -> str:
 
 
 def _sites(
-    n_per_site: ArrayLike, epsilon: ArrayLike, delta: ArrayLike, weights: ArrayLike | None
-) -> tuple[NDArray[np.int_], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Validated N_s, ε_s, δ_s and μ_s (default 1/S)."""
-    try:
-        sizes = np.asarray(n_per_site)
-        if sizes.ndim != 1 or sizes.dtype.kind not in "iuf":
-            raise TypeError
-    except TypeError as err:
-        raise TypeError(f"n_per_site must be a sequence of integers; got {n_per_site!r}") from err
-    s = check_int(sizes.size, "n_per_site (number of sites)", low=2, high=MAX_SITES)
-    n = np.array([check_int(v, "n_per_site", low=1, high=10**9) for v in sizes.tolist()])
-    eps = check_per_site(epsilon, s, "epsilon", high=MAX_TRUST_EPSILON)
-    dlt = check_per_site(delta, s, "delta", high=1.0)
-    mu = check_weights(weights, s)
-    return n, eps, dlt, mu
+    sites: Sites | ArrayLike,
+    epsilon: ArrayLike | None,
+    delta: ArrayLike | None,
+    weights: ArrayLike | None,
+    calibration: CalibrationLike = None,
+    neighbouring: str | None = None,
+) -> tuple[
+    Sites, NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+]:
+    """The record (:func:`dpcore.protocol.sites.as_sites`) and its fields as arrays.
+
+    The record is the one validation of sites; S is also at most secure aggregation's 1,000.
+    """
+    if not isinstance(sites, Sites):
+        try:
+            sizes = np.asarray(sites)
+            if sizes.ndim != 1 or sizes.dtype.kind not in "iuf":
+                raise TypeError
+        except TypeError as err:
+            raise TypeError(f"n_per_site must be a sequence of integers; got {sites!r}") from err
+    record = as_sites(
+        sites, epsilon=epsilon, delta=delta, weights=weights, calibration=calibration,
+        neighbouring=neighbouring,
+    )  # fmt: skip
+    check_int(record.count, "n_per_site (number of sites)", low=2, high=MAX_SITES)
+    n = np.array(record.n_per_site, dtype=np.int64)
+    eps = np.array(record.epsilon, dtype=np.float64)
+    return record, n, eps, np.array(record.delta, dtype=np.float64), record.mu
 
 
 def _cape(kind: str, tau: NDArray[np.float64], mu: NDArray[np.float64]) -> CapeDesign:
@@ -204,31 +216,23 @@ def _cape(kind: str, tau: NDArray[np.float64], mu: NDArray[np.float64]) -> CapeD
         return design_for(kind, tau, weights=mu)
 
 
-def _taus(
-    n: NDArray[np.int_],
-    eps: NDArray[np.float64],
-    dlt: NDArray[np.float64],
-    calibration: str,
-    neighbouring: str,
-) -> NDArray[np.float64]:
+def _taus(record: Sites) -> NDArray[np.float64]:
     with warnings.catch_warnings():  # the page warns about classic at ε ≥ 1 once
         warnings.simplefilter("ignore", ClassicGaussianWarning)
-        return site_noise_std(
-            n, epsilon=eps, delta=dlt, method=calibration, neighbouring=neighbouring
-        )
+        return record.moment_taus
 
 
 def trust_secagg_design(
-    n_per_site: ArrayLike,
+    n_per_site: Sites | ArrayLike,
     *,
-    epsilon: ArrayLike,
-    delta: ArrayLike,
+    epsilon: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
     weights: ArrayLike | None = None,
     dim: int = 20,
     bits: int = DEFAULT_BITS,
     scale: float | None = None,
     calibration: str = "ddg",
-    neighbouring: str = "add-remove",
+    neighbouring: str | None = None,
 ) -> SecAggDesign:
     """The secure-aggregation round for these sites' D×D second moments.
 
@@ -236,8 +240,11 @@ def trust_secagg_design(
     d = D(D+1)/2 integers per message (the free entries), ε_s, δ_s and μ_s as given, and a
     largest one-coordinate move of 1/N_s (the (1, 1) entry when x = e_1 is added, removed
     or replaced by 0; an entry of xxᵀ/N_s moves by at most 1/N_s for ‖x‖ ≤ 1).
+    ``n_per_site`` is a :class:`dpcore.Sites` (its relation gives Δ_s) or N_s with the
+    keywords; ``calibration`` is secure aggregation's own (:func:`dpcore.secagg_design`).
     """
-    n, eps, dlt, mu = _sites(n_per_site, epsilon, delta, weights)
+    record, n, eps, dlt, mu = _sites(n_per_site, epsilon, delta, weights, None, neighbouring)
+    neighbouring = record.neighbouring
     d = check_int(dim, "dim", low=1, high=MAX_TRUST_DIM)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClassicGaussianWarning)
@@ -301,14 +308,14 @@ def _tolerated_secagg(design: SecAggDesign) -> tuple[int, int]:
 
 
 def trust_table(
-    n_per_site: ArrayLike,
+    n_per_site: Sites | ArrayLike,
     *,
-    epsilon: ArrayLike,
-    delta: ArrayLike,
+    epsilon: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
     weights: ArrayLike | None = None,
     dim: int = 20,
-    calibration: str = "analytic",
-    neighbouring: str = "add-remove",
+    calibration: CalibrationLike = None,
+    neighbouring: str | None = None,
     bits: int = DEFAULT_BITS,
     scale: float | None = None,
     secagg_calibration: str = "ddg",
@@ -317,18 +324,21 @@ def trust_table(
 
     Parameters
     ----------
-    n_per_site : sequence of int, length S ≥ 2
-        N_s ≥ 1 samples per site.
+    n_per_site : Sites, or sequence of int, length S ≥ 2
+        The sites (:class:`dpcore.Sites`: N_s, ε_s, δ_s, μ_s, the calibration), or N_s
+        with the keywords below (the older form, :func:`dpcore.protocol.sites.as_sites`).
     epsilon, delta : float or array_like, shape (S,)
-        ε_s in (0, 10⁶) and δ_s in (0, 1): what each site is promised.
+        With N_s only: ε_s in (0, 10⁶) and δ_s in (0, 1), what each site is promised.
     weights : array_like, shape (S,), optional
-        μ_s ≥ 0 summing to 1 (default 1/S).
+        With N_s only: μ_s ≥ 0 with a positive sum (default 1/S).
     dim : int
         D in [1, 60]: the sites release their D×D second-moment matrices
         (Δ_s = :func:`dpcore.second_moment_sensitivity`).
-    calibration : {"classic", "analytic"}
-        Gaussian calibration of τ_s (central, local, conventional, CAPE, shuffle).
-    neighbouring : {"add-remove", "replace"}
+    calibration : Calibration or {"analytic", "classic"}, optional
+        With N_s only: Gaussian calibration of τ_s (central, local, conventional, CAPE,
+        shuffle; :class:`dpcore.Calibration`, default analytic).
+    neighbouring : {"add-remove", "replace"}, optional
+        With N_s only: replaces the calibration's relation.
     bits, scale : int and float or None
         Secure aggregation's b in [2, 64] and γ > 0 (None: automatic).
     secagg_calibration : {"ddg", "classic", "analytic"}
@@ -414,14 +424,14 @@ class TrustOverview:
 
 
 def trust_overview(
-    n_per_site: ArrayLike,
+    n_per_site: Sites | ArrayLike,
     *,
-    epsilon: ArrayLike,
-    delta: ArrayLike,
+    epsilon: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
     weights: ArrayLike | None = None,
     dim: int = 20,
-    calibration: str = "analytic",
-    neighbouring: str = "add-remove",
+    calibration: CalibrationLike = None,
+    neighbouring: str | None = None,
     bits: int = DEFAULT_BITS,
     scale: float | None = None,
     secagg_calibration: str = "ddg",
@@ -435,10 +445,11 @@ def trust_overview(
     -------
     TrustOverview
     """
-    n, eps, dlt, mu = _sites(n_per_site, epsilon, delta, weights)
+    record, n, eps, dlt, mu = _sites(
+        n_per_site, epsilon, delta, weights, calibration, neighbouring
+    )
     d = check_int(dim, "dim", low=1, high=MAX_TRUST_DIM)
-    cal = check_choice(calibration, "calibration", ("classic", "analytic"))
-    nbr = check_choice(neighbouring, "neighbouring", ("add-remove", "replace"))
+    nbr = record.neighbouring
     sa_cal = check_choice(secagg_calibration, "secagg_calibration", SECAGG_CALIBRATIONS)
     s = n.size
     if s > MAX_COLLUSION_SITES:
@@ -446,14 +457,11 @@ def trust_overview(
             f"n_per_site must list at most {MAX_COLLUSION_SITES} sites (the collusion search); "
             f"got {s}"
         )
-    tau = _taus(n, eps, dlt, cal, nbr)
+    tau = _taus(record)
     sens = second_moment_sensitivity(n, neighbouring=nbr)
     paper, joint = _cape("cape", tau, mu), _cape("joint", tau, mu)
     central = paper.tau_pool
-    sa = trust_secagg_design(
-        n, epsilon=eps, delta=dlt, weights=mu, dim=d, bits=bits, scale=scale,
-        calibration=sa_cal, neighbouring=nbr,
-    )  # fmt: skip
+    sa = trust_secagg_design(record, dim=d, bits=bits, scale=scale, calibration=sa_cal)
     coords = symmetric_coordinates(d, 2)
     reals = {
         name: communication_cost(name, problem="pca", dim=d, k=1, sites=s)
@@ -679,15 +687,15 @@ PCA_SCHEMES = ("nonprivate", *SCHEMES)
 
 
 def trust_pca(
-    n_per_site: ArrayLike,
+    n_per_site: Sites | ArrayLike,
     *,
-    epsilon: ArrayLike,
-    delta: ArrayLike,
+    epsilon: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
     weights: ArrayLike | None = None,
     dim: int = 20,
     k: int = 5,
-    calibration: str = "analytic",
-    neighbouring: str = "add-remove",
+    calibration: CalibrationLike = None,
+    neighbouring: str | None = None,
     bits: int = DEFAULT_BITS,
     scale: float | None = None,
     secagg_calibration: str = "ddg",
@@ -731,11 +739,11 @@ def trust_pca(
         (max(max Σ_s(r_s + Z_s) + 1, −min Σ_s(r_s + Z_s)) / 2^{b−1} over coordinates: above
         1 exactly when a coordinate wraps); 0 elsewhere.
     """
-    n, eps, dlt, mu = _sites(n_per_site, epsilon, delta, weights)
+    record, n, _, _, mu = _sites(
+        n_per_site, epsilon, delta, weights, calibration, neighbouring
+    )
     d = check_int(dim, "dim", low=1, high=MAX_TRUST_DIM)
     kk = check_int(k, "k", low=1, high=d)
-    cal = check_choice(calibration, "calibration", ("classic", "analytic"))
-    nbr = check_choice(neighbouring, "neighbouring", ("add-remove", "replace"))
     check_choice(secagg_calibration, "secagg_calibration", SECAGG_CALIBRATIONS)
     reps = check_int(runs, "runs", low=1, high=MAX_RUNS)
     total = int(n.sum())
@@ -749,12 +757,11 @@ def trust_pca(
     moments = second_moments(draw_sites(dataset, n, rng=draw_rng))
     reference = dataset.reference
     best = optimal_energy(reference, kk)
-    tau = _taus(n, eps, dlt, cal, nbr)
+    tau = _taus(record)
     paper = _cape("cape", tau, mu)
     design = trust_secagg_design(
-        n, epsilon=eps, delta=dlt, weights=mu, dim=d, bits=bits, scale=scale,
-        calibration=secagg_calibration, neighbouring=nbr,
-    )  # fmt: skip
+        record, dim=d, bits=bits, scale=scale, calibration=secagg_calibration
+    )
     values = free_entries(moments, 2)
     exact = mu @ values  # Σ μ_s a_s, what the server is meant to learn (free entries)
 

@@ -1005,7 +1005,7 @@ def remedy_worst_case(
     --------
     >>> import dpcore, numpy as np
     >>> n = np.array([250, 350, 450]); tau = dpcore.site_noise_std(n, epsilon=1.0,
-    ...     delta=1e-5, method="analytic")
+    ...     delta=1e-5, calibration="analytic")
     >>> made = dpcore.joint_safe_design(tau, weights=n / n.sum())
     >>> worst = remedy_worst_case(made, [1], sensitivity=1 / n, epsilon=1.0, delta=1e-5)
     >>> worst.meets

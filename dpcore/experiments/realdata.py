@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from dpcore._validation import check_choice, check_int
+from dpcore._validation import RngLike, check_choice, check_int, check_rng
 from dpcore.experiments.csv_text import (
     DECIMAL_COMMA_HINT,
     as_utf8,
@@ -66,7 +66,7 @@ def dataset_from_array(
     name: str,
     description: str = "",
     max_rows: int | None = None,
-    rng: np.random.Generator | None = None,
+    rng: RngLike = None,
 ) -> Dataset:
     """Centre, scale into the unit ball and wrap a samples × features array.
 
@@ -78,7 +78,8 @@ def dataset_from_array(
     max_rows : int, optional
         Keep a uniformly random subset of this many rows (needs ``rng``), as the paper does
         for Covertype.
-    rng : numpy.random.Generator, optional
+    rng : numpy.random.Generator or int, optional
+        The stream (or a seed, SPEC 7) that chooses the kept rows; needed with ``max_rows``.
 
     Returns
     -------
@@ -107,7 +108,8 @@ def dataset_from_array(
     if max_rows is not None and n > max_rows:
         if rng is None:
             raise ValueError("max_rows needs an rng to choose the rows")
-        arr = arr[np.sort(rng.choice(n, size=max_rows, replace=False))]
+        chooser = check_rng(rng)
+        arr = arr[np.sort(chooser.choice(n, size=max_rows, replace=False))]
         n = max_rows
     if n > MAX_ROWS:
         raise ValueError(f"data must have at most {MAX_ROWS:,} rows (samples); got {n:,}")

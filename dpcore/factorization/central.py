@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from dpcore._validation import check_epsilon, check_int, check_real
 from dpcore.factorization.metrics import top_k_eigvecs
-from dpcore.mechanisms.calibration import NEIGHBOURING, gaussian_sigma
+from dpcore.mechanisms.calibration import NEIGHBOURING, CalibrationLike, gaussian_sigma
 from dpcore.protocol.cape import add_symmetric_noise
 
 
@@ -74,13 +74,16 @@ def central_gaussian_pca(
     epsilon: float,
     delta: float,
     rng: np.random.Generator,
+    calibration: CalibrationLike = None,
 ) -> NDArray[np.float64]:
-    """Top-K of A + G, G ~ sym N(0, σ²), σ the analytic Gaussian σ of (Δ, ε, δ).
+    """Top-K of A + G, G ~ sym N(0, σ²), σ the Gaussian σ of (Δ, ε, δ) by ``calibration``.
 
     ``sensitivity`` is the pooled Δ (:func:`pooled_sensitivity`); (ε, δ)-DP for the curator's
-    one release (Balle & Wang 2018, Thm. 8; the AG algorithm of Dwork et al. 2014).
+    one release (the AG algorithm of Dwork et al. 2014). ``calibration`` is the sweep's
+    (:class:`dpcore.Calibration`, default analytic: Balle & Wang 2018, Thm. 8), so that the
+    curator and CAPE are compared at one calibration.
     """
-    sigma = gaussian_sigma(sensitivity, epsilon=epsilon, delta=delta, method="analytic")
+    sigma = gaussian_sigma(sensitivity, epsilon=epsilon, delta=delta, calibration=calibration)
     return top_k_eigvecs(add_symmetric_noise(pooled(moments, weights), sigma, rng=rng), k)
 
 

@@ -31,19 +31,23 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpcore._validation import check_real
 from dpcore.factorization.iterative import check_moments, initial_basis, orthonormalise
-from dpcore.mechanisms.calibration import gaussian_sigmas
+from dpcore.mechanisms.calibration import CalibrationLike, gaussian_sigmas
 
 DEFAULT_STEP = 1.0  # c of η_t = c/‖G_t‖₂ (:func:`oja_step`); chosen on synthetic data
 
 
 def block_sigmas(
-    sensitivity: ArrayLike, *, epsilon: float, delta: float, calibration: str = "analytic"
+    sensitivity: ArrayLike,
+    *,
+    epsilon: float,
+    delta: float,
+    calibration: CalibrationLike = None,
 ) -> NDArray[np.float64]:
     """σ_b of each block's release A_b W + N(0, σ_b²): the Gaussian σ of (Δ_b, ε, δ).
 
     Every block spends the full (ε, δ) on its own samples (parallel composition).
     """
-    return gaussian_sigmas(sensitivity, epsilon=epsilon, delta=delta, method=calibration)
+    return gaussian_sigmas(sensitivity, epsilon=epsilon, delta=delta, calibration=calibration)
 
 
 def oja_step(

@@ -63,6 +63,7 @@ from dpcore.factorization.otd import (
 )
 from dpcore.factorization.pca import cape_pca, conv_pca, dpdis_pca, local_pca, nonprivate_pca
 from dpcore.factorization.tensor import Recovery, multilinear, whitening
+from dpcore.mechanisms.calibration import Calibration
 from dpcore.protocol.secagg import point_design, secagg_symmetric, symmetric_coordinates
 
 FAMILIES = ("pca", "otd")
@@ -113,8 +114,9 @@ class SitePrivacy:
         Δ_s of each site's statistic under the sweep's neighbouring relation.
     epsilon, delta : float
         The grid point's (ε, δ) for this statistic (a stage's share of it for tensors).
-    calibration : str
-        The sweep's Gaussian calibration ("classic" or "analytic").
+    calibration : Calibration
+        The sweep's Gaussian calibration (a kind's name is taken for it; its relation is
+        ``neighbouring``'s).
     bits : int
         Secure aggregation's bit width b.
     scale : float or None
@@ -126,10 +128,14 @@ class SitePrivacy:
     sensitivity: NDArray[np.float64]
     epsilon: float
     delta: float
-    calibration: str
+    calibration: Calibration | str
     bits: int
     scale: float | None
     neighbouring: str = "add-remove"
+
+    def __post_init__(self) -> None:
+        cal = Calibration.of(self.calibration, neighbouring=self.neighbouring)
+        object.__setattr__(self, "calibration", cal)
 
 
 @dataclass(frozen=True, eq=False)
@@ -496,7 +502,7 @@ def _secagg_estimate(
         privacy.sensitivity,
         epsilon=privacy.epsilon,
         delta=privacy.delta,
-        calibration=privacy.calibration,
+        calibration=Calibration.of(privacy.calibration).kind,  # "matched" to the sweep's
         bits=privacy.bits,
         scale=privacy.scale,
         weights=weights,
@@ -703,6 +709,7 @@ def _central_gauss(x: PcaInputs, rng: np.random.Generator) -> NDArray[np.float64
         epsilon=p.epsilon,
         delta=p.delta,
         rng=rng,
+        calibration=p.calibration,  # the sweep's, as every other entry's (issue #51)
     )
 
 

@@ -1,5 +1,12 @@
 """Privacy calibration: how much Gaussian noise a release needs.
 
+One :class:`Calibration` value — the Gaussian calibration's kind and the neighbouring
+relation — is what every function, spec and record of the core takes as ``calibration=``
+(a kind's name, ``"classic"`` or ``"analytic"``, is accepted for it). Its one default,
+:data:`DEFAULT_CALIBRATION`, is the analytic Gaussian mechanism under add/remove
+neighbours: it is a proof of (ε, δ)-DP at every ε and the least noise that is; the paper's
+reproduction (:mod:`dpcore.experiments.paper`) asks for ``"classic"`` explicitly.
+
 Two calibrations of the Gaussian mechanism are offered:
 
 * ``"classic"`` — σ = Δ·sqrt(2 ln(1.25/δ))/ε, the formula the paper uses throughout
@@ -19,6 +26,7 @@ import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -45,6 +53,94 @@ NEIGHBOURING = ("add-remove", "replace")
 
 class ClassicGaussianWarning(UserWarning):
     """The classic Gaussian bound was used with ε ≥ 1, where it is not a proof of privacy."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How a Gaussian release's σ follows from its sensitivity and (ε, δ).
+
+    Parameters
+    ----------
+    kind : {"analytic", "classic"}
+        ``"analytic"`` (the default): the exact analytic Gaussian mechanism of Balle & Wang
+        (ICML 2018, Thm. 8), a proof at every ε > 0 and the least σ that is one.
+        ``"classic"``: σ = Δ·sqrt(2 ln(1.25/δ))/ε, the paper's formula (Imtiaz & Sarwate,
+        Sec. 2; Dwork & Roth 2014, Thm. A.1), a proof only for ε < 1 (it warns with
+        :class:`ClassicGaussianWarning` above); the paper's reproduction asks for it.
+    neighbouring : {"add-remove", "replace"}
+        The neighbouring relation of a site's second-moment release
+        (:func:`second_moment_sensitivity`); a mean in [0, 1] has Δ = 1/N under either.
+
+    Examples
+    --------
+    >>> Calibration()
+    Calibration(kind='analytic', neighbouring='add-remove')
+    >>> round(Calibration("classic").sigma(1.0, epsilon=0.5, delta=1e-5), 4)
+    9.6896
+    >>> Calibration.of("classic", neighbouring="replace")
+    Calibration(kind='classic', neighbouring='replace')
+    """
+
+    kind: str = "analytic"
+    neighbouring: str = "add-remove"
+
+    def __post_init__(self) -> None:
+        check_choice(self.kind, "kind", CALIBRATIONS)
+        check_choice(self.neighbouring, "neighbouring", NEIGHBOURING)
+
+    def __str__(self) -> str:
+        default = self.neighbouring == NEIGHBOURING[0]
+        return self.kind if default else f"{self.kind}/{self.neighbouring}"
+
+    @classmethod
+    def of(cls, value: CalibrationLike = None, *, neighbouring: str | None = None) -> Calibration:
+        """The calibration ``value`` names: a :class:`Calibration`, a kind's name or ``None``.
+
+        ``None`` is :data:`DEFAULT_CALIBRATION`; a name keeps the default relation unless
+        ``neighbouring`` is given; ``neighbouring`` replaces a value's relation.
+        """
+        if value is None:
+            value = DEFAULT_CALIBRATION
+        elif isinstance(value, str):
+            value = cls(check_choice(value, "calibration", CALIBRATIONS))
+        elif not isinstance(value, Calibration):
+            raise ValueError(
+                f"calibration must be a Calibration or one of {list(CALIBRATIONS)}; "
+                f"got {show(value)}"
+            )
+        if neighbouring is not None:
+            relation = check_choice(neighbouring, "neighbouring", NEIGHBOURING)
+            if relation != value.neighbouring:
+                value = cls(value.kind, relation)
+        return value
+
+    def sigma(self, sensitivity: float, *, epsilon: float, delta: float) -> float:
+        """σ of a Δ-sensitive release at (ε, δ) (:func:`gaussian_sigma`)."""
+        return gaussian_sigma(sensitivity, epsilon=epsilon, delta=delta, calibration=self)
+
+    def sigmas(
+        self, sensitivity: ArrayLike, *, epsilon: ArrayLike, delta: ArrayLike
+    ) -> NDArray[np.float64]:
+        """:meth:`sigma` element-wise over broadcast arrays (:func:`gaussian_sigmas`)."""
+        return gaussian_sigmas(sensitivity, epsilon=epsilon, delta=delta, calibration=self)
+
+
+CalibrationLike = Calibration | str | None  # a name stands for Calibration(name)
+DEFAULT_CALIBRATION = Calibration()
+
+
+def _resolve(calibration: CalibrationLike, method: str | None) -> Calibration:
+    """``calibration``, or the deprecated ``method=`` (the older name of the same keyword)."""
+    if method is not None:
+        warnings.warn(
+            "method= is deprecated; pass calibration= (a dpcore.Calibration or its kind's name)",
+            DeprecationWarning,
+            stacklevel=caller_stacklevel(),
+        )
+        if calibration is not None:
+            raise ValueError("give calibration= or its deprecated name method=, not both")
+        calibration = check_choice(method, "method", CALIBRATIONS)
+    return Calibration.of(calibration)
 
 
 def gaussian_delta(sigma: float, *, sensitivity: float, epsilon: float) -> float:
@@ -104,7 +200,7 @@ def gaussian_epsilon(sigma: float, *, sensitivity: float, delta: float) -> float
 
     Examples
     --------
-    >>> s = gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, method="analytic")
+    >>> s = gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, calibration="analytic")
     >>> round(gaussian_epsilon(s, sensitivity=1.0, delta=1e-5), 6)
     0.5
     """
@@ -146,7 +242,12 @@ def _analytic_unit_sigma(epsilon: float, delta: float) -> float:
 
 
 def gaussian_sigma(
-    sensitivity: float, *, epsilon: float, delta: float, method: str = "classic"
+    sensitivity: float,
+    *,
+    epsilon: float,
+    delta: float,
+    calibration: CalibrationLike = None,
+    method: str | None = None,
 ) -> float:
     """Standard deviation of Gaussian noise giving (ε, δ)-differential privacy.
 
@@ -158,10 +259,13 @@ def gaussian_sigma(
         Privacy parameter ε, must be in (0, ∞]. ``inf`` means no privacy and returns 0.
     delta : float
         Privacy parameter δ, must be in (0, 1).
-    method : {"classic", "analytic"}
-        ``"classic"``: Δ·sqrt(2 ln(1.25/δ))/ε (warns with :class:`ClassicGaussianWarning`
-        for ε ≥ 1, where the bound is not proven). ``"analytic"``: the exact calibration of
-        Balle & Wang, valid for all ε > 0 and never larger than the classic value for ε < 1.
+    calibration : Calibration or {"analytic", "classic"}, optional
+        Default :data:`DEFAULT_CALIBRATION` (analytic). ``"classic"``: Δ·sqrt(2 ln(1.25/δ))/ε
+        (warns with :class:`ClassicGaussianWarning` for ε ≥ 1, where the bound is not
+        proven). ``"analytic"``: the exact calibration of Balle & Wang, valid for all ε > 0
+        and never larger than the classic value for ε < 1.
+    method : str, optional
+        Deprecated name of ``calibration``.
 
     Returns
     -------
@@ -182,21 +286,23 @@ def gaussian_sigma(
 
     Examples
     --------
-    >>> round(gaussian_sigma(1.0, epsilon=0.5, delta=1e-5), 4)
+    >>> round(gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, calibration="classic"), 4)
     9.6896
+    >>> round(gaussian_sigma(1.0, epsilon=0.5, delta=1e-5), 4)  # analytic
+    7.5485
     """
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True, high_open=True)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    method = check_choice(method, "method", CALIBRATIONS)
+    kind = _resolve(calibration, method).kind
     if math.isinf(epsilon):
         return 0.0
-    if method == "classic":
+    if kind == "classic":
         if epsilon >= CLASSIC_PROOF_LIMIT:
             warnings.warn(
                 f"the classic Gaussian bound sqrt(2 ln(1.25/delta))/epsilon is proven only for "
                 f"epsilon < 1; got epsilon = {epsilon:g}. The value is returned to reproduce the "
-                f"paper; use method='analytic' for a calibration that is a proof.",
+                f"paper; use calibration='analytic' for a calibration that is a proof.",
                 ClassicGaussianWarning,
                 stacklevel=caller_stacklevel(),  # the user's line, not the core's
             )
@@ -333,12 +439,18 @@ def mean_sensitivity(n_samples: ArrayLike) -> NDArray[np.float64]:
 
 
 def mean_noise_std(
-    n_samples: ArrayLike, *, epsilon: ArrayLike, delta: ArrayLike, method: str = "classic"
+    n_samples: ArrayLike,
+    *,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
+    calibration: CalibrationLike = None,
+    method: str | None = None,
 ) -> NDArray[np.float64]:
     """τ_s for each site releasing its mean of N_s values in [0, 1] at its own (ε_s, δ_s).
 
     The Gaussian mechanism (:func:`gaussian_sigmas`) with Δ_s = 1/N_s
     (:func:`mean_sensitivity`): the scalar statistic of the CAPE averaging pages.
+    ``calibration`` as in :func:`gaussian_sigma` (``method``: its deprecated name).
 
     Examples
     --------
@@ -347,7 +459,9 @@ def mean_noise_std(
     ... )
     True
     """
-    return gaussian_sigmas(mean_sensitivity(n_samples), epsilon=epsilon, delta=delta, method=method)
+    cal = _resolve(calibration, method)
+    sens = mean_sensitivity(n_samples)
+    return gaussian_sigmas(sens, epsilon=epsilon, delta=delta, calibration=cal)
 
 
 def site_noise_std(
@@ -355,8 +469,9 @@ def site_noise_std(
     *,
     epsilon: ArrayLike,
     delta: ArrayLike,
-    method: str = "classic",
-    neighbouring: str = "add-remove",
+    calibration: CalibrationLike = None,
+    neighbouring: str | None = None,
+    method: str | None = None,
 ) -> NDArray[np.float64]:
     """τ_s for each site: the noise std its second-moment release needs on its own.
 
@@ -364,8 +479,13 @@ def site_noise_std(
     ----------
     n_samples, epsilon, delta : array_like
         Per-site N_s, ε_s, δ_s (broadcast against each other).
-    method, neighbouring : str
-        As in :func:`gaussian_sigma` and :func:`second_moment_sensitivity`.
+    calibration : Calibration or str, optional
+        As in :func:`gaussian_sigma`; its relation gives Δ_s
+        (:func:`second_moment_sensitivity`).
+    neighbouring : {"add-remove", "replace"}, optional
+        Replaces the calibration's relation.
+    method : str, optional
+        Deprecated name of ``calibration``.
 
     Returns
     -------
@@ -376,14 +496,21 @@ def site_noise_std(
     ----------
     Imtiaz & Sarwate, Sec. 3.1: τ_s = (1/(N_s ε_s)) sqrt(2 log(1.25/δ_s)).
     """
-    sens = second_moment_sensitivity(n_samples, neighbouring=neighbouring)
-    return gaussian_sigmas(sens, epsilon=epsilon, delta=delta, method=method)
+    cal = Calibration.of(_resolve(calibration, method), neighbouring=neighbouring)
+    sens = second_moment_sensitivity(n_samples, neighbouring=cal.neighbouring)
+    return gaussian_sigmas(sens, epsilon=epsilon, delta=delta, calibration=cal)
 
 
 def gaussian_sigmas(
-    sensitivity: ArrayLike, *, epsilon: ArrayLike, delta: ArrayLike, method: str = "classic"
+    sensitivity: ArrayLike,
+    *,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
+    calibration: CalibrationLike = None,
+    method: str | None = None,
 ) -> NDArray[np.float64]:
     """:func:`gaussian_sigma` element-wise over broadcast arrays, warning at most once."""
+    cal = _resolve(calibration, method)
     sens, eps, dlt = check_broadcast(
         sensitivity=as_float_array(sensitivity, "sensitivity"),
         epsilon=as_float_array(epsilon, "epsilon"),
@@ -393,7 +520,7 @@ def gaussian_sigmas(
     with classic_warning_once():
         for idx in np.ndindex(sens.shape):
             out[idx] = gaussian_sigma(
-                float(sens[idx]), epsilon=float(eps[idx]), delta=float(dlt[idx]), method=method
+                float(sens[idx]), epsilon=float(eps[idx]), delta=float(dlt[idx]), calibration=cal
             )
     return out
 

@@ -16,6 +16,7 @@ it is not these sites' gain when their (ε, δ) or weights differ (issue #22).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -23,14 +24,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpcore._validation import (
     as_float_array,
-    check_choice,
-    check_design_sites,
     check_positive_array,
     show,
 )
-from dpcore.mechanisms.calibration import CALIBRATIONS, mean_noise_std
+from dpcore.mechanisms.calibration import CalibrationLike
 from dpcore.protocol.cape import CapeDesign, cape_design, cape_gain, check_sizes, paper_design
 from dpcore.protocol.joint_safe import joint_safe_design
+
+if TYPE_CHECKING:
+    from dpcore.protocol.sites import Sites
 
 # The gains a page compares, in its order: the names of :attr:`MeanReleaseDesigns.gains`.
 GAIN_NAMES = ("same_weights", "joint_same_weights", "best_conventional", "paper_g")
@@ -155,25 +157,22 @@ class MeanReleaseDesigns:
 
 
 def mean_release_designs(
-    n_per_site: ArrayLike,
+    n_per_site: Sites | ArrayLike,
     *,
-    epsilon: ArrayLike,
-    delta: ArrayLike,
+    epsilon: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
     weights: ArrayLike | None = None,
-    calibration: str = "analytic",
+    calibration: CalibrationLike = None,
 ) -> MeanReleaseDesigns:
     """The three CAPE designs for sites releasing their mean of values in [0, 1].
 
     Parameters
     ----------
-    n_per_site : array_like of int, shape (S,)
-        N_s in [1, 1e100] per site, S ≥ 2.
-    epsilon, delta : array_like
-        Per-site ε_s > 0 and δ_s in (0, 1), broadcast against ``n_per_site``.
-    weights : array_like, shape (S,), optional
-        μ_s ≥ 0 with Σ μ_s = 1; default 1/S.
-    calibration : {"analytic", "classic"}
-        How τ_s is calibrated (:func:`dpcore.gaussian_sigma`).
+    n_per_site : Sites, or array_like of int, shape (S,)
+        The sites (:class:`dpcore.Sites`); or N_s per site with the keywords below, the
+        older exploded form (:func:`dpcore.protocol.sites.as_sites`).
+    epsilon, delta, weights, calibration : optional
+        With N_s only: ε_s, δ_s, μ_s and the calibration, as :class:`dpcore.Sites` takes them.
 
     Returns
     -------
@@ -189,15 +188,17 @@ def mean_release_designs(
     >>> round(d.gains["same_weights"], 6), d.paper_formula_differs
     (2.0, ())
     """
-    sizes = check_sizes(n_per_site)
-    check_design_sites(sizes.size, "n_per_site")
-    calibration = check_choice(calibration, "calibration", CALIBRATIONS)
-    tau = mean_noise_std(sizes, epsilon=epsilon, delta=delta, method=calibration)
-    cape = cape_design(tau, weights=weights)
+    from dpcore.protocol.sites import as_sites  # sites.py builds its designs here
+
+    record = as_sites(
+        n_per_site, epsilon=epsilon, delta=delta, weights=weights, calibration=calibration
+    )
+    tau = record.taus
+    cape = cape_design(tau, weights=record.weights)
     return MeanReleaseDesigns(
-        n_per_site=sizes,
-        epsilon=as_float_array(epsilon, "epsilon"),
-        delta=as_float_array(delta, "delta"),
+        n_per_site=np.asarray(record.n_per_site, dtype=float),
+        epsilon=np.asarray(record.epsilon),
+        delta=np.asarray(record.delta),
         cape=cape,
         joint=joint_safe_design(tau, weights=cape.weights),
         paper=paper_design(tau, weights=cape.weights, tau_pool=cape.tau_pool),

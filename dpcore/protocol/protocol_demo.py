@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcore._validation import check_choice, check_delta, check_epsilon, check_int
-from dpcore.mechanisms.calibration import gaussian_sigmas
+from dpcore.mechanisms.calibration import CalibrationLike, gaussian_sigmas
 from dpcore.protocol.cape import AveragingRun, cape_average
 
 VALUE_KINDS = ("scalar", "2x2")
@@ -74,7 +74,7 @@ def protocol_demo(
     epsilon: float = 0.5,
     delta: float = 0.01,
     n_per_site: int = 50,
-    calibration: str = "analytic",
+    calibration: CalibrationLike = None,
     seed: int = 0,
 ) -> ProtocolDemo:
     """Run CAPE once on S small private values and keep every intermediate number.
@@ -90,7 +90,7 @@ def protocol_demo(
         Every site's privacy: ε in (0, ∞], δ in (0, 1).
     n_per_site : int
         N_s in [1, 10⁶], equal at every site, so the weights are μ_s = 1/S and eq. (2) holds.
-    calibration : {"classic", "analytic"}
+    calibration : Calibration or {"analytic", "classic"}, optional
         How τ_s is calibrated (:func:`dpcore.gaussian_sigma`).
     seed : int
         ≥ 0. ``SeedSequence(seed)`` is spawned once for the data and once for the protocol,
@@ -119,7 +119,7 @@ def protocol_demo(
     data_rng, noise_rng = np.random.default_rng(seed).spawn(2)
     values = _site_values(kind, sites, n_per_site, data_rng)
     tau = gaussian_sigmas(
-        np.full(sites, 1.0 / n_per_site), epsilon=epsilon, delta=delta, method=calibration
+        np.full(sites, 1.0 / n_per_site), epsilon=epsilon, delta=delta, calibration=calibration
     )
     run = cape_average(values, tau, symmetric=kind == "2x2", rng=noise_rng)
     mu = run.weights

@@ -74,7 +74,7 @@ from dpcore._validation import (
     check_rng,
     check_weights,
 )
-from dpcore.mechanisms.calibration import ClassicGaussianWarning, gaussian_sigma
+from dpcore.mechanisms.calibration import CALIBRATIONS, ClassicGaussianWarning, gaussian_sigma
 from dpcore.mechanisms.discrete import (
     MAX_SIGMA,
     MIN_SHARE_SIGMA,
@@ -257,15 +257,21 @@ class SecAggDesign:
 
     @property
     def tau_central(self) -> float:
-        """What one trusted curator would add: max_s μ_s σ_s, σ_s exact (Balle–Wang) Gaussian.
+        """What one trusted curator would add: max_s μ_s σ_s, σ_s the Gaussian σ of each site.
 
-        The pooled requirement of :func:`dpcore.cape_design` with the analytic calibration
-        of every site's own (Δ_s, ε_s, δ_s) and no rounding: the reference "central" level.
+        The pooled requirement of :func:`dpcore.cape_design` at every site's own
+        (Δ_s, ε_s, δ_s) and no rounding: the reference "central" level. Its calibration is
+        the design's when that is a Gaussian one ("classic", "analytic"), else the default
+        (:data:`dpcore.DEFAULT_CALIBRATION`, for "ddg"), so a matched round and the
+        curator it is compared with calibrate alike (issue #51).
         """
-        sig = [
-            gaussian_sigma(float(s), epsilon=float(e), delta=float(d), method="analytic")
-            for s, e, d in zip(self.sensitivity, self.epsilon, self.delta, strict=True)
-        ]
+        cal = self.calibration if self.calibration in CALIBRATIONS else None
+        with warnings.catch_warnings():  # the design warned once when it was calibrated
+            warnings.simplefilter("ignore", ClassicGaussianWarning)
+            sig = [
+                gaussian_sigma(float(s), epsilon=float(e), delta=float(d), calibration=cal)
+                for s, e, d in zip(self.sensitivity, self.epsilon, self.delta, strict=True)
+            ]
         return float(np.max(self.weights * np.array(sig)))
 
     def epsilons(self, shares: int | None = None) -> NDArray[np.float64]:
@@ -491,7 +497,9 @@ def _share_sigma(
         if calibration == "ddg":
             need.append(_cached_ddg_sigma(float(e), float(dl), shares, float(l2), dim))
         else:
-            total = gaussian_sigma(float(l2), epsilon=float(e), delta=float(dl), method=calibration)
+            total = gaussian_sigma(
+                float(l2), epsilon=float(e), delta=float(dl), calibration=calibration
+            )
             need.append(total / math.sqrt(shares))
     sigma = max(need)
     if 0 < sigma < MIN_SIGMA:  # the sampler's floor; only adds (a mass e^{-5000} of) noise
@@ -549,7 +557,8 @@ def decode(total: NDArray[np.uint64], bits: int) -> NDArray[np.int64]:
     if bits == 64:
         return v.view(np.int64)
     out = v.astype(np.int64)
-    return np.where(out >= 2 ** (bits - 1), out - 2**bits, out)
+    half = np.int64(2 ** (bits - 1))  # 2^b itself overflows int64 at b = 63
+    return np.where(out >= half, out - half - half, out)
 
 
 def _pairs(n_sites: int) -> list[tuple[int, int]]:

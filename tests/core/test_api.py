@@ -120,6 +120,9 @@ RANDOM_CALLS = {
     "dropout_correction": lambda rng: dpcore.dropout_correction(
         np.zeros((3, 2)), _DESIGN, [0], rng=rng
     ),
+    "dataset_from_array": lambda rng: dpcore.dataset_from_array(
+        np.arange(90.0).reshape(30, 3) ** 2, name="t", max_rows=20, rng=rng
+    ).samples,
     "sample_mog": lambda rng: dpcore.sample_mog(dpcore.mog_model(4, 2, rng=0), 5, rng=rng),
     "sample_stm": lambda rng: dpcore.sample_stm(dpcore.stm_model(4, 2, rng=0), 5, rng=rng),
 }

@@ -227,14 +227,24 @@ OVERRIDES: dict[str, dict[str, object]] = {
     "otd_example": {**SWEEP_VALID, **CLASS_BUDGET, "epsilon": 0.5, "sensitivity": "paper"},
     "dropout_pca": {
         **CLASS_BUDGET,
-        "n_per_site": [100, 200, 300],
-        "epsilon": [0.5] * 3,
-        "delta": [0.01] * 3,
+        # the record is the form; its exploded fields are the older one (not given here)
+        "sites": dpcore.Sites([100, 200, 300], [0.5] * 3, [0.01] * 3),
+        "n_per_site": None,
+        "epsilon": None,
+        "delta": None,
+        "weights": None,
+        "calibration": None,
         "dim": 4,
         "k": 2,
         "runs": 1,
         "pool_size": 600,
     },
+    # the deprecated method= is not given with calibration= (the two together are refused)
+    **{
+        name: {"method": None}
+        for name in ("gaussian_sigma", "gaussian_sigmas", "mean_noise_std", "site_noise_std")
+    },
+    "Calibration": {"kind": "analytic"},
     "dropout_run": {"values": np.zeros((3, 4, 4)), "symmetric": True},
     "cape_average": {"values": np.zeros((3, 4))},
     "coalition_report": {"sensitivity": [0.01, 0.01, 0.01], "delta": 0.01},
@@ -400,8 +410,6 @@ INFINITY_MEANS = {
     "LedgerEntry": "noise_multiplier = inf: the release tells nothing about the site",
     "PrivacyLedger.add": "noise_multiplier = inf: the release tells nothing about the site",
     "secagg_design": "epsilon = inf: no privacy, no noise share (sigma = 0)",
-    "mean_release_designs": "epsilon = inf: the sites' ε as asked (no privacy, no noise)",
-    "Sites": "epsilon = inf: the sites' ε as asked (no privacy, no noise)",
     "SecAggDesign": "epsilon = inf: no privacy, no noise share (sigma = 0)",
     "SecAggDesign.epsilons": "epsilon = inf when the design promised no privacy",
     "secagg_views": "noise_std = inf: a one-time-padded message tells a site nothing",
@@ -691,9 +699,9 @@ def _issue_cases():
         ),
         "cape_gain_bounds sites=2**62": (lambda: dpcore.cape_gain_bounds(600, 2**62), "sites"),
         "cape_design tau_site 'x'": (lambda: dpcore.cape_design("x"), "tau_site"),
-        "gaussian_sigma method=zeros(0)": (
-            lambda: dpcore.gaussian_sigma(1.0, epsilon=0.5, delta=0.01, method=np.zeros(0)),
-            "method",
+        "gaussian_sigma calibration=zeros(0)": (
+            lambda: dpcore.gaussian_sigma(1.0, epsilon=0.5, delta=0.01, calibration=np.zeros(0)),
+            "calibration",
         ),
     }
 

@@ -38,13 +38,7 @@ def averaging_design(
     sites: Sites,
 ) -> dpcore.MeanReleaseDesigns:
     """:func:`dpcore.mean_release_designs` for per-site settings (a mean in [0, 1])."""
-    return dpcore.mean_release_designs(
-        sites.n_per_site,
-        epsilon=sites.epsilon,
-        delta=sites.delta,
-        weights=sites.weights,
-        calibration=sites.calibration,
-    )
+    return dpcore.mean_release_designs(sites)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, hash_funcs=SPEC_HASH)
@@ -148,7 +142,7 @@ def coalition_table(
     made, sens = (sites.design(design), sites.sensitivities)
     exact = (
         sites.replace(calibration="analytic").design(design)
-        if sites.calibration == "classic"
+        if sites.calibration.kind == "classic"
         else None
     )
     return dpcore.coalition_report(
@@ -214,12 +208,8 @@ def remedy_worst_table(sites: Sites, dropped: tuple[int, ...]) -> pd.DataFrame:
 def dropout_pca_frame(sites: Sites, dropped: tuple[int, ...], seed: int) -> pd.DataFrame:
     """capePCA's captured energy with and without the dropout (:func:`dpcore.dropout_pca`)."""
     return dpcore.dropout_pca(
-        n_per_site=sites.n_per_site,
-        epsilon=sites.epsilon,
-        delta=sites.delta,
-        weights=sites.weights,
+        sites,
         dropped=dropped,
-        calibration=sites.calibration,
         rng=seed,
         budget=classroom.BUDGET,
     )
@@ -324,12 +314,8 @@ def trust_models_table(
 ) -> TrustOverview:
     """:func:`dpcore.trust_overview`: the table and the secure-aggregation round."""
     return dpcore.trust_overview(
-        sites.n_per_site,
-        epsilon=sites.epsilon,
-        delta=sites.delta,
-        weights=sites.weights,
+        sites,
         dim=dim,
-        calibration=sites.calibration,
         bits=bits,
         scale=scale,
         secagg_calibration=sa_cal,
@@ -340,13 +326,7 @@ def trust_models_table(
 def trust_models_federation(sites: Sites) -> pd.DataFrame:
     """CAPE across real sites, worded: per case the worst site's ε against its promise for
     both designs (:func:`dpcore.analysis.trust_federation.federation_trust`)."""
-    frame = federation_trust(
-        sites.n_per_site,
-        epsilon=sites.epsilon,
-        delta=sites.delta,
-        weights=sites.weights,
-        calibration=sites.calibration,
-    )
+    frame = federation_trust(sites)
     rows = []
     for r in frame.to_dict("records"):
         row = {
@@ -370,14 +350,7 @@ def trust_models_federation(sites: Sites) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=64, hash_funcs=SPEC_HASH)
 def trust_models_iterative(sites: Sites, dim: int) -> pd.DataFrame:
     """:func:`dpcore.analysis.trust_iterative.iterative_trust_table` at the page's sites."""
-    return iterative_trust_table(
-        sites.n_per_site,
-        epsilon=sites.epsilon,
-        delta=sites.delta,
-        weights=sites.weights,
-        dim=dim,
-        calibration=sites.calibration,
-    )
+    return iterative_trust_table(sites, dim=dim)
 
 
 @st.cache_data(show_spinner="Running PCA for every scheme…", max_entries=64, hash_funcs=SPEC_HASH)
@@ -395,13 +368,9 @@ def trust_models_pca(
     """:func:`dpcore.analysis.trust_models.trust_pca` (K = 5) on a synthetic pool of Σ N_s
     samples."""
     return dpcore.trust_pca(
-        sites.n_per_site,
-        epsilon=sites.epsilon,
-        delta=sites.delta,
-        weights=sites.weights,
+        sites,
         dim=dim,
         k=min(5, dim),
-        calibration=sites.calibration,
         bits=bits,
         scale=scale,
         secagg_calibration=sa_cal,
@@ -431,7 +400,8 @@ def rounds_coalition_table(
     sites: Sites, colluding: tuple[int, ...], ng: bool, design: str, rounds: int
 ) -> pd.DataFrame:
     """:func:`coalition_table` over all T rounds (:func:`round_views.rounds_coalition_report`)."""
-    exact = sites.replace(calibration="analytic").taus if sites.calibration == "classic" else None
+    classic = sites.calibration.kind == "classic"
+    exact = sites.replace(calibration="analytic").taus if classic else None
     return dpcore.rounds_coalition_report(
         sites.taus,
         colluding,

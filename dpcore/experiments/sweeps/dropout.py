@@ -9,28 +9,30 @@ from concurrent.futures import Executor
 import numpy as np
 import pandas as pd
 
-from dpcore._validation import check_choice, check_design_sites, check_int, show
+from dpcore._validation import check_int, show
 from dpcore.analysis.views import check_sites, dropout_run
 from dpcore.experiments.limits import WorkBudget, check_budget, estimate_pca, machine
 from dpcore.experiments.sweeps.spec import resolve_rng
 from dpcore.factorization.datasets import draw_sites, second_moments, synthetic_dataset
 from dpcore.factorization.metrics import captured_energy, optimal_energy, top_k_eigvecs
-from dpcore.mechanisms.calibration import CALIBRATIONS, site_noise_std
+from dpcore.mechanisms.calibration import CalibrationLike
 from dpcore.parallel import parallel_map, planned_workers, single_blas
 from dpcore.protocol.cape import cape_design
+from dpcore.protocol.sites import Sites, as_sites
 
 DROPOUT_CASES = ("no dropout", "none", "naive", "cape")
 
 
 @single_blas
 def dropout_pca(
+    sites: Sites | None = None,
     *,
-    n_per_site: Sequence[int],
-    epsilon: Sequence[float],
-    delta: Sequence[float],
-    weights: Sequence[float],
     dropped: Sequence[int],
-    calibration: str = "classic",
+    n_per_site: Sequence[int] | None = None,
+    epsilon: Sequence[float] | None = None,
+    delta: Sequence[float] | None = None,
+    weights: Sequence[float] | None = None,
+    calibration: CalibrationLike = None,
     dim: int = 50,
     k: int = 10,
     runs: int = 20,
@@ -45,11 +47,13 @@ def dropout_pca(
 
     Parameters
     ----------
-    n_per_site, epsilon, delta, weights : sequence, one entry per site
-        N_s, ε_s, δ_s and the aggregator's μ_s.
+    sites : Sites
+        The sites (:class:`dpcore.Sites`: N_s, ε_s, δ_s, μ_s and the calibration, whose
+        relation gives Δ_s of the second moments).
     dropped : sequence of int
         0-based sites that drop out after the noise generator has sent the E's.
-    calibration : {"classic", "analytic"}
+    n_per_site, epsilon, delta, weights, calibration : optional
+        The older exploded form of ``sites`` (:func:`dpcore.protocol.sites.as_sites`).
     dim, k, runs, pool_size
         Synthetic data (:func:`dpcore.synthetic_dataset`) and repetitions.
     workers, executor
@@ -69,15 +73,30 @@ def dropout_pca(
         optimum for the pool's reference matrix).
     """
     # everything is validated before any data are made
-    if isinstance(n_per_site, (str, bytes)) or not isinstance(n_per_site, (Sequence, np.ndarray)):
+    given: Sites | Sequence[int] | np.ndarray
+    if sites is not None or n_per_site is None:
+        if not isinstance(sites, Sites):
+            raise TypeError(
+                f"sites must be a dpcore.Sites (or give n_per_site=, epsilon=, ...); "
+                f"got {show(sites)}"
+            )
+        if n_per_site is not None:
+            raise ValueError("n_per_site must not be given with sites (the record holds N_s)")
+        given = sites
+    elif isinstance(n_per_site, (str, bytes)) or not isinstance(
+        n_per_site, (Sequence, np.ndarray)
+    ):
         raise TypeError(
             f"n_per_site must be a sequence of integers, one per site; got {show(n_per_site)}"
         )
-    sizes = np.array([check_int(n, "n_per_site", low=1) for n in n_per_site], dtype=int)
-    check_design_sites(sizes.size, "n_per_site")
-    calibration = check_choice(calibration, "calibration", CALIBRATIONS)
-    tau = site_noise_std(sizes, epsilon=epsilon, delta=delta, method=calibration)
-    design = cape_design(tau, weights=weights)
+    else:
+        given = [check_int(n, "n_per_site", low=1) for n in n_per_site]
+    record = as_sites(
+        given,
+        epsilon=epsilon, delta=delta, weights=weights, calibration=calibration,
+    )  # fmt: skip
+    sizes = np.array(record.n_per_site, dtype=int)
+    design = cape_design(record.moment_taus, weights=record.weights)
     dim = check_int(dim, "dim", low=1)
     k = check_int(k, "k", low=1, high=dim)
     runs = check_int(runs, "runs", low=1)

@@ -72,7 +72,7 @@ def _noise_scales(
 ) -> NoiseScales:
     """Per-site noise for ε₁ = split·ε on M2 and ε₂ = (1 − split)·ε on M3 (same for δ)."""
     sizes, _ = spec.sites.layout(point)
-    method = spec.privacy.calibration
+    method = spec.privacy.gaussian
     (eps1, dlt1), (eps2, dlt2) = spec.privacy.stages(point.epsilon, point.delta)
     sens2, sens3 = moment_sensitivities(
         planted.kind, sizes, dim=planted.dim, sigma2=sigma2, relation=spec.privacy.sensitivity
@@ -83,9 +83,9 @@ def _noise_scales(
         return SitePrivacy(np.asarray(sens, dtype=float), eps, dlt, method, bits, scale)
 
     return NoiseScales(
-        tau2=gaussian_sigmas(sens2, epsilon=eps1, delta=dlt1, method=method),
-        tau3=gaussian_sigmas(sens3, epsilon=eps2, delta=dlt2, method=method),
-        tau2_avn=gaussian_sigmas(sens2, epsilon=eps1, delta=dlt1 + dlt2, method=method),
+        tau2=gaussian_sigmas(sens2, epsilon=eps1, delta=dlt1, calibration=method),
+        tau3=gaussian_sigmas(sens3, epsilon=eps2, delta=dlt2, calibration=method),
+        tau2_avn=gaussian_sigmas(sens2, epsilon=eps1, delta=dlt1 + dlt2, calibration=method),
         beta=eps2 / sens3,
         privacy2=stage(sens2, eps1, dlt1),
         privacy3=stage(sens3, eps2, dlt2),

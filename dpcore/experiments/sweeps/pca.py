@@ -37,8 +37,7 @@ def _noise_std(spec: PcaSpec, point: GridPoint) -> NDArray[np.float64]:
         sizes,
         epsilon=point.epsilon,
         delta=point.delta,
-        method=spec.privacy.calibration,
-        neighbouring=spec.privacy.neighbouring,
+        calibration=spec.privacy.gaussian,
     )
 
 
@@ -49,7 +48,7 @@ def _privacy(spec: PcaSpec, point: GridPoint) -> SitePrivacy:
         sensitivity=second_moment_sensitivity(sizes, neighbouring=spec.privacy.neighbouring),
         epsilon=point.epsilon,
         delta=point.delta,
-        calibration=spec.privacy.calibration,
+        calibration=spec.privacy.gaussian,
         bits=point.secagg_bits,
         scale=point.secagg_scale,
         neighbouring=spec.privacy.neighbouring,

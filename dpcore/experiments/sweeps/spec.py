@@ -48,7 +48,7 @@ from dpcore.factorization.models import MODELS
 from dpcore.factorization.moments import SCALINGS, SENSITIVITIES, SIGMA2_SOURCES
 from dpcore.factorization.otd import PowerOptions
 from dpcore.factorization.registry import Algorithm
-from dpcore.mechanisms.calibration import CALIBRATIONS, NEIGHBOURING
+from dpcore.mechanisms.calibration import DEFAULT_CALIBRATION, Calibration, CalibrationLike
 from dpcore.protocol.secagg import DEFAULT_BITS
 from dpcore.resources import MAX_DESIGN_SITES, MAX_DIM_TENSOR
 
@@ -464,16 +464,28 @@ def _changed(spec: PcaSpec | OtdSpec, keywords: dict[str, Any]) -> dict[str, Any
     return out
 
 
+def sweep_calibration(calibration: CalibrationLike, neighbouring: str) -> Calibration:
+    """A sweep's :class:`Calibration`: ``neighbouring`` replaces its relation unless at default."""
+    at_default = isinstance(neighbouring, str) and neighbouring == DEFAULT_CALIBRATION.neighbouring
+    if isinstance(calibration, Calibration) and at_default:
+        return calibration
+    return Calibration.of(calibration, neighbouring=neighbouring)
+
+
 @dataclass(frozen=True)
 class PcaPrivacy:
-    """Noise calibration of the PCA sweep: Gaussian method and neighbouring relation."""
+    """Noise calibration of the PCA sweep: Gaussian kind and neighbouring relation (as text)."""
 
     calibration: str
     neighbouring: str
 
     def __post_init__(self) -> None:
-        check_choice(self.calibration, "calibration", CALIBRATIONS)
-        check_choice(self.neighbouring, "neighbouring", NEIGHBOURING)
+        Calibration(self.calibration, self.neighbouring)  # validates both
+
+    @property
+    def gaussian(self) -> Calibration:
+        """The :class:`dpcore.Calibration` these fields name."""
+        return Calibration(self.calibration, self.neighbouring)
 
 
 class Budget(NamedTuple):
@@ -500,7 +512,8 @@ class OtdPrivacy:
 
     Attributes
     ----------
-    calibration : {"classic", "analytic"}
+    calibration : {"analytic", "classic"}
+        The kind of :class:`dpcore.Calibration` (:attr:`gaussian`).
     sensitivity : {"paper", "add-remove", "replace"}
         Sensitivities of M2, M3 (:func:`dpcore.factorization.moments.moment_sensitivities`).
     budget_split : float
@@ -512,9 +525,14 @@ class OtdPrivacy:
     budget_split: float
 
     def __post_init__(self) -> None:
-        check_choice(self.calibration, "calibration", CALIBRATIONS)
+        Calibration.of(self.calibration)  # validates the kind
         check_choice(self.sensitivity, "sensitivity", SENSITIVITIES)
         check_split(self.budget_split)
+
+    @property
+    def gaussian(self) -> Calibration:
+        """The :class:`dpcore.Calibration` of both stages (M2, M3 have their own Δ)."""
+        return Calibration(self.calibration)
 
     def stages(self, epsilon: float, delta: float) -> tuple[Budget, Budget]:
         """(ε₁, δ₁) for M2 and (ε₂, δ₂) for M3 out of a total (ε, δ).
@@ -674,8 +692,8 @@ class PcaSpec(SweepSpec):
         runs: int = 10,
         algorithms: Sequence[str] | None = None,
         metrics: Sequence[str] | None = None,
-        calibration: str = "classic",
-        neighbouring: str = "add-remove",
+        calibration: CalibrationLike = DEFAULT_CALIBRATION.kind,
+        neighbouring: str = DEFAULT_CALIBRATION.neighbouring,
         site_shares: Sequence[float] | None = None,
         weighting: str = "proportional",
         rank: int | None = None,
@@ -706,10 +724,13 @@ class PcaSpec(SweepSpec):
         metrics : sequence of str, optional
             Columns from :data:`dpcore.experiments.sweeps.scores.PCA_METRICS` (default: all, in that
             order).
-        calibration : {"classic", "analytic"}
-            Gaussian mechanism calibration (:func:`dpcore.gaussian_sigma`).
+        calibration : Calibration or {"analytic", "classic"}
+            Gaussian mechanism calibration (:class:`dpcore.Calibration`; default analytic,
+            a proof at every ε; the paper's reproduction asks for "classic"). Every entry of
+            the sweep, the trusted curator's and secure aggregation's included, uses it.
         neighbouring : {"add-remove", "replace"}
-            Neighbouring relation for Δ (:func:`dpcore.second_moment_sensitivity`).
+            Neighbouring relation for Δ (:func:`dpcore.second_moment_sensitivity`); left at
+            its default, a :class:`dpcore.Calibration`'s own relation is kept.
         site_shares : sequence of float, optional
             Relative site sizes for unequal N_s (not with a swept S).
         weighting : {"proportional", "equal"}
@@ -758,7 +779,8 @@ class PcaSpec(SweepSpec):
             secagg_scale=secagg_scale,
         )
         layout = SiteLayout.of(site_shares, weighting)
-        privacy = PcaPrivacy(calibration, neighbouring)
+        cal = sweep_calibration(calibration, neighbouring)
+        privacy = PcaPrivacy(cal.kind, cal.neighbouring)
         count = Runs(check_int(runs, "runs", low=1))
         if isinstance(data, Dataset):
             dim, pool_size = data.dim, data.n_samples
@@ -880,7 +902,7 @@ class OtdSpec(SweepSpec):
         runs: int = 10,
         algorithms: Sequence[str] | None = None,
         metrics: Sequence[str] | None = None,
-        calibration: str = "classic",
+        calibration: CalibrationLike = DEFAULT_CALIBRATION.kind,
         sensitivity: str = "paper",
         budget_split: float = 0.5,
         sigma2: float = 0.05,
@@ -958,7 +980,7 @@ class OtdSpec(SweepSpec):
         )
         layout = SiteLayout.of(site_shares, weighting)
         split = check_split(budget_split)
-        privacy = OtdPrivacy(calibration, sensitivity, split)
+        privacy = OtdPrivacy(Calibration.of(calibration).kind, sensitivity, split)
         count = Runs(check_int(runs, "runs", low=1))
         power = PowerOptions(*_check_power(restarts, max_iter, tol))
         dim = check_int(dim, "dim", low=1, high=MAX_DIM_TENSOR)

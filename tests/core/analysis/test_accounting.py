@@ -261,7 +261,7 @@ def test_profile_is_the_analytic_gaussian_delta_and_decreasing(releases):
 
 def _equal_sites(sites=10, n=1000, epsilon=0.5, delta=1e-3):
     sens = dpcore.mean_sensitivity([n] * sites)
-    tau = dpcore.mean_noise_std([n] * sites, epsilon=epsilon, delta=delta, method="analytic")
+    tau = dpcore.mean_noise_std([n] * sites, epsilon=epsilon, delta=delta, calibration="analytic")
     return tau, sens
 
 

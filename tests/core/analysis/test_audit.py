@@ -286,7 +286,7 @@ def test_protocol_audit_is_sound_over_seeds_and_configurations():
 # The joint-view-safe design's joint view has ε exactly 0.5, which a sound bound exceeds
 # with probability ≤ 5 %; with the seed fixed the test is deterministic.
 HEADLINE_N = [1000] * 10
-HEADLINE_TAU = dpcore.mean_noise_std(HEADLINE_N, epsilon=0.5, delta=1e-3, method="analytic")
+HEADLINE_TAU = dpcore.mean_noise_std(HEADLINE_N, epsilon=0.5, delta=1e-3, calibration="analytic")
 HEADLINE_SENS = dpcore.mean_sensitivity(HEADLINE_N)
 HEADLINE_TRIALS = 400_000
 

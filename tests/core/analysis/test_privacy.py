@@ -171,7 +171,7 @@ def _mean_sites(sites, eps, calibration, delta=1e-3, n=1000):
     sens = np.full(sites, 1.0 / n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClassicGaussianWarning)  # classic at ε ≥ 1, on purpose
-        tau = gaussian_sigmas(sens, epsilon=eps, delta=delta, method=calibration)
+        tau = gaussian_sigmas(sens, epsilon=eps, delta=delta, calibration=calibration)
     return cape_design(tau), sens
 
 
@@ -230,7 +230,7 @@ def _random_sites(seed, n_sites, calibration):
     weights = rng.dirichlet(np.ones(n_sites))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClassicGaussianWarning)  # classic at ε ≥ 1, on purpose
-        tau = gaussian_sigmas(1.0 / sizes, epsilon=eps, delta=delta, method=calibration)
+        tau = gaussian_sigmas(1.0 / sizes, epsilon=eps, delta=delta, calibration=calibration)
     return tau, 1.0 / sizes, eps, delta, weights
 
 
@@ -330,7 +330,7 @@ def test_issue_22_counter_example_greedy_showed_a_kept_promise_another_pair_brea
     weights = [0.166, 0.052, 0.555, 0.227]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClassicGaussianWarning)
-        tau = gaussian_sigmas(1.0 / sizes, epsilon=eps, delta=delta, method="classic")
+        tau = gaussian_sigmas(1.0 / sizes, epsilon=eps, delta=delta, calibration="classic")
     design, sens = cape_design(tau, weights=weights), 1.0 / sizes
 
     def report(coalition):
@@ -501,7 +501,7 @@ def test_dropout_remedy_view_is_a_normal_run_view():
 @pytest.mark.parametrize("epsilon", [1e-3, 0.1, 1.0, 7.0, 50.0])
 @pytest.mark.parametrize("delta", [1e-10, 1e-5, 0.05])
 def test_gaussian_epsilon_inverts_the_analytic_calibration(epsilon, delta):
-    sigma = gaussian_sigma(0.3, epsilon=epsilon, delta=delta, method="analytic")
+    sigma = gaussian_sigma(0.3, epsilon=epsilon, delta=delta, calibration="analytic")
     assert gaussian_epsilon(sigma, sensitivity=0.3, delta=delta) == pytest.approx(epsilon, rel=1e-7)
     eps_found = gaussian_epsilon(sigma, sensitivity=0.3, delta=delta)
     assert gaussian_delta(sigma, sensitivity=0.3, epsilon=eps_found) == pytest.approx(
@@ -608,7 +608,7 @@ def test_coalition_report_with_the_exact_design_adds_that_designs_views():
     sens = dpcore.mean_sensitivity(n)
 
     def design(method):
-        tau = dpcore.mean_noise_std(n, epsilon=eps, delta=delta, method=method)
+        tau = dpcore.mean_noise_std(n, epsilon=eps, delta=delta, calibration=method)
         return dpcore.cape_design(tau)
 
     classic, exact = design("classic"), design("analytic")

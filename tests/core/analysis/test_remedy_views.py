@@ -122,7 +122,7 @@ def demo(sites, design="joint"):
     """The federated command's demo sites (N_s = 150 + 100 s, ε = 1, δ = 1e-5), as
     federated.protocol.make_design makes their design."""
     n = np.array([150 + 100 * (s + 1) for s in range(sites)])
-    tau = gaussian_sigmas(mean_sensitivity(n), epsilon=1.0, delta=1e-5, method="analytic")
+    tau = gaussian_sigmas(mean_sensitivity(n), epsilon=1.0, delta=1e-5, calibration="analytic")
     return design_for(design, tau, weights=n / n.sum()), n
 
 

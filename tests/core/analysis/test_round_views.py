@@ -32,7 +32,7 @@ PLD_INTERVAL = 1e-4
 
 @pytest.fixture(scope="module")
 def setting():
-    tau = dpcore.site_noise_std(SIZES, epsilon=EPS, delta=DELTA, method="analytic")
+    tau = dpcore.site_noise_std(SIZES, epsilon=EPS, delta=DELTA, calibration="analytic")
     sens = dpcore.second_moment_sensitivity(SIZES)
     return tau, sens, SIZES / SIZES.sum()
 
@@ -183,8 +183,8 @@ def test_the_coalition_report_over_the_rounds_keeps_the_exact_calibration_column
     # coalition report of the same designs.
     _, sens, mu = setting
     eps = 0.8  # below 1, where the classic formula is a proof
-    classic = dpcore.site_noise_std(SIZES, epsilon=eps, delta=DELTA, method="classic")
-    exact = dpcore.site_noise_std(SIZES, epsilon=eps, delta=DELTA, method="analytic")
+    classic = dpcore.site_noise_std(SIZES, epsilon=eps, delta=DELTA, calibration="classic")
+    exact = dpcore.site_noise_std(SIZES, epsilon=eps, delta=DELTA, calibration="analytic")
     kw = dict(sensitivity=sens, epsilon=eps, delta=DELTA)
     over = rounds_coalition_report(
         classic, (2,), rounds=ROUNDS, exact_tau_site=exact, weights=mu, **kw
@@ -224,7 +224,7 @@ AUDIT_SIZES, AUDIT_EPS, AUDIT_ROUNDS, AUDIT_TRIALS = np.full(4, 1000), 2.0, 5, 2
 
 @pytest.mark.parametrize("design", ["cape", "joint"])
 def test_the_audit_over_the_rounds_agrees_with_the_theory(design):
-    tau = dpcore.site_noise_std(AUDIT_SIZES, epsilon=AUDIT_EPS, delta=DELTA, method="analytic")
+    tau = dpcore.site_noise_std(AUDIT_SIZES, epsilon=AUDIT_EPS, delta=DELTA, calibration="analytic")
     sens = dpcore.second_moment_sensitivity(AUDIT_SIZES)
     per_round = cape_round_design(tau, rounds=AUDIT_ROUNDS, design=design)
     found = dpcore.audit_protocol(
@@ -256,7 +256,7 @@ def test_the_audit_over_the_rounds_agrees_with_the_theory(design):
 
 
 def test_one_round_audits_are_unchanged_and_too_many_runs_are_refused():
-    tau = dpcore.site_noise_std(AUDIT_SIZES, epsilon=AUDIT_EPS, delta=DELTA, method="analytic")
+    tau = dpcore.site_noise_std(AUDIT_SIZES, epsilon=AUDIT_EPS, delta=DELTA, calibration="analytic")
     sens = dpcore.second_moment_sensitivity(AUDIT_SIZES)
     design = dpcore.cape_design(tau)
     kw = dict(sensitivity=sens, site=1, view="joint", delta=DELTA, trials=2_000)

@@ -222,7 +222,7 @@ def test_the_numbers_docs_audit_quotes_are_the_cores():
     from dpcore.analysis.tradeoff import PRIORS
 
     text = (Path(__file__).resolve().parents[3] / "docs" / "audit.md").read_text()
-    tau = dpcore.gaussian_sigmas(np.full(10, 1e-3), epsilon=0.5, delta=1e-3, method="analytic")
+    tau = dpcore.gaussian_sigmas(np.full(10, 1e-3), epsilon=0.5, delta=1e-3, calibration="analytic")
     z = dpcore.view_noise_multipliers(
         dpcore.cape_design(tau), sensitivity=1e-3, view="aggregator's joint view"
     )[0]

@@ -19,7 +19,7 @@ MU = np.array(N) / sum(N)
 
 
 def made(kind):
-    tau = site_noise_std(N, epsilon=EPS, delta=1e-5, method="analytic")
+    tau = site_noise_std(N, epsilon=EPS, delta=1e-5, calibration="analytic")
     return design_for(kind, tau, weights=MU)
 
 

@@ -65,7 +65,7 @@ def test_central_and_distributed_rows_by_direct_computation(tables):
     rows = table.set_index("scheme")
     n = np.array(SITES["n_per_site"])
     mu = np.full(4, 0.25)
-    tau = dpcore.site_noise_std(n, epsilon=SITES["epsilon"], delta=1e-3, method="analytic")
+    tau = dpcore.site_noise_std(n, epsilon=SITES["epsilon"], delta=1e-3, calibration="analytic")
     central = float(np.max(mu * tau))
     assert rows.loc["npm", "noise_std"] == pytest.approx(math.sqrt(ROUNDS) * central, rel=1e-12)
     assert math.isinf(rows.loc["npm", "aggregator_epsilon"])  # the curator sees the data

@@ -52,7 +52,7 @@ def test_table_values_are_each_schemes_own(seed, calibration):
     table = trust_table(**sites, dim=8, calibration=calibration, secagg_calibration="ddg")
     assert list(table["scheme"]) == list(SCHEMES)
     tau = dpcore.site_noise_std(
-        sites["n_per_site"], epsilon=sites["epsilon"], delta=sites["delta"], method=calibration
+        sites["n_per_site"], epsilon=sites["epsilon"], delta=sites["delta"], calibration=calibration
     )
     paper = dpcore.cape_design(tau, weights=sites["weights"])
     joint = dpcore.joint_safe_design(tau, weights=sites["weights"])
@@ -255,7 +255,7 @@ def test_secagg_design_is_the_tables():
         ({"scale": -1.0}, "scale"),
         ({"calibration": "exact"}, "calibration"),
         ({"secagg_calibration": "skellam"}, "secagg_calibration"),
-        ({"weights": [0.5, 0.5, 0.5, 0.5, 0.5]}, "weights"),
+        ({"weights": [-0.5, 0.5, 0.5, 0.5, 0.5]}, "weights"),  # any positive sum is μ
     ],
 )
 def test_bad_inputs_name_the_parameter(change, name):
@@ -417,6 +417,11 @@ PAGE_CRASH = {
 @given(_trust_inputs())
 @example(PAGE_CRASH)
 @example({**PAGE_CRASH, "epsilon": [1000.0] * 5, "calibration": "analytic"})
+@example({  # b = 63: decoding subtracted 2^63, past int64 (OverflowError before the fix)
+    "n_per_site": [1, 1], "epsilon": [1.0, 1.0], "delta": [math.exp(-1.0)] * 2,
+    "weights": [1.0, 0.0], "dim": 1, "bits": 63, "scale": None, "calibration": "classic",
+    "secagg_calibration": "ddg",
+})  # fmt: skip
 def test_the_trust_pages_core_calls_answer_every_legal_input(case):
     try:
         view = trust_overview(**case)
@@ -506,7 +511,7 @@ def _brute_force_dropouts(sites: dict, calibration: str) -> dict[str, tuple[int,
     eps = np.broadcast_to(np.asarray(sites["epsilon"], float), (s,))
     dlt = np.broadcast_to(np.asarray(sites["delta"], float), (s,))
     mu = np.asarray(sites.get("weights", np.full(s, 1 / s)), float)
-    tau = dpcore.site_noise_std(n, epsilon=eps, delta=dlt, method=calibration)
+    tau = dpcore.site_noise_std(n, epsilon=eps, delta=dlt, calibration=calibration)
     sens = dpcore.second_moment_sensitivity(n)
     designs = {
         "cape": dpcore.cape_design(tau, weights=mu),
@@ -533,7 +538,7 @@ def _brute_force_dropouts(sites: dict, calibration: str) -> dict[str, tuple[int,
                 std = sa.noise_std(s - 1) / w
                 curator = [
                     dpcore.gaussian_sigma(
-                        sa.sensitivity[t], epsilon=eps[t], delta=dlt[t], method="analytic"
+                        sa.sensitivity[t], epsilon=eps[t], delta=dlt[t], calibration="analytic"
                     )
                     * mu[t]
                     / w

@@ -43,7 +43,12 @@ def test_crossing_of_the_cape_aggregate_noise_matches_the_analytic_epsilon():
     sites, n, delta, tau_star = 5, 1000, 1e-3, 2e-3
     grid = np.logspace(-2, 0, 81)[:-1]  # ε < 1: the classic formula is a proof there
     std = np.array(
-        [cape_design(site_noise_std([n] * sites, epsilon=e, delta=delta)).tau_agg for e in grid]
+        [
+            cape_design(
+                site_noise_std([n] * sites, epsilon=e, delta=delta, calibration="classic")
+            ).tau_agg
+            for e in grid
+        ]
     )
     c = target_crossing(grid, std, np.zeros(grid.size), tau_star, higher_is_better=False)
     eps_star = math.sqrt(2 * math.log(1.25 / delta)) / (n * sites * tau_star)

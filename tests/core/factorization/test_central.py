@@ -19,7 +19,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
 
 def _inputs(rng, *, dim=6, sites=3, n=(200, 300, 500), epsilon=0.7, delta=1e-3,
-            neighbouring="add-remove"):  # fmt: skip
+            neighbouring="add-remove", calibration="analytic"):  # fmt: skip
     """Sites' second moments of unit-ball samples, proportional weights, their Δ_s."""
     moments, sizes = [], np.array(n[:sites])
     for n_s in sizes:
@@ -28,7 +28,7 @@ def _inputs(rng, *, dim=6, sites=3, n=(200, 300, 500), epsilon=0.7, delta=1e-3,
         moments.append(x.T @ x / n_s)
     weights = sizes / sizes.sum()
     scale = 1.0 if neighbouring == "add-remove" else math.sqrt(2)
-    privacy = SitePrivacy(scale / sizes, epsilon, delta, "classic", 32, None, neighbouring)
+    privacy = SitePrivacy(scale / sizes, epsilon, delta, calibration, 32, None, neighbouring)
     tau = np.ones(sites)
     inputs = PcaInputs(
         moments=np.array(moments),
@@ -59,13 +59,18 @@ def _analytic_sigma(delta_2: float, epsilon: float, delta: float) -> float:
     return brentq(excess, 1e-12 * delta_2, 1e6 * delta_2, xtol=1e-15, rtol=1e-13)
 
 
-def test_the_central_gaussian_release_is_the_analytic_sigma_of_the_pooled_sensitivity():
+@pytest.mark.parametrize("calibration", ["analytic", "classic"])
+def test_the_central_gaussian_release_is_the_sweeps_sigma_of_the_pooled_sensitivity(calibration):
     rng = np.random.default_rng(0)
-    x, sizes = _inputs(rng)
+    x, sizes = _inputs(rng, calibration=calibration)
     # one sample of site s moves A = Σ μ_s A_s by μ_s·(1/N_s) = 1/N: the pooled Δ
     pooled_delta = dpcore.factorization.central.pooled_sensitivity(x.privacy.sensitivity, x.weights)
     assert pooled_delta == pytest.approx(1 / sizes.sum(), rel=1e-12)
-    sigma = _analytic_sigma(pooled_delta, 0.7, 1e-3)
+    # the sweep's calibration (issue #51: it was analytic inside a classic sweep)
+    if calibration == "analytic":
+        sigma = _analytic_sigma(pooled_delta, 0.7, 1e-3)
+    else:  # the paper's formula (Sec. 2), σ = Δ sqrt(2 ln(1.25/δ))/ε
+        sigma = pooled_delta * math.sqrt(2 * math.log(1.25 / 1e-3)) / 0.7
     # The release's noise, drawn the way the test reads the AG algorithm: the same stream
     # gives top-K of A + sym N(0, σ²) with σ found here independently
     method = registry.pca_method("central_gauss")
@@ -85,7 +90,7 @@ def test_the_central_gaussian_noise_has_the_analytic_spread():
 
     sigma = _analytic_sigma(1e-3, 0.5, 1e-5)
     rng = np.random.default_rng(1)
-    got = dpcore.gaussian_sigma(1e-3, epsilon=0.5, delta=1e-5, method="analytic")
+    got = dpcore.gaussian_sigma(1e-3, epsilon=0.5, delta=1e-5, calibration="analytic")
     assert got == pytest.approx(sigma, rel=1e-6)
     draws = np.array([add_symmetric_noise(np.zeros((3, 3)), got, rng=rng)[0, 1]
                       for _ in range(10_000)])  # fmt: skip

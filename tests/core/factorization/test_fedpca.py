@@ -111,7 +111,7 @@ def test_fedpower_recovers_a_planted_subspace_at_large_epsilon():
     sizes = np.array([2000, 2000, 2000, 2000])
     moments, planted = planted_moments(sizes, 20, 3, np.random.default_rng(11))
     mu = sizes / sizes.sum()
-    tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, method="analytic")
+    tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, calibration="analytic")
     truth = top_k_eigvecs(np.tensordot(mu, moments, axes=1), 3)
     assert subspace_distance(truth, planted) < 0.1  # the pooled top-3 is the planted one
     for p in (1, 4):
@@ -205,7 +205,7 @@ def test_fedpower_total_epsilon_over_its_rounds_agrees_with_dp_accounting(config
     sizes, eps, delta, rounds, p, neighbouring = config
     sizes = np.array(sizes)
     tau = site_noise_std(
-        sizes, epsilon=eps, delta=delta, method="analytic", neighbouring=neighbouring
+        sizes, epsilon=eps, delta=delta, calibration="analytic", neighbouring=neighbouring
     )
     sens = second_moment_sensitivity(sizes, neighbouring=neighbouring)
     # the noise multiplier of every round fedpower_pca draws (its per-round std; the
@@ -275,7 +275,7 @@ def test_federated_pca_matches_an_independent_implementation(sites):
     sizes = np.arange(1, sites + 1) * 200
     moments, _ = planted_moments(sizes, DIM, K, np.random.default_rng(sites))
     mu = sizes / sizes.sum()
-    tau = site_noise_std(sizes, epsilon=1.0, delta=1e-5, method="analytic")
+    tau = site_noise_std(sizes, epsilon=1.0, delta=1e-5, calibration="analytic")
     ours = federated_pca(moments, K, tau_site=tau, weights=mu, rng=np.random.default_rng(4))
     theirs = _federated_as_printed(moments, K, tau, mu, np.random.default_rng(4))
     np.testing.assert_allclose(ours @ ours.T, theirs @ theirs.T, atol=1e-9)  # same subspace
@@ -296,7 +296,7 @@ def test_federated_pca_recovers_a_planted_subspace_at_large_epsilon():
     sizes = np.array([2000, 2000, 2000, 2000, 2000])
     moments, planted = planted_moments(sizes, 20, 3, np.random.default_rng(11))
     mu = sizes / sizes.sum()
-    tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, method="analytic")
+    tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, calibration="analytic")
     truth = top_k_eigvecs(np.tensordot(mu, moments, axes=1), 3)
     x = federated_pca(moments, 3, tau_site=tau, weights=mu, rng=0)
     # each site's top-3 is the planted one up to its own sampling error; the merges keep it

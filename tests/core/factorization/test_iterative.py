@@ -187,7 +187,7 @@ def test_total_epsilon_over_the_rounds_agrees_with_dp_accounting(config):
     method, sizes, eps, delta, rounds, neighbouring = config
     sizes = np.array(sizes)
     tau = site_noise_std(
-        sizes, epsilon=eps, delta=delta, method="analytic", neighbouring=neighbouring
+        sizes, epsilon=eps, delta=delta, calibration="analytic", neighbouring=neighbouring
     )
     sens = second_moment_sensitivity(sizes, neighbouring=neighbouring)
     totals = []
@@ -207,7 +207,7 @@ def test_the_papers_cape_design_leaks_more_in_the_joint_view_over_the_rounds():
     # The paper's design meets τ per release, not in the aggregator's joint view: over T rounds
     # that view spends more than ε (why npm_cape_joint exists). Fails if the views were equal.
     sizes = np.full(10, 1000)
-    tau = site_noise_std(sizes, epsilon=1.0, delta=1e-2, method="analytic")
+    tau = site_noise_std(sizes, epsilon=1.0, delta=1e-2, calibration="analytic")
     sens = second_moment_sensitivity(sizes)
     design = cape_round_design(tau, rounds=11)
     z = view_noise_multipliers(design, sensitivity=sens, view="aggregator's joint view")[0]
@@ -243,7 +243,7 @@ def test_planted_subspace_is_recovered_at_large_epsilon():
     sizes = np.array([2000, 2000, 2000, 2000])
     moments, planted = planted_moments(sizes, 20, 3, np.random.default_rng(11))
     mu = sizes / sizes.sum()
-    tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, method="analytic")
+    tau = site_noise_std(sizes, epsilon=1e6, delta=1e-5, calibration="analytic")
     truth = top_k_eigvecs(np.tensordot(mu, moments, axes=1), 3)
     # the pooled sample's top-3 is within sampling error of the planted one
     assert subspace_distance(truth, planted) < 0.1
@@ -374,7 +374,7 @@ def test_bad_inputs_are_refused_by_name(data, call, name):
 def test_per_round_std_is_one_release_split_exactly():
     # √T·τ for T rounds is one release of τ in μ-GDP: the exact ε agrees with the one-shot
     # analytic calibration to root-finding accuracy, for the core's own accountant too
-    tau = gaussian_sigma(1.0, epsilon=0.8, delta=1e-6, method="analytic")
+    tau = gaussian_sigma(1.0, epsilon=0.8, delta=1e-6, calibration="analytic")
     for rounds in (1, 2, 17, 400):
         z = float(per_round_std(tau, rounds=rounds))
         total = dpcore.composed_epsilon(z, releases=rounds, delta=1e-6)

@@ -27,34 +27,33 @@ DELTAS = [1e-10, 1e-6, 1e-3, 0.05]
 def test_classic_sigma_is_private_below_eps_1(epsilon, delta):
     # Dwork & Roth Thm A.1: for ε < 1 the classic σ gives (ε, δ)-DP, so the exact
     # privacy profile at that σ must not exceed the target δ.
-    sigma = gaussian_sigma(1.0, epsilon=epsilon, delta=delta)
+    sigma = gaussian_sigma(1.0, epsilon=epsilon, delta=delta, calibration="classic")
     assert gaussian_delta(sigma, sensitivity=1.0, epsilon=epsilon) <= delta
 
 
 def test_classic_sigma_matches_paper_formula():
     # Sec. 2: τ = (1/(Nε)) sqrt(2 log(1.25/δ)), here with N = 250 (Δ = 1/N).
-    assert gaussian_sigma(1 / 250, epsilon=0.5, delta=0.01) == pytest.approx(
-        math.sqrt(2 * math.log(125.0)) / (250 * 0.5), rel=1e-15
-    )
+    sigma = gaussian_sigma(1 / 250, epsilon=0.5, delta=0.01, calibration="classic")
+    assert sigma == pytest.approx(math.sqrt(2 * math.log(125.0)) / (250 * 0.5), rel=1e-15)
 
 
 @pytest.mark.parametrize("epsilon", [1.0, 2.0, 10.0])
 def test_classic_warns_from_eps_1(epsilon):
     with pytest.warns(ClassicGaussianWarning, match="epsilon < 1"):
-        gaussian_sigma(1.0, epsilon=epsilon, delta=1e-5)
+        gaussian_sigma(1.0, epsilon=epsilon, delta=1e-5, calibration="classic")
 
 
 def test_classic_does_not_warn_below_1_and_analytic_never_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        gaussian_sigma(1.0, epsilon=0.99, delta=1e-5)
-        gaussian_sigma(1.0, epsilon=10.0, delta=1e-5, method="analytic")
+        gaussian_sigma(1.0, epsilon=0.99, delta=1e-5, calibration="classic")
+        gaussian_sigma(1.0, epsilon=10.0, delta=1e-5, calibration="analytic")
 
 
 def test_classic_above_1_can_fail_to_be_private():
     # The reason for the warning: at ε = 10, δ = 0.05 the classic σ attains a δ above target.
     with pytest.warns(ClassicGaussianWarning):
-        sigma = gaussian_sigma(1.0, epsilon=10.0, delta=0.05)
+        sigma = gaussian_sigma(1.0, epsilon=10.0, delta=0.05, calibration="classic")
     assert gaussian_delta(sigma, sensitivity=1.0, epsilon=10.0) > 0.05
 
 
@@ -64,7 +63,7 @@ def test_classic_above_1_can_fail_to_be_private():
 def test_analytic_sigma_attains_target_delta_exactly(epsilon, delta):
     # The analytic σ is the root of δ(σ) = δ; brentq runs to 1e-14 in log σ, so the attained δ
     # matches to far better than 1e-8 relative.
-    sigma = gaussian_sigma(2.5, epsilon=epsilon, delta=delta, method="analytic")
+    sigma = gaussian_sigma(2.5, epsilon=epsilon, delta=delta, calibration="analytic")
     attained = gaussian_delta(sigma, sensitivity=2.5, epsilon=epsilon)
     assert attained == pytest.approx(delta, rel=1e-8)
 
@@ -73,22 +72,22 @@ def test_analytic_sigma_attains_target_delta_exactly(epsilon, delta):
 def test_analytic_is_smaller_than_classic_up_to_eps_1(epsilon, delta):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClassicGaussianWarning)
-        classic = gaussian_sigma(1.0, epsilon=epsilon, delta=delta)
-    assert gaussian_sigma(1.0, epsilon=epsilon, delta=delta, method="analytic") < classic
+        classic = gaussian_sigma(1.0, epsilon=epsilon, delta=delta, calibration="classic")
+    assert gaussian_sigma(1.0, epsilon=epsilon, delta=delta, calibration="analytic") < classic
 
 
 def test_analytic_is_linear_in_sensitivity_and_decreasing_in_eps_and_delta():
-    base = gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, method="analytic")
-    assert gaussian_sigma(3.0, epsilon=0.5, delta=1e-5, method="analytic") == pytest.approx(
+    base = gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, calibration="analytic")
+    assert gaussian_sigma(3.0, epsilon=0.5, delta=1e-5, calibration="analytic") == pytest.approx(
         3 * base, rel=1e-12
     )
-    assert gaussian_sigma(1.0, epsilon=0.6, delta=1e-5, method="analytic") < base
-    assert gaussian_sigma(1.0, epsilon=0.5, delta=1e-4, method="analytic") < base
+    assert gaussian_sigma(1.0, epsilon=0.6, delta=1e-5, calibration="analytic") < base
+    assert gaussian_sigma(1.0, epsilon=0.5, delta=1e-4, calibration="analytic") < base
 
 
 @pytest.mark.parametrize("method", ["classic", "analytic"])
 def test_infinite_epsilon_means_no_noise(method):
-    assert gaussian_sigma(1.0, epsilon=math.inf, delta=0.01, method=method) == 0.0
+    assert gaussian_sigma(1.0, epsilon=math.inf, delta=0.01, calibration=method) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -101,14 +100,14 @@ def test_infinite_epsilon_means_no_noise(method):
         ({"delta": 1.0}, "delta"),
         ({"sensitivity": 0.0}, "sensitivity"),
         ({"sensitivity": math.inf}, "sensitivity"),
-        ({"method": "laplace"}, "method must be one of"),
+        ({"method": "laplace"}, "calibration must be one of"),
     ],
 )
 def test_gaussian_sigma_rejects_bad_input(kwargs, match):
     args = {"sensitivity": 1.0, "epsilon": 0.5, "delta": 1e-5, "method": "classic", **kwargs}
     method = args.pop("method")
     with pytest.raises(ValueError, match=match):
-        gaussian_sigma(**args, method=method)
+        gaussian_sigma(**args, calibration=method)
 
 
 def test_gaussian_sigma_rejects_wrong_types():
@@ -150,10 +149,10 @@ def test_sensitivity_bounds_hold_on_random_neighbours():
 
 def test_site_noise_std_is_per_site_and_warns_once():
     with pytest.warns(ClassicGaussianWarning) as record:
-        tau = site_noise_std([100, 200], epsilon=[1.0, 2.0], delta=0.01)
+        tau = site_noise_std([100, 200], epsilon=[1.0, 2.0], delta=0.01, calibration="classic")
         expected = [
-            gaussian_sigma(1 / 100, epsilon=1.0, delta=0.01),
-            gaussian_sigma(1 / 200, epsilon=2.0, delta=0.01),
+            gaussian_sigma(1 / 100, epsilon=1.0, delta=0.01, calibration="classic"),
+            gaussian_sigma(1 / 200, epsilon=2.0, delta=0.01, calibration="classic"),
         ]
     assert len(record) == 3  # one from site_noise_std for both sites, one per direct call
     np.testing.assert_allclose(tau, expected, rtol=1e-15)
@@ -198,8 +197,8 @@ def test_classic_warning_once_collapses_classic_and_keeps_other_warnings():
 
     with pytest.warns(Warning) as record:
         with classic_warning_once():
-            gaussian_sigma(1.0, epsilon=2.0, delta=0.01)
-            gaussian_sigma(1.0, epsilon=3.0, delta=0.01)
+            gaussian_sigma(1.0, epsilon=2.0, delta=0.01, calibration="classic")
+            gaussian_sigma(1.0, epsilon=3.0, delta=0.01, calibration="classic")
             warnings.warn("something else", RuntimeWarning, stacklevel=1)
     kinds = [w.category for w in record]
     assert kinds.count(ClassicGaussianWarning) == 1
@@ -210,13 +209,12 @@ def test_analytic_is_more_noise_than_classic_at_large_epsilon():
     # issue #14: the tooltip said analytic is "never more noise than classic"; at ε = 10,
     # δ = 1e-3 it is 0.406 vs 0.378 (classic is no proof there); below ε ≈ 6.7 it is less.
     with pytest.warns(ClassicGaussianWarning):
-        classic = gaussian_sigma(1.0, epsilon=10.0, delta=1e-3)
-    analytic = gaussian_sigma(1.0, epsilon=10.0, delta=1e-3, method="analytic")
+        classic = gaussian_sigma(1.0, epsilon=10.0, delta=1e-3, calibration="classic")
+    analytic = gaussian_sigma(1.0, epsilon=10.0, delta=1e-3, calibration="analytic")
     assert (round(analytic, 3), round(classic, 3)) == (0.406, 0.378)
     for eps in (0.1, 0.5, 0.99):
-        assert gaussian_sigma(1.0, epsilon=eps, delta=1e-2, method="analytic") < gaussian_sigma(
-            1.0, epsilon=eps, delta=1e-2
-        )
+        analytic = gaussian_sigma(1.0, epsilon=eps, delta=1e-2, calibration="analytic")
+        assert analytic < gaussian_sigma(1.0, epsilon=eps, delta=1e-2, calibration="classic")
 
 
 @pytest.mark.parametrize(
@@ -254,21 +252,48 @@ def _warned_here(call) -> list[warnings.WarningMessage]:
     "call",
     [
         lambda: dpcore.pca_sweep(epsilon=[0.5, 2.0], dim=6, k=2, runs=1, pool_size=300,
-                                 n_per_site=20, sites=3),
+                                 n_per_site=20, sites=3, calibration="classic"),
         lambda: dpcore.run_pca_sweep(
             dpcore.PcaSpec.build(epsilon=2.0, dim=6, k=2, runs=1, pool_size=300,
-                                 n_per_site=20, sites=3), 0),
-        lambda: dpcore.otd_sweep(epsilon=2.0, dim=3, k=2, runs=1, n_per_site=100),
-        lambda: dpcore.gaussian_sigmas([1.0, 2.0], epsilon=2.0, delta=0.01),
-        lambda: dpcore.gaussian_sigma(1.0, epsilon=2.0, delta=0.01),
-        lambda: dpcore.site_noise_std([10, 20], epsilon=2.0, delta=0.01),
+                                 n_per_site=20, sites=3, calibration="classic"), 0),
+        lambda: dpcore.otd_sweep(epsilon=2.0, dim=3, k=2, runs=1, n_per_site=100,
+                                 calibration="classic"),
+        lambda: dpcore.gaussian_sigmas([1.0, 2.0], epsilon=2.0, delta=0.01, calibration="classic"),
+        lambda: dpcore.gaussian_sigma(1.0, epsilon=2.0, delta=0.01, calibration="classic"),
+        lambda: dpcore.gaussian_sigma(1.0, epsilon=0.5, delta=0.01, method="analytic"),
+        lambda: dpcore.site_noise_std([10, 20], epsilon=2.0, delta=0.01, calibration="classic"),
         lambda: dpcore.pca_sweep(epsilon=0.5, dim=6, k=2, runs=1, pool_size=300,
                                  n_per_site=20, sites=3, seed=1),
     ],
     ids=["pca_sweep", "run_pca_sweep", "otd_sweep", "gaussian_sigmas", "gaussian_sigma",
-         "site_noise_std", "seed (deprecated)"],
+         "method (deprecated)", "site_noise_std", "seed (deprecated)"],
 )  # fmt: skip
 def test_a_core_warning_points_at_the_callers_line(call):
     # before: the sweeps' ClassicGaussianWarning named dpcore/sweeps/pca.py (stacklevel)
     for w in _warned_here(call):
         assert w.filename == __file__, (w.category.__name__, w.filename, w.lineno)
+
+
+def test_method_is_a_deprecated_name_of_calibration():
+    with pytest.warns(DeprecationWarning, match="calibration="):
+        old = gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, method="classic")
+    assert old == gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, calibration="classic")
+    with pytest.raises(ValueError, match="not both"), pytest.warns(DeprecationWarning):
+        gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, method="classic", calibration="analytic")
+
+
+def test_a_calibration_is_one_value_with_one_default():
+    assert dpcore.DEFAULT_CALIBRATION == dpcore.Calibration() == dpcore.Calibration.of(None)
+    assert dpcore.Calibration.of("classic") == dpcore.Calibration("classic", "add-remove")
+    replace = dpcore.Calibration("classic", "replace")
+    assert dpcore.Calibration.of(replace) is replace
+    assert dpcore.Calibration.of("analytic", neighbouring="replace").neighbouring == "replace"
+    for bad, name in (("gauss", "calibration"), (3, "calibration")):
+        with pytest.raises(ValueError, match=name):
+            dpcore.Calibration.of(bad)
+    with pytest.raises(ValueError, match="neighbouring"):
+        dpcore.Calibration("analytic", "swap")
+    # the default is analytic: the classic σ is 1.64× at these sites (issue #51)
+    tau = dpcore.mean_noise_std([100, 100], epsilon=0.5, delta=1e-3)
+    classic = dpcore.mean_noise_std([100, 100], epsilon=0.5, delta=1e-3, calibration="classic")
+    assert (round(tau[0], 4), round(classic[0], 4)) == (0.0461, 0.0755)

@@ -12,8 +12,10 @@ import dpcore
 def test_mean_noise_is_the_gaussian_mechanism_at_sensitivity_one_over_n():
     n = np.array([10, 200, 3000])
     np.testing.assert_array_equal(dpcore.mean_sensitivity(n), 1.0 / n)  # exact algebra
-    tau = dpcore.mean_noise_std(n, epsilon=0.5, delta=1e-3, method="analytic")
-    want = [dpcore.gaussian_sigma(1 / m, epsilon=0.5, delta=1e-3, method="analytic") for m in n]
+    tau = dpcore.mean_noise_std(n, epsilon=0.5, delta=1e-3, calibration="analytic")
+    want = [
+        dpcore.gaussian_sigma(1 / m, epsilon=0.5, delta=1e-3, calibration="analytic") for m in n
+    ]
     np.testing.assert_array_equal(tau, want)
     with pytest.raises(ValueError, match="n_samples"):
         dpcore.mean_sensitivity([10, 0])

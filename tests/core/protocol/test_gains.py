@@ -12,7 +12,7 @@ from dpcore.protocol.cape import cape_design, cape_gain
 def _design(sizes, eps, delta, weights, calibration):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClassicGaussianWarning)
-        tau = mean_noise_std(sizes, epsilon=eps, delta=delta, method=calibration)
+        tau = mean_noise_std(sizes, epsilon=eps, delta=delta, calibration=calibration)
     return cape_design(tau, weights=weights)
 
 

@@ -99,7 +99,7 @@ def test_every_site_joint_epsilon_within_its_promise(config):
     # ≤ ε_s, and the aggregate std within [pooled, price × pooled].
     n, eps, delta, mu, price = config
     sens = 1.0 / n
-    tau = gaussian_sigmas(sens, epsilon=eps, delta=delta, method="analytic")
+    tau = gaussian_sigmas(sens, epsilon=eps, delta=delta, calibration="analytic")
     d = joint_safe_design(tau, weights=mu, price=price)
     report = coalition_report(d, sensitivity=sens, delta=delta, epsilon=eps)
     assert report.joint_meets.all() and report.release_meets.all()
@@ -114,7 +114,7 @@ def test_the_papers_design_breaks_the_joint_view_and_the_safe_one_does_not():
     # issue #14 figures: S = 10 equal sites, ε = 0.5, δ = 1e-3, N_s = 1000, analytic τ:
     # the paper's design gives joint ε ≈ 0.71 > 0.5; the joint-safe one exactly 0.5.
     sens, eps, delta = 1e-3, 0.5, 1e-3
-    tau = gaussian_sigmas(np.full(10, sens), epsilon=eps, delta=delta, method="analytic")
+    tau = gaussian_sigmas(np.full(10, sens), epsilon=eps, delta=delta, calibration="analytic")
     paper = coalition_report(cape_design(tau), sensitivity=sens, delta=delta, epsilon=eps)
     safe = coalition_report(joint_safe_design(tau), sensitivity=sens, delta=delta, epsilon=eps)
     assert paper.epsilon_joint.max() == pytest.approx(0.7135, abs=5e-4)
@@ -180,7 +180,7 @@ def test_joint_safe_design_is_no_worse_than_the_papers_under_collusion():
     # noise where the coalition cannot pin them down. It is not collusion-proof: one colluder
     # already lifts the joint ε above ε_s.
     sens, eps, delta = 1e-3, 0.5, 1e-3
-    tau = gaussian_sigmas(np.full(10, sens), epsilon=eps, delta=delta, method="analytic")
+    tau = gaussian_sigmas(np.full(10, sens), epsilon=eps, delta=delta, calibration="analytic")
     paper = collusion_curve(cape_design(tau), sensitivity=sens, delta=delta, epsilon=eps)
     safe = collusion_curve(joint_safe_design(tau), sensitivity=sens, delta=delta, epsilon=eps)
     assert np.all(safe.epsilon.to_numpy() <= paper.epsilon.to_numpy() * (1 + 1e-9))

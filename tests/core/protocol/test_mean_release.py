@@ -25,7 +25,7 @@ def test_equal_sites_reach_the_pooled_noise_and_gain_exactly_s():
 def test_tau_is_the_mean_release_calibration():
     sizes, eps, delta = [100, 300, 600], [0.2, 0.5, 1.5], [1e-5, 1e-6, 1e-5]
     d = mean_release_designs(sizes, epsilon=eps, delta=delta, calibration="analytic")
-    expected = dpcore.mean_noise_std(sizes, epsilon=eps, delta=delta, method="analytic")
+    expected = dpcore.mean_noise_std(sizes, epsilon=eps, delta=delta, calibration="analytic")
     np.testing.assert_array_equal(d.tau_site, expected)
     np.testing.assert_array_equal(d.epsilon, eps)
     np.testing.assert_array_equal(d.n_per_site, sizes)

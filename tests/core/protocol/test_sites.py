@@ -24,7 +24,11 @@ def test_fields_become_tuples_of_python_numbers_and_scalars_broadcast():
     assert sites.epsilon == (0.5,) * 3 and sites.delta == (1e-3,) * 3
     assert sites.weights == (1 / 3,) * 3  # default: 1/S each, exactly
     assert sites.count == len(sites) == 3
-    assert (sites.calibration, sites.neighbouring) == ("analytic", "add-remove")
+    assert sites.calibration == dpcore.Calibration("analytic", "add-remove")
+    assert sites.neighbouring == "add-remove"
+    # a kind's name keeps the record's relation
+    replaced = dpcore.Sites(N, 0.5, 1e-3, neighbouring="replace").replace(calibration="classic")
+    assert replaced.calibration == dpcore.Calibration("classic", "replace")
 
 
 def test_frozen_hashable_and_equal_when_the_fields_are():
@@ -46,7 +50,7 @@ def test_weights_are_kept_as_given_not_renormalised():
 def test_derived_values_are_the_core_functions_of_the_fields():
     for calibration in dpcore.CALIBRATIONS:
         sites = dpcore.Sites(N, EPS, DELTA, W, calibration)
-        tau = dpcore.mean_noise_std(N, epsilon=EPS, delta=DELTA, method=calibration)
+        tau = dpcore.mean_noise_std(N, epsilon=EPS, delta=DELTA, calibration=calibration)
         np.testing.assert_array_equal(sites.taus, tau)
         np.testing.assert_array_equal(sites.sensitivities, 1.0 / np.asarray(N, float))
         for kind in ("cape", "joint"):
@@ -67,7 +71,7 @@ def test_the_paper_design_carries_the_pooled_noise():
     # (up to rounding): σ ∝ 1/N for the pooled mean of N = Σ N_s values.
     sizes = (100, 200, 300)
     sites = dpcore.Sites(sizes, 0.5, 1e-3, tuple(n / 600 for n in sizes))
-    pooled = dpcore.mean_noise_std([600], epsilon=0.5, delta=1e-3, method="analytic")[0]
+    pooled = dpcore.mean_noise_std([600], epsilon=0.5, delta=1e-3, calibration="analytic")[0]
     assert math.isclose(sites.design().tau_agg, pooled, rel_tol=1e-12)
 
 
@@ -120,4 +124,5 @@ def test_its_repr_is_a_cache_key_the_same_in_every_process():
     ).stdout
     text = repr(dpcore.Sites((100, 200, 300), (0.5, 1.0, 2.0), 0.01))
     assert other == text + "\n"
-    assert eval(text, {"Sites": dpcore.Sites}) == dpcore.Sites(N, EPS, 0.01)
+    names = {"Sites": dpcore.Sites, "Calibration": dpcore.Calibration}
+    assert eval(text, names) == dpcore.Sites(N, EPS, 0.01)
