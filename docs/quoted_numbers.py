@@ -1325,6 +1325,38 @@ quote(
 )(_rounds_draws)
 
 
+# --- docs/performance.md: the Baselines estimate (issue #50) ------------------------------------
+# The estimate column of the table (on the 2 workers of the machine that measured it); the CPU
+# columns are measured (python -m benchmarks.baselines_estimate), not recomputed.
+
+_BASELINE_ROWS = {
+    "page default (D = 50, K = 10, S = 10, N_s = 1000, 5 runs)": "page default",
+    "1 run": "1 run",
+    "20 runs": "20 runs",
+    "D = 20, K = 5": "D = 20, K = 5",
+    "D = 100": "D = 100",
+    "D = 200, K = 50, 2 runs": "D = 200, K = 50, 2 runs",
+    "S = 2": "S = 2",
+    "S = 50, N_s = 200": "S = 50, N_s = 200",
+}
+
+
+def _baselines_estimates() -> dict[str, Any]:
+    from benchmarks.baselines_estimate import SETTINGS, spec_of
+
+    return {
+        f"e{i}": spec_of(**SETTINGS[name]).estimate(workers=2).seconds
+        for i, name in enumerate(_BASELINE_ROWS.values())
+    }
+
+
+quote(
+    "performance.md",
+    *(f"| {row} | {{e{i}:.2f}} |" for i, row in enumerate(_BASELINE_ROWS)),
+    "is estimated at {e0:.2f} s: just under the 1-s line",
+)(_baselines_estimates)
+
+
 @cache
 def _rounds_over_draws() -> dict[str, Any]:
     """The rounds sweep's data-draw axis at the experiment's setting, ε = 1 (issue #52)."""

@@ -149,11 +149,13 @@ if TYPE_CHECKING:
         HEAVY_SECONDS,
         MAX_MEMORY,
         MAX_SECONDS,
+        SCORE_SECONDS,
         STEP_SECONDS,
         WorkBudget,
         check_budget,
         estimate_pca,
         is_heavy,
+        pool_seconds,
         round_seconds,
     )
     from dpcore.experiments.limits import (
@@ -591,10 +593,12 @@ __all__ = [  # noqa: RUF022
     "HEAVY_SECONDS",
     "MAX_MEMORY",
     "MAX_SECONDS",
+    "SCORE_SECONDS",
     "STEP_SECONDS",
     "check_budget",
     "estimate_pca",
     "is_heavy",
+    "pool_seconds",
     "round_seconds",
     "estimate_work",
     # The paper's figures and claims

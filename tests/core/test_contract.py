@@ -143,6 +143,8 @@ def _valid() -> dict[str, object]:
         "seed": 0,
         "runs": 1,
         "pool_size": 100,
+        "pool": 100,
+        "draw": True,
         "restarts": 1,
         "max_iter": 5,
         "tol": 1e-6,

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validation import check_int
-from dpcore.experiments.limits import WorkEstimate
+from dpcore.experiments.limits import WorkEstimate, pool_seconds
 from dpcore.experiments.sweeps.pca import run_pca_sweep
 from dpcore.experiments.sweeps.spec import PcaSpec
 from dpcore.factorization import registry
@@ -133,10 +133,20 @@ class RoundsSpec:
         return tuple(out)
 
     def estimate(self, *, workers: int | None = None) -> WorkEstimate:
-        """The summed estimate of its sweeps on ``workers`` (:meth:`dpcore.PcaSpec.estimate`)."""
+        """The summed estimate of its sweeps on ``workers`` (:meth:`dpcore.PcaSpec.estimate`).
+
+        A synthetic pool is drawn once for every part (:func:`run_rounds_sweep`), not once
+        per part: the parts' estimates count its draw once.
+        """
         parts = [p.estimate(workers=workers) for _, p in self.parts()]
+        drawn_again = 0.0
+        if isinstance(self.sweep.data, str):
+            pool, dim = self.sweep.pool_size, self.sweep.dim
+            drawn_again = (len(parts) - 1) * (
+                pool_seconds(pool, dim) - pool_seconds(pool, dim, draw=False)
+            )
         return WorkEstimate(
-            seconds=sum(p.seconds for p in parts),
+            seconds=sum(p.seconds for p in parts) - drawn_again,
             memory_bytes=max(p.memory_bytes for p in parts),
             tasks=sum(p.tasks for p in parts),
         )
