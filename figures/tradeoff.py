@@ -72,7 +72,8 @@ def zoom_window(rows: pd.DataFrame) -> tuple[float, float, float, float]:
     It spans the deepest dip's α* and the attack's boxes of the views in focus (the views
     that dip under the promise; with none, the one that comes closest), α on a log scale a
     factor ZOOM_PAD beyond them, and the gap from 0 (the promise) to the dip's depth and the
-    boxes, linear, with a fifth of that range to spare. Far from α = 1, so the mirror dip
+    boxes, linear — the other views' boxes in the window as well, within the focus's range
+    again on either side — with a fifth of that range to spare. Far from α = 1, so the mirror dip
     there (:func:`mirror_alpha`) is out of it.
     """
     focus = rows[rows["breaks"]] if rows["breaks"].any() else rows.nlargest(1, "dip_depth")
@@ -83,6 +84,13 @@ def zoom_window(rows: pd.DataFrame) -> tuple[float, float, float, float]:
         [[0.0], focus["dip_depth"], focus["under_low"], focus["under_high"]]
     ).astype(float)
     low, high = float(gaps.min()), float(gaps.max())
+    # the other views' boxes in the window too, unless that would squeeze the dip to under a
+    # third of the panel
+    inside = rows[(rows["fpr_low"] >= x0) & (rows["fpr_high"] <= x1)]
+    if len(inside):
+        reach = high - low
+        low = max(min(low, float(inside["under_low"].min())), low - reach)
+        high = min(max(high, float(inside["under_high"].max())), high + reach)
     spare = 0.2 * max(high - low, float(rows["delta"].iloc[0]))
     return float(x0), float(x1), low - spare, high + spare
 
@@ -120,7 +128,7 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
         shared_yaxes=True,
         horizontal_spacing=0.04,
         vertical_spacing=0.11,
-        row_heights=[0.55, 0.45],
+        row_heights=[0.5, 0.5],
         subplot_titles=[DESIGN_STYLES[d][1] for d in designs],
     )
     promised, delta = float(rows["promised_epsilon"].iloc[0]), float(rows["delta"].iloc[0])
