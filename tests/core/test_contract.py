@@ -257,6 +257,7 @@ OVERRIDES: dict[str, dict[str, object]] = {
     "synthetic_dataset": {"n_samples": 100},
     "gaussian_delta": {"sigma": 5.0},
     "gaussian_epsilon": {"sigma": 5.0},
+    "gaussian_tradeoff": {"alpha": [0.01, 0.1], "mu": 0.3},
     "privacy_statement": {"design": "joint"},
     "secagg_design": {"sensitivity": [0.01] * 3},
     "secagg_sum": {"values": np.zeros((3, 10)), "design": _secagg()},
