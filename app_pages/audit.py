@@ -13,7 +13,7 @@ from figures.audit import (
     verdict,
 )
 from figures.memo import built
-from figures.tradeoff import VIEW_STYLES, tradeoff_figure
+from figures.tradeoff import VIEW_STYLES, tradeoff_figure, tradeoff_words
 from learning import sections, snippets
 from learning.glossary import terms_line
 from ui import presenter
@@ -40,6 +40,7 @@ from ui.tables import table as show_table
 P = "au_"  # this page's keys (docs/state.md)
 TRIALS = (10_000, 20_000, 50_000, 100_000, 200_000, 400_000, 1_000_000)
 STAT_TRIALS = 20_000  # the histogram's sample
+TRADEOFF_ROOM_HEIGHT = 640  # presenter mode: two rows of panels (400 px crushed them)
 ROUNDS = (2, 5, 11, 20, 50)  # T of CAPE in every round of the power method (11: its default)
 
 st.title("Attack audit")
@@ -333,21 +334,6 @@ with numbers_box:
     )
 
 
-def _dips(views: pd.DataFrame) -> tuple[int, float, float, float]:
-    """The views whose trade-off curve dips under the promise's: how many, the deepest dip
-    and its α (nan when none), and the site's δ_s (the explanation's numbers)."""
-    dips = views[views.breaks]
-    if not len(dips):
-        return 0, float("nan"), float("nan"), float(views.delta.iloc[0])
-    deepest = dips.iloc[int(dips.dip_depth.argmax())]
-    return (
-        len(dips),
-        float(deepest.dip_depth),
-        float(deepest.dip_alpha),
-        float(views.delta.iloc[0]),
-    )
-
-
 with tradeoff_box:
     st.header("ε in an attacker's words: the trade-off", anchor=sections.AUDIT_TRADEOFF)
     views, curves = call_core(
@@ -355,33 +341,25 @@ with tradeoff_box:
     )
     trade_fig = built(tradeoff_figure, views, curves, key=audit_key)
     st.plotly_chart(
-        presenter.style(trade_fig),
+        presenter.style(trade_fig, height=TRADEOFF_ROOM_HEIGHT),
         key=f"{P}tradeoff_chart",
         config=presenter.chart_config("audit_tradeoff"),
     )
-    dips, deepest, deepest_alpha, delta_s = built(_dips, views, key=audit_key)
     explain(
-        f"Each panel is one design. **Top:** every test the attacker could run against site "
+        f"Each column is one design. **Top:** every test the attacker could run against site "
         f"{site} trades false alarms α (x, log scale) against misses β (y, log scale in 1 − β, "
         "so β near 1 is legible). A coloured line is the best any test can do in one view — "
         "the exact Gaussian trade-off β(α) = Φ(Φ⁻¹(1 − α) − μ) with μ = Δ_s/σ of the noise "
         "left in that view (Dong, Roth & Su 2022); the dotted black line is what the promise "
-        f"(ε_s, δ_s) = ({promised:.3g}, {delta_s:.3g}) allows, max(0, 1 − δ − e^ε α, "
-        "e^−ε (1 − δ − α)) (Kairouz et al. 2015). Markers: the attack's measured (FPR, FNR) "
-        f"from {trials:,} games, each in its 95 % Clopper–Pearson box. **Bottom:** how far "
-        "each curve lies *under* the promise's (above 0: the promise is broken there). A view "
-        "breaks its promise exactly where its curve dips under the promise's, and by at most "
-        "δ of the view at ε_s minus δ_s. The attack proves it when its whole box sits above 0 "
-        "in the bottom panel. **The one thing to notice:** "
-        + (
-            f"{dips} view(s) dip under the promise "
-            f"(deepest: {deepest:.3g} at α = "
-            f"{deepest_alpha:.3g}), and their attack points "
-            "fall where the theory says."
-            if dips
-            else "no curve dips under the promise's; the attack's points sit on or above "
-            "their curves, as they must."
-        )
+        f"(ε_s, δ_s) = ({promised:.3g}, {the_sites.delta[site0]:.3g}) allows, max(0, "
+        "1 − δ − e^ε α, e^−ε (1 − δ − α)) (Kairouz et al. 2015). Markers: the attack's "
+        f"measured (FPR, FNR) from {trials:,} games, each in its 95 % Clopper–Pearson box, "
+        "too small to see at this scale. **Bottom:** a zoom on the shaded window of α, where "
+        "the dip is deepest: how far each curve lies *under* the promise's, on a linear scale "
+        "(above 0: the promise is broken there), with the attack's boxes at their true size. "
+        "A view breaks its promise exactly where its curve dips under the promise's, and by "
+        "at most δ of the view at ε_s minus δ_s. The attack proves it when its whole box sits "
+        "above 0 in the zoom. " + built(tradeoff_words, views, key=audit_key)
     )
     export_controls(
         st,
@@ -401,10 +379,13 @@ with tradeoff_box:
             snippet=snippets.audit_tradeoff(the_sites, site0, colluding0, trials, seed),
         ),
     )
-    st.subheader("The largest posterior each view allows", anchor=sections.AUDIT_POSTERIOR)
+    st.subheader(
+        "The largest posterior each view allows, δ_s set aside", anchor=sections.AUDIT_POSTERIOR
+    )
     st.markdown(
         "An attacker who is p sure that a person "
-        f"is in site {site}'s data sees the releases: how sure can it become? At most "
+        f"is in site {site}'s data sees the releases: how sure can it become? With δ_s set "
+        "aside, at most "
         "q = p·e^ε / (p·e^ε + 1 − p), with ε the view's exact ε at δ_s. This is the (ε, δ) "
         "guarantee itself, rewritten: for any observation S, P(in | S) ≤ q + (1 − q)·p·δ_s/P(S), "
         "and equality holds for the likelihood-ratio test's event, so q is reached up to the "

@@ -121,6 +121,8 @@ def ours(
             "algorithms": list(s.algorithms),
             "workers": workers,
             "executor": executor,
+            # the reference (benchmarks/reference.py) is the paper's classic formula
+            "calibration": dpcore.PAPER_CALIBRATION,
         }
         if s.task == "pca":
             return dpcore.pca_sweep(data=data, **common)

@@ -32,11 +32,24 @@ EIGH_200 = 2.7e-3  # seconds for one 200×200 eigendecomposition (benchmarks/)
 FLOPS = 1e10  # effective rate of the moment products
 # The iterative methods' rounds (PcaMethod.steps): each step (a QR, a noise draw and product on
 # a D×K block, one site's share of a protocol round) has a fixed overhead of validation and
-# small numpy calls, and their products A_s X run through einsum, slower than BLAS. Measured
-# single-threaded on the 2-core benchmark machine: at D = 20, K = 10 a step takes 40–220 µs
-# (central_round 40, orthonormalise 100, a site's share of site_round 150 and of cape_round
-# 220); at D = 200, K = 50 a site's share of a round 1.9 ms (2D²K = 4·10⁶ flops at ~3·10⁹/s).
-STEP_SECONDS = 1.5e-4
-ROUND_FLOPS = 3e9
+# small numpy calls, and their products A_s X run through einsum; each run pays a fixed cost
+# besides (its noise calibration, X₀). In seconds of the reference machine (calibration loop
+# 16.6 ms, benchmarks/calibration.py), as are the constants that follow: RUN_SECONDS +
+# steps · (STEP_SECONDS + 4DK²/ROUND_FLOPS) + products · 2D²K/ROUND_FLOPS, fitted to the
+# process CPU of the PCA page's Baselines sweep (`python -m benchmarks.baselines_estimate`,
+# 2026-12-07: estimate / CPU 0.99–1.22 at eight settings, D = 20–200, S = 2–50, 1–20 runs;
+# docs/performance.md). The former 150 µs a step and 3·10⁹ flops/s were 2–4× high per run,
+# while the fixed costs below went uncounted (issue #50: 0.69 s estimated, 1.89 CPU-s).
+RUN_SECONDS = 4e-4
+STEP_SECONDS = 4e-5
+ROUND_FLOPS = 1e10
+# A sweep's fixed costs that no per-task term counts, per pool element (pool_size · D): the
+# synthetic pool's draw (about 24 ns) and, once per sweep, the frame's provenance digest that
+# reads the whole pool (about 10 ns); and each (grid point, run) task's own overhead (its
+# streams and rows) and each noisy basis's scores (same units; measured with the sweeps above).
+POOL_DRAW_SECONDS = 2.4e-8
+POOL_READ_SECONDS = 1e-8
+TASK_SECONDS = 4e-4
+SCORE_SECONDS = 3e-4
 DRAW_SECONDS = 8e-8  # one rounding + one discrete Gaussian share (secure aggregation, ~1.3
 # candidates of three exponentials each; benchmarks/ measures the sweep it adds to)

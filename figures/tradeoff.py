@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+import dpcore
 from figures.audit import DESIGN_STYLES, _pale
 from figures.charts import FONT
 
@@ -27,6 +28,21 @@ VIEW_STYLES = {
 PROMISE_COLOR = "#000000"
 FLOOR = 1e-6  # the axes' least α and 1 − β (a box edge at 0 is drawn there)
 BETA_TICKS = (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)  # 1 − β at the y ticks
+ZOOM_PAD = 1.5  # the zoom's α reaches this factor beyond the dip and the boxes (log scale)
+ZOOM_MANTISSAS = (1, 2, 3, 5)  # the zoom's α ticks: m·10^k
+ZOOM_SHADE = "#888888"  # the zoomed window, shaded in the top row
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_label(value: float) -> str:
+    """A tick of a log axis as a power of ten: 10⁻⁴, 2·10⁻², 1 (never Plotly's SI "100μ",
+    which beside a formula whose μ is Δ/σ reads as that μ)."""
+    k = int(np.floor(np.log10(value) + 1e-9))
+    m = round(value / 10.0**k)
+    if k == 0:
+        return f"{m}"
+    power = f"10{str(k).translate(SUPERSCRIPT)}"
+    return power if m == 1 else f"{m}·{power}"
 
 
 def _beta_label(power: float) -> str:
@@ -50,8 +66,50 @@ def _box(x0: float, x1: float, y0: float, y1: float, color: str, name: str, grou
     )
 
 
+def zoom_window(rows: pd.DataFrame) -> tuple[float, float, float, float]:
+    """The lower panel's window (α from, α to, gap from, gap to): where the dip is deepest.
+
+    It spans the deepest dip's α* and the attack's boxes of the views in focus (the views
+    that dip under the promise; with none, the one that comes closest), α on a log scale a
+    factor ZOOM_PAD beyond them, and the gap from 0 (the promise) to the dip's depth and the
+    boxes, linear — the other views' boxes in the window as well, within the focus's range
+    again on either side — with a fifth of that range to spare. Far from α = 1, so the mirror dip
+    there (:func:`mirror_alpha`) is out of it.
+    """
+    focus = rows[rows["breaks"]] if rows["breaks"].any() else rows.nlargest(1, "dip_depth")
+    alphas = np.concatenate([focus["dip_alpha"], focus["fpr_low"], focus["fpr_high"]]).astype(float)
+    alphas = np.maximum(alphas, FLOOR)
+    x0, x1 = alphas.min() / ZOOM_PAD, min(alphas.max() * ZOOM_PAD, 1.0)
+    gaps = np.concatenate(
+        [[0.0], focus["dip_depth"], focus["under_low"], focus["under_high"]]
+    ).astype(float)
+    low, high = float(gaps.min()), float(gaps.max())
+    # the other views' boxes in the window too, unless that would squeeze the dip to under a
+    # third of the panel
+    inside = rows[(rows["fpr_low"] >= x0) & (rows["fpr_high"] <= x1)]
+    if len(inside):
+        reach = high - low
+        low = max(min(low, float(inside["under_low"].min())), low - reach)
+        high = min(max(high, float(inside["under_high"].max())), high + reach)
+    spare = 0.2 * max(high - low, float(rows["delta"].iloc[0]))
+    return float(x0), float(x1), low - spare, high + spare
+
+
+def mirror_alpha(rows: pd.DataFrame) -> float:
+    """Where the deepest dip's mirror image lies: α′ = β_view(α*), near α = 1 (both curves are
+    symmetric about β = α, so the gap has the same peak there); NaN when no view dips."""
+    dips = rows[rows["breaks"]]
+    if not len(dips):
+        return float("nan")
+    return float(dips["dip_beta_view"].iloc[int(dips["dip_depth"].to_numpy().argmax())])
+
+
 def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
-    """Trade-off curves, the promise and the attack, one panel per design.
+    """Trade-off curves, the promise and the attack, one column per design.
+
+    Top row: the whole curves (α and 1 − β on log scales, ticks as powers of ten), the
+    zoomed window shaded. Bottom row: the zoom (:func:`zoom_window`), how far each curve
+    lies under the promise's, linear, with the attack's 95 % boxes drawn at their size.
 
     Parameters
     ----------
@@ -67,14 +125,14 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
     fig = make_subplots(
         rows=2,
         cols=len(designs),
-        shared_xaxes=True,
         shared_yaxes=True,
         horizontal_spacing=0.04,
-        vertical_spacing=0.06,
-        row_heights=[0.6, 0.4],
+        vertical_spacing=0.11,
+        row_heights=[0.5, 0.5],
         subplot_titles=[DESIGN_STYLES[d][1] for d in designs],
     )
     promised, delta = float(rows["promised_epsilon"].iloc[0]), float(rows["delta"].iloc[0])
+    x0, x1, y0, y1 = zoom_window(rows)
     for col, design in enumerate(designs, 1):
         first = col == 1
         part = curves[curves["design"] == design]
@@ -95,6 +153,7 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
         for r in rows[rows["design"] == design].to_dict("records"):
             color, name = VIEW_STYLES[r["view"]]
             line = part[part["view"] == r["view"]]
+            zoom = _in_window(line, x0, x1)
             fig.add_trace(
                 go.Scatter(
                     x=line["alpha"],
@@ -111,8 +170,8 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
             )
             fig.add_trace(
                 go.Scatter(
-                    x=line["alpha"],
-                    y=line["under"],
+                    x=zoom["alpha"],
+                    y=zoom["under"],
                     name=f"{name}: under the promise by",
                     legendgroup=r["view"],
                     showlegend=False,
@@ -123,9 +182,9 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
                 row=2,
                 col=col,
             )
-            x0, x1 = max(r["fpr_low"], FLOOR), max(r["fpr_high"], FLOOR)
+            bx0, bx1 = max(r["fpr_low"], FLOOR), max(r["fpr_high"], FLOOR)
             fig.add_trace(
-                _box(x0, x1, r["under_low"], r["under_high"], color, name, r["view"]),
+                _box(bx0, bx1, r["under_low"], r["under_high"], color, name, r["view"]),
                 row=2,
                 col=col,
             )
@@ -134,12 +193,7 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
                     x=[max(r["fpr"], FLOOR)],
                     y=[r["under"]],
                     mode="markers",
-                    marker={
-                        "color": color,
-                        "size": 11,
-                        "symbol": "x" if r["breaks"] else "circle",
-                        "line": {"color": "#000000", "width": 1},
-                    },
+                    marker=_marker(color, r["breaks"]),
                     name=f"{name}: attack",
                     legendgroup=r["view"],
                     showlegend=False,
@@ -150,19 +204,14 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
                 row=2,
                 col=col,
             )
-            y0, y1 = max(1 - r["fnr_high"], FLOOR), max(1 - r["fnr_low"], FLOOR)
-            fig.add_trace(_box(x0, x1, y0, y1, color, name, r["view"]), row=1, col=col)
+            by0, by1 = max(1 - r["fnr_high"], FLOOR), max(1 - r["fnr_low"], FLOOR)
+            fig.add_trace(_box(bx0, bx1, by0, by1, color, name, r["view"]), row=1, col=col)
             fig.add_trace(
                 go.Scatter(
                     x=[max(r["fpr"], FLOOR)],
                     y=[max(1 - r["fnr"], FLOOR)],
                     mode="markers",
-                    marker={
-                        "color": color,
-                        "size": 11,
-                        "symbol": "x" if r["breaks"] else "circle",
-                        "line": {"color": "#000000", "width": 1},
-                    },
+                    marker=_marker(color, r["breaks"]),
                     name=f"{name}: attack (FPR, FNR)",
                     legendgroup=r["view"],
                     showlegend=first,
@@ -174,11 +223,11 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
                 row=1,
                 col=col,
             )
-            if r["breaks"]:  # the largest dip: from the promise's curve down to the view's
+            if r["breaks"]:  # the largest dip, in the zoom: from 0 (the promise) up to its depth
                 fig.add_trace(
                     go.Scatter(
                         x=[r["dip_alpha"], r["dip_alpha"]],
-                        y=[1 - r["dip_beta_promise"], 1 - r["dip_beta_view"]],
+                        y=[0.0, r["dip_depth"]],
                         mode="lines+markers",
                         line={"color": color, "width": 2},
                         marker={"symbol": "arrow-bar-up", "size": 9, "angleref": "previous"},
@@ -189,34 +238,115 @@ def tradeoff_figure(rows: pd.DataFrame, curves: pd.DataFrame) -> go.Figure:
                         f"at α = {r['dip_alpha']:.3g}<br>(= δ of the view at ε_s − δ_s)"
                         "<extra></extra>",
                     ),
-                    row=1,
+                    row=2,
                     col=col,
                 )
         fig.add_hline(y=0, line={"color": PROMISE_COLOR, "dash": "dot", "width": 2}, row=2, col=col)
+        fig.add_vrect(  # after the traces: an empty subplot would drop it
+            x0=x0,
+            x1=x1,
+            fillcolor=ZOOM_SHADE,
+            opacity=0.13,
+            line_width=0,
+            layer="below",
+            row=1,
+            col=col,
+        )
+        fig.add_annotation(  # on a log axis an annotation's x is log10 of its α
+            x=float(np.log10(x0 * x1) / 2),
+            y=0,
+            yref="y domain",
+            yanchor="bottom",
+            text="zoomed below ↓",
+            font={"size": 13},
+            showarrow=False,
+            row=1,
+            col=col,
+        )
     least = np.log10(_least(rows))
-    fig.update_xaxes(type="log", range=[least, 0])
-    fig.update_xaxes(title_text="false alarms α = FPR", row=2)
+    _alpha_axis(fig, least, row=1)
+    _zoom_axis(fig, x0, x1, row=2)
+    fig.update_xaxes(title_text="false alarms α = FPR, zoomed", row=2)
     _beta_axis(fig, least, row=1)
     fig.update_yaxes(title_text="misses β", row=1, col=1)
-    # every attack box and every dip in view, at least ±δ_s
-    span = 1.3 * max(
-        rows[["under_low", "under_high"]].abs().to_numpy().max(), rows["dip_depth"].max(), delta
-    )
-    fig.update_yaxes(range=[-span, span], row=2, zeroline=False)
+    fig.update_yaxes(range=[y0, y1], row=2, zeroline=False, exponentformat="power")
     fig.update_yaxes(title_text="β under the promise's by", row=2, col=1)
     fig.update_layout(
         font=FONT,
-        height=640,
+        height=700,
         margin={"l": 80, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "y": -0.22},
+        legend={"orientation": "h", "y": -0.16},
     )
     return fig
+
+
+def _marker(color: str, breaks: bool) -> dict:
+    """The attack's marker: a cross where the view breaks its promise in theory."""
+    return {
+        "color": color,
+        "size": 11,
+        "symbol": "x" if breaks else "circle",
+        "line": {"color": "#000000", "width": 1},
+    }
+
+
+def _in_window(line: pd.DataFrame, x0: float, x1: float) -> pd.DataFrame:
+    """A curve's points in [x0, x1] and one beyond each end (the line reaches the edges)."""
+    alpha = line["alpha"].to_numpy()
+    inside = np.flatnonzero((alpha >= x0) & (alpha <= x1))
+    if not len(inside):
+        inside = np.array([int(np.searchsorted(alpha, x0))])
+    lo, hi = max(int(inside[0]) - 1, 0), min(int(inside[-1]) + 2, len(alpha))
+    return line.iloc[lo:hi]
+
+
+def curve_sides(rows: pd.DataFrame) -> tuple[int, int]:
+    """How many attack points lie under their own view's curve (β below the least β any test
+    reaches: chance, about one in two, since the likelihood-ratio test's true rates lie on
+    the curve), and how many 95 % boxes reach their curve (the box's corner (FPR⁺, FNR⁺)
+    on or above it: what a sound audit guarantees with 95 % confidence)."""
+    under = reaching = 0
+    for r in rows.to_dict("records"):
+        under += int(r["fnr"] < float(dpcore.gaussian_tradeoff(r["fpr"], r["mu"])))
+        reaching += int(r["fnr_high"] >= float(dpcore.gaussian_tradeoff(r["fpr_high"], r["mu"])))
+    return under, reaching
 
 
 def _least(rows: pd.DataFrame) -> float:
     """The axes' least α and 1 − β: a decade under the attack's boxes, at least FLOOR."""
     low = min(rows["fpr_low"].where(rows["fpr_low"] > 0, FLOOR).min(), 1e-3)
     return max(FLOOR, 10 ** np.floor(np.log10(low) - 1))
+
+
+def _alpha_axis(fig: go.Figure, least: float, **where) -> None:
+    """α on a log scale from 10^least to 1, a tick at each power of ten."""
+    decades = [10.0**k for k in range(int(np.ceil(least - 1e-9)), 1)]
+    fig.update_xaxes(
+        type="log",
+        range=[least, 0],
+        tickvals=decades,
+        ticktext=[power_label(v) for v in decades],
+        exponentformat="power",
+        **where,
+    )
+
+
+def _zoom_axis(fig: go.Figure, x0: float, x1: float, **where) -> None:
+    """The zoom's α on a log scale over [x0, x1], ticks at m·10^k (:data:`ZOOM_MANTISSAS`)."""
+    ticks = [
+        m * 10.0**k
+        for k in range(int(np.floor(np.log10(x0))), int(np.ceil(np.log10(x1))) + 1)
+        for m in ZOOM_MANTISSAS
+        if x0 <= m * 10.0**k <= x1
+    ]
+    fig.update_xaxes(
+        type="log",
+        range=[np.log10(x0), np.log10(x1)],
+        tickvals=ticks,
+        ticktext=[power_label(v) for v in ticks],
+        exponentformat="power",
+        **where,
+    )
 
 
 def _beta_axis(fig: go.Figure, least: float, **where) -> None:
@@ -260,7 +390,8 @@ def theory_figure(curves: pd.DataFrame, *, labels: dict[str, str], chosen: str) 
             )
         )
     least = np.log10(float(curves["alpha"].min()))
-    fig.update_xaxes(type="log", range=[least, 0], title_text="false alarms α = FPR")
+    _alpha_axis(fig, least)
+    fig.update_xaxes(title_text="false alarms α = FPR")
     _beta_axis(fig, least)
     fig.update_layout(
         font=FONT,
@@ -270,3 +401,32 @@ def theory_figure(curves: pd.DataFrame, *, labels: dict[str, str], chosen: str) 
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     return fig
+
+
+def tradeoff_words(rows: pd.DataFrame) -> str:
+    """What the trade-off chart shows, in sentences true of these rows: where the points and
+    the boxes lie against their curves (:func:`curve_sides`), the mirror dip near α = 1
+    (:func:`mirror_alpha`) and the one thing to notice, every number from ``rows``."""
+    n = len(rows)
+    under, reaching = curve_sides(rows)
+    words = (
+        "A curve is the least β any test reaches, so a test's true (FPR, FNR) lies on or above "
+        "its curve, and the attack's likelihood-ratio test's lie on it. Its *points* are random "
+        "draws around those true rates and fall under their curve about half the time, by "
+        f"chance (here {under} of {n}); its *95 % boxes* are what must reach their curves, "
+        f"and here {reaching} of {n} do (a box misses in at most one audit in twenty). "
+    )
+    dips = rows[rows["breaks"]]
+    if not len(dips):
+        return words + "**The one thing to notice:** no curve dips under the promise's."
+    deepest = dips.iloc[int(dips["dip_depth"].to_numpy().argmax())]
+    proven = int((dips["under_low"] > 0).sum())
+    return words + (
+        "Both curves are symmetric about the line β = α, so a dip has a mirror image of the "
+        f"same depth near α = 1 (at α = {mirror_alpha(rows):.3g}), where the log scale "
+        "squeezes it out of sight; the zoom shows the first. **The one thing to notice:** "
+        f"{len(dips)} view(s) dip under the promise (deepest: {deepest['dip_depth']:.3g} at "
+        f"α = {deepest['dip_alpha']:.3g}), and the attack's box sits wholly above 0 in the "
+        f"zoom for {proven} of them: "
+        + ("the break shown from the games." if proven else "not yet shown from the games.")
+    )

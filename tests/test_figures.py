@@ -315,3 +315,105 @@ def test_privacy_views_table_is_one_verdict_per_party_kind_and_site():
         assert table.loc["aggregator", f"site {s}"].endswith("✓" if r.meets else "✗")
     assert verdict(0.0, 1.0, True) == "sees nothing ✓"
     assert verdict(2.0, 1.0, False) == "2 > 1 ✗"
+
+
+@pytest.fixture(scope="module")
+def gap_tradeoff():
+    """The joint-view-gap preset's trade-off rows and curves (10 equal sites, ε_s = 0.5,
+    δ_s = 10⁻³, analytic, 400,000 games): the paper's joint view dips under its promise."""
+    from ui.cached import audit_tradeoff
+
+    sites = dpcore.Sites((1000,) * 10, 0.5, 1e-3, (0.1,) * 10, "analytic")
+    return audit_tradeoff(sites, site=0, colluding=(), trials=400_000, seed=2026)
+
+
+SUPERSCRIPT_POWER = r"^(?:[1-9]·)?10[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+$|^[1-9]$"  # 10⁻⁴, 2·10⁻², 1
+
+
+@pytest.mark.slow
+def test_tradeoff_chart_shows_the_dip_and_its_box_in_a_zoom(gap_tradeoff):
+    """Issue #49: the 0.006 dip and the attack's 95 % box are visible (a zoom, linear in the
+    gap), every log axis is labelled in powers of ten (not Plotly's SI "100μ"), and the
+    mirror dip near α = 1 is out of the zoom (the words say where it is)."""
+    import re
+
+    from scipy.stats import norm
+
+    from figures.tradeoff import mirror_alpha, tradeoff_figure, zoom_window
+
+    views, curves = gap_tradeoff
+    fig = tradeoff_figure(views, curves)
+    layout = fig.layout
+    xaxes = [layout[k] for k in layout if k.startswith("xaxis")]
+    assert len(xaxes) == 4  # 2 designs × (whole curves, zoom)
+    for axis in xaxes:
+        assert axis.type == "log" and axis.exponentformat == "power"
+        assert axis.ticktext and all(re.match(SUPERSCRIPT_POWER, t) for t in axis.ticktext)
+        for value, text in zip(axis.tickvals, axis.ticktext, strict=True):  # says its value
+            mantissa, _, power = text.partition("·") if "·" in text else ("1", "", text)
+            shown = float(mantissa) * (
+                10.0 ** int(power[2:].translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+                if power.startswith("10")
+                else float(power)
+            )
+            np.testing.assert_allclose(shown, value, rtol=1e-12)
+    x0, x1, y0, y1 = zoom_window(views)
+    paper_joint = views[(views.design == "cape") & (views.view == "joint")].iloc[0]
+    assert paper_joint.breaks
+    # the zoom (row 2): its α range is [x0, x1] on a log scale, its gap range [y0, y1]
+    zoom_x = [a for a in xaxes if a.range is not None and np.isclose(10 ** a.range[0], x0)]
+    assert len(zoom_x) == 2
+    span_x = np.log10(x1) - np.log10(x0)
+    box = next(
+        t
+        for t in fig.data
+        if t.name == "aggregator: all releases: attack, 95 % box"
+        and t.xaxis == "x3"  # the paper's design, bottom row (x, x2 top; x3, x4 bottom)
+    )
+    assert layout.xaxis3.range == zoom_x[0].range
+    # drawn size in the zoom: the box's FPR side ±1.96·√(p(1−p)/n) at p = 0.008,
+    # n = 200,000 is ±5 % of p: 0.04 decades, 4.4 % of the 0.95-decade window; its gap side
+    # (≈ 0.0025) is 22-25 % of the window's 0.010-0.011 (seeds 0-4 and 2026). "Visible": at
+    # least 3 % and 10 %, about 12 and 20 px of the page's ~400 px × 200 px panel (sub-pixel
+    # on the old 6-decade axis).
+    width = (np.log10(max(box.x)) - np.log10(min(box.x))) / span_x
+    height = (max(box.y) - min(box.y)) / (y1 - y0)
+    assert width >= 0.03 and height >= 0.10, (width, height)
+    assert x0 <= min(box.x) and max(box.x) <= x1 and y0 <= min(box.y) and max(box.y) <= y1
+    assert x0 <= paper_joint.dip_alpha <= x1 and paper_joint.dip_depth <= y1  # the dip in view
+    assert min(box.y) > 0  # the proof: the whole box above 0
+    # α → 1: the mirror dip lies at α′ = G_μ(α*) (the curves are symmetric about β = α);
+    # checked against scipy, it is beyond the zoom, and no zoomed curve gets near it
+    mu = paper_joint.mu
+    mirror = norm.cdf(norm.ppf(1 - paper_joint.dip_alpha) - mu)
+    assert mirror_alpha(views) == pytest.approx(mirror, rel=1e-9)
+    assert x1 < 0.5 < mirror
+    for t in fig.data:
+        if t.xaxis in ("x3", "x4") and t.x is not None and len(t.x) > 1:
+            assert max(t.x) < 0.5, t.name  # one grid point past x1 at most
+
+
+@pytest.mark.slow
+def test_tradeoff_words_say_boxes_not_points_and_count_them(gap_tradeoff):
+    """The sentence under the chart is true of its rows: points fall under their curves by
+    chance (counted here against scipy's G_μ), the boxes are what reach them; the mirror
+    dip's α and the deepest dip are the core's."""
+    from scipy.stats import norm
+
+    from figures.tradeoff import tradeoff_words
+
+    views, _ = gap_tradeoff
+    words = tradeoff_words(views)
+    assert "sit on or above their curves, as they must" not in words
+    curve = lambda a, mu: norm.cdf(norm.ppf(1 - a) - mu)  # noqa: E731 - G_μ(α), DRS Def. 2.6
+    under = sum(r.fnr < curve(r.fpr, r.mu) for r in views.itertuples())
+    reach = sum(r.fnr_high >= curve(r.fpr_high, r.mu) for r in views.itertuples())
+    n = len(views)
+    assert f"(here {under} of {n})" in words
+    assert f"here {reach} of {n} do" in words
+    deep = views[views.breaks].iloc[0]
+    assert f"deepest: {deep.dip_depth:.3g} at α = {deep.dip_alpha:.3g}" in words
+    assert f"at α = {curve(deep.dip_alpha, deep.mu):.3g})" in words  # the mirror dip
+    assert "sits wholly above 0 in the zoom for 1 of them" in words
+    safe = tradeoff_words(views[views.design == "joint"])  # no dip: no mirror sentence
+    assert "no curve dips under the promise's" in safe and "mirror" not in safe

@@ -86,9 +86,10 @@ def test_each_record_states_the_steps_a_run_makes(counted, name, sites, rounds, 
 
 
 def test_the_estimate_charges_the_counted_work_of_every_round():
-    # The iterative part of a sweep's estimate is exactly tasks × round_seconds(counted work)
-    # / workers, and it grows linearly in T: T rounds cost T times a round plus X₀ (fails
-    # with the old ceil(T·S/4) eigendecompositions, which cost 10⁻⁴ s each at D = 20).
+    # The iterative part of a sweep's estimate is exactly tasks × (round_seconds(counted work)
+    # + the scores of its basis), on any number of workers (Python-bound: the threads share
+    # one interpreter, issue #50), and it grows linearly in T: T rounds cost T times a round
+    # plus X₀ (fails with the old ceil(T·S/4) eigendecompositions, 10⁻⁴ s each at D = 20).
     shape = dict(dim=20, sites=5, n_max=1000, pool=60_000, points=3, runs=4, k=10, workers=2)
     for name in iterative_algorithms():
         for rounds in (1, 11, 16):
@@ -97,7 +98,8 @@ def test_the_estimate_charges_the_counted_work_of_every_round():
             base = estimate_pca(**shape, algorithms=["cape"]).seconds
             both = estimate_pca(**shape, algorithms=["cape", record]).seconds
             steps, products = method.steps(5, True)
-            expected = 3 * 4 * round_seconds(steps, products, dim=20, k=10) / 2
+            per_run = round_seconds(steps, products, dim=20, k=10) + dpcore.SCORE_SECONDS
+            expected = 3 * 4 * per_run
             assert both - base == pytest.approx(expected, rel=1e-12)
             assert steps >= 2 * rounds + 1 and products >= rounds
         counts = [dpcore.pca_method(name).with_rounds(t).steps(5, True) for t in (1, 2, 16)]
@@ -106,11 +108,13 @@ def test_the_estimate_charges_the_counted_work_of_every_round():
         assert counts[2][1] == 16 * counts[0][1]  # every round multiplies A by X
 
 
-def test_the_baselines_sweep_at_small_dimension_is_a_heavy_job():
+def test_the_baselines_sweep_at_small_dimension_counts_every_step():
     # The page's Baselines section at D = 20, K = 5, S = 10, 5 runs: every iterative method at
-    # T ∈ {1, 2, 3, 4, 6, 8, 11, 16}. Estimated 0.18 s before (run inline, the page froze for
-    # seconds); measured 0.75–1.1 s of CPU on one worker on the 2-core machine (estimate now
-    # 1.16 s on one worker, 0.59 s on two). One worker: the gate runs it as a job.
+    # T ∈ {1, 2, 3, 4, 6, 8, 11, 16}. Estimated 0.18 s in issue #38 (each round was charged
+    # an eigendecomposition, nearly free at D = 20). Issue #50 measured the whole sweep:
+    # 0.56 CPU-s in seconds of the reference machine, estimated 0.62 s
+    # (benchmarks/baselines_estimate.py; tests/test_baselines_estimate.py bounds the ratio), so
+    # it is light: the 1.16 s of the former 150 µs steps was twice what it takes.
     spec = RoundsSpec.build(
         dim=20,
         k=5,
@@ -118,7 +122,6 @@ def test_the_baselines_sweep_at_small_dimension_is_a_heavy_job():
         runs=5,
         algorithms=("cape", "conv", *iterative_algorithms()),
     )
-    assert spec.estimate(workers=1).seconds > dpcore.HEAVY_SECONDS
     steps = sum(
         sum(dpcore.pca_method(a).with_rounds(t).steps(10, False)[0] for t in spec.rounds)
         for a in iterative_algorithms()

@@ -57,7 +57,7 @@ def block_table(
         np.full(sites, second_moment_sensitivity(n_per_site)),
         epsilon=epsilon,
         delta=delta,
-        method="analytic",
+        calibration="analytic",
     )
     per_draw: dict[tuple[str, int, int], list[float]] = {}
     for draw_rng in np.random.default_rng(seed).spawn(draws):

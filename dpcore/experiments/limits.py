@@ -3,9 +3,13 @@
 The estimates are deliberately simple cost models, calibrated on the benchmark machine
 (2 cores, ``benchmarks/``): a symmetric D×D eigendecomposition takes about 2.7 ms·(D/200)³,
 the third-moment accumulation about N·D³/10¹⁰ s, and runs are spread over the workers that
-run them (``workers``: a cluster's, or :func:`dpcore.parallel.default_workers`). They
-only need to be right within a small factor: their job is to stop a request that would take
-the server down (a classroom of thirty shares two cores), not to predict to the second.
+run them (``workers``: a cluster's, or :func:`dpcore.parallel.default_workers`), but for
+their Python-bound parts (the iterative methods' rounds, each task's overhead and scores:
+the threads share one interpreter). The PCA sweep's constants are seconds of the reference
+machine (calibration loop 16.6 ms), checked against the CPU they stand for by
+``benchmarks/baselines_estimate.py`` (issue #50). They only need to be right within a small
+factor: their job is to stop a request that would take the server down (a classroom of
+thirty shares two cores), not to predict to the second.
 
 Who applies a budget: the library and ``python -m dpcore`` compute what they are asked,
 with no limit unless the caller gives one (``budget=WorkBudget.of(max_minutes=…)``,
@@ -20,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dpcore._validation import check_int, check_real
+from dpcore._validation import check_bool, check_int, check_real
 from dpcore.factorization.registry import Algorithm, OtdMethod, PcaMethod, otd_method, pca_method
 from dpcore.parallel import default_workers
 from dpcore.resources import (
@@ -32,9 +36,14 @@ from dpcore.resources import (
     MAX_MEMORY,
     MAX_SECONDS,
     MAX_TASKS,
+    POOL_DRAW_SECONDS,
+    POOL_READ_SECONDS,
     ROUND_FLOPS,
+    RUN_SECONDS,
+    SCORE_SECONDS,
     STEP_SECONDS,
     TASK_BYTES,
+    TASK_SECONDS,
 )
 
 __all__ = [
@@ -48,8 +57,13 @@ __all__ = [
     "MAX_MEMORY",
     "MAX_SECONDS",
     "MAX_TASKS",
+    "POOL_DRAW_SECONDS",
+    "POOL_READ_SECONDS",
     "ROUND_FLOPS",
+    "RUN_SECONDS",
+    "SCORE_SECONDS",
     "STEP_SECONDS",
+    "TASK_SECONDS",
     "WorkBudget",
     "WorkEstimate",
     "check_budget",
@@ -58,6 +72,7 @@ __all__ = [
     "estimate_pca",
     "is_heavy",
     "machine",
+    "pool_seconds",
     "round_seconds",
     "work",
 ]
@@ -203,14 +218,14 @@ def is_heavy(spec: Estimable) -> bool:
 
     This one rule replaces two page rules: the PCA page's "D ≥ 200, or runs × grid > 100,
     or real data" and the tensor page's "runs × grid × (D/10)³ × max(S·N_s/10⁵, 1) > 60".
-    Measured on the 2-core benchmark machine (estimate / measured seconds, 8-point ε grid):
-    the PCA page's default (D = 50, 5 runs: 0.09 / 0.2) and lesson 5 stay light; D = 200
-    with 5 runs (1.5 / 0.6) and D = 100 with 20 runs (1.5 / 0.6) stay heavy; D = 150 with 5
-    runs (0.85 / 0.5) stays light. What changed: the tensor page's rule queued sweeps
-    that take a fraction of a second (D = 20 with 2 runs: 0.3 / 0.2; the default with 10
-    runs: 0.4 / 0.2) — they now run at once; and PCA at D = 200 with one or two runs is
-    light (its estimate is under a second). The estimate also counts what the old rules
-    ignored: secure aggregation's draws and the power method's iterations.
+    Where the PCA pages stand (issue #50's model, seconds of the reference machine, 2
+    workers; estimate / measured process CPU there, 9-point ε grid, featured algorithms):
+    the PCA page's default (D = 50, 5 runs: 0.32 / 0.46) and D = 100 (0.83) stay light;
+    D = 200, K = 50 with 5 runs (3.1 / 4.3) or 2 runs (1.5 / 1.8) is heavy, and so is the Baselines
+    section past about a second (its default: 0.95 / 0.95; with 20 runs 2.8 / 2.7;
+    ``python -m benchmarks.baselines_estimate``). The estimate counts what the old rules
+    ignored: secure aggregation's draws, the power method's iterations, every round of the
+    iterative methods, and the pool's draw and digest.
     """
     if not isinstance(getattr(spec, "data", "synthetic"), str):
         return True  # a real data set: loading and holding it belongs in a bounded child
@@ -220,17 +235,42 @@ def is_heavy(spec: Estimable) -> bool:
 def round_seconds(steps: int, products: int, *, dim: int, k: int) -> float:
     """Seconds of an iterative algorithm's rounds in one run (:attr:`PcaMethod.steps`).
 
-    Each step pays :data:`STEP_SECONDS` of fixed overhead and a QR-sized 4DK² flops, each
-    product A X its 2D²K flops, at :data:`ROUND_FLOPS`.
+    A run that steps at all pays :data:`RUN_SECONDS` once; each step :data:`STEP_SECONDS`
+    of fixed overhead and a QR-sized 4DK² flops, each product A X its 2D²K flops, at
+    :data:`ROUND_FLOPS`. A one-shot algorithm (no steps, no products) costs nothing here.
 
     Examples
     --------
     >>> round(round_seconds(1, 0, dim=20, k=10) / STEP_SECONDS, 3)  # overhead-bound at small D
-    1.018
+    11.02
+    >>> round_seconds(0, 0, dim=20, k=10)
+    0.0
     """
-    return (steps * (STEP_SECONDS + 4 * dim * k * k / ROUND_FLOPS)) + (
-        products * 2 * dim * dim * k / ROUND_FLOPS
+    if steps == 0 and products == 0:
+        return 0.0
+    return (
+        RUN_SECONDS
+        + steps * (STEP_SECONDS + 4 * dim * k * k / ROUND_FLOPS)
+        + products * 2 * dim * dim * k / ROUND_FLOPS
     )
+
+
+def pool_seconds(pool: int, dim: int, *, draw: bool = True) -> float:
+    """A sweep's fixed seconds for its pool of ``pool`` samples in D = ``dim``.
+
+    Its provenance digest reads the pool once (:data:`POOL_READ_SECONDS` an element) and,
+    with ``draw`` (a synthetic pool, drawn by the sweep), the draw
+    (:data:`POOL_DRAW_SECONDS` an element).
+
+    Examples
+    --------
+    >>> round(pool_seconds(60_000, 50), 4)  # the pages' synthetic pool at D = 50
+    0.102
+    """
+    pool = check_int(pool, "pool", low=1)
+    dim = check_int(dim, "dim", low=1)
+    draw = check_bool(draw, "draw")
+    return pool * dim * (POOL_READ_SECONDS + (POOL_DRAW_SECONDS if draw else 0.0))
 
 
 def _eigh_seconds(dim: int) -> float:
@@ -261,20 +301,26 @@ def estimate_pca(
     k: int | None = None,
     faithful: bool = True,
     workers: int | None = None,
+    draw_pool: bool = True,
 ) -> WorkEstimate:
     """Cost of :func:`dpcore.pca_sweep`: eigendecompositions per run, data draws, the pool.
 
     Each algorithm's eigendecompositions, extra random draws and round steps per run come
     from its registry record (``algorithms``: names or the records themselves). An iterative
     algorithm's T rounds cost :func:`round_seconds` of its ``steps`` (K: ``k``, default D, and
-    ``faithful``, default True: upper bounds). The tasks spread over ``workers`` (default
-    :func:`dpcore.parallel.default_workers`).
+    ``faithful``, default True: upper bounds). The eigendecompositions and draws spread over
+    ``workers`` (default :func:`dpcore.parallel.default_workers`); the rounds, each task's
+    overhead (:data:`TASK_SECONDS`) and each noisy basis's scores (:data:`SCORE_SECONDS`) do
+    not: they are Python-bound, and the sweep's threads share one interpreter (measured: the
+    PCA page's Baselines sweep takes as long on two workers as on one, issue #50). The pool
+    costs :func:`pool_seconds` once (``draw_pool``: the sweep draws it, synthetic data).
     """
     workers = workers or default_workers()
     methods = [_pca(a) for a in algorithms]
     per_run = sum(m.eighs(sites) for m in methods)
     draws = sum(m.draws(sites, dim) for m in methods)
     rounds = sum(round_seconds(*m.steps(sites, faithful), dim=dim, k=k or dim) for m in methods)
+    scored = sum(not m.noiseless for m in methods)  # a noiseless basis is scored once
     tasks = points * runs
     values = {"dim": dim, "sites": sites, "n_per_site": n_max, "pool_size": pool}
     values |= {"grid": points, "runs": runs}
@@ -282,7 +328,9 @@ def estimate_pca(
         (tasks * per_run * _eigh_seconds(dim) / workers, ("dim", "runs", "grid")),
         (tasks * draws * DRAW_SECONDS / workers, ("sites", "dim", "runs", "grid")),
         (tasks * sites * n_max * dim**2 / FLOPS, ("n_per_site", "sites", "dim", "runs", "grid")),
-        (tasks * rounds / workers, ("sites", "dim", "runs", "grid")),
+        (tasks * rounds, ("sites", "dim", "runs", "grid")),
+        (tasks * (TASK_SECONDS + scored * SCORE_SECONDS), ("runs", "grid")),
+        (pool_seconds(pool, dim, draw=draw_pool), ("pool_size", "dim")),
     ]
     memory_terms = [
         (8.0 * pool * dim, ("pool_size", "dim")),
@@ -290,8 +338,10 @@ def estimate_pca(
         (8.0 * 3 * sites * n_max * dim, ("n_per_site", "sites", "dim")),
         (float(TASK_BYTES) * tasks, ("runs", "grid")),
     ]
-    seconds = tasks * (per_run * _eigh_seconds(dim) + draws * DRAW_SECONDS + rounds) / workers
+    seconds = tasks * (per_run * _eigh_seconds(dim) + draws * DRAW_SECONDS) / workers
     seconds += tasks * sites * n_max * dim**2 / FLOPS  # second moments, when resampled
+    seconds += tasks * (rounds + TASK_SECONDS + scored * SCORE_SECONDS)
+    seconds += pool_seconds(pool, dim, draw=draw_pool)
     return WorkEstimate(
         seconds,
         8.0 * (pool * dim + workers * (sites + 4) * dim**2 + 3 * sites * n_max * dim)

@@ -16,7 +16,6 @@ it is not these sites' gain when their (ε, δ) or weights differ (issue #22).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -30,9 +29,7 @@ from dpcore._validation import (
 from dpcore.mechanisms.calibration import CalibrationLike
 from dpcore.protocol.cape import CapeDesign, cape_design, cape_gain, check_sizes, paper_design
 from dpcore.protocol.joint_safe import joint_safe_design
-
-if TYPE_CHECKING:
-    from dpcore.protocol.sites import Sites
+from dpcore.protocol.sites import Sites, as_sites  # the record below; it never imports this
 
 # The gains a page compares, in its order: the names of :attr:`MeanReleaseDesigns.gains`.
 GAIN_NAMES = ("same_weights", "joint_same_weights", "best_conventional", "paper_g")
@@ -188,8 +185,6 @@ def mean_release_designs(
     >>> round(d.gains["same_weights"], 6), d.paper_formula_differs
     (2.0, ())
     """
-    from dpcore.protocol.sites import as_sites  # sites.py builds its designs here
-
     record = as_sites(
         n_per_site, epsilon=epsilon, delta=delta, weights=weights, calibration=calibration
     )

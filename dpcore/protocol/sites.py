@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -33,9 +33,6 @@ from dpcore.mechanisms.calibration import (
 from dpcore.protocol.cape import CapeDesign, check_sizes, normalise_weights
 from dpcore.protocol.joint_safe import design_for
 from dpcore.resources import MAX_SITE_SAMPLES, MAX_TRUST_EPSILON
-
-if TYPE_CHECKING:
-    from dpcore.protocol.mean_release import MeanReleaseDesigns
 
 
 def check_site_record(
@@ -190,12 +187,6 @@ class Sites:
         (joint-view-safe, :func:`dpcore.joint_safe_design`).
         """
         return design_for(kind, self.taus, weights=self.weights)
-
-    def designs(self) -> MeanReleaseDesigns:
-        """The three designs side by side (:func:`dpcore.mean_release_designs`)."""
-        from dpcore.protocol.mean_release import mean_release_designs  # it takes a Sites
-
-        return mean_release_designs(self)
 
     def keywords(self) -> dict[str, Any]:
         """The record's fields as keywords (``n_per_site`` included): ``Sites(**keywords())``."""

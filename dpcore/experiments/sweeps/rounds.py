@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore._validation import check_int
-from dpcore.experiments.limits import WorkEstimate
+from dpcore.experiments.limits import WorkEstimate, pool_seconds
 from dpcore.experiments.sweeps.pca import run_pca_sweep
 from dpcore.experiments.sweeps.spec import PcaSpec
 from dpcore.factorization import registry
@@ -41,6 +41,7 @@ from dpcore.factorization.iterative import MAX_ROUNDS, check_rounds
 from dpcore.factorization.registry import Algorithm
 
 MAX_ROUND_VALUES = 50
+MAX_DRAWS = 100  # data draws of one rounds sweep
 # The page's and the command's T values: Hardt & Price's default (11) and its neighbours.
 DEFAULT_ROUND_VALUES = (1, 2, 3, 4, 6, 8, 11, 16)
 PROG = "python -m dpcore.experiments.sweeps.rounds"
@@ -132,10 +133,20 @@ class RoundsSpec:
         return tuple(out)
 
     def estimate(self, *, workers: int | None = None) -> WorkEstimate:
-        """The summed estimate of its sweeps on ``workers`` (:meth:`dpcore.PcaSpec.estimate`)."""
+        """The summed estimate of its sweeps on ``workers`` (:meth:`dpcore.PcaSpec.estimate`).
+
+        A synthetic pool is drawn once for every part (:func:`run_rounds_sweep`), not once
+        per part: the parts' estimates count its draw once.
+        """
         parts = [p.estimate(workers=workers) for _, p in self.parts()]
+        drawn_again = 0.0
+        if isinstance(self.sweep.data, str):
+            pool, dim = self.sweep.pool_size, self.sweep.dim
+            drawn_again = (len(parts) - 1) * (
+                pool_seconds(pool, dim) - pool_seconds(pool, dim, draw=False)
+            )
         return WorkEstimate(
-            seconds=sum(p.seconds for p in parts),
+            seconds=sum(p.seconds for p in parts) - drawn_again,
             memory_bytes=max(p.memory_bytes for p in parts),
             tasks=sum(p.tasks for p in parts),
         )
@@ -193,7 +204,9 @@ _OPTIONS = {
 }
 
 
-def run_rounds_sweep(spec: RoundsSpec, rng: int = 0, *, workers: int | None = None) -> pd.DataFrame:
+def run_rounds_sweep(
+    spec: RoundsSpec, rng: int = 0, *, workers: int | None = None, draws: int = 1
+) -> pd.DataFrame:
     """Captured energy of PCA algorithms against the number of rounds T at a fixed total ε.
 
     Parameters
@@ -203,16 +216,31 @@ def run_rounds_sweep(spec: RoundsSpec, rng: int = 0, *, workers: int | None = No
         Seed (≥ 0) every T runs from (common random numbers, module docstring).
     workers : int, optional
         As in :func:`dpcore.pca_sweep`.
+    draws : int
+        Data draws, in [1, 100]: draw d is the whole sweep run from seed ``rng + d`` (a new
+        synthetic pool and sites' rows, or, on a data set, new sites' rows, and new noise),
+        so draw 0 is the one-draw sweep and ``--seed rng+d`` reproduces draw d alone.
 
     Returns
     -------
     pandas.DataFrame
-        :func:`dpcore.pca_sweep`'s frame with a ``rounds`` column: every iterative algorithm
-        once per T, every one-shot algorithm once with ``rounds`` 1.
+        :func:`dpcore.pca_sweep`'s frame with a ``rounds`` column (every iterative algorithm
+        once per T, every one-shot algorithm once with ``rounds`` 1) and a ``draw`` column.
     """
     if not isinstance(spec, RoundsSpec):
         raise TypeError(f"spec must be a RoundsSpec; got {type(spec).__name__}")
     seed = check_int(rng, "rng", low=0)
+    count = check_int(draws, "draws", low=1, high=MAX_DRAWS)
+    frames = []
+    for d in range(count):
+        frame = _one_draw(spec, seed + d, workers)
+        frame.insert(2, "draw", d)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _one_draw(spec: RoundsSpec, seed: int, workers: int | None) -> pd.DataFrame:
+    """Every part of ``spec`` from ``seed``: one data draw, common to every T."""
     sweep = spec.sweep
     data = sweep.data
     if isinstance(data, str):  # the synthetic pool every part would draw from its first child
@@ -227,7 +255,12 @@ def run_rounds_sweep(spec: RoundsSpec, rng: int = 0, *, workers: int | None = No
 
 
 def rounds_sweep(
-    *, rounds: Sequence[int], rng: int = 0, workers: int | None = None, **keywords: Any
+    *,
+    rounds: Sequence[int],
+    rng: int = 0,
+    workers: int | None = None,
+    draws: int = 1,
+    **keywords: Any,
 ) -> pd.DataFrame:
     """:func:`run_rounds_sweep` of ``RoundsSpec.build(rounds=rounds, **keywords)``.
 
@@ -239,11 +272,14 @@ def rounds_sweep(
         Seed (≥ 0) every T runs from.
     workers : int, optional
         As in :func:`dpcore.pca_sweep`.
+    draws : int
+        Data draws (:func:`run_rounds_sweep`).
     **keywords
         Those of :meth:`dpcore.PcaSpec.build` (``algorithms`` names the iterative ones and
         any one-shot references).
     """
-    return run_rounds_sweep(RoundsSpec.build(rounds=rounds, **keywords), rng, workers=workers)
+    spec = RoundsSpec.build(rounds=rounds, **keywords)
+    return run_rounds_sweep(spec, rng, workers=workers, draws=draws)
 
 
 def rounds_summary(frame: pd.DataFrame, *, metric: str = "captured_energy_ratio") -> pd.DataFrame:
@@ -271,6 +307,51 @@ def rounds_summary(frame: pd.DataFrame, *, metric: str = "captured_energy_ratio"
     )
     stats["se"] = stats["std"].fillna(0.0) / np.sqrt(stats["runs"])
     return stats[["algorithm", "epsilon", "rounds", "mean", "se", "runs"]]
+
+
+def draws_summary(frame: pd.DataFrame, *, metric: str = "captured_energy_ratio") -> pd.DataFrame:
+    """How the data draw moves each level: the spread of the per-draw means.
+
+    Per (algorithm, ε, T), the mean of ``metric`` over each draw's runs, then its median, min
+    and max over the draws.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A :func:`run_rounds_sweep` frame (``draws`` ≥ 1).
+    metric : str
+        A metric column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``algorithm``, ``epsilon``, ``rounds``, ``median``, ``min``, ``max`` (of the
+        per-draw means), ``draws`` and ``runs`` (per draw), in the frame's algorithm order.
+        :func:`rounds_summary`'s standard errors are over the noise of one draw; the spread
+        here is the data draw's.
+    """
+    if metric not in frame.columns:
+        raise ValueError(f"metric must be a column of frame; got {metric!r}")
+    if "draw" not in frame.columns:
+        raise ValueError("frame must have a draw column (a run_rounds_sweep frame)")
+    keys = ["algorithm", "epsilon", "rounds"]
+    per_draw = (
+        frame.groupby([*keys, "draw"], sort=False)[metric]
+        .agg(mean="mean", runs="count")
+        .reset_index()
+    )
+    stats = (
+        per_draw.groupby(keys, sort=False)
+        .agg(
+            median=("mean", "median"),
+            min=("mean", "min"),
+            max=("mean", "max"),
+            draws=("draw", "nunique"),
+            runs=("runs", "min"),
+        )
+        .reset_index()
+    )
+    return stats
 
 
 def best_rounds(frame: pd.DataFrame, *, metric: str = "captured_energy_ratio") -> pd.DataFrame:
@@ -362,7 +443,10 @@ def _parser() -> argparse.ArgumentParser:
         nargs="+",
         default=["cape", "cape_joint", "conv", *iterative_algorithms()],
     )
-    parser.add_argument("--table", choices=["best", "all", "versus"], default="best")
+    parser.add_argument(
+        "--draws", type=int, default=1, help="data draws, seeds --seed … --seed + draws − 1"
+    )
+    parser.add_argument("--table", choices=["best", "all", "versus", "draws"], default="best")
     parser.add_argument(
         "--reference", default="cape", help="the one-shot algorithm of --table versus"
     )
@@ -382,16 +466,19 @@ def main(argv: Sequence[str] | None = None) -> pd.DataFrame:
     ``--table best`` (default): the best T per algorithm and ε (docs/baselines.md);
     ``--table all``: every (algorithm, ε, T) mean ± se, the PCA page's Baselines numbers
     (:meth:`RoundsSpec.command`); ``--table versus``: :func:`versus` against
-    ``--reference`` (default ``cape``).
+    ``--reference`` (default ``cape``); ``--table draws``: :func:`draws_summary`, each level's
+    median [min, max] over ``--draws`` data draws.
     """
     args = vars(_parser().parse_args(argv))
     table, seed, rounds = args.pop("table"), args.pop("seed"), args.pop("rounds")
+    draws = args.pop("draws")
     reference = args.pop("reference")
     keywords = {n: v for n, v in args.items() if v is not None}
     if len(keywords["epsilon"]) == 1:  # one ε is a point, not a one-point grid
         keywords["epsilon"] = keywords["epsilon"][0]
-    frame = run_rounds_sweep(RoundsSpec.build(rounds=rounds, **keywords), seed)
+    frame = run_rounds_sweep(RoundsSpec.build(rounds=rounds, **keywords), seed, draws=draws)
     tables = {
+        "draws": lambda: draws_summary(frame),
         "best": lambda: best_rounds(frame),
         "all": lambda: rounds_summary(frame),
         "versus": lambda: versus(frame, reference),

@@ -835,11 +835,17 @@ class PcaSpec(SweepSpec):
     def _work(self, **shared: Any) -> WorkEstimate:
         """:func:`dpcore.experiments.limits.estimate_pca`, with N_s, the pool, K and ``faithful``.
 
-        K and ``faithful`` set the iterative methods' steps.
+        K and ``faithful`` set the iterative methods' steps; a synthetic pool is drawn by the
+        sweep (``draw_pool``), a data set's is not.
         """
         n_max = int(self.grid.largest("n_per_site"))
         return estimate_pca(
-            n_max=n_max, pool=self.pool_size, k=self.k, faithful=self.faithful, **shared
+            n_max=n_max,
+            pool=self.pool_size,
+            k=self.k,
+            faithful=self.faithful,
+            draw_pool=isinstance(self.data, str),
+            **shared,
         )
 
 

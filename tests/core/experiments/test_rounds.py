@@ -12,6 +12,7 @@ from dpcore.experiments.sweeps.rounds import (
     PROG,
     RoundsSpec,
     best_rounds,
+    draws_summary,
     iterative_algorithms,
     main,
     rounds_summary,
@@ -47,7 +48,7 @@ def test_each_t_is_the_sweep_with_that_many_rounds(frame):
     four = type(record)(**{**record.__dict__, "pca": record.pca.with_rounds(4)})
     spec = spec.__class__(**{**spec.__dict__, "records": (four,)})
     direct = dpcore.run_pca_sweep(spec, np.random.default_rng(2))
-    ours = frame[(frame.algorithm == "npm") & (frame.rounds == 4)].drop(columns="rounds")
+    ours = frame[(frame.algorithm == "npm") & (frame.rounds == 4)].drop(columns=["rounds", "draw"])
     pd.testing.assert_frame_equal(ours.reset_index(drop=True), direct)
 
 
@@ -113,7 +114,10 @@ def test_the_estimate_sums_the_sweeps_it_runs():
     spec = RoundsSpec.build(rounds=[1, 2, 5], epsilon=1.0, algorithms=["cape", "npm"], **SMALL)
     parts = spec.parts()
     assert [t for t, _ in parts] == [1, 1, 2, 5]  # the one-shot part, then one per T
-    assert spec.estimate().seconds == pytest.approx(sum(p.estimate().seconds for _, p in parts))
+    # the synthetic pool is drawn once for all the parts (run_rounds_sweep), read by each
+    drawn = dpcore.pool_seconds(800, 10) - dpcore.pool_seconds(800, 10, draw=False)
+    summed = sum(p.estimate().seconds for _, p in parts) - (len(parts) - 1) * drawn
+    assert spec.estimate().seconds == pytest.approx(summed)
     assert spec.estimate().tasks == sum(p.estimate().tasks for _, p in parts)
 
 
@@ -145,5 +149,56 @@ def test_the_pool_drawn_once_gives_each_parts_own_numbers():
         alone = dpcore.run_pca_sweep(part, np.random.default_rng(4))
         rows = ours[(ours.rounds == t) & ours.algorithm.isin(part.algorithms)]
         pd.testing.assert_frame_equal(
-            rows.drop(columns="rounds").reset_index(drop=True), alone, check_exact=True
+            rows.drop(columns=["rounds", "draw"]).reset_index(drop=True), alone, check_exact=True
         )
+
+
+def test_draw_d_is_the_one_draw_sweep_from_seed_plus_d():
+    # the data-draw axis (issue #52): draw d re-runs everything from seed + d, so each draw
+    # is reproducible alone and draw 0 is the one-draw sweep, bit for bit
+    spec = RoundsSpec.build(rounds=[1, 3], epsilon=0.8, algorithms=["cape", "npm_cape"], **SMALL)
+    many = run_rounds_sweep(spec, 6, draws=3)
+    assert sorted(set(many["draw"])) == [0, 1, 2]
+    for d in range(3):
+        alone = run_rounds_sweep(spec, 6 + d)
+        rows = many[many["draw"] == d].reset_index(drop=True)
+        pd.testing.assert_frame_equal(
+            rows.drop(columns="draw"), alone.drop(columns="draw"), check_exact=True
+        )
+    # a new draw is new data: the levels move between draws
+    levels = many[many.algorithm == "cape"].groupby("draw").captured_energy_ratio.mean()
+    assert levels.nunique() == 3
+
+
+def test_draws_summary_is_the_spread_of_the_per_draw_means():
+    spec = RoundsSpec.build(rounds=[1, 2], epsilon=[0.5, 2.0], algorithms=["npm"], **SMALL)
+    frame = run_rounds_sweep(spec, 1, draws=4)
+    table = draws_summary(frame).set_index(["algorithm", "epsilon", "rounds"])
+    for (eps, t), rows in frame.groupby(["epsilon", "rounds"]):
+        means = [g.captured_energy_ratio.mean() for _, g in rows.groupby("draw")]
+        row = table.loc[("npm", eps, t)]
+        assert row["median"] == pytest.approx(float(np.median(means)), rel=1e-12)
+        # pandas' grouped mean may sum in another order than Series.mean: a rounding apart
+        assert row["min"] == pytest.approx(min(means), rel=1e-12)
+        assert row["max"] == pytest.approx(max(means), rel=1e-12)
+        assert (row["draws"], row["runs"]) == (4, SMALL["runs"])
+    with pytest.raises(ValueError, match="draw column"):
+        draws_summary(frame.drop(columns="draw"))
+
+
+@pytest.mark.parametrize("draws", [0, 101, 2.5])
+def test_draws_out_of_range_is_refused_by_name(draws):
+    spec = RoundsSpec.build(rounds=[1], epsilon=1.0, algorithms=["npm"], **SMALL)
+    with pytest.raises((ValueError, TypeError), match="draws"):
+        run_rounds_sweep(spec, 0, draws=draws)
+
+
+def test_the_command_prints_the_draws_table(capsys):
+    out = main(
+        ["--epsilon", "1", "--rounds", "1", "2", "--algorithms", "npm", "--runs", "2",
+         "--dim", "10", "--k", "2", "--sites", "3", "--n-per-site", "150",
+         "--pool-size", "800", "--draws", "2", "--table", "draws"]
+    )  # fmt: skip
+    assert list(out.columns) == ["algorithm", "epsilon", "rounds", "median", "min", "max",
+                                 "draws", "runs"]  # fmt: skip
+    assert (out["draws"] == 2).all() and "median" in capsys.readouterr().out

@@ -60,7 +60,7 @@ def test_derived_values_are_the_core_functions_of_the_fields():
             np.testing.assert_array_equal(got.var_e, want.var_e)
             np.testing.assert_array_equal(got.e_mixing, want.e_mixing)
             assert got.tau_agg == want.tau_agg
-        made = sites.designs()
+        made = dpcore.mean_release_designs(sites)  # the record, and the exploded form
         assert made.cape.tau_agg == dpcore.mean_release_designs(
             N, epsilon=EPS, delta=DELTA, weights=W, calibration=calibration
         ).cape.tau_agg

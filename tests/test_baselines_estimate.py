@@ -1,0 +1,52 @@
+"""The PCA page's Baselines estimate is within 1.5× of the CPU the sweep takes (issue #50).
+
+The issue measured 0.69 s estimated against 1.89 CPU-s (2.7× low) and the sweep ran in the
+page's thread. ``benchmarks.baselines_estimate --small`` times the page's rounds sweep at two
+small settings (process CPU, median of 3 after a warm-up run) beside the calibration loop,
+and turns the CPU into seconds of the reference machine, the units of the estimate's
+constants (CPU × 16.6 / loop ms). A ratio, measured in one run on one machine: its speed
+cancels; what is left is the model's error and the noise of sharing the machine.
+
+Fails before this change: the former model (150 µs a step, its rounds spread over the
+workers, no pool or per-task costs) gave 0.15 s for the 1-run setting that takes 0.4 s.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import dpcore
+from benchmarks import baselines_estimate
+
+pytestmark = pytest.mark.slow
+
+BOUND = 1.5  # the issue's: estimate within 1.5× of the measured CPU, either way
+
+
+def test_the_estimate_is_within_one_and_a_half_times_the_cpu_it_takes():
+    readings = baselines_estimate.run(baselines_estimate.SMALL)
+    report = baselines_estimate.table(readings)
+    for reading in readings:
+        assert 1 / BOUND <= reading.ratio <= BOUND, report
+
+
+def test_the_benchmark_is_the_pages_request():
+    # the section's request at the page's defaults (ui.specs.rounds_spec), so the ratio
+    # bounds what the page decides with
+    from learning.settings import PcaControls
+    from ui.specs import rounds_spec
+
+    page = PcaControls(
+        dim=50,
+        k=10,
+        sites=10,
+        n_per_site=1000,
+        epsilon=0.5,  # the sliders' defaults (ui/controls.py)
+        delta=0.01,
+        runs=5,
+        seed=0,
+        algorithms=tuple(dpcore.featured_algorithms("pca")),
+        calibration=dpcore.PcaSpec.build(epsilon=1.0).privacy.calibration,
+        neighbouring=dpcore.PcaSpec.build(epsilon=1.0).privacy.neighbouring,
+    )
+    assert rounds_spec(page) == baselines_estimate.spec_of()
