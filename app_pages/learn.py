@@ -6,6 +6,7 @@ content is data (learning/lessons/content.py).
 """
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from figures.memo import built
 from learning.lessons import LESSONS
@@ -19,7 +20,13 @@ from learning.lessons.progress import (
 from learning.quiz_tally import Setting
 from ui import presenter
 from ui.cached import call_core
-from ui.class_room import class_tally, count_answer, handout_button
+from ui.class_room import (
+    class_tally,
+    count_answer,
+    handout_button,
+    presenter_tally,
+    revealed,
+)
 from ui.controls import fmt
 from ui.explain import explain
 from ui.lesson_scenes import SCENES
@@ -141,9 +148,26 @@ with left:
                 st.warning(
                     f"**Not quite — {numbers['answer']}.** {reveal}", icon=":material/lightbulb:"
                 )
-        class_tally(st, lesson, step.key, list(control.options).index(value), options)
+        if not presenter.is_on():  # while presenting: beside the figure, live (below)
+            class_tally(st, lesson, step.key, list(control.options).index(value), options)
 with right:
-    st.plotly_chart(presenter.style(scene.figure), key="lesson_chart")
+    # while presenting, a revealed question's tally sits beside the figure and a reveal made
+    # meanwhile shows there on its own (ui/class_room.py, presenter_tally)
+    figure_box: DeltaGenerator = right
+    tally_box: DeltaGenerator | None = None
+    if presenter.is_on() and step.question is not None:
+        release = revealed(lesson, step.key)
+        if release is not None:
+            figure_box, tally_box = st.columns([3, 2], gap="small")
+        presenter_tally(
+            tally_box,
+            lesson,
+            step.key,
+            list(control.options).index(value),
+            [o.format(**numbers) for o in step.question.options],
+            release,
+        )
+    figure_box.plotly_chart(presenter.style(scene.figure), key="lesson_chart")
     explain(step.explain.format(**numbers))
     st.page_link(
         step.explore.page,

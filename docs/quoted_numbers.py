@@ -746,6 +746,7 @@ def _stepper() -> dict[str, Any]:
     "learn.md",
     "{slots} slots that add up to {minutes} minutes",
     "refreshed every {refresh} s",
+    "the page checks the room\n  every {refresh} s",
     "**minimum count** ({minimum} by default",
     "(its ε chosen from {eps_low}–{eps_high})",
 )

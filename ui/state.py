@@ -48,6 +48,8 @@ HISTORY_JS = f"window.__capePrefixes = {json.dumps(page_prefixes())};\n" + (
 SCHEME_JS = (Path(__file__).with_name("scheme.js")).read_text(encoding="utf-8")
 # Streamlit's sidebar navigation as lists a screen reader (and axe) accepts (issue #49)
 NAV_A11Y_JS = (Path(__file__).with_name("nav_a11y.js")).read_text(encoding="utf-8")
+# Next / Back of a stepper from the keyboard: ArrowRight, ArrowLeft (issue #49)
+KEYS_JS = (Path(__file__).with_name("keys.js")).read_text(encoding="utf-8")
 
 
 # Every bound widget's default, by key, recorded when the widget is drawn: a preset resets the
@@ -80,11 +82,12 @@ def bound(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> An
 
 def install_history() -> None:
     """Make Back/Forward step through settings, rerun when the system's colour scheme
-    changes (the charts' lettering follows the scheme of the last run), and give Streamlit's
-    navigation list markup a screen reader accepts (ui/nav_a11y.js); app.py calls this once
-    per run."""
+    changes (the charts' lettering follows the scheme of the last run), give Streamlit's
+    navigation list markup a screen reader accepts (ui/nav_a11y.js) and let ArrowRight /
+    ArrowLeft press a stepper's Next / Back (ui/keys.js); app.py calls this once per run."""
     st.sidebar.html(
-        f"<script>{HISTORY_JS}\n{SCHEME_JS}\n{NAV_A11Y_JS}</script>", unsafe_allow_javascript=True
+        f"<script>{HISTORY_JS}\n{SCHEME_JS}\n{NAV_A11Y_JS}\n{KEYS_JS}</script>",
+        unsafe_allow_javascript=True,
     )
 
 
