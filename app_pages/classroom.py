@@ -20,7 +20,7 @@ from learning.quiz_tally import (
     summary_rows,
 )
 from ui import lecturer
-from ui.class_room import handout_button, room
+from ui.class_room import handout_buttons, room
 from ui.state import bound
 
 P = "cl_"  # this page's URL keys (docs/state.md)
@@ -150,9 +150,18 @@ for slot in PLAN:
         st.page_link(slot.page, label=label, query_params=params)
 
 st.header("Handouts")
-st.caption("One printable page per lesson: its steps, questions, answers and links.")
+st.caption(
+    "Two printable pages per lesson: the **question sheet**, each step's question with its "
+    "options to tick and no answer, and the **answer sheet**, each step's text, answer and why. "
+    "Their links are this app's full address, so they work from a downloads folder, a mail "
+    "or paper (set `CAPE_PUBLIC_URL` where students reach the app by another address). "
+    "Students get the question sheet on the Lessons page, and the answer sheet there once "
+    "they have answered every question of the lesson."
+)
 for lesson in LESSONS:
     left, right = st.columns([3, 2], vertical_alignment="center")
     left.markdown(f"{lesson.title}")
-    handout_button(right, lesson, key=f"{P}handout_{lesson.key}")
+    handout_buttons(
+        right.container(horizontal=True, gap="small"), lesson, key=f"{P}handout_{lesson.key}"
+    )
 st.page_link("app_pages/glossary.py", label="The glossary", icon=":material/menu_book:")

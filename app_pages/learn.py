@@ -9,6 +9,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from figures.memo import built
+from learning.handout import QUESTIONS, SHEETS
 from learning.lessons import LESSONS
 from learning.lessons.progress import (
     decode_done,
@@ -16,6 +17,7 @@ from learning.lessons.progress import (
     lesson_marks,
     mark_done,
     step_marks,
+    steps_done,
 )
 from learning.quiz_tally import Setting
 from ui import presenter
@@ -23,7 +25,7 @@ from ui.cached import call_core
 from ui.class_room import (
     class_tally,
     count_answer,
-    handout_button,
+    handout_buttons,
     presenter_tally,
     revealed,
 )
@@ -190,7 +192,11 @@ if not presenter.is_on():  # a learner's marks; the lecturer's screen keeps its 
             f"{lesson_marks(LESSONS, done)}  \n"
             f"Steps of this lesson: {step_marks(lesson, done)}"
         )
-        handout_button(kit, lesson, key=f"handout_{lesson.key}")
+        # the answer sheet once the learner has made every prediction of the lesson
+        finished = steps_done(lesson, done) == len(lesson.steps)
+        handout_buttons(
+            kit, lesson, key=f"handout_{lesson.key}", sheets=SHEETS if finished else (QUESTIONS,)
+        )
 if done:  # a session cookie: the browser keeps it over a reload and forgets it on closing
     st.sidebar.html(
         f"<script>document.cookie = '{COOKIE}={encode_done(done)}; path=/; SameSite=Lax';</script>",

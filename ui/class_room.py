@@ -7,10 +7,15 @@ room (its hashed id is kept only to count it once, until the room is reset).
 
 from __future__ import annotations
 
+import functools
+import os
+from pathlib import Path
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from learning.handout import handout_html
+from figures.export import DEFAULT_BASE
+from learning.handout import ANSWERS, ENV, QUESTIONS, SHEETS, app_root, handout_html
 from learning.lessons import LESSONS, Lesson
 from learning.quiz_tally import (
     REFRESH_SECONDS,
@@ -125,22 +130,64 @@ def revealed(lesson: Lesson, step_key: str) -> Release | None:
     return room().release(question_id(lesson, step_key))
 
 
-def handout(lesson: Lesson) -> str:
-    """The lesson's one-page handout (HTML), with each step's numbers at its default."""
+PAGES = tuple(p.stem for p in (Path(__file__).resolve().parents[1] / "app_pages").glob("*.py"))
+
+
+def public_root() -> str:
+    """The app's address for handouts (:func:`learning.handout.app_root`): ``CAPE_PUBLIC_URL``
+    if the server sets it, else the address this browser used, else run.sh's."""
+    try:
+        url = st.context.url
+    except (AttributeError, RuntimeError):  # no browser (a bare script)
+        url = None
+    return app_root(url or DEFAULT_BASE, PAGES, public=os.environ.get(ENV))
+
+
+def handout(lesson: Lesson, sheet: str = ANSWERS, root: str = DEFAULT_BASE) -> str:
+    """The lesson's ``sheet`` (HTML), with each step's numbers at its default and its links
+    under ``root``."""
     numbers = [SCENES[s.scene](s.control.default).numbers for s in lesson.steps]
-    return handout_html(lesson, numbers, number=LESSONS.index(lesson) + 1)
-
-
-def handout_button(container: DeltaGenerator, lesson: Lesson, *, key: str) -> None:
-    """A download of the lesson's handout; built when clicked (lesson 5's runs sweeps)."""
-    container.download_button(
-        "Handout",
-        data=lambda: handout(lesson),
-        file_name=f"cape_lesson_{LESSONS.index(lesson) + 1}_{lesson.key}.html",
-        mime="text/html",
-        icon=":material/print:",
-        key=key,
-        help="The lesson's steps, questions, answers and links at their default settings: "
-        "open it and print (one page).",
-        on_click="ignore",
+    return handout_html(
+        lesson, numbers, number=LESSONS.index(lesson) + 1, base_url=root, sheet=sheet
     )
+
+
+SHEET_BUTTONS = {
+    QUESTIONS: (
+        "Question sheet",
+        ":material/quiz:",
+        "The lesson's questions with their options to tick, without the answers, and its "
+        "links: open it and print (one page).",
+    ),
+    ANSWERS: (
+        "Answer sheet",
+        ":material/fact_check:",
+        "The lesson's steps, questions, answers and why, and its links: open it and print.",
+    ),
+}
+
+
+def handout_buttons(
+    container: DeltaGenerator, lesson: Lesson, *, key: str, sheets: tuple[str, ...] = SHEETS
+) -> None:
+    """Downloads of the lesson's ``sheets``, built when clicked (lesson 5's runs sweeps), with
+    absolute links to this app (:func:`public_root`; an unreadable ``CAPE_PUBLIC_URL`` is
+    named in an error instead)."""
+    try:
+        root = public_root()
+    except ValueError as err:
+        container.error(str(err))
+        return
+    number = LESSONS.index(lesson) + 1
+    for sheet in sheets:
+        label, icon, help_text = SHEET_BUTTONS[sheet]
+        container.download_button(
+            label,
+            data=functools.partial(handout, lesson, sheet, root),
+            file_name=f"cape_lesson_{number}_{lesson.key}_{sheet}.html",
+            mime="text/html",
+            icon=icon,
+            key=f"{key}_{sheet}",
+            help=help_text,
+            on_click="ignore",
+        )
