@@ -45,6 +45,45 @@ def test_the_plan_fills_fifty_minutes_with_pages_and_lessons_that_exist():
     for slot in PLAN:
         assert (ROOT / slot.page).exists(), slot.page
         assert slot.lesson is None or (slot.lesson in names and slot.page.endswith("learn.py"))
+        assert 0 <= slot.slack < slot.minutes and slot.shows, slot.title
+
+
+def test_the_plan_can_be_done_as_written():
+    """Issue #49: slot 1 asked for ε = 5 where the Overview's ε stops at 0.9; slots 3 and 4
+    both opened the protocol stepper; slot 5 skipped lesson 4's step 4 of 4; no slack."""
+    from learning.lessons import LESSONS as lessons
+    from learning.plan import PROMISE_EPSILONS, SLACK_MINUTES
+
+    assert sum(slot.slack for slot in PLAN) >= SLACK_MINUTES >= 5
+    assert all(slot.slack >= 1 for slot in PLAN if slot.lesson)  # a lesson loads on phones
+    # each page or lesson opened once: nothing repeated (the stepper is lesson 2's link)
+    opened = [(slot.page, slot.lesson) for slot in PLAN]
+    assert len(set(opened)) == len(opened), opened
+    assert not any(slot.page.endswith("protocol.py") for slot in PLAN)
+    # a lesson is gone through whole, and the words name its last step
+    by_name = {lesson.name: lesson for lesson in lessons}
+    for slot in PLAN:
+        if slot.lesson:
+            total = len(by_name[slot.lesson].steps)
+            assert slot.steps == tuple(range(1, total + 1)), slot.title
+            assert f"steps 1–{total} of {total}" in slot.what, slot.what
+    # the Overview's box: read at an ε its slider offers, the other ε only as its sentence says
+    first = PLAN[0]
+    overview = (ROOT / "app_pages" / "overview.py").read_text(encoding="utf-8")
+    offered = re.search(r'f"\{P\}eps",\s*options=\[([^\]]*)\]', overview)
+    assert offered is not None
+    epsilons = [float(x) for x in offered.group(1).split(",")]
+    assert PROMISE_EPSILONS[0] in epsilons and PROMISE_EPSILONS[1] > max(epsilons)
+    assert dict(first.query).get("ov_eps", str(PROMISE_EPSILONS[0])) == "0.5"
+    assert (
+        first.shows
+        == tuple(f"{np.exp(e):.3g}×" for e in PROMISE_EPSILONS)
+        == (
+            "1.65×",
+            "148×",
+        )
+    )
+    assert dict(first.query)[sections.PARAM] == sections.OVERVIEW_PROMISE
 
 
 SETTING = Setting(0, "b: 8", ("same", "larger", "smaller"), "larger")  # the quiz's order

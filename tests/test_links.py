@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from test_lessons import _arrived
 
 from learning.lessons import LESSONS
-from learning.plan import PLAN
+from learning.plan import HERE, PLAN
 
 ROOT = Path(__file__).resolve().parents[1]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
@@ -92,7 +92,8 @@ def plan_links() -> list[Link]:
             (p for p in at.get("page_link") if p.proto.label.startswith("Open")), 1
         )
     ]
-    assert len(links) == len(PLAN), [link.source for link in links]
+    # a slot on the lecturer's page itself links to its section by an anchor, not a page link
+    assert len(links) == sum(slot.page != HERE for slot in PLAN), [x.source for x in links]
     return links
 
 
