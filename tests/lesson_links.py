@@ -79,9 +79,11 @@ def explore_links() -> list[Link]:
 _HREF = re.compile(r"href='([^']*)'")
 
 
-def parse_href(source: str, href: str) -> Link:
-    """A link as written in a page or a file (relative ``averaging?…`` or absolute)."""
-    parts = urllib.parse.urlsplit(html.unescape(href))
+def parse_href(source: str, href: str, *, escaped: bool = True) -> Link:
+    """A link as written in a file's HTML (``escaped``: ``&amp;`` between parameters) or as a
+    page's DOM gives it (not escaped: ``&section=`` there is no ``&sect;``), relative
+    (``averaging?…``) or absolute."""
+    parts = urllib.parse.urlsplit(html.unescape(href) if escaped else href)
     path = parts.path.rstrip("/").rsplit("/", 1)[-1]
     return Link(source, path, tuple(urllib.parse.parse_qsl(parts.query)))
 

@@ -29,14 +29,6 @@ PORT = int(os.environ.get("CAPE_PLAN_TEST_PORT", "8740"))
 WIDTH, HEIGHT = 1280, 720  # the projector
 STARTS = re.compile(r"^Open")
 OPEN = "[data-testid='stMain'] a"  # page links, and an anchor for a slot on the plan's page
-# The section a link names is on the screen and has stopped moving for 1 s (the landing
-# scrolls it to the top where the page below it is long enough, else to the bottom of the page:
-# the Overview's box is its last section).
-LANDED = """(s) => { const r = document.querySelector(s).getBoundingClientRect();
-  const now = performance.now();
-  if (!(r.top >= 0 && r.bottom <= window.innerHeight) || window.__capeTop !== r.top) {
-    window.__capeTop = r.top; window.__capeTopSince = now; return false; }
-  return now - window.__capeTopSince >= 1000; }"""
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +59,7 @@ def test_each_plan_slots_link_in_its_order_opens_its_page_with_what_the_slot_quo
             browser_wait.settle(page, 240)
             section = dict(slot.query).get(SECTION)
             if section:  # the link lands on the section its words are about
-                page.locator(f"[id='{section}']").wait_for(timeout=60_000)
-                page.wait_for_function(LANDED, arg=f"[id='{section}']", timeout=60_000)
+                browser_wait.landed(page, section)
             where = f"slot {number} {slot.title!r} ({page.url.removeprefix(server)})"
             found += [f"{where}: notice: {n[:160]}" for n in page.evaluate(NOTICES)]
             found += [
