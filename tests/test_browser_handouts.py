@@ -5,7 +5,7 @@ address, and each distinct link, clicked in the file, opens its page with no not
 link and no error. Printed at A4, a question sheet is one page.
 
 The app's address is the one the browser used (no ``CAPE_PUBLIC_URL`` here; that one is unit
-tested in tests/test_class_kit.py). Its own server on a port of this module; the numbers each
+tested in tests/test_class_kit.py). The shared server (tests/conftest.py); the numbers each
 link quotes on its first screen are tests/test_browser_links.py's.
 Screenshots: artifacts/screenshots/handouts/.
 """
@@ -22,21 +22,13 @@ from lesson_links import VERDICTS
 from test_browser import SHOTS
 from test_browser_links import ERRORS, NOTICES
 
-from benchmarks.server import streamlit_server
 from learning.handout import ANSWERS, QUESTIONS, SHEETS
 from learning.lessons import LESSONS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 OUT = SHOTS / "handouts"
 KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
-PORT = int(os.environ.get("CAPE_HANDOUT_TEST_PORT", "8720"))
 HREF = re.compile(r"href='([^']*)'")
-
-
-@pytest.fixture(scope="module")
-def app_server():
-    with streamlit_server(port=PORT) as (url, _):
-        yield url
 
 
 def _download(page, lesson, sheet: str, folder) -> tuple[str, str]:
@@ -59,8 +51,7 @@ def _problems(page, where: str) -> list[str]:
     return found
 
 
-def test_every_handout_opened_from_a_file_reaches_the_apps_pages(app_server, browser, tmp_path):
-    server = app_server
+def test_every_handout_opened_from_a_file_reaches_the_apps_pages(server, browser, tmp_path):
     context = browser.new_context(
         viewport={"width": 1400, "height": 1000}, accept_downloads=True, **browser_wait.CONTEXT
     )

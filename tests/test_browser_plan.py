@@ -4,7 +4,7 @@ once, in the plan's order. Each opens its page with no notice about the link and
 shows on its first screen the text the slot's words quote (the Overview's 1.65× and 148× at
 ε = 0.5, a lesson's title, the reveal on the lecturer's page, the glossary's heading).
 
-Its own server on a port of this module. Screenshots: artifacts/screenshots/plan/.
+The shared server (tests/conftest.py). Screenshots: artifacts/screenshots/plan/.
 """
 
 from __future__ import annotations
@@ -18,29 +18,20 @@ from lesson_links import VERDICTS
 from test_browser import SHOTS
 from test_browser_links import ERRORS, FIRST_SCREEN, NOTICES
 
-from benchmarks.server import streamlit_server
 from learning.plan import HERE, PLAN
 from learning.sections import PARAM as SECTION
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 OUT = SHOTS / "plan"
 KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
-PORT = int(os.environ.get("CAPE_PLAN_TEST_PORT", "8740"))
 WIDTH, HEIGHT = 1280, 720  # the projector
 STARTS = re.compile(r"^Open")
 OPEN = "[data-testid='stMain'] a"  # page links, and an anchor for a slot on the plan's page
 
 
-@pytest.fixture(scope="module")
-def plan_server():
-    with streamlit_server(port=PORT) as (url, _):
-        yield url
-
-
 def test_each_plan_slots_link_in_its_order_opens_its_page_with_what_the_slot_quotes(
-    plan_server, browser
+    server, browser
 ):
-    server = plan_server
     context = browser.new_context(
         viewport={"width": WIDTH, "height": HEIGHT}, **browser_wait.CONTEXT
     )
