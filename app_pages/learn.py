@@ -42,6 +42,7 @@ COOKIE = "cape_learn_done"  # the same, in the browser: a reload keeps it, a lin
 FINISHED = "learn_finished"  # Next was pressed on the last lesson's last step
 
 BY_NAME = {lesson.name: lesson for lesson in LESSONS}
+BESIDE_TALLY = 400  # px: the figure's width while presenting beside the class's tally
 
 head = st.container()  # the lesson's title, drawn once the picker below has run
 
@@ -169,7 +170,9 @@ with right:
             [o.format(**numbers) for o in step.question.options],
             release,
         )
-    figure_box.plotly_chart(presenter.style(scene.figure), key="lesson_chart")
+    # beside the tally the figure is about 400 px wide at 1280 px: its axis title breaks to fit
+    width = BESIDE_TALLY if tally_box is not None else None
+    figure_box.plotly_chart(presenter.style(scene.figure, width=width), key="lesson_chart")
     explain(step.explain.format(**numbers))
     st.page_link(
         step.explore.page,

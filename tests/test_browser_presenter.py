@@ -15,6 +15,7 @@ import os
 import urllib.parse
 
 import browser_wait
+import presenter_checks
 import pytest
 from test_browser import SHOTS, _assert_no_errors
 
@@ -27,9 +28,9 @@ OUT = SHOTS / "presenter"
 KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 PORT = int(os.environ.get("CAPE_PRESENTER_TEST_PORT", "8710"))
 WIDTH, HEIGHT = 1280, 720  # the projector
-LESSON = LESSONS[0]
+LESSON = LESSONS[5]  # 6.1's figure has the longest axis title: beside the tally it must break
 STEP, SECOND = LESSON.steps[0], LESSON.steps[1]
-QUESTION = f"1.1 {STEP.title}"
+QUESTION = f"6.1 {STEP.title}"
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +94,8 @@ def test_the_projector_shows_the_revealed_tally_beside_the_figure_and_steps_by_k
         assert (
             heading["y"] < chart["y"] + chart["height"] and tally["y"] + tally["height"] <= HEIGHT
         )
+        layout = projector.evaluate(presenter_checks.MAIN)  # the narrower figure: titles whole
+        assert layout["clipped"] == [], layout["clipped"]
         table = projector.locator("[data-testid='stTable']").first
         assert "noisy count" in table.inner_text()
         assert table.locator("tbody tr").count() == len(STEP.question.options)
