@@ -7,8 +7,9 @@ navigation, and the page stops at once for a session without the key.
 import pandas as pd
 import streamlit as st
 
+from learning import sections
 from learning.lessons import LESSONS
-from learning.plan import CLASS_MINUTES, PLAN
+from learning.plan import CLASS_MINUTES, HERE, PLAN
 from learning.quiz_tally import (
     DEFAULT_EPSILON,
     DEFAULT_MINIMUM,
@@ -20,7 +21,7 @@ from learning.quiz_tally import (
     summary_rows,
 )
 from ui import lecturer
-from ui.class_room import handout_button, room
+from ui.class_room import handout_buttons, room
 from ui.state import bound
 
 P = "cl_"  # this page's URL keys (docs/state.md)
@@ -88,7 +89,7 @@ st.caption(
     "**What the class sees:** nothing, until you reveal a question; then its noisy tally."
 )
 
-st.subheader("Reveal a question's tally to the class")
+st.subheader("Reveal a question's tally to the class", anchor=sections.CLASSROOM_REVEAL)
 label = bound(st.selectbox, "Question", f"{P}question", options=[q[0] for q in QUESTIONS])
 epsilon = bound(
     st.select_slider,
@@ -140,19 +141,39 @@ st.caption(
 )
 
 st.header(f"A {CLASS_MINUTES}-minute class")
+st.caption(
+    f"{sum(slot.slack for slot in PLAN)} of the {CLASS_MINUTES} minutes are slack: pages "
+    "loading when a room of phones opens them at once, and questions. Each lesson is gone "
+    "through whole; each link opens its page at the settings the slot quotes."
+)
 for slot in PLAN:
     left, right = st.columns([1, 5], vertical_alignment="center")
-    left.markdown(f"**{slot.minutes} min**")
+    left.markdown(
+        f"**{slot.minutes} min**" + (f"  \n{slot.slack} of it slack" if slot.slack else "")
+    )
     with right:
         st.markdown(f"**{slot.title}.** {slot.what}")
-        params = {"learn_lesson": slot.lesson} if slot.lesson else None
+        params = {"learn_lesson": slot.lesson} if slot.lesson else {}
+        params.update(dict(slot.query))
+        if slot.page == HERE:  # this page: a link to its section (a page link here does nothing)
+            st.markdown(f"[Open: {slot.title.lower()}, on this page](#{params[sections.PARAM]})")
+            continue
         label = f"Open: {slot.lesson}" if slot.lesson else "Open the page"
-        st.page_link(slot.page, label=label, query_params=params)
+        st.page_link(slot.page, label=label, query_params=params or None)
 
 st.header("Handouts")
-st.caption("One printable page per lesson: its steps, questions, answers and links.")
+st.caption(
+    "Two printable pages per lesson: the **question sheet**, each step's question with its "
+    "options to tick and no answer, and the **answer sheet**, each step's text, answer and why. "
+    "Their links are this app's full address, so they work from a downloads folder, a mail "
+    "or paper (set `CAPE_PUBLIC_URL` where students reach the app by another address). "
+    "Students get the question sheet on the Lessons page, and the answer sheet there once "
+    "they have answered every question of the lesson."
+)
 for lesson in LESSONS:
     left, right = st.columns([3, 2], vertical_alignment="center")
     left.markdown(f"{lesson.title}")
-    handout_button(right, lesson, key=f"{P}handout_{lesson.key}")
+    handout_buttons(
+        right.container(horizontal=True, gap="small"), lesson, key=f"{P}handout_{lesson.key}"
+    )
 st.page_link("app_pages/glossary.py", label="The glossary", icon=":material/menu_book:")

@@ -6,8 +6,10 @@ content is data (learning/lessons/content.py).
 """
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from figures.memo import built
+from learning.handout import QUESTIONS, SHEETS
 from learning.lessons import LESSONS
 from learning.lessons.progress import (
     decode_done,
@@ -15,11 +17,18 @@ from learning.lessons.progress import (
     lesson_marks,
     mark_done,
     step_marks,
+    steps_done,
 )
 from learning.quiz_tally import Setting
 from ui import presenter
 from ui.cached import call_core
-from ui.class_room import class_tally, count_answer, handout_button
+from ui.class_room import (
+    class_tally,
+    count_answer,
+    handout_buttons,
+    presenter_tally,
+    revealed,
+)
 from ui.controls import fmt
 from ui.explain import explain
 from ui.lesson_scenes import SCENES
@@ -33,6 +42,7 @@ COOKIE = "cape_learn_done"  # the same, in the browser: a reload keeps it, a lin
 FINISHED = "learn_finished"  # Next was pressed on the last lesson's last step
 
 BY_NAME = {lesson.name: lesson for lesson in LESSONS}
+BESIDE_TALLY = 400  # px: the figure's width while presenting beside the class's tally
 
 head = st.container()  # the lesson's title, drawn once the picker below has run
 
@@ -141,9 +151,28 @@ with left:
                 st.warning(
                     f"**Not quite — {numbers['answer']}.** {reveal}", icon=":material/lightbulb:"
                 )
-        class_tally(st, lesson, step.key, list(control.options).index(value), options)
+        if not presenter.is_on():  # while presenting: beside the figure, live (below)
+            class_tally(st, lesson, step.key, list(control.options).index(value), options)
 with right:
-    st.plotly_chart(presenter.style(scene.figure), key="lesson_chart")
+    # while presenting, a revealed question's tally sits beside the figure and a reveal made
+    # meanwhile shows there on its own (ui/class_room.py, presenter_tally)
+    figure_box: DeltaGenerator = right
+    tally_box: DeltaGenerator | None = None
+    if presenter.is_on() and step.question is not None:
+        release = revealed(lesson, step.key)
+        if release is not None:
+            figure_box, tally_box = st.columns([3, 2], gap="small")
+        presenter_tally(
+            tally_box,
+            lesson,
+            step.key,
+            list(control.options).index(value),
+            [o.format(**numbers) for o in step.question.options],
+            release,
+        )
+    # beside the tally the figure is about 400 px wide at 1280 px: its axis title breaks to fit
+    width = BESIDE_TALLY if tally_box is not None else None
+    figure_box.plotly_chart(presenter.style(scene.figure, width=width), key="lesson_chart")
     explain(step.explain.format(**numbers))
     st.page_link(
         step.explore.page,
@@ -166,7 +195,11 @@ if not presenter.is_on():  # a learner's marks; the lecturer's screen keeps its 
             f"{lesson_marks(LESSONS, done)}  \n"
             f"Steps of this lesson: {step_marks(lesson, done)}"
         )
-        handout_button(kit, lesson, key=f"handout_{lesson.key}")
+        # the answer sheet once the learner has made every prediction of the lesson
+        finished = steps_done(lesson, done) == len(lesson.steps)
+        handout_buttons(
+            kit, lesson, key=f"handout_{lesson.key}", sheets=SHEETS if finished else (QUESTIONS,)
+        )
 if done:  # a session cookie: the browser keeps it over a reload and forgets it on closing
     st.sidebar.html(
         f"<script>document.cookie = '{COOKIE}={encode_done(done)}; path=/; SameSite=Lax';</script>",

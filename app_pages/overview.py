@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from dpcore import likelihood_factor
+from learning import sections
 from learning.settings import DEFAULT_SEED
 from ui import presenter
 from ui.cached import call_core, equal_sites_noise
@@ -150,8 +151,9 @@ st.caption(
     "design from eq. (2)."
 )
 odds = {e: times(call_core(likelihood_factor, epsilon=e)) for e in (epsilon, 0.5, 5.0)}
+st.subheader(f"What ε = {epsilon:g} promises one person", anchor=sections.OVERVIEW_PROMISE)
 st.markdown(
-    f"**What ε = {epsilon:g} promises one person.** Take Ana, a patient at one of the sites. "
+    "Take Ana, a patient at one of the sites. "
     f"Whatever the released average shows, that outcome is at most e^ε = **{odds[epsilon]}×** "
     "as likely with Ana's record in the data as without it (and the other way round), apart "
     "from a slack δ = 0.01 (Dwork & Roth, Definition 2.4). So ε = 0.5 promises Ana at most "

@@ -744,8 +744,9 @@ def _stepper() -> dict[str, Any]:
 
 @quote(
     "learn.md",
-    "{slots} slots that add up to {minutes} minutes",
+    "{slots} slots that add up to {minutes} minutes, {slack} of them\n  slack",
     "refreshed every {refresh} s",
+    "the page checks the room\n  every {refresh} s",
     "**minimum count** ({minimum} by default",
     "(its ε chosen from {eps_low}–{eps_high})",
 )
@@ -756,6 +757,7 @@ def _class_kit() -> dict[str, Any]:
     return {
         "slots": len(PLAN),
         "minutes": sum(slot.minutes for slot in PLAN),
+        "slack": sum(slot.slack for slot in PLAN),
         "refresh": REFRESH_SECONDS,
         "minimum": DEFAULT_MINIMUM,
         "eps_low": f"{EPSILONS[0]:g}",

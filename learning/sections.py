@@ -12,6 +12,10 @@ from learning.glossary import GLOSSARY
 
 PARAM = "section"
 
+# Overview (app_pages/overview.py): what ε promises one person (the plan's first slot)
+OVERVIEW_PROMISE = "what-epsilon-promises"
+# For the lecturer (app_pages/classroom.py): the reveal (the plan's "What the class predicted")
+CLASSROOM_REVEAL = "reveal"
 # Privacy explorer (app_pages/privacy.py)
 PRIVACY_VIEWS = "who-sees-what"
 PRIVACY_COLLUSION = "collusion"
@@ -34,6 +38,8 @@ TRUST_FEDERATION = "across-real-sites"
 
 ANCHORS = frozenset(
     {
+        OVERVIEW_PROMISE,
+        CLASSROOM_REVEAL,
         PRIVACY_VIEWS,
         PRIVACY_COLLUSION,
         PRIVACY_DROPOUTS,

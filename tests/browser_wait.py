@@ -112,6 +112,23 @@ def resize(page, width: int, height: int, timeout: float = 60) -> None:
         chart.locator(".main-svg").first.wait_for(timeout=timeout * 1000)
 
 
+# A section a link names has landed: its heading is whole on the screen and has not moved for
+# 1 s. The landing (ui/sections.py) scrolls it to the top where the page below it is long
+# enough, else as far as the page scrolls (the Overview's last section sits near the bottom).
+_LANDED = """(s) => { const r = document.querySelector(s).getBoundingClientRect();
+  const now = performance.now();
+  if (!(r.top >= 0 && r.bottom <= window.innerHeight) || window.__capeLandTop !== r.top) {
+    window.__capeLandTop = r.top; window.__capeLandSince = now; return false; }
+  return now - window.__capeLandSince >= 1000; }"""
+
+
+def landed(page, section: str, timeout: float = 60) -> None:
+    """Wait until the page has landed on the section (anchor id) its address names."""
+    selector = f"[id='{section}']"
+    page.locator(selector).wait_for(timeout=timeout * 1000)
+    page.wait_for_function(_LANDED, arg=selector, timeout=timeout * 1000, polling=POLL_MS)
+
+
 # Marks the end of the next script run: the state leaving ``rerunRequested`` or ``running``
 # (a short rerun goes notRunning → rerunRequested → notRunning, never showing ``running``).
 _WATCH_RUN = """() => {

@@ -79,20 +79,29 @@ def explore_links() -> list[Link]:
 _HREF = re.compile(r"href='([^']*)'")
 
 
-def parse_href(source: str, href: str) -> Link:
-    """A link as written in a page or a file (relative ``averaging?…`` or absolute)."""
-    parts = urllib.parse.urlsplit(html.unescape(href))
+def parse_href(source: str, href: str, *, escaped: bool = True) -> Link:
+    """A link as written in a file's HTML (``escaped``: ``&amp;`` between parameters) or as a
+    page's DOM gives it (not escaped: ``&section=`` there is no ``&sect;``), relative
+    (``averaging?…``) or absolute."""
+    parts = urllib.parse.urlsplit(html.unescape(href) if escaped else href)
     path = parts.path.rstrip("/").rsplit("/", 1)[-1]
     return Link(source, path, tuple(urllib.parse.parse_qsl(parts.query)))
 
 
 def handout_links() -> list[Link]:
-    """Every link of every lesson's handout (the HTML the Handout button downloads)."""
+    """Every link of every lesson's handouts (the question and the answer sheet the Handout
+    buttons download): its lesson's Explore links at the steps' defaults and the lesson's own
+    address (``learn?learn_lesson=…``), each absolute (here under run.sh's address)."""
+    from learning.handout import SHEETS
     from ui.class_room import handout
 
     links = []
     for number, lesson in enumerate(LESSONS, 1):
-        hrefs = _HREF.findall(handout(lesson))
-        assert len(hrefs) >= len(lesson.steps), (lesson.key, hrefs)  # one per step at least
-        links += [parse_href(f"handout {number}, link {i}", h) for i, h in enumerate(hrefs, 1)]
+        for sheet in SHEETS:
+            hrefs = _HREF.findall(handout(lesson, sheet))
+            assert len(hrefs) == len(lesson.steps) + 1, (lesson.key, sheet, hrefs)
+            links += [
+                parse_href(f"handout {number} ({sheet}), link {i}", h)
+                for i, h in enumerate(hrefs, 1)
+            ]
     return links

@@ -15,6 +15,8 @@ import browser_wait
 import pytest
 from test_browser import SHOTS, _assert_no_errors
 
+from learning.lessons import LESSONS
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 OUT = SHOTS / "class_kit"
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
@@ -80,20 +82,23 @@ def test_a_pages_glossary_link_lands_on_its_term(server, tabs):
         _shot(page, f"glossary-{screen}")
 
 
-def test_a_lessons_handout_downloads_as_one_printable_page(server, tabs):
-    from learning.lessons import LESSONS
+def test_a_lessons_question_sheet_downloads_as_one_printable_page(server, tabs):
+    from learning.handout import BOX
 
     lesson = LESSONS[1]
     page = tabs(width=1280, height=720)
     page.goto(f"{server}/learn?learn_lesson={lesson.name.replace(' ', '+')}")
     browser_wait.settle(page, 120, charts=1)
+    assert page.get_by_role("button", name="Answer sheet").count() == 0  # nothing answered
     with page.expect_download(timeout=120_000) as got:
-        page.get_by_role("button", name="Handout").click()
+        page.get_by_role("button", name="Question sheet").click()
     text = open(got.value.path(), encoding="utf-8").read()
-    assert got.value.suggested_filename == f"cape_lesson_2_{lesson.key}.html"
+    assert got.value.suggested_filename == f"cape_lesson_2_{lesson.key}_questions.html"
     for step in lesson.steps:
         assert step.title in text
-    assert text.count("Answer: ") == len(lesson.steps) and "@media print" in text
+    assert "Answer: " not in text and "@media print" in text
+    assert text.count(BOX) == sum(len(s.question.options) for s in lesson.steps)
+    assert f"href='{server}/learn?learn_lesson=" in text  # absolute: the browser's address
     printed = page.context.new_page()  # as printed: one page at A4
     printed.set_content(text)
     printed.emulate_media(media="print")

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from learning import sections
 from learning.glossary import BY_KEY, GLOSSARY, PAGE_TERMS, terms_line
-from learning.handout import handout_html, inline
+from learning.handout import ANSWERS, BOX, QUESTIONS, app_root, handout_html, inline
 from learning.lessons import LESSONS
 from learning.plan import CLASS_MINUTES, PLAN
 from learning.quiz_tally import QuizTally, Setting, summary_rows
@@ -45,6 +45,45 @@ def test_the_plan_fills_fifty_minutes_with_pages_and_lessons_that_exist():
     for slot in PLAN:
         assert (ROOT / slot.page).exists(), slot.page
         assert slot.lesson is None or (slot.lesson in names and slot.page.endswith("learn.py"))
+        assert 0 <= slot.slack < slot.minutes and slot.shows, slot.title
+
+
+def test_the_plan_can_be_done_as_written():
+    """Issue #49: slot 1 asked for ε = 5 where the Overview's ε stops at 0.9; slots 3 and 4
+    both opened the protocol stepper; slot 5 skipped lesson 4's step 4 of 4; no slack."""
+    from learning.lessons import LESSONS as lessons
+    from learning.plan import PROMISE_EPSILONS, SLACK_MINUTES
+
+    assert sum(slot.slack for slot in PLAN) >= SLACK_MINUTES >= 5
+    assert all(slot.slack >= 1 for slot in PLAN if slot.lesson)  # a lesson loads on phones
+    # each page or lesson opened once: nothing repeated (the stepper is lesson 2's link)
+    opened = [(slot.page, slot.lesson) for slot in PLAN]
+    assert len(set(opened)) == len(opened), opened
+    assert not any(slot.page.endswith("protocol.py") for slot in PLAN)
+    # a lesson is gone through whole, and the words name its last step
+    by_name = {lesson.name: lesson for lesson in lessons}
+    for slot in PLAN:
+        if slot.lesson:
+            total = len(by_name[slot.lesson].steps)
+            assert slot.steps == tuple(range(1, total + 1)), slot.title
+            assert f"steps 1–{total} of {total}" in slot.what, slot.what
+    # the Overview's box: read at an ε its slider offers, the other ε only as its sentence says
+    first = PLAN[0]
+    overview = (ROOT / "app_pages" / "overview.py").read_text(encoding="utf-8")
+    offered = re.search(r'f"\{P\}eps",\s*options=\[([^\]]*)\]', overview)
+    assert offered is not None
+    epsilons = [float(x) for x in offered.group(1).split(",")]
+    assert PROMISE_EPSILONS[0] in epsilons and PROMISE_EPSILONS[1] > max(epsilons)
+    assert dict(first.query).get("ov_eps", str(PROMISE_EPSILONS[0])) == "0.5"
+    assert (
+        first.shows
+        == tuple(f"{np.exp(e):.3g}×" for e in PROMISE_EPSILONS)
+        == (
+            "1.65×",
+            "148×",
+        )
+    )
+    assert dict(first.query)[sections.PARAM] == sections.OVERVIEW_PROMISE
 
 
 SETTING = Setting(0, "b: 8", ("same", "larger", "smaller"), "larger")  # the quiz's order
@@ -142,13 +181,34 @@ def test_the_released_tally_has_the_noise_its_epsilon_states_and_small_rooms_sho
     assert tally.reveal("q", settings=4, options=3, epsilon=4.0, minimum=5).shown
 
 
-@pytest.mark.parametrize("lesson", LESSONS[:4], ids=[lesson.key for lesson in LESSONS[:4]])
-def test_a_handout_holds_every_step_its_answer_and_link_with_the_lessons_numbers(lesson):
+ROOT_URL = "http://127.0.0.1:8710"  # an app's address, as a browser used it
+
+
+def _sheets(lesson) -> tuple[list[dict], str, str]:
     from ui.lesson_scenes import SCENES
 
     numbers = [SCENES[s.scene](s.control.default).numbers for s in lesson.steps]
-    page = handout_html(lesson, numbers, number=LESSONS.index(lesson) + 1)
-    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    number = LESSONS.index(lesson) + 1
+    questions, answers = (
+        handout_html(lesson, numbers, number=number, base_url=ROOT_URL, sheet=sheet)
+        for sheet in (QUESTIONS, ANSWERS)
+    )
+    return numbers, questions, answers
+
+
+def _text(page: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def _steps(page: str) -> list[str]:
+    """The page's markup per step (after each step heading)."""
+    return page.split("<h2>")[1:]
+
+
+@pytest.mark.parametrize("lesson", LESSONS[:4], ids=[lesson.key for lesson in LESSONS[:4]])
+def test_the_answer_sheet_holds_every_step_its_answer_and_link_with_the_lessons_numbers(lesson):
+    numbers, _, page = _sheets(lesson)
+    text = _text(page)
     for step, values in zip(lesson.steps, numbers, strict=True):
         assert f"· {step.title}" in text
         assert f"Answer: {values['answer']}." in text
@@ -157,7 +217,74 @@ def test_a_handout_holds_every_step_its_answer_and_link_with_the_lessons_numbers
         assert html.escape(step.explore.label.format(**values)) in page
     assert page.count("<h2>") == len(lesson.steps) and "@media print" in page
     with pytest.raises(ValueError, match="one dict per step"):
-        handout_html(lesson, numbers[:-1], number=1)
+        handout_html(lesson, numbers[:-1], number=1, base_url=ROOT_URL)
+
+
+@pytest.mark.parametrize("lesson", LESSONS[:4], ids=[lesson.key for lesson in LESSONS[:4]])
+def test_the_question_sheet_asks_every_question_without_its_answer(lesson):
+    """Issue #49: every handout printed the answer under its question. The question sheet has
+    each question with its options to tick, each option once, and neither the answer, nor the
+    reveal's why, nor the step's text (which states the answer: ``Question.claim``)."""
+    numbers, page, _ = _sheets(lesson)
+    assert "Answer" not in _text(page).replace("answer sheet", "")
+    for step, values, part in zip(lesson.steps, numbers, _steps(page), strict=True):
+        q = step.question
+        assert q is not None
+        options = [o.format(**values) for o in q.options]
+        ticks = [f"<li>{BOX} {html.escape(o)}</li>" for o in options]
+        assert re.findall(r"<li>.*?</li>", part) == ticks, step.key  # each once, in order
+        rest = _text(re.sub(r"<li>.*?</li>", "", part))
+        assert values["answer"] not in rest, (step.key, rest)  # only as an option to tick
+        reveal = _text(inline(q.reveal.format(**values)))
+        assert reveal[:40] not in rest, step.key
+        assert _text(inline(step.text.format(**values)))[:60] not in rest, step.key
+    assert page.count(f"{BOX} ") == sum(len(s.question.options) for s in lesson.steps)
+
+
+def test_every_handout_link_is_absolute_under_the_apps_address_and_names_its_lesson():
+    """A handout saved to disk, mailed or printed keeps working: every link starts with the
+    app's address, and the lesson's own address is printed as the link's text."""
+    for lesson in LESSONS[:4]:
+        _, questions, answers = _sheets(lesson)
+        for page in (questions, answers):
+            hrefs = [html.unescape(h) for h in re.findall(r"href='([^']*)'", page)]
+            assert len(hrefs) == len(lesson.steps) + 1
+            assert all(h.startswith(f"{ROOT_URL}/") for h in hrefs), hrefs
+            home = f"{ROOT_URL}/learn?learn_lesson={lesson.name.replace(' ', '+')}"
+            assert hrefs[0] == home and f">{html.escape(home)}</a>" in page
+    with pytest.raises(ValueError, match="base_url must be an absolute"):
+        handout_html(LESSONS[0], _sheets(LESSONS[0])[0], number=1, base_url="averaging")
+    with pytest.raises(ValueError, match="sheet must be one of"):
+        handout_html(LESSONS[0], _sheets(LESSONS[0])[0], number=1, base_url=ROOT_URL, sheet="x")
+
+
+@pytest.mark.parametrize(
+    ("url", "public", "root"),
+    [
+        ("http://127.0.0.1:8501/learn", None, "http://127.0.0.1:8501"),  # the page's path off
+        ("http://127.0.0.1:8501/", None, "http://127.0.0.1:8501"),  # the Overview
+        ("https://host.org/cape/classroom", None, "https://host.org/cape"),  # base path kept
+        ("https://host.org/cape", None, "https://host.org/cape"),  # not a page: kept
+        ("http://10.0.0.5:8501/learn", "https://lab.example.org/", "https://lab.example.org"),
+        ("http://10.0.0.5:8501/learn", "  ", "http://10.0.0.5:8501"),  # empty: not set
+    ],
+)
+def test_the_apps_address_is_the_public_one_else_the_browsers_without_the_page(url, public, root):
+    assert app_root(url, ("learn", "classroom", "overview"), public=public) == root
+
+
+def test_an_unreadable_public_address_is_named():
+    with pytest.raises(ValueError, match="CAPE_PUBLIC_URL must be an absolute http"):
+        app_root("http://127.0.0.1:8501/learn", ("learn",), public="lab.example.org")
+
+
+def test_the_servers_public_address_wins_over_the_browsers(monkeypatch):
+    from ui.class_room import public_root
+
+    monkeypatch.delenv("CAPE_PUBLIC_URL", raising=False)
+    assert public_root() == "http://localhost:8501"  # no browser here: run.sh's address
+    monkeypatch.setenv("CAPE_PUBLIC_URL", "https://lab.example.org/cape/")
+    assert public_root() == "https://lab.example.org/cape"
 
 
 def test_handout_markup_is_escaped():
@@ -249,3 +376,27 @@ def test_without_a_key_in_the_environment_the_process_makes_one_and_prints_it_on
     assert err.count(key) == 2 and f"?lecturer={key}" in err  # printed once, with its link
     monkeypatch.setenv(lecturer.ENV, "chosen")
     assert lecturer.key() == "chosen"
+
+
+def _downloads(at: AppTest) -> list[str]:
+    return [d.proto.label for d in at.get("download_button")]
+
+
+@pytest.mark.app
+@pytest.mark.slow
+def test_a_learner_gets_the_answer_sheet_once_every_prediction_of_the_lesson_is_made():
+    """The Lessons page offers the question sheet; the answer sheet only once the learner has
+    answered every question of the lesson (it would give the predictions away); the lecturer's
+    page offers both for every lesson."""
+    lesson = LESSONS[0]
+    at = _page("learn.py", learn_lesson=lesson.name)
+    assert _downloads(at) == ["Question sheet"]
+    for number, step in enumerate(lesson.steps, 1):
+        if number > 1:
+            at.button(key="lesson_next").click().run()
+        radio = at.radio(key=f"q_{lesson.key}_{step.key}")
+        radio.set_value(radio.options[0]).run()
+        expected = ["Question sheet", "Answer sheet"] if number == len(lesson.steps) else None
+        assert _downloads(at) == (expected or ["Question sheet"]), number
+    lecturer = _page("classroom.py", lecturer=LECTURER_KEY)
+    assert _downloads(lecturer) == ["Question sheet", "Answer sheet"] * len(LESSONS)

@@ -498,11 +498,14 @@ def test_epsilon_is_said_in_words_for_one_person_in_lesson_one_and_on_the_overvi
     assert f"e^ε = **{high}**" in text and low in text
     home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     assert not home.exception
-    words = next(m.value for m in home.markdown if "promises one person" in m.value)
+    words = next(m.value for m in home.markdown if "Take Ana" in m.value)
     assert "ε = 0.5 promises" in words and f"e^ε = **{low}**" in words and high in words
+    assert "What ε = 0.5 promises one person" in [h.value for h in home.subheader]
     home.select_slider(key="ov_eps").set_value(0.1).run()
-    words = next(m.value for m in home.markdown if "promises one person" in m.value)
+    words = next(m.value for m in home.markdown if "Take Ana" in m.value)
     assert f"e^ε = **{math.exp(0.1):.3g}×**" in words
+    # its heading follows the slider (issue #49: it kept "ε = 0.1" after moving it)
+    assert "What ε = 0.1 promises one person" in [h.value for h in home.subheader]
 
 
 @pytest.mark.app

@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from test_lessons import _arrived
 
 from learning.lessons import LESSONS
-from learning.plan import PLAN
+from learning.plan import HERE, PLAN
 
 ROOT = Path(__file__).resolve().parents[1]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
@@ -63,11 +63,19 @@ def problems(link: Link) -> list[str]:
 
 def test_every_explore_and_handout_link_opens_its_page_without_a_notice():
     """Each distinct address once: a handout's links are its lesson's Explore links at the
-    steps' defaults (checked here), so opening the Explore links opens them too."""
+    steps' defaults (checked here), so opening the Explore links opens them too, and its
+    lesson's own address (``learn?learn_lesson=…``), opened here as well."""
     explore, handouts = explore_links(), handout_links()
     assert len(explore) == sum(len(lesson.steps) for lesson in LESSONS)
     by_address = {(link.path, link.query): link for link in explore}
-    assert {(h.path, h.query) for h in handouts} <= set(by_address), "a handout link no lesson has"
+    lessons = {(h.path, h.query): h for h in handouts if h.path == "learn"}
+    assert {(h.path, h.query) for h in handouts} <= set(by_address) | set(lessons), (
+        "a handout link that is neither a lesson's Explore link nor a lesson's address"
+    )
+    assert sorted(dict(h.query)["learn_lesson"] for h in lessons.values()) == sorted(
+        lesson.name for lesson in LESSONS
+    )
+    by_address.update(lessons)
     found = [p for link in by_address.values() for p in problems(link)]
     assert not found, "\n".join(found)
 
@@ -84,7 +92,8 @@ def plan_links() -> list[Link]:
             (p for p in at.get("page_link") if p.proto.label.startswith("Open")), 1
         )
     ]
-    assert len(links) == len(PLAN), [link.source for link in links]
+    # a slot on the lecturer's page itself links to its section by an anchor, not a page link
+    assert len(links) == sum(slot.page != HERE for slot in PLAN), [x.source for x in links]
     return links
 
 

@@ -114,14 +114,15 @@ def test_the_glossary_and_lesson_one_say_the_same_true_thing_about_delta():
 
 
 def test_the_installed_scripts_survive_streamlits_sanitizer():
-    """app.py installs ui/history.js, ui/scheme.js and ui/nav_a11y.js as one st.html script.
-    Streamlit sanitizes it with DOMPurify, whose SAFE_FOR_XML check removes a script element
-    whose text holds "<" followed by a letter or "/" (as "<ul>" in a comment): the whole
-    script, Back/Forward's history and the navigation's roles with it, silently (found while
-    writing nav_a11y.js, issue #49)."""
+    """app.py installs ui/history.js, ui/scheme.js, ui/nav_a11y.js, ui/keys.js and
+    ui/page_top.js as one st.html script. Streamlit sanitizes it with DOMPurify, whose
+    SAFE_FOR_XML check removes a script element whose text holds "<" followed by a letter or
+    "/" (as "<ul>" in a comment): the whole script, Back/Forward's history and the
+    navigation's roles with it, silently (found while writing nav_a11y.js, issue #49)."""
     import re
 
-    from ui.state import HISTORY_JS, NAV_A11Y_JS, SCHEME_JS
+    from ui.state import HISTORY_JS, KEYS_JS, NAV_A11Y_JS, PAGE_TOP_JS, SCHEME_JS
 
-    for name, text in (("history", HISTORY_JS), ("scheme", SCHEME_JS), ("nav", NAV_A11Y_JS)):
+    scripts = (("history", HISTORY_JS), ("scheme", SCHEME_JS), ("nav", NAV_A11Y_JS))
+    for name, text in (*scripts, ("keys", KEYS_JS), ("top", PAGE_TOP_JS)):
         assert not re.search(r"<[/\w]", text), (name, re.search(r".{30}<[/\w].{30}", text))

@@ -210,8 +210,10 @@ def _lettering(spec: dict, dark: bool) -> dict:
     return spec
 
 
-def _for_room(spec: dict, height: int | None) -> dict:
-    """A figure's dict with the room's lettering and a height that fits 720 px, in place."""
+def _for_room(spec: dict, height: int | None, width: int | None = None) -> dict:
+    """A figure's dict with the room's lettering and a height that fits 720 px, in place;
+    ``width``: the chart shares its row (the lesson's figure beside the class's tally), and
+    its x-axis titles are broken into lines that fit it."""
     layout = spec.setdefault("layout", {})
     layout.setdefault("font", {})["size"] = FONT_SIZE
     legend = layout.setdefault("legend", {})
@@ -228,6 +230,8 @@ def _for_room(spec: dict, height: int | None) -> dict:
                 title.setdefault("font", {})["size"] = FONT_SIZE
                 if prefix == "yaxis" and isinstance(title.get("text"), str):
                     title["text"] = theme.fit_axis_title(title["text"], layout["height"], FONT_SIZE)
+                if prefix == "xaxis" and width and isinstance(title.get("text"), str):
+                    title["text"] = theme.fit_axis_title(title["text"], width, FONT_SIZE)
     return spec
 
 
@@ -274,19 +278,23 @@ class _Spec(go.Figure):
         return self._spec
 
 
-def style(fig: go.Figure, *, height: int | None = None, room: bool = True) -> go.Figure:
+def style(
+    fig: go.Figure, *, height: int | None = None, room: bool = True, width: int | None = None
+) -> go.Figure:
     """Fit a figure to the screen: lettering the theme's chart text colour (:func:`_lettering`),
     lighter greys on the dark theme (:func:`for_dark`) and,
     in presenter mode (not on a phone: :func:`is_phone`), large lettering at a height that
     fits 720 px. The result is for ``st.plotly_chart`` only.
 
     ``room=False``: the theme only (small panels keep their own size and lettering).
+    ``width``: while presenting, the chart's width in px when it shares its row (its x-axis
+    titles then break into lines that fit; :func:`_for_room`).
     The caller's figure (used for exports) keeps the light-theme colours. The styled dict is
     kept on the figure per (theme, room) so that a figure built once (``figures.memo``) is
     styled once. The modebar's PNG resolution is set by :func:`chart_config`.
     """
     dark, large = is_dark(), bool(room and is_on() and not is_phone())
-    key = (dark, large, height if large else None)
+    key = (dark, large, height if large else None, width if large else None)
     styled = fig.__dict__.get("_cape_styled")
     if styled is None:
         styled = fig._cape_styled = {}
@@ -297,7 +305,7 @@ def style(fig: go.Figure, *, height: int | None = None, room: bool = True) -> go
             for_dark(spec)
         _lettering(spec, dark)
         if large:
-            _for_room(spec, height)
+            _for_room(spec, height, width)
         spec = styled[key] = _Styled(spec)
     return _Spec(spec)
 

@@ -48,6 +48,10 @@ HISTORY_JS = f"window.__capePrefixes = {json.dumps(page_prefixes())};\n" + (
 SCHEME_JS = (Path(__file__).with_name("scheme.js")).read_text(encoding="utf-8")
 # Streamlit's sidebar navigation as lists a screen reader (and axe) accepts (issue #49)
 NAV_A11Y_JS = (Path(__file__).with_name("nav_a11y.js")).read_text(encoding="utf-8")
+# Next / Back of a stepper from the keyboard: ArrowRight, ArrowLeft (issue #49)
+KEYS_JS = (Path(__file__).with_name("keys.js")).read_text(encoding="utf-8")
+# A page opened from a link inside the app starts at its top (issue #49)
+PAGE_TOP_JS = (Path(__file__).with_name("page_top.js")).read_text(encoding="utf-8")
 
 
 # Every bound widget's default, by key, recorded when the widget is drawn: a preset resets the
@@ -80,12 +84,12 @@ def bound(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> An
 
 def install_history() -> None:
     """Make Back/Forward step through settings, rerun when the system's colour scheme
-    changes (the charts' lettering follows the scheme of the last run), and give Streamlit's
-    navigation list markup a screen reader accepts (ui/nav_a11y.js); app.py calls this once
-    per run."""
-    st.sidebar.html(
-        f"<script>{HISTORY_JS}\n{SCHEME_JS}\n{NAV_A11Y_JS}</script>", unsafe_allow_javascript=True
-    )
+    changes (the charts' lettering follows the scheme of the last run), give Streamlit's
+    navigation list markup a screen reader accepts (ui/nav_a11y.js) and let ArrowRight /
+    ArrowLeft press a stepper's Next / Back (ui/keys.js) and open a page changed to at its
+    top (ui/page_top.js); app.py calls this once per run."""
+    scripts = (HISTORY_JS, SCHEME_JS, NAV_A11Y_JS, KEYS_JS, PAGE_TOP_JS)
+    st.sidebar.html(f"<script>{chr(10).join(scripts)}</script>", unsafe_allow_javascript=True)
 
 
 # The page the session's last run drew (session only, never in the URL).

@@ -1,0 +1,105 @@
+"""Handouts that travel, in Chromium (issue #49): every lesson's question sheet and answer sheet,
+downloaded from the lecturer's page, saved to a file and opened from the disk (``file://``, as
+from a downloads folder or a mail), reach the running app — every link is the app's absolute
+address, and each distinct link, clicked in the file, opens its page with no notice about the
+link and no error. Printed at A4, a question sheet is one page.
+
+The app's address is the one the browser used (no ``CAPE_PUBLIC_URL`` here; that one is unit
+tested in tests/test_class_kit.py). The shared server (tests/conftest.py); the numbers each
+link quotes on its first screen are tests/test_browser_links.py's.
+Screenshots: artifacts/screenshots/handouts/.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+
+import browser_wait
+import pytest
+from lesson_links import VERDICTS
+from test_browser import SHOTS
+from test_browser_links import ERRORS, NOTICES
+
+from learning.handout import ANSWERS, QUESTIONS, SHEETS
+from learning.lessons import LESSONS
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+OUT = SHOTS / "handouts"
+KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
+HREF = re.compile(r"href='([^']*)'")
+
+
+def _download(page, lesson, sheet: str, folder) -> tuple[str, str]:
+    """(path on disk, text) of one sheet downloaded from the lecturer's page."""
+    button = page.locator(f".st-key-cl_handout_{lesson.key}_{sheet} button").first
+    with page.expect_download(timeout=240_000) as got:
+        button.click()
+    path = folder / got.value.suggested_filename
+    got.value.save_as(path)
+    return str(path), path.read_text(encoding="utf-8")
+
+
+def _problems(page, where: str) -> list[str]:
+    found = [f"{where}: notice: {n[:160]}" for n in page.evaluate(NOTICES)]
+    found += [
+        f"{where}: error: {e[:160]}"
+        for e in page.evaluate(ERRORS)
+        if not any(e.startswith(v) for v in VERDICTS)
+    ]
+    return found
+
+
+def test_every_handout_opened_from_a_file_reaches_the_apps_pages(server, browser, tmp_path):
+    context = browser.new_context(
+        viewport={"width": 1400, "height": 1000}, accept_downloads=True, **browser_wait.CONTEXT
+    )
+    try:
+        desk = context.new_page()
+        desk.goto(f"{server}/classroom?lecturer={KEY}")
+        browser_wait.settle(desk, 120)
+        files = {}
+        for lesson in LESSONS:
+            for sheet in SHEETS:
+                files[lesson.key, sheet] = _download(desk, lesson, sheet, tmp_path)
+        assert len(files) == 2 * len(LESSONS)
+
+        sheet_page = context.new_page()
+        app = context.new_page()
+        opened: set[str] = set()
+        found: list[str] = []
+        pages = {}
+        for (key, sheet), (path, text) in files.items():
+            hrefs = [html.unescape(h) for h in HREF.findall(text)]
+            assert hrefs and all(h.startswith(f"{server}/") for h in hrefs), (key, sheet, hrefs)
+            assert ("Answer: " in text) == (sheet == ANSWERS), (key, sheet)
+            sheet_page.goto(f"file://{path}")
+            anchors = sheet_page.locator("a")
+            assert anchors.count() == len(hrefs)
+            sheet_page.emulate_media(media="print")  # as printed, at A4
+            pdf = sheet_page.pdf(format="A4")
+            sheet_page.emulate_media(media="screen")
+            pages[key, sheet] = pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages")
+            for i, href in enumerate(hrefs):
+                if href in opened and i > 0:  # each address once; every file's first link
+                    continue
+                opened.add(href)
+                app.goto(f"file://{path}")
+                with app.expect_navigation(url=href, timeout=120_000):
+                    app.locator("a").nth(i).click()
+                browser_wait.settle(app, 240)
+                title = app.locator("h1").first.inner_text().strip()
+                found += _problems(app, f"{key} {sheet} link {i + 1} ({title})")
+                if i == 0 and sheet == QUESTIONS:
+                    assert title == next(x.title for x in LESSONS if x.key == key), title
+        OUT.mkdir(parents=True, exist_ok=True)
+        sheet_page.goto(f"file://{files[LESSONS[1].key, QUESTIONS][0]}")
+        sheet_page.screenshot(path=str(OUT / "question-sheet-2.png"), full_page=True)
+        sheet_page.goto(f"file://{files[LESSONS[1].key, ANSWERS][0]}")
+        sheet_page.screenshot(path=str(OUT / "answer-sheet-2.png"), full_page=True)
+        print(f"pages at A4: {pages}; distinct links opened: {len(opened)}")
+        assert not found, "\n".join(found)
+        assert all(pages[lesson.key, QUESTIONS] == 1 for lesson in LESSONS), pages
+    finally:
+        context.close()
