@@ -198,9 +198,9 @@ def test_page_renders_passes_axe_fits_and_presents(server, tabs, axe_source, nam
     1400×1000: the width lays the page out) and switched to dark, then opened in presenter
     mode in dark and switched to light, axe run in all four (browser_wait.switch_scheme
     reruns the script, so each scheme's charts are drawn as on a page opened in it; each
-    scheme is also the one a load opens in, so the theme a first run sees is checked too). A page load costs the
-    browser more than a rerun (docs/performance.md). The failure names page, scheme and
-    check of each problem."""
+    scheme is also the one a load opens in, so the theme a first run sees is checked too).
+    A page load costs the browser more than a rerun (docs/performance.md). The failure
+    names page, scheme and check of each problem."""
     path = f"/{PAGES[name]}"
     key = f"lecturer={LECTURER_KEY}&" if name == "classroom" else ""  # the lecturer's page
     problems = []
