@@ -11,8 +11,9 @@ the new CSV is the same file, bit for bit (exit 1 when it is not).
 No limit applies unless asked: ``--max-tasks``, ``--max-minutes`` and ``--max-memory-gib``
 refuse a sweep whose estimate, counted on the workers that run it (``--workers``, the
 ``--scheduler``'s cluster, else this machine's cores), passes them. ``--estimate`` prints the
-estimate and writes nothing. A run estimated at :data:`PROGRESS_SECONDS` or more prints a
-progress line on stderr.
+estimate and writes nothing. ``--processes N`` runs the tasks on a pool of N processes
+here. Once a run has taken :data:`PROGRESS_SECONDS`, it prints a progress line on stderr at
+least that often, whatever its estimate.
 
 Two bounds apply always. A sweep estimated past a year of its workers' time
 (:data:`IMPOSSIBLE_SECONDS`) is impossible: ``--estimate`` says so and exits 2, and a run is
@@ -42,7 +43,6 @@ import hashlib
 import inspect
 import json
 import logging
-import math
 import platform
 import shlex
 import sys
@@ -64,7 +64,7 @@ from dpcore.experiments.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_s
 from dpcore.experiments.sweeps.spec import SWEEP_AXES, OtdSpec, PcaSpec
 from dpcore.factorization import registry
 from dpcore.mechanisms.calibration import ClassicGaussianWarning
-from dpcore.parallel import ExecutorLost, planned_workers, report_progress
+from dpcore.parallel import MAX_WORKERS, ExecutorLost, planned_workers, report_progress
 from dpcore.version import __version__, source_commit
 
 SWEEPS: dict[str, Callable[..., pd.DataFrame]] = {"pca": pca_sweep, "otd": otd_sweep}
@@ -77,7 +77,9 @@ LISTS = ("algorithms", "metrics", "site_shares")
 RECORD_FORMAT = 1
 CONNECT_SECONDS = 10  # an unreachable scheduler is reported after this long (Dask: 30 s)
 MAX_RECORD_BYTES = 2**20  # a record is a few kB; --from reads no more than this (/dev/zero)
-PROGRESS_SECONDS = 10.0  # a run estimated at least this long prints a progress line
+# Once a run has taken this long it prints a progress line at least this often (issue #51:
+# a sweep estimated at 6.9 s printed nothing for 31 minutes): whatever the estimate.
+PROGRESS_SECONDS = 10.0
 # Past a year of its workers' time a sweep is impossible: no one waits for it, and the
 # estimate (within a small factor) cannot be wrong by the factor that would make it possible.
 IMPOSSIBLE_SECONDS = 365.25 * 24 * 3600
@@ -225,35 +227,86 @@ def _check_out(out: Path) -> None:
 class ProgressLine:
     """``report_progress`` sink: "progress: 120 of 6,000 tasks (2 %), … left" on ``stream``.
 
-    At most one line every ``every`` seconds (and the last one); on a terminal each line
-    overwrites the one before.
+    Once the run has taken ``every`` seconds (default :data:`PROGRESS_SECONDS`; one on a
+    terminal), a line at least every ``every`` seconds of wall time, whether tasks finished
+    or not (a heartbeat thread, between :meth:`start` and :meth:`stop`), and a last line
+    when the run ends; a run shorter than ``every`` prints nothing, whatever its estimate.
+    On a terminal each line overwrites the one before.
     """
 
     def __init__(self, stream: Any = None, every: float | None = None) -> None:
         self.stream = sys.stderr if stream is None else stream
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.every = every if every is not None else (1.0 if self.tty else 15.0)
+        self.every = every if every is not None else (1.0 if self.tty else PROGRESS_SECONDS)
         self.started = time.monotonic()
-        self.shown = -math.inf
+        self.shown = self.started  # the first line after ``every`` seconds
+        self.done = self.total = 0
         self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.beat: threading.Thread | None = None
 
     def __call__(self, done: int, total: int) -> None:
-        """Show ``done`` of ``total`` tasks, unless a line was shown under ``every`` s ago."""
-        now = time.monotonic()
+        """Take ``done`` of ``total``; show them unless a line was shown under ``every`` s ago.
+
+        The last one (``done == total``) is shown when any line was.
+        """
         with self.lock:
-            if now - self.shown < self.every and done < total:
+            self.done, self.total = done, total
+            now = time.monotonic()
+            last = done >= total > 0
+            if now - self.shown < self.every and not (last and self.shown > self.started):
                 return
-            self.shown = now
-            elapsed = now - self.started
-            left = ""
-            if 0 < done < total:
-                left = f", about {_clock(elapsed * (total - done) / done)} left"
-            line = (
-                f"progress: {done:,} of {total:,} tasks ({100 * done / max(total, 1):.0f} %), "
-                f"{_clock(elapsed)} elapsed{left}"
-            )
-            end = "\r" if self.tty and done < total else "\n"
-            print(line, end=end, file=self.stream, flush=True)
+            self._show(now)
+
+    def _show(self, now: float) -> None:
+        """Print the line for the counts held (under ``self.lock``)."""
+        self.shown = now
+        done, total = self.done, self.total
+        elapsed = now - self.started
+        left = ""
+        if 0 < done < total:
+            left = f", about {_clock(elapsed * (total - done) / done)} left"
+        line = (
+            f"progress: {done:,} of {total:,} tasks ({100 * done / max(total, 1):.0f} %), "
+            f"{_clock(elapsed)} elapsed{left}"
+            if total
+            else f"progress: preparing the tasks, {_clock(elapsed)} elapsed"
+        )
+        end = "\r" if self.tty and done < total else "\n"
+        print(line, end=end, file=self.stream, flush=True)
+
+    def _heartbeat(self) -> None:
+        """Show the counts held whenever ``every`` seconds passed without a line."""
+        while True:
+            with self.lock:
+                wait = self.shown + self.every - time.monotonic()
+            if self.stopped.wait(max(wait, 0.0)):
+                return
+            with self.lock:
+                now = time.monotonic()
+                if now - self.shown >= self.every:
+                    self._show(now)
+
+    def start(self) -> ProgressLine:
+        """Start the heartbeat thread (a daemon: it never holds the process)."""
+        self.beat = threading.Thread(target=self._heartbeat, name="progress", daemon=True)
+        self.beat.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the heartbeat; print the last counts if any line was shown."""
+        self.stopped.set()
+        if self.beat is not None:
+            self.beat.join()
+        with self.lock:
+            if self.shown > self.started and self.total and self.done < self.total:
+                self._show(time.monotonic())
+
+    def __enter__(self) -> ProgressLine:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def _clock(seconds: float) -> str:
@@ -273,11 +326,12 @@ def run(
     """The sweep's frame for its keywords (:func:`sweep_keywords`), within ``budget``.
 
     ``budget`` None: no limit. ``progress``: a :func:`dpcore.parallel.report_progress` sink
-    for the run's tasks.
+    for the run's tasks (a :class:`ProgressLine`'s heartbeat runs while the sweep does).
     """
     with (
         warnings.catch_warnings(),
         report_progress(progress) if progress else contextlib.nullcontext(),
+        progress if isinstance(progress, ProgressLine) else contextlib.nullcontext(),
     ):
         warnings.simplefilter("ignore", ClassicGaussianWarning)  # the record names the method
         return SWEEPS[task](**call, workers=workers, executor=executor, budget=budget)
@@ -346,6 +400,26 @@ def scheduler_executor(address: str | None) -> Iterator[Executor | None]:
                 f"the Dask scheduler at {address} cannot load the sweep's tasks: start the "
                 "scheduler and the workers where dpcore is installed (docs/scale-out.md)"
             ) from None
+
+
+@contextlib.contextmanager
+def where_executor(address: str | None, processes: int | None) -> Iterator[Executor | None]:
+    """The executor of ``--scheduler`` (:func:`scheduler_executor`) or ``--processes``.
+
+    ``processes``: a pool of that many fresh interpreters (spawned: no thread of this
+    process is forked), shut down on exit; None with no address: this machine's threads.
+    """
+    if processes is None:
+        with scheduler_executor(address) as executor:
+            yield executor
+        return
+    if isinstance(processes, bool) or not 1 <= processes <= MAX_WORKERS:
+        raise CliError(f"--processes must be an integer in [1, {MAX_WORKERS}]; got {processes}")
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
+        yield pool
 
 
 def _check_address(address: str) -> None:
@@ -454,6 +528,12 @@ def _where(parser: argparse.ArgumentParser, default: Any) -> None:
         "--scheduler", default=default, help="run the tasks on this Dask scheduler (tcp://…)"
     )
     parser.add_argument("--workers", type=int, default=default, help="threads on this machine")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=default,
+        help="run the tasks on a pool of this many processes on this machine",
+    )
     limits = (
         ("--max-tasks", int, "refuse more grid points × runs than this (default: no limit)"),
         ("--max-minutes", float, "refuse a sweep estimated longer, on its workers (default: none)"),
@@ -527,7 +607,9 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
     budget = _budget(args)
     if not args.estimate:
         _check_out(out)
-    with scheduler_executor(args.scheduler) as executor:
+    if args.scheduler and args.processes is not None:
+        raise CliError("give --scheduler or --processes, not both")
+    with where_executor(args.scheduler, args.processes) as executor:
         workers = planned_workers(args.workers, executor)
         call = sweep_keywords(task, params)
         cost = estimate(task, call, workers)
@@ -541,8 +623,7 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
             )
             return 0
         _check_possible(WHAT[task], cost, workers)
-        progress = ProgressLine() if cost.seconds >= PROGRESS_SECONDS else None
-        df = run(task, call, executor, args.workers, budget, progress)
+        df = run(task, call, executor, args.workers, budget, ProgressLine())
     command = "python -m dpcore " + shlex.join(argv)
     written = write(task, params, df, out, command)
     print(f"wrote {out} ({len(df)} rows) and {record_path(out)}")

@@ -302,13 +302,17 @@ def test_max_tasks_refuses_before_any_work(tmp_path, capsys, monkeypatch):
     assert not list(tmp_path.iterdir())
 
 
-def test_a_long_run_prints_a_progress_line(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(cli, "PROGRESS_SECONDS", 0.0)  # this small sweep counts as long
+def test_a_run_prints_progress_on_time_whatever_its_estimate(tmp_path, capsys, monkeypatch):
+    # issue #51: a sweep estimated at 6.9 s printed nothing for 31 minutes; now a run that has
+    # taken PROGRESS_SECONDS prints a line at least that often, whatever the estimate says
+    short = dpcore.experiments.limits.WorkEstimate(tasks=6, seconds=1e-3, memory_bytes=1)
+    monkeypatch.setattr(cli, "estimate", lambda *a: short)
+    monkeypatch.setattr(cli, "PROGRESS_SECONDS", 0.01)  # 10× the estimate; the run is longer
     assert cli.main([*SMALL_PCA, "--workers", "1", "--out", str(tmp_path / "a.csv")]) == 0
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("progress:")]
     tasks = 3 * 2  # grid points × runs
-    assert lines and lines[-1].startswith(f"progress: {tasks} of {tasks} tasks (100 %)")
-    monkeypatch.setattr(cli, "PROGRESS_SECONDS", 1e9)  # a short run: no line
+    assert len(lines) >= 2 and lines[-1].startswith(f"progress: {tasks} of {tasks} tasks (100 %)")
+    monkeypatch.setattr(cli, "PROGRESS_SECONDS", 1e9)  # a run shorter than that: no line
     assert cli.main([*SMALL_PCA, "--out", str(tmp_path / "b.csv")]) == 0
     assert "progress:" not in capsys.readouterr().err
 
@@ -320,12 +324,30 @@ def test_a_progress_line_is_throttled_and_estimates_the_time_left():
     line = cli.ProgressLine(stream, every=3600.0)
     line(0, 10)
     line(5, 10)  # within the interval: not shown
-    line(10, 10)  # the last one always is
+    line(10, 10)  # nor the last one: no line was shown, the run was short
+    assert stream.getvalue() == ""
+    line.shown -= 3600.0  # an hour later
+    line(5, 10)
+    line(10, 10)  # the last one is, once any was
     shown = stream.getvalue().splitlines()
-    assert [s.split(" tasks")[0] for s in shown] == ["progress: 0 of 10", "progress: 10 of 10"]
+    assert [s.split(" tasks")[0] for s in shown] == ["progress: 5 of 10", "progress: 10 of 10"]
     stream = io.StringIO()
     cli.ProgressLine(stream, every=0.0)(4, 10)
     assert "about" in stream.getvalue() and "left" in stream.getvalue()
+
+
+def test_a_progress_line_beats_while_no_task_finishes():
+    # a chunk of a process pool or a Dask cluster may run for minutes: the line still comes
+    import io
+
+    stream = io.StringIO()
+    with cli.ProgressLine(stream, every=0.02) as line:
+        line(3, 10)  # then nothing finishes for a while
+        while stream.getvalue().count("\n") < 3:
+            line.stopped.wait(0.01)
+    lines = stream.getvalue().splitlines()
+    assert all(ln.startswith("progress: 3 of 10 tasks (30 %)") for ln in lines[:3])
+    assert lines[-1].startswith("progress: 3 of 10")  # stopped mid-run: the last counts said
 
 
 # --- write errors and impossible sweeps (issue #50) ---------------------------------------
