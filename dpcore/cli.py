@@ -43,6 +43,7 @@ import hashlib
 import inspect
 import json
 import logging
+import os
 import platform
 import shlex
 import sys
@@ -60,7 +61,13 @@ import scipy
 
 from dpcore.experiments.limits import WorkBudget, WorkEstimate, check_budget
 from dpcore.experiments.realdata import BUNDLED
-from dpcore.experiments.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_sweep
+from dpcore.experiments.sweeps import (
+    OTD_METRICS,
+    PCA_METRICS,
+    otd_sweep,
+    pca_sweep,
+    run_pca_sweep,
+)
 from dpcore.experiments.sweeps.spec import SWEEP_AXES, OtdSpec, PcaSpec
 from dpcore.factorization import registry
 from dpcore.mechanisms.calibration import ClassicGaussianWarning
@@ -219,7 +226,7 @@ def _check_out(out: Path) -> None:
     parent = out.parent
     if not parent.is_dir():
         raise CliError(f"--out {out}: no such directory {parent} (none is created)")
-    for path in (out, record_path(out)):  # the CSV and its record beside it
+    for path in (out, record_path(out), partial_path(out)):  # the CSV, its record, its tasks
         if path.is_dir():
             raise CliError(f"--out {out}: {path} is a directory, not a file")
 
@@ -322,11 +329,15 @@ def run(
     workers: int | None = None,
     budget: WorkBudget | None = None,
     progress: Callable[[int, int], None] | None = None,
+    partial: PartialOutput | None = None,
+    completed: dict[tuple[int, int], list[dict[str, Any]]] | None = None,
 ) -> pd.DataFrame:
     """The sweep's frame for its keywords (:func:`sweep_keywords`), within ``budget``.
 
     ``budget`` None: no limit. ``progress``: a :func:`dpcore.parallel.report_progress` sink
     for the run's tasks (a :class:`ProgressLine`'s heartbeat runs while the sweep does).
+    ``partial`` (PCA sweeps): where each finished task is kept; ``completed``: the tasks a
+    killed run kept (:func:`dpcore.run_pca_sweep`), not run again.
     """
     with (
         warnings.catch_warnings(),
@@ -334,7 +345,18 @@ def run(
         progress if isinstance(progress, ProgressLine) else contextlib.nullcontext(),
     ):
         warnings.simplefilter("ignore", ClassicGaussianWarning)  # the record names the method
-        return SWEEPS[task](**call, workers=workers, executor=executor, budget=budget)
+        if task != "pca" or (partial is None and not completed):
+            return SWEEPS[task](**call, workers=workers, executor=executor, budget=budget)
+        spec = PcaSpec.build(**{name: value for name, value in call.items() if name != "rng"})
+        return run_pca_sweep(
+            spec,
+            call["rng"],
+            workers=workers,
+            executor=executor,
+            budget=budget,
+            completed=completed,
+            on_task=partial.append if partial is not None else None,
+        )
 
 
 @contextlib.contextmanager
@@ -519,6 +541,117 @@ def read_record(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
     return task, params, record
 
 
+def partial_path(out: Path) -> Path:
+    """Where a run keeps its tasks as they finish: ``x.partial.jsonl`` beside ``x.csv``."""
+    return out.with_name(out.stem + ".partial.jsonl")
+
+
+class PartialOutput:
+    """A run's finished (grid point, run) tasks, one line each, kept as they arrive.
+
+    A line is the JSON's SHA-256 (16 hex digits), a tab, the JSON and a newline, written by
+    one ``write`` call at the end of the file (``O_APPEND``): the first line says which
+    sweep (task, keywords, commit), the others hold one task's key ``[i, run]`` and rows.
+    A process killed at any moment leaves at most one last line cut short: its checksum or
+    its newline is missing, and :meth:`read` stops before it and cuts it off, so a resumed
+    run never trusts a half row. JSON keeps every float to the bit (Python writes the
+    shortest repr that reads back).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.lock = threading.Lock()
+        self.kept = 0  # tasks the file holds
+
+    @staticmethod
+    def line(value: Any) -> bytes:
+        """One line: the checksum, a tab, the JSON, a newline."""
+        text = json.dumps(value, separators=(",", ":"))
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        return f"{digest}\t{text}\n".encode()
+
+    @staticmethod
+    def parse(raw: bytes) -> Any:
+        """The value of one whole line; ValueError for a line cut short or damaged."""
+        if not raw.endswith(b"\n"):
+            raise ValueError("no newline: the line was cut short")
+        digest, _, text = raw[:-1].decode("utf-8").partition("\t")
+        if hashlib.sha256(text.encode()).hexdigest()[:16] != digest:
+            raise ValueError("the checksum does not match")
+        return json.loads(text)
+
+    def read(self, header: dict[str, Any]) -> dict[tuple[int, int], list[dict[str, Any]]]:
+        """The tasks a killed run of this sweep kept; the file cut after the last whole line.
+
+        Raises :class:`CliError` when the file is of another sweep (its header differs).
+        """
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as err:
+            raise CliError(f"--resume: cannot read {self.path} ({err.strerror})") from None
+        lines = data.splitlines(keepends=True)
+        good = 0
+        tasks: dict[tuple[int, int], list[dict[str, Any]]] = {}
+        for number, raw in enumerate(lines):
+            try:
+                value = self.parse(raw)
+                if number == 0:
+                    if value != header:
+                        differ = sorted(
+                            k for k in {*value, *header} if value.get(k) != header.get(k)
+                        )
+                        raise CliError(
+                            f"--resume: {self.path} is the partial output of another sweep "
+                            f"(its {', '.join(differ)} differ); run without --resume to start "
+                            "afresh"
+                        )
+                else:
+                    i, run = value["key"]
+                    tasks[(int(i), int(run))] = list(value["rows"])
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                break
+            good += len(raw)
+        if good < len(data):  # a line cut short by the kill (or damaged): not trusted
+            with self.path.open("r+b") as file:
+                file.truncate(good)
+        if good == 0:
+            self.path.unlink()
+        self.kept = len(tasks)
+        return tasks
+
+    def open(self, header: dict[str, Any], *, fresh: bool) -> None:
+        """Open for appending; ``fresh``: a new file holding only ``header``."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if fresh else 0)
+        new = fresh or not self.path.exists()
+        self.fd = os.open(self.path, flags, 0o644)
+        if new:
+            self._write(self.line(header))
+
+    def _write(self, data: bytes) -> None:
+        assert self.fd is not None
+        view = memoryview(data)
+        while view:  # a regular file takes it whole; a short write is finished here
+            view = view[os.write(self.fd, view) :]
+
+    def append(self, key: tuple[int, int], rows: list[dict[str, Any]]) -> None:
+        """Keep one finished task (called as tasks finish, from any thread)."""
+        data = self.line({"key": list(key), "rows": rows})
+        with self.lock:
+            self._write(data)
+            self.kept += 1
+
+    def close(self, *, remove: bool = False) -> None:
+        """Close; delete the file when ``remove`` (the output is whole) or it holds no task."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if remove or self.kept == 0:
+            self.path.unlink(missing_ok=True)
+
+
 def _where(parser: argparse.ArgumentParser, default: Any) -> None:
     """The options that say where the output goes and where the tasks run."""
     parser.add_argument(
@@ -541,6 +674,14 @@ def _where(parser: argparse.ArgumentParser, default: Any) -> None:
     )
     for flag, kind, text in limits:
         parser.add_argument(flag, type=kind, default=default, help=text)
+    parser.add_argument(
+        "--resume",
+        action="store_const",
+        const=True,
+        default=default,
+        help="take the tasks a killed run of the same sweep kept (OUT.partial.jsonl) and "
+        "run the rest (PCA sweeps)",
+    )
     parser.add_argument(
         "--estimate",
         action="store_const",
@@ -623,9 +764,16 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
             )
             return 0
         _check_possible(WHAT[task], cost, workers)
-        df = run(task, call, executor, args.workers, budget, ProgressLine())
+        partial, completed = _partial(task, params, out, resume=bool(args.resume))
+        try:
+            df = run(task, call, executor, args.workers, budget, ProgressLine(), partial, completed)
+        finally:
+            if partial is not None:
+                partial.close()
     command = "python -m dpcore " + shlex.join(argv)
     written = write(task, params, df, out, command)
+    if partial is not None:
+        partial.close(remove=True)  # the output is whole: nothing left to resume
     print(f"wrote {out} ({len(df)} rows) and {record_path(out)}")
     if record:
         if written["csv_sha256"] != record.get("csv_sha256"):
@@ -638,6 +786,41 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
             return 1
         print(f"reproduced bit for bit: SHA-256 {written['csv_sha256']}")
     return 0
+
+
+def _partial(
+    task: str, params: dict[str, Any], out: Path, *, resume: bool
+) -> tuple[PartialOutput | None, dict[tuple[int, int], list[dict[str, Any]]]]:
+    """The partial output of a PCA run, opened, and the tasks it already holds (``resume``).
+
+    Without ``resume`` the file is new (one left by a killed run is refused: its tasks are
+    not thrown away unasked); a tensor sweep keeps none (its power method
+    runs batched at its end) and refuses ``--resume``.
+    """
+    if task != "pca":
+        if resume:
+            raise CliError(
+                "--resume applies to PCA sweeps: a tensor sweep's power method runs batched "
+                "at its end, so it keeps no task before it is done"
+            )
+        return None, {}
+    header = {"format": RECORD_FORMAT, "task": task, "params": params, "commit": source_commit()}
+    partial = PartialOutput(partial_path(out))
+    if not resume and partial.path.exists():
+        raise CliError(
+            f"{partial.path} holds the tasks of a run that did not finish: add --resume to "
+            "keep them, or delete it to start afresh"
+        )
+    completed = partial.read(header) if resume else {}
+    if resume:
+        print(f"resuming: {len(completed):,} tasks kept in {partial.path}", file=sys.stderr)
+    try:
+        partial.open(header, fresh=not resume)
+    except OSError as err:
+        raise CliError(
+            f"cannot write {out}'s partial output {partial.path}: {err.strerror}"
+        ) from None
+    return partial, completed
 
 
 def _budget(args: argparse.Namespace) -> WorkBudget | None:
