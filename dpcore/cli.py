@@ -4,7 +4,8 @@ The options are the keywords of :func:`dpcore.pca_sweep` / :func:`dpcore.otd_swe
 with dashes (``--n-per-site``); a comma-separated value of ε, δ, N_s or S is the swept axis
 (``--epsilon 0.1,1,10``), as a list is in Python. The run writes a tidy CSV (``--out``) and,
 beside it, a JSON record: every keyword with its value (defaults resolved, algorithms and
-metrics named), the seed, the version, the commit, the Python/NumPy/SciPy versions and the
+metrics named), the seed, the version, the commit, the Python/NumPy/SciPy versions, the BLAS
+libraries and CPU kernels (:func:`dpcore.experiments.sweeps.provenance.kernels`) and the
 CSV's SHA-256. ``python -m dpcore sweep --from run.json`` reruns that record and checks that
 the new CSV is the same file, bit for bit (exit 1 when it is not).
 
@@ -68,6 +69,7 @@ from dpcore.experiments.sweeps import (
     pca_sweep,
     run_pca_sweep,
 )
+from dpcore.experiments.sweeps.provenance import kernels
 from dpcore.experiments.sweeps.spec import SWEEP_AXES, OtdSpec, PcaSpec
 from dpcore.factorization import registry
 from dpcore.mechanisms.calibration import ClassicGaussianWarning
@@ -505,6 +507,7 @@ def _write(
         "python": platform.python_version(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,
+        "kernels": kernels(),  # the BLAS libraries and CPU kernels the numbers came from
         "command": command,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -605,7 +608,7 @@ class PartialOutput:
                         )
                         raise CliError(
                             f"--resume: {self.path} is the partial output of another sweep "
-                            f"(its {', '.join(differ)} differ); run without --resume to start "
+                            f"or code (they differ in: {', '.join(differ)}); delete it to start "
                             "afresh"
                         )
                 else:

@@ -102,6 +102,18 @@ def _blas_controller() -> ThreadpoolController:
     return _controller[1]
 
 
+def blas_libraries() -> list[dict[str, Any]]:
+    """The BLAS and OpenMP libraries loaded in this process, as threadpoolctl describes them.
+
+    Each: ``user_api`` ("blas", "openmp"), ``internal_api`` ("openblas", "mkl", …),
+    ``prefix``, ``version``, ``threading_layer`` and ``architecture`` (the CPU kernels an
+    OpenBLAS chose, "Haswell", "SkylakeX", …); not the file path, nor the thread count
+    (one per task inside a sweep, :func:`one_blas_thread`).
+    """
+    kept = ("user_api", "internal_api", "prefix", "version", "threading_layer", "architecture")
+    return [{key: lib.get(key) for key in kept} for lib in _blas_controller().info()]
+
+
 @contextlib.contextmanager
 def one_blas_thread() -> Iterator[None]:
     """Limit BLAS and OpenMP pools to one thread inside the block; restore them after.

@@ -37,6 +37,10 @@ def test_sweep_csv_is_reproduced_bit_for_bit_from_its_record(tmp_path, capsys, a
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["csv_sha256"] == hashlib.sha256(first.read_bytes()).hexdigest()
     assert record["version"] == dpcore.__version__ and record["commit"]
+    # the BLAS and the CPU kernels the numbers came from (issue #51)
+    blas = [lib for lib in record["kernels"]["blas"] if lib["user_api"] == "blas"]
+    assert blas and all(lib["internal_api"] and lib["version"] for lib in blas)
+    assert record["kernels"]["cpu"]["machine"] and "numpy_simd_found" in record["kernels"]["cpu"]
     assert record["params"]["rng"] == int(argv[-1])
     # every keyword is recorded, algorithms named (a later baseline does not join the rerun)
     assert set(record["params"]) == set(cli.keywords(argv[1]))
@@ -456,7 +460,7 @@ def test_a_partial_output_never_trusts_a_line_cut_short_or_damaged(tmp_path):
     path.write_bytes(damaged)
     assert set(cli.PartialOutput(path).read(header)) == set()
     path.write_bytes(whole)
-    with pytest.raises(cli.CliError, match=r"another sweep \(its params differ\)"):
+    with pytest.raises(cli.CliError, match=r"another sweep or code \(they differ in: params\)"):
         cli.PartialOutput(path).read({**header, "params": {"rng": 2}})
     # a float reads back to the bit
     assert cli.PartialOutput(path).read(header)[(0, 0)][0]["energy"] == 0.1 + 0.2
