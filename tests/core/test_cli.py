@@ -576,5 +576,5 @@ def test_a_sweep_killed_halfway_on_a_process_pool_resumes_to_the_bit(tmp_path):
 def test_the_6000_task_sweep_talks_every_10_s_and_resumes_to_the_bit(tmp_path):
     seen = _killed_and_resumed(tmp_path, runs=1200, at=0.5)  # 5 grid points × 1,200 runs
     print(seen)
-    # a line every PROGRESS_SECONDS; 2 s for a thread's wake-up on a busy machine
-    assert 0 < seen["longest_silence"] <= cli.PROGRESS_SECONDS + 2
+    # a line at least every PROGRESS_SECONDS (the heartbeat beats a second early)
+    assert 0 < seen["longest_silence"] <= cli.PROGRESS_SECONDS
