@@ -2,12 +2,14 @@
 
 The options are the keywords of :func:`dpcore.pca_sweep` / :func:`dpcore.otd_sweep`, spelled
 with dashes (``--n-per-site``); a comma-separated value of ε, δ, N_s or S is the swept axis
-(``--epsilon 0.1,1,10``), as a list is in Python. The run writes a tidy CSV (``--out``) and,
-beside it, a JSON record: every keyword with its value (defaults resolved, algorithms and
-metrics named), the seed, the version, the commit, the Python/NumPy/SciPy versions, the BLAS
-libraries and CPU kernels (:func:`dpcore.experiments.sweeps.provenance.kernels`) and the
-CSV's SHA-256. ``python -m dpcore sweep --from run.json`` reruns that record and checks that
-the new CSV is the same file, bit for bit (exit 1 when it is not).
+(``--epsilon 0.1,1,10``), as a list is in Python. The run writes a tidy CSV (``--out``; or
+Parquet, ``--out x.parquet``, with the record's provenance and the frame's ``attrs`` in the
+file, when pyarrow is installed) and, beside it, a JSON record: every keyword with its value
+(defaults resolved, algorithms and metrics named), the seed, the version, the commit, the
+Python/NumPy/SciPy versions, the BLAS libraries and CPU kernels
+(:func:`dpcore.experiments.sweeps.provenance.kernels`) and the output's SHA-256.
+``python -m dpcore sweep --from run.json`` reruns that record and checks that the new output
+is the same file, bit for bit (exit 1 when it is not).
 
 No limit applies unless asked: ``--max-tasks``, ``--max-minutes`` and ``--max-memory-gib``
 refuse a sweep whose estimate, counted on the workers that run it (``--workers``, the
@@ -228,6 +230,11 @@ def _check_out(out: Path) -> None:
     parent = out.parent
     if not parent.is_dir():
         raise CliError(f"--out {out}: no such directory {parent} (none is created)")
+    if out.suffix.lower() == ".parquet":  # the sweep does not run to fail at its end
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise CliError("--out *.parquet needs pyarrow: pip install pyarrow") from None
     for path in (out, record_path(out), partial_path(out)):  # the CSV, its record, its tasks
         if path.is_dir():
             raise CliError(f"--out {out}: {path} is a directory, not a file")
@@ -474,8 +481,11 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+OUTPUTS = (".csv", ".parquet")  # what --out writes, by its suffix
+
+
 def record_path(csv: Path) -> Path:
-    """Where the record of ``csv`` goes: beside it, ``.json`` for ``.csv``."""
+    """Where the record of an output goes: beside it, ``.json`` for ``.csv`` or ``.parquet``."""
     return csv.with_suffix(".json")
 
 
@@ -497,25 +507,69 @@ def write(
 def _write(
     task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, command: str
 ) -> dict[str, Any]:
-    df.to_csv(out, index=False)
-    record = {
+    provenance = {
         "format": RECORD_FORMAT,
         "task": task,
         "params": params,
-        "csv": out.name,
-        "csv_sha256": sha256(out),
-        "rows": len(df),
         "version": __version__,
         "commit": source_commit(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,
         "kernels": kernels(),  # the BLAS libraries and CPU kernels the numbers came from
+    }
+    if out.suffix.lower() == ".parquet":
+        write_parquet(df, out, provenance)
+    else:
+        df.to_csv(out, index=False)
+    digest = sha256(out)
+    key = "csv" if out.suffix.lower() == ".csv" else "output"
+    record = {
+        "format": RECORD_FORMAT,
+        "task": task,
+        "params": params,
+        key: out.name,
+        f"{key}_sha256": digest,
+        "rows": len(df),
+        **{name: provenance[name] for name in ("version", "commit", "python", "numpy", "scipy")},
+        "kernels": provenance["kernels"],
         "command": command,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     record_path(out).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
+
+
+PARQUET_KEY = b"cape_lab"  # the schema metadata key of a Parquet output's provenance
+
+
+def write_parquet(df: pd.DataFrame, out: Path, provenance: dict[str, Any]) -> None:
+    """Write the frame as Parquet with its provenance in the file.
+
+    The frame's ``attrs`` (pandas keeps them) and, under :data:`PARQUET_KEY`, the record's
+    fields that do not change between two runs of the same sweep (no time, no command
+    line): the same sweep, the same bytes.
+
+    Raises :class:`CliError` when pyarrow is missing (no dependency of the core).
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise CliError("--out *.parquet needs pyarrow: pip install pyarrow") from None
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    metadata = dict(table.schema.metadata or {})
+    metadata[PARQUET_KEY] = json.dumps(provenance, sort_keys=True).encode("utf-8")
+    pq.write_table(table.replace_schema_metadata(metadata), out)
+
+
+def read_provenance(path: Path) -> dict[str, Any]:
+    """The provenance :func:`write_parquet` kept in a Parquet output."""
+    import pyarrow.parquet as pq
+
+    metadata = pq.read_schema(path).metadata or {}
+    value: dict[str, Any] = json.loads(metadata[PARQUET_KEY])
+    return value
 
 
 def read_record(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
@@ -661,7 +715,10 @@ class PartialOutput:
 def _where(parser: argparse.ArgumentParser, default: Any) -> None:
     """The options that say where the output goes and where the tasks run."""
     parser.add_argument(
-        "--out", default=default, help="CSV to write (default sweep.csv; the record beside it)"
+        "--out",
+        default=default,
+        help="CSV or Parquet (.parquet, with its provenance inside) to write (default "
+        "sweep.csv; the record beside it)",
     )
     parser.add_argument(
         "--scheduler", default=default, help="run the tasks on this Dask scheduler (tcp://…)"
@@ -735,7 +792,8 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
             raise CliError("give --from RECORD.json or a task (pca, otd), not both")
         source = Path(args.source)
         task, params, record = read_record(source)
-        default_out = source.with_name(Path(record.get("csv", "sweep.csv")).stem + "-rerun.csv")
+        recorded = Path(record.get("csv") or record.get("output") or "sweep.csv")
+        default_out = source.with_name(recorded.stem + "-rerun" + recorded.suffix)
         out = Path(args.out) if args.out else default_out
     elif args.task:
         given = {
@@ -749,8 +807,8 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
         out = Path(args.out or "sweep.csv")
     else:
         raise CliError("name a task (pca or otd) or --from RECORD.json")
-    if out.suffix.lower() != ".csv":
-        raise CliError(f"--out must name a .csv file; got {out}")
+    if out.suffix.lower() not in OUTPUTS:
+        raise CliError(f"--out must name a .csv or a .parquet file; got {out}")
     budget = _budget(args)
     if not args.estimate:
         _check_out(out)
@@ -782,15 +840,17 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
         partial.close(remove=True)  # the output is whole: nothing left to resume
     print(f"wrote {out} ({len(df)} rows) and {record_path(out)}")
     if record:
-        if written["csv_sha256"] != record.get("csv_sha256"):
+        key = "csv" if "csv" in record else "output"
+        mine = written.get("csv_sha256") or written.get("output_sha256")
+        if mine != record.get(f"{key}_sha256"):
             print(
-                f"{out} differs from the recorded {record.get('csv')} (SHA-256 "
-                f"{written['csv_sha256'][:12]} vs {str(record.get('csv_sha256'))[:12]}; "
+                f"{out} differs from the recorded {record.get(key)} (SHA-256 "
+                f"{str(mine)[:12]} vs {str(record.get(f'{key}_sha256'))[:12]}; "
                 f"recorded with numpy {record.get('numpy')}, scipy {record.get('scipy')})",
                 file=sys.stderr,
             )
             return 1
-        print(f"reproduced bit for bit: SHA-256 {written['csv_sha256']}")
+        print(f"reproduced bit for bit: SHA-256 {mine}")
     return 0
 
 

@@ -108,10 +108,12 @@ def blas_libraries() -> list[dict[str, Any]]:
     Each: ``user_api`` ("blas", "openmp"), ``internal_api`` ("openblas", "mkl", …),
     ``prefix``, ``version``, ``threading_layer`` and ``architecture`` (the CPU kernels an
     OpenBLAS chose, "Haswell", "SkylakeX", …); not the file path, nor the thread count
-    (one per task inside a sweep, :func:`one_blas_thread`).
+    (one per task inside a sweep, :func:`one_blas_thread`). Sorted: the order the libraries
+    were loaded in (which import came first) says nothing of the numbers.
     """
     kept = ("user_api", "internal_api", "prefix", "version", "threading_layer", "architecture")
-    return [{key: lib.get(key) for key in kept} for lib in _blas_controller().info()]
+    libraries = [{key: lib.get(key) for key in kept} for lib in _blas_controller().info()]
+    return sorted(libraries, key=lambda lib: [str(lib[key]) for key in kept])
 
 
 @contextlib.contextmanager

@@ -578,3 +578,42 @@ def test_the_6000_task_sweep_talks_every_10_s_and_resumes_to_the_bit(tmp_path):
     print(seen)
     # a line at least every PROGRESS_SECONDS (the heartbeat beats a second early)
     assert 0 < seen["longest_silence"] <= cli.PROGRESS_SECONDS
+
+
+# --- Parquet beside CSV (issue #51) ----------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.mechanisms.calibration.ClassicGaussianWarning")
+@pytest.mark.parametrize("argv", [SMALL_PCA, SMALL_OTD], ids=["pca", "otd"])
+def test_a_parquet_output_keeps_the_frame_and_its_provenance(tmp_path, capsys, argv):
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "run.parquet"
+    assert cli.main([*argv, "--out", str(out)]) == 0
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["output"] == "run.parquet" and "csv" not in record
+    assert record["output_sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    # the values, to the bit, and the frame's attrs (spec, seed, code, kernels) in the file
+    fn = dpcore.pca_sweep if argv[1] == "pca" else dpcore.otd_sweep
+    direct = fn(**record["params"])
+    back = pd.read_parquet(out)
+    pd.testing.assert_frame_equal(back, direct, check_dtype=False, check_exact=True)
+    assert back.attrs == json.loads(json.dumps(direct.attrs))
+    # the record's provenance in the file, without what changes from run to run
+    kept = cli.read_provenance(out)
+    assert {k: record[k] for k in kept} == kept
+    assert {"params", "commit", "version", "numpy", "kernels"} <= set(kept)
+    assert "created" not in kept and "command" not in kept
+    # the same sweep, the same bytes: a rerun of its record reproduces it
+    assert cli.main(["sweep", "--from", str(tmp_path / "run.json")]) == 0
+    assert "reproduced bit for bit" in capsys.readouterr().out
+    assert (tmp_path / "run-rerun.parquet").read_bytes() == out.read_bytes()
+
+
+def test_a_parquet_output_without_pyarrow_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    monkeypatch.setattr(cli, "run", None)  # refused before the sweep runs
+    assert cli.main([*TINY_PCA, "--out", str(tmp_path / "x.parquet")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: --out *.parquet needs pyarrow: pip install pyarrow"
+    assert cli.main([*TINY_PCA, "--out", str(tmp_path / "x.txt")]) == 2
+    assert "--out must name a .csv or a .parquet file" in capsys.readouterr().err
