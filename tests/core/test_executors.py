@@ -81,6 +81,29 @@ def test_dask_local_cluster_gives_the_same_frames(on_threads, dask_cluster):
         _assert_identical(_frames(executor), on_threads)
 
 
+@pytest.mark.slow
+def test_a_dask_cluster_reports_and_hands_over_a_chunk_at_a_time(dask_cluster):
+    # issue #51: on Dask the counts came in one jump per worker; now a chunk at a time
+    import time
+
+    seen: list[int] = []
+    got: dict[int, float] = {}
+    with dask_executor(dask_cluster) as executor:
+        with parallel.report_progress(lambda done, total: seen.append(done)):
+            out = parallel_map(
+                time.sleep, [0.02] * 60, executor=executor, on_result=got.__setitem__
+            )
+    assert out == [None] * 60 and sorted(got) == list(range(60))
+    assert seen[0] == 0 and seen[1] == 1 and seen[-1] == 60  # the first chunk: one task
+    assert len(set(seen)) > executor_workers_of(dask_cluster) + 1
+
+
+def executor_workers_of(address: str) -> int:
+    """The worker threads of the cluster at ``address``."""
+    with dask_executor(address) as executor:
+        return executor_workers(executor)
+
+
 class RecordingExecutor(Executor):
     """Runs submissions at once, in this thread, after a pickling round trip (as a process
     pool would), and records their sizes."""
