@@ -700,7 +700,10 @@ class PartialOutput:
         """Keep one finished task (called as tasks finish, from any thread)."""
         data = self.line({"key": list(key), "rows": rows})
         with self.lock:
-            self._write(data)
+            try:
+                self._write(data)
+            except OSError as err:  # a full disk: one line, the tasks kept so far stay
+                raise CliError(f"cannot write {self.path}: {err.strerror}") from None
             self.kept += 1
 
     def close(self, *, remove: bool = False) -> None:

@@ -496,6 +496,27 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_file(tmp_path, capsys, 
     assert cli.main([*SMALL_OTD, "--out", str(tmp_path / "o.csv"), "--resume"]) == 2
     assert "--resume applies to PCA sweeps" in capsys.readouterr().err
 
+    # a full disk: one line naming the file, the tasks kept before it stay kept
+    room = {"writes": 2}  # the header and one task
+    real_write = os.write
+
+    def filling(fd, data):
+        room["writes"] -= 1
+        if room["writes"] < 0:
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(cli.os, "write", filling)
+    assert cli.main([*SMALL_PCA, "--workers", "1", "--out", str(tmp_path / "f.csv")]) == 2
+    kept = tmp_path / "f.partial.jsonl"
+    assert capsys.readouterr().err.strip() == (
+        f"error: cannot write {kept}: No space left on device"
+    )
+    assert len(kept.read_bytes().splitlines()) == 2  # the header and the task it kept
+    room["writes"] = 0  # full before the header: said before the sweep runs
+    assert cli.main([*SMALL_PCA, "--out", str(tmp_path / "g.csv")]) == 2
+    assert f"cannot write {tmp_path / 'g.csv'}'s partial output" in capsys.readouterr().err
+
 
 RESUMED_PCA = [
     "sweep", "pca", "--epsilon", "0.1,0.3,1,3,10", "--dim", "40", "--k", "3",
