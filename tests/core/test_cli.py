@@ -604,6 +604,7 @@ def test_the_6000_task_sweep_talks_every_10_s_and_resumes_to_the_bit(tmp_path):
 # --- Parquet beside CSV (issue #51) ----------------------------------------------------------
 
 
+@pytest.mark.slow  # three sweeps each (the run, the rerun, the API's frame): 1-1.5 s
 @pytest.mark.filterwarnings("ignore::dpcore.mechanisms.calibration.ClassicGaussianWarning")
 @pytest.mark.parametrize("argv", [SMALL_PCA, SMALL_OTD], ids=["pca", "otd"])
 def test_a_parquet_output_keeps_the_frame_and_its_provenance(tmp_path, capsys, argv):
