@@ -141,6 +141,10 @@ def run_pca_sweep(
         raise TypeError(f"spec must be a PcaSpec (PcaSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
+    keys = [task_key(i, spec.runs.count) for i in range(len(grid.values) * spec.runs.count)]
+    done = check_completed(completed, keys)  # before any work, as every argument
+    if on_task is not None and not callable(on_task):
+        raise TypeError(f"on_task must be callable; got {type(on_task).__name__}")
     check_feasible(spec, what="this PCA sweep")  # no budget but this machine's memory
     if budget is not None:
         estimate = spec.estimate(workers=planned_workers(workers, executor))
@@ -227,13 +231,9 @@ def run_pca_sweep(
         return out
 
     tasks = list(spec.runs.streams(grid, noise_rng, draw_rng))
-    keys = [task_key(i, spec.runs.count) for i in range(len(tasks))]
-    done = check_completed(completed, keys)
     todo = [i for i, key in enumerate(keys) if key not in done]
     report = None
     if on_task is not None:
-        if not callable(on_task):
-            raise TypeError(f"on_task must be callable; got {type(on_task).__name__}")
         hand = on_task
 
         def report(index: int, rows: list[dict[str, Any]]) -> None:
