@@ -141,14 +141,15 @@ def run_pca_sweep(
         raise TypeError(f"spec must be a PcaSpec (PcaSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
-    keys = [task_key(i, spec.runs.count) for i in range(len(grid.values) * spec.runs.count)]
-    done = check_completed(completed, keys)  # before any work, as every argument
     if on_task is not None and not callable(on_task):
         raise TypeError(f"on_task must be callable; got {type(on_task).__name__}")
     check_feasible(spec, what="this PCA sweep")  # no budget but this machine's memory
     if budget is not None:
         estimate = spec.estimate(workers=planned_workers(workers, executor))
         check_budget(estimate, what="this PCA sweep", budget=budget)
+    # the tasks' keys, once the sweep is known to fit: completed is checked before any work
+    keys = [task_key(i, spec.runs.count) for i in range(len(grid.values) * spec.runs.count)]
+    done = check_completed(completed, keys)
     seed = seed_of(rng)  # before spawning: the frame's attrs rebuild this Generator
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     if isinstance(spec.data, Dataset):
