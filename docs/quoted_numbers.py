@@ -1020,7 +1020,9 @@ def _class_server_health() -> dict[str, Any]:
     "  key) {factor:g} × {unknown:g} s, {ceiling} on one request.",
     "computing here for the next {memory_s:g} s`; the failure is\n  remembered for {memory_s:g} s "
     "(`FAILURE_MEMORY_SECONDS`",
-    "A run estimated at {progress:g} s or more prints a progress",
+    "Once a run has taken {progress:g} s\nit prints a progress line on stderr at least every "
+    "{progress:g} s",
+    "in chunks of about {chunk:g} s of a worker's time",
 )
 def _scale_out() -> dict[str, Any]:
     from dpcore import cli, cluster
@@ -1036,6 +1038,7 @@ def _scale_out() -> dict[str, Any]:
         "unknown": cluster.UNKNOWN_WORK_SECONDS,
         "memory_s": cluster.FAILURE_MEMORY_SECONDS,
         "progress": cli.PROGRESS_SECONDS,
+        "chunk": dpcore.parallel.CHUNK_SECONDS,
     }
 
 

@@ -2,17 +2,21 @@
 
 The options are the keywords of :func:`dpcore.pca_sweep` / :func:`dpcore.otd_sweep`, spelled
 with dashes (``--n-per-site``); a comma-separated value of ε, δ, N_s or S is the swept axis
-(``--epsilon 0.1,1,10``), as a list is in Python. The run writes a tidy CSV (``--out``) and,
-beside it, a JSON record: every keyword with its value (defaults resolved, algorithms and
-metrics named), the seed, the version, the commit, the Python/NumPy/SciPy versions and the
-CSV's SHA-256. ``python -m dpcore sweep --from run.json`` reruns that record and checks that
-the new CSV is the same file, bit for bit (exit 1 when it is not).
+(``--epsilon 0.1,1,10``), as a list is in Python. The run writes a tidy CSV (``--out``; or
+Parquet, ``--out x.parquet``, with the record's provenance and the frame's ``attrs`` in the
+file, when pyarrow is installed) and, beside it, a JSON record: every keyword with its value
+(defaults resolved, algorithms and metrics named), the seed, the version, the commit, the
+Python/NumPy/SciPy versions, the BLAS libraries and CPU kernels
+(:func:`dpcore.experiments.sweeps.provenance.kernels`) and the output's SHA-256.
+``python -m dpcore sweep --from run.json`` reruns that record and checks that the new output
+is the same file, bit for bit (exit 1 when it is not).
 
 No limit applies unless asked: ``--max-tasks``, ``--max-minutes`` and ``--max-memory-gib``
 refuse a sweep whose estimate, counted on the workers that run it (``--workers``, the
 ``--scheduler``'s cluster, else this machine's cores), passes them. ``--estimate`` prints the
-estimate and writes nothing. A run estimated at :data:`PROGRESS_SECONDS` or more prints a
-progress line on stderr.
+estimate and writes nothing. ``--processes N`` runs the tasks on a pool of N processes
+here. Once a run has taken :data:`PROGRESS_SECONDS`, it prints a progress line on stderr at
+least that often, whatever its estimate.
 
 Two bounds apply always. A sweep estimated past a year of its workers' time
 (:data:`IMPOSSIBLE_SECONDS`) is impossible: ``--estimate`` says so and exits 2, and a run is
@@ -42,7 +46,7 @@ import hashlib
 import inspect
 import json
 import logging
-import math
+import os
 import platform
 import shlex
 import sys
@@ -60,11 +64,18 @@ import scipy
 
 from dpcore.experiments.limits import WorkBudget, WorkEstimate, check_budget
 from dpcore.experiments.realdata import BUNDLED
-from dpcore.experiments.sweeps import OTD_METRICS, PCA_METRICS, otd_sweep, pca_sweep
+from dpcore.experiments.sweeps import (
+    OTD_METRICS,
+    PCA_METRICS,
+    otd_sweep,
+    pca_sweep,
+    run_pca_sweep,
+)
+from dpcore.experiments.sweeps.provenance import kernels
 from dpcore.experiments.sweeps.spec import SWEEP_AXES, OtdSpec, PcaSpec
 from dpcore.factorization import registry
 from dpcore.mechanisms.calibration import ClassicGaussianWarning
-from dpcore.parallel import ExecutorLost, planned_workers, report_progress
+from dpcore.parallel import MAX_WORKERS, ExecutorLost, planned_workers, report_progress
 from dpcore.version import __version__, source_commit
 
 SWEEPS: dict[str, Callable[..., pd.DataFrame]] = {"pca": pca_sweep, "otd": otd_sweep}
@@ -77,7 +88,9 @@ LISTS = ("algorithms", "metrics", "site_shares")
 RECORD_FORMAT = 1
 CONNECT_SECONDS = 10  # an unreachable scheduler is reported after this long (Dask: 30 s)
 MAX_RECORD_BYTES = 2**20  # a record is a few kB; --from reads no more than this (/dev/zero)
-PROGRESS_SECONDS = 10.0  # a run estimated at least this long prints a progress line
+# Once a run has taken this long it prints a progress line at least this often (issue #51:
+# a sweep estimated at 6.9 s printed nothing for 31 minutes): whatever the estimate.
+PROGRESS_SECONDS = 10.0
 # Past a year of its workers' time a sweep is impossible: no one waits for it, and the
 # estimate (within a small factor) cannot be wrong by the factor that would make it possible.
 IMPOSSIBLE_SECONDS = 365.25 * 24 * 3600
@@ -217,7 +230,12 @@ def _check_out(out: Path) -> None:
     parent = out.parent
     if not parent.is_dir():
         raise CliError(f"--out {out}: no such directory {parent} (none is created)")
-    for path in (out, record_path(out)):  # the CSV and its record beside it
+    if out.suffix.lower() == ".parquet":  # the sweep does not run to fail at its end
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise CliError("--out *.parquet needs pyarrow: pip install pyarrow") from None
+    for path in (out, record_path(out), partial_path(out)):  # the CSV, its record, its tasks
         if path.is_dir():
             raise CliError(f"--out {out}: {path} is a directory, not a file")
 
@@ -225,35 +243,89 @@ def _check_out(out: Path) -> None:
 class ProgressLine:
     """``report_progress`` sink: "progress: 120 of 6,000 tasks (2 %), … left" on ``stream``.
 
-    At most one line every ``every`` seconds (and the last one); on a terminal each line
-    overwrites the one before.
+    Once the run has taken ``every`` seconds (default a second under
+    :data:`PROGRESS_SECONDS`; one on a terminal), a line at least every ``every`` seconds of
+    wall time, whether tasks finished or not (a heartbeat thread, between :meth:`start` and
+    :meth:`stop`), and a last line when the run ends; a run shorter than ``every`` prints
+    nothing, whatever its estimate. On a terminal each line overwrites the one before.
     """
 
     def __init__(self, stream: Any = None, every: float | None = None) -> None:
         self.stream = sys.stderr if stream is None else stream
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.every = every if every is not None else (1.0 if self.tty else 15.0)
+        # a beat a second early: a busy machine wakes the thread late, the line still comes
+        # within PROGRESS_SECONDS (10.3 s between lines was measured on time, 2026-12-07)
+        default = 1.0 if self.tty else max(PROGRESS_SECONDS - 1.0, PROGRESS_SECONDS / 2)
+        self.every = every if every is not None else default
         self.started = time.monotonic()
-        self.shown = -math.inf
+        self.shown = self.started  # the first line after ``every`` seconds
+        self.done = self.total = 0
         self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.beat: threading.Thread | None = None
 
     def __call__(self, done: int, total: int) -> None:
-        """Show ``done`` of ``total`` tasks, unless a line was shown under ``every`` s ago."""
-        now = time.monotonic()
+        """Take ``done`` of ``total``; show them unless a line was shown under ``every`` s ago.
+
+        The last one (``done == total``) is shown when any line was.
+        """
         with self.lock:
-            if now - self.shown < self.every and done < total:
+            self.done, self.total = done, total
+            now = time.monotonic()
+            last = done >= total > 0
+            if now - self.shown < self.every and not (last and self.shown > self.started):
                 return
-            self.shown = now
-            elapsed = now - self.started
-            left = ""
-            if 0 < done < total:
-                left = f", about {_clock(elapsed * (total - done) / done)} left"
-            line = (
-                f"progress: {done:,} of {total:,} tasks ({100 * done / max(total, 1):.0f} %), "
-                f"{_clock(elapsed)} elapsed{left}"
-            )
-            end = "\r" if self.tty and done < total else "\n"
-            print(line, end=end, file=self.stream, flush=True)
+            self._show(now)
+
+    def _show(self, now: float) -> None:
+        """Print the line for the counts held (under ``self.lock``)."""
+        self.shown = now
+        done, total = self.done, self.total
+        elapsed = now - self.started
+        left = ""
+        if 0 < done < total:
+            left = f", about {_clock(elapsed * (total - done) / done)} left"
+        line = (
+            f"progress: {done:,} of {total:,} tasks ({100 * done / max(total, 1):.0f} %), "
+            f"{_clock(elapsed)} elapsed{left}"
+            if total
+            else f"progress: preparing the tasks, {_clock(elapsed)} elapsed"
+        )
+        end = "\r" if self.tty and done < total else "\n"
+        print(line, end=end, file=self.stream, flush=True)
+
+    def _heartbeat(self) -> None:
+        """Show the counts held whenever ``every`` seconds passed without a line."""
+        while True:
+            with self.lock:
+                wait = self.shown + self.every - time.monotonic()
+            if self.stopped.wait(max(wait, 0.0)):
+                return
+            with self.lock:
+                now = time.monotonic()
+                if now - self.shown >= self.every:
+                    self._show(now)
+
+    def start(self) -> ProgressLine:
+        """Start the heartbeat thread (a daemon: it never holds the process)."""
+        self.beat = threading.Thread(target=self._heartbeat, name="progress", daemon=True)
+        self.beat.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the heartbeat; print the last counts if any line was shown."""
+        self.stopped.set()
+        if self.beat is not None:
+            self.beat.join()
+        with self.lock:
+            if self.shown > self.started and self.total and self.done < self.total:
+                self._show(time.monotonic())
+
+    def __enter__(self) -> ProgressLine:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def _clock(seconds: float) -> str:
@@ -269,18 +341,34 @@ def run(
     workers: int | None = None,
     budget: WorkBudget | None = None,
     progress: Callable[[int, int], None] | None = None,
+    partial: PartialOutput | None = None,
+    completed: dict[tuple[int, int], list[dict[str, Any]]] | None = None,
 ) -> pd.DataFrame:
     """The sweep's frame for its keywords (:func:`sweep_keywords`), within ``budget``.
 
     ``budget`` None: no limit. ``progress``: a :func:`dpcore.parallel.report_progress` sink
-    for the run's tasks.
+    for the run's tasks (a :class:`ProgressLine`'s heartbeat runs while the sweep does).
+    ``partial`` (PCA sweeps): where each finished task is kept; ``completed``: the tasks a
+    killed run kept (:func:`dpcore.run_pca_sweep`), not run again.
     """
     with (
         warnings.catch_warnings(),
         report_progress(progress) if progress else contextlib.nullcontext(),
+        progress if isinstance(progress, ProgressLine) else contextlib.nullcontext(),
     ):
         warnings.simplefilter("ignore", ClassicGaussianWarning)  # the record names the method
-        return SWEEPS[task](**call, workers=workers, executor=executor, budget=budget)
+        if task != "pca" or (partial is None and not completed):
+            return SWEEPS[task](**call, workers=workers, executor=executor, budget=budget)
+        spec = PcaSpec.build(**{name: value for name, value in call.items() if name != "rng"})
+        return run_pca_sweep(
+            spec,
+            call["rng"],
+            workers=workers,
+            executor=executor,
+            budget=budget,
+            completed=completed,
+            on_task=partial.append if partial is not None else None,
+        )
 
 
 @contextlib.contextmanager
@@ -348,6 +436,26 @@ def scheduler_executor(address: str | None) -> Iterator[Executor | None]:
             ) from None
 
 
+@contextlib.contextmanager
+def where_executor(address: str | None, processes: int | None) -> Iterator[Executor | None]:
+    """The executor of ``--scheduler`` (:func:`scheduler_executor`) or ``--processes``.
+
+    ``processes``: a pool of that many fresh interpreters (spawned: no thread of this
+    process is forked), shut down on exit; None with no address: this machine's threads.
+    """
+    if processes is None:
+        with scheduler_executor(address) as executor:
+            yield executor
+        return
+    if isinstance(processes, bool) or not 1 <= processes <= MAX_WORKERS:
+        raise CliError(f"--processes must be an integer in [1, {MAX_WORKERS}]; got {processes}")
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
+        yield pool
+
+
 def _check_address(address: str) -> None:
     """A :class:`CliError` unless ``address`` reads as a Dask address, before connecting.
 
@@ -373,8 +481,11 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+OUTPUTS = (".csv", ".parquet")  # what --out writes, by its suffix
+
+
 def record_path(csv: Path) -> Path:
-    """Where the record of ``csv`` goes: beside it, ``.json`` for ``.csv``."""
+    """Where the record of an output goes: beside it, ``.json`` for ``.csv`` or ``.parquet``."""
     return csv.with_suffix(".json")
 
 
@@ -396,24 +507,69 @@ def write(
 def _write(
     task: str, params: dict[str, Any], df: pd.DataFrame, out: Path, command: str
 ) -> dict[str, Any]:
-    df.to_csv(out, index=False)
-    record = {
+    provenance = {
         "format": RECORD_FORMAT,
         "task": task,
         "params": params,
-        "csv": out.name,
-        "csv_sha256": sha256(out),
-        "rows": len(df),
         "version": __version__,
         "commit": source_commit(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,
+        "kernels": kernels(),  # the BLAS libraries and CPU kernels the numbers came from
+    }
+    if out.suffix.lower() == ".parquet":
+        write_parquet(df, out, provenance)
+    else:
+        df.to_csv(out, index=False)
+    digest = sha256(out)
+    key = "csv" if out.suffix.lower() == ".csv" else "output"
+    record = {
+        "format": RECORD_FORMAT,
+        "task": task,
+        "params": params,
+        key: out.name,
+        f"{key}_sha256": digest,
+        "rows": len(df),
+        **{name: provenance[name] for name in ("version", "commit", "python", "numpy", "scipy")},
+        "kernels": provenance["kernels"],
         "command": command,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     record_path(out).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
+
+
+PARQUET_KEY = b"cape_lab"  # the schema metadata key of a Parquet output's provenance
+
+
+def write_parquet(df: pd.DataFrame, out: Path, provenance: dict[str, Any]) -> None:
+    """Write the frame as Parquet with its provenance in the file.
+
+    The frame's ``attrs`` (pandas keeps them) and, under :data:`PARQUET_KEY`, the record's
+    fields that do not change between two runs of the same sweep (no time, no command
+    line): the same sweep, the same bytes.
+
+    Raises :class:`CliError` when pyarrow is missing (no dependency of the core).
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise CliError("--out *.parquet needs pyarrow: pip install pyarrow") from None
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    metadata = dict(table.schema.metadata or {})
+    metadata[PARQUET_KEY] = json.dumps(provenance, sort_keys=True).encode("utf-8")
+    pq.write_table(table.replace_schema_metadata(metadata), out)
+
+
+def read_provenance(path: Path) -> dict[str, Any]:
+    """The provenance :func:`write_parquet` kept in a Parquet output."""
+    import pyarrow.parquet as pq
+
+    metadata = pq.read_schema(path).metadata or {}
+    value: dict[str, Any] = json.loads(metadata[PARQUET_KEY])
+    return value
 
 
 def read_record(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
@@ -445,15 +601,138 @@ def read_record(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
     return task, params, record
 
 
+def partial_path(out: Path) -> Path:
+    """Where a run keeps its tasks as they finish: ``x.partial.jsonl`` beside ``x.csv``."""
+    return out.with_name(out.stem + ".partial.jsonl")
+
+
+class PartialOutput:
+    """A run's finished (grid point, run) tasks, one line each, kept as they arrive.
+
+    A line is the JSON's SHA-256 (16 hex digits), a tab, the JSON and a newline, written by
+    one ``write`` call at the end of the file (``O_APPEND``): the first line says which
+    sweep (task, keywords, commit), the others hold one task's key ``[i, run]`` and rows.
+    A process killed at any moment leaves at most one last line cut short: its checksum or
+    its newline is missing, and :meth:`read` stops before it and cuts it off, so a resumed
+    run never trusts a half row. JSON keeps every float to the bit (Python writes the
+    shortest repr that reads back).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.lock = threading.Lock()
+        self.kept = 0  # tasks the file holds
+
+    @staticmethod
+    def line(value: Any) -> bytes:
+        """One line: the checksum, a tab, the JSON, a newline."""
+        text = json.dumps(value, separators=(",", ":"))
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        return f"{digest}\t{text}\n".encode()
+
+    @staticmethod
+    def parse(raw: bytes) -> Any:
+        """The value of one whole line; ValueError for a line cut short or damaged."""
+        if not raw.endswith(b"\n"):
+            raise ValueError("no newline: the line was cut short")
+        digest, _, text = raw[:-1].decode("utf-8").partition("\t")
+        if hashlib.sha256(text.encode()).hexdigest()[:16] != digest:
+            raise ValueError("the checksum does not match")
+        return json.loads(text)
+
+    def read(self, header: dict[str, Any]) -> dict[tuple[int, int], list[dict[str, Any]]]:
+        """The tasks a killed run of this sweep kept; the file cut after the last whole line.
+
+        Raises :class:`CliError` when the file is of another sweep (its header differs).
+        """
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as err:
+            raise CliError(f"--resume: cannot read {self.path} ({err.strerror})") from None
+        lines = data.splitlines(keepends=True)
+        good = 0
+        tasks: dict[tuple[int, int], list[dict[str, Any]]] = {}
+        for number, raw in enumerate(lines):
+            try:
+                value = self.parse(raw)
+                if number == 0:
+                    if value != header:
+                        differ = sorted(
+                            k for k in {*value, *header} if value.get(k) != header.get(k)
+                        )
+                        raise CliError(
+                            f"--resume: {self.path} is the partial output of another sweep "
+                            f"or code (they differ in: {', '.join(differ)}); delete it to start "
+                            "afresh"
+                        )
+                else:
+                    i, run = value["key"]
+                    tasks[(int(i), int(run))] = list(value["rows"])
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                break
+            good += len(raw)
+        if good < len(data):  # a line cut short by the kill (or damaged): not trusted
+            with self.path.open("r+b") as file:
+                file.truncate(good)
+        if good == 0:
+            self.path.unlink()
+        self.kept = len(tasks)
+        return tasks
+
+    def open(self, header: dict[str, Any], *, fresh: bool) -> None:
+        """Open for appending; ``fresh``: a new file holding only ``header``."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if fresh else 0)
+        new = fresh or not self.path.exists()
+        self.fd = os.open(self.path, flags, 0o644)
+        if new:
+            self._write(self.line(header))
+
+    def _write(self, data: bytes) -> None:
+        assert self.fd is not None
+        view = memoryview(data)
+        while view:  # a regular file takes it whole; a short write is finished here
+            view = view[os.write(self.fd, view) :]
+
+    def append(self, key: tuple[int, int], rows: list[dict[str, Any]]) -> None:
+        """Keep one finished task (called as tasks finish, from any thread)."""
+        data = self.line({"key": list(key), "rows": rows})
+        with self.lock:
+            try:
+                self._write(data)
+            except OSError as err:  # a full disk: one line, the tasks kept so far stay
+                raise CliError(f"cannot write {self.path}: {err.strerror}") from None
+            self.kept += 1
+
+    def close(self, *, remove: bool = False) -> None:
+        """Close; delete the file when ``remove`` (the output is whole) or it holds no task."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if remove or self.kept == 0:
+            self.path.unlink(missing_ok=True)
+
+
 def _where(parser: argparse.ArgumentParser, default: Any) -> None:
     """The options that say where the output goes and where the tasks run."""
     parser.add_argument(
-        "--out", default=default, help="CSV to write (default sweep.csv; the record beside it)"
+        "--out",
+        default=default,
+        help="CSV or Parquet (.parquet, with its provenance inside) to write (default "
+        "sweep.csv; the record beside it)",
     )
     parser.add_argument(
         "--scheduler", default=default, help="run the tasks on this Dask scheduler (tcp://…)"
     )
     parser.add_argument("--workers", type=int, default=default, help="threads on this machine")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=default,
+        help="run the tasks on a pool of this many processes on this machine",
+    )
     limits = (
         ("--max-tasks", int, "refuse more grid points × runs than this (default: no limit)"),
         ("--max-minutes", float, "refuse a sweep estimated longer, on its workers (default: none)"),
@@ -461,6 +740,14 @@ def _where(parser: argparse.ArgumentParser, default: Any) -> None:
     )
     for flag, kind, text in limits:
         parser.add_argument(flag, type=kind, default=default, help=text)
+    parser.add_argument(
+        "--resume",
+        action="store_const",
+        const=True,
+        default=default,
+        help="take the tasks a killed run of the same sweep kept (OUT.partial.jsonl) and "
+        "run the rest (PCA sweeps)",
+    )
     parser.add_argument(
         "--estimate",
         action="store_const",
@@ -508,7 +795,8 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
             raise CliError("give --from RECORD.json or a task (pca, otd), not both")
         source = Path(args.source)
         task, params, record = read_record(source)
-        default_out = source.with_name(Path(record.get("csv", "sweep.csv")).stem + "-rerun.csv")
+        recorded = Path(record.get("csv") or record.get("output") or "sweep.csv")
+        default_out = source.with_name(recorded.stem + "-rerun" + recorded.suffix)
         out = Path(args.out) if args.out else default_out
     elif args.task:
         given = {
@@ -522,12 +810,14 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
         out = Path(args.out or "sweep.csv")
     else:
         raise CliError("name a task (pca or otd) or --from RECORD.json")
-    if out.suffix.lower() != ".csv":
-        raise CliError(f"--out must name a .csv file; got {out}")
+    if out.suffix.lower() not in OUTPUTS:
+        raise CliError(f"--out must name a .csv or a .parquet file; got {out}")
     budget = _budget(args)
     if not args.estimate:
         _check_out(out)
-    with scheduler_executor(args.scheduler) as executor:
+    if args.scheduler and args.processes is not None:
+        raise CliError("give --scheduler or --processes, not both")
+    with where_executor(args.scheduler, args.processes) as executor:
         workers = planned_workers(args.workers, executor)
         call = sweep_keywords(task, params)
         cost = estimate(task, call, workers)
@@ -541,22 +831,65 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
             )
             return 0
         _check_possible(WHAT[task], cost, workers)
-        progress = ProgressLine() if cost.seconds >= PROGRESS_SECONDS else None
-        df = run(task, call, executor, args.workers, budget, progress)
+        partial, completed = _partial(task, params, out, resume=bool(args.resume))
+        try:
+            df = run(task, call, executor, args.workers, budget, ProgressLine(), partial, completed)
+        finally:
+            if partial is not None:
+                partial.close()
     command = "python -m dpcore " + shlex.join(argv)
     written = write(task, params, df, out, command)
+    if partial is not None:
+        partial.close(remove=True)  # the output is whole: nothing left to resume
     print(f"wrote {out} ({len(df)} rows) and {record_path(out)}")
     if record:
-        if written["csv_sha256"] != record.get("csv_sha256"):
+        key = "csv" if "csv" in record else "output"
+        mine = written.get("csv_sha256") or written.get("output_sha256")
+        if mine != record.get(f"{key}_sha256"):
             print(
-                f"{out} differs from the recorded {record.get('csv')} (SHA-256 "
-                f"{written['csv_sha256'][:12]} vs {str(record.get('csv_sha256'))[:12]}; "
+                f"{out} differs from the recorded {record.get(key)} (SHA-256 "
+                f"{str(mine)[:12]} vs {str(record.get(f'{key}_sha256'))[:12]}; "
                 f"recorded with numpy {record.get('numpy')}, scipy {record.get('scipy')})",
                 file=sys.stderr,
             )
             return 1
-        print(f"reproduced bit for bit: SHA-256 {written['csv_sha256']}")
+        print(f"reproduced bit for bit: SHA-256 {mine}")
     return 0
+
+
+def _partial(
+    task: str, params: dict[str, Any], out: Path, *, resume: bool
+) -> tuple[PartialOutput | None, dict[tuple[int, int], list[dict[str, Any]]]]:
+    """The partial output of a PCA run, opened, and the tasks it already holds (``resume``).
+
+    Without ``resume`` the file is new (one left by a killed run is refused: its tasks are
+    not thrown away unasked); a tensor sweep keeps none (its power method
+    runs batched at its end) and refuses ``--resume``.
+    """
+    if task != "pca":
+        if resume:
+            raise CliError(
+                "--resume applies to PCA sweeps: a tensor sweep's power method runs batched "
+                "at its end, so it keeps no task before it is done"
+            )
+        return None, {}
+    header = {"format": RECORD_FORMAT, "task": task, "params": params, "commit": source_commit()}
+    partial = PartialOutput(partial_path(out))
+    if not resume and partial.path.exists():
+        raise CliError(
+            f"{partial.path} holds the tasks of a run that did not finish: add --resume to "
+            "keep them, or delete it to start afresh"
+        )
+    completed = partial.read(header) if resume else {}
+    if resume:
+        print(f"resuming: {len(completed):,} tasks kept in {partial.path}", file=sys.stderr)
+    try:
+        partial.open(header, fresh=not resume)
+    except OSError as err:
+        raise CliError(
+            f"cannot write {out}'s partial output {partial.path}: {err.strerror}"
+        ) from None
+    return partial, completed
 
 
 def _budget(args: argparse.Namespace) -> WorkBudget | None:

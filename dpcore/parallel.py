@@ -6,8 +6,9 @@ Two resources are managed here, once for the whole package:
   ``CAPE_WORKERS`` (environment) or a ``workers=`` argument overrides it.
 - **Executors**: threads of this process by default; any :class:`concurrent.futures.Executor`
   instead (a process pool, Dask's ``Client.get_executor()`` for a cluster). Other executors get
-  one submission per worker, carrying the task function (and the large inputs it closes over:
-  the data pool, the moments) once, with that worker's share of the items.
+  chunks of consecutive items, one per worker in flight, each of about :data:`CHUNK_SECONDS`
+  of work and carrying the task function (and the large inputs it closes over: the data pool,
+  the moments; a Dask worker gets them once, scattered), taken back as they finish.
 - **Progress**: :func:`report_progress` hands a callback the tasks done and the tasks known so
   far, as the tasks of top-level :func:`parallel_map` calls finish (the sweeps' (grid point,
   run) tasks; maps nested inside a task are part of it). A page shows the fraction done and an
@@ -25,10 +26,13 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
+import hashlib
+import math
 import os
 import pickle
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -96,6 +100,20 @@ def _blas_controller() -> ThreadpoolController:
     if _controller is None or _controller[0] != len(sys.modules):
         _controller = (len(sys.modules), ThreadpoolController())
     return _controller[1]
+
+
+def blas_libraries() -> list[dict[str, Any]]:
+    """The BLAS and OpenMP libraries loaded in this process, as threadpoolctl describes them.
+
+    Each: ``user_api`` ("blas", "openmp"), ``internal_api`` ("openblas", "mkl", …),
+    ``prefix``, ``version``, ``threading_layer`` and ``architecture`` (the CPU kernels an
+    OpenBLAS chose, "Haswell", "SkylakeX", …); not the file path, nor the thread count
+    (one per task inside a sweep, :func:`one_blas_thread`). Sorted: the order the libraries
+    were loaded in (which import came first) says nothing of the numbers.
+    """
+    kept = ("user_api", "internal_api", "prefix", "version", "threading_layer", "architecture")
+    libraries = [{key: lib.get(key) for key in kept} for lib in _blas_controller().info()]
+    return sorted(libraries, key=lambda lib: [str(lib[key]) for key in kept])
 
 
 @contextlib.contextmanager
@@ -242,24 +260,77 @@ def planned_workers(workers: int | None, executor: Executor | None) -> int:
     return executor_workers(executor) if executor is not None else default_workers()
 
 
-def run_chunk(payload: bytes, chunk: Sequence[Any]) -> list[Any]:
+# A chunk sent to another process aims at this much of one worker's time: long enough that
+# the task (and what it closes over) is sent a few times a minute per worker, short enough
+# that the counts of a long sweep move every few seconds and a failing task fails its chunk
+# soon (issue #51: one submission per worker reported a 14-minute sweep in three jumps).
+CHUNK_SECONDS = 2.0
+
+_PAYLOADS: dict[bytes, Any] = {}  # a worker process's last unpickled task, by its digest
+
+
+def run_chunk(payload: bytes, chunk: Sequence[Any]) -> tuple[list[Any], float]:
     """Worker side of :func:`parallel_map`: unpickle the task once, run it on each item.
 
     Module-level, so any executor can import it by name; one BLAS thread, as in this process.
+    Returns the results and the seconds they took (the parent sizes the next chunks by them).
+    A worker keeps the last task it unpickled, so the chunks after the first do not unpickle
+    the same payload again.
     """
-    fn = pickle.loads(payload)
+    key = hashlib.sha256(payload).digest()
+    fn = _PAYLOADS.get(key)
+    if fn is None:
+        fn = pickle.loads(payload)
+        _PAYLOADS.clear()
+        _PAYLOADS[key] = fn
+    start = time.perf_counter()
     with one_blas_thread():
-        return [fn(x) for x in chunk]
+        out = [fn(x) for x in chunk]
+    return out, time.perf_counter() - start
+
+
+def chunk_size(done_items: int, busy_seconds: float, remaining: int, workers: int) -> int:
+    """Items in the next chunk: about :data:`CHUNK_SECONDS` of work, a fair share at most.
+
+    One item until a chunk has finished (nothing is known of the cost); then the items the
+    finished ones suggest fit in :data:`CHUNK_SECONDS`, never more than the remaining items
+    shared among the workers (guided scheduling: the last chunks shrink, no worker is left
+    with a long tail), never fewer than one.
+
+    Examples
+    --------
+    >>> chunk_size(0, 0.0, 100, 4)
+    1
+    >>> chunk_size(10, 1.0, 1000, 4)  # 0.1 s an item: 20 items make 2 s
+    20
+    >>> chunk_size(10, 0.001, 40, 4)  # cheap items: a fair share of what is left
+    10
+    """
+    if done_items == 0 or remaining <= 0:
+        return 1
+    per_item = busy_seconds / done_items
+    fits = int(CHUNK_SECONDS / per_item) if per_item > 0 else remaining
+    return max(1, min(fits, math.ceil(remaining / workers)))
 
 
 def _chunked(
-    fn: Callable[[T], R], items: list[T], chunks: int, executor: Executor, *, count: bool = False
+    fn: Callable[[T], R],
+    items: list[T],
+    workers: int,
+    executor: Executor,
+    *,
+    count: bool = False,
+    on_result: Callable[[int, R], None] | None = None,
 ) -> list[R]:
-    """One submission per worker: the pickled task once, with a strided share of the items.
+    """Chunks of consecutive items, ``workers`` of them in flight, each carrying the task.
 
-    Strided (item i goes to chunk i mod n), so a grid whose cost grows along it is spread
-    evenly. cloudpickle serialises closures (by value) and the functions of importable modules
-    (by reference); the executor's own pickling then carries only bytes and the items.
+    The chunks are sized as they are sent (:func:`chunk_size`: about :data:`CHUNK_SECONDS`
+    of a worker's time each), and taken back as they finish, in any order: each finished
+    chunk is counted (progress) and handed to ``on_result`` at once, and a chunk that raised
+    fails the map when it finishes, cancelling the chunks not yet started. cloudpickle
+    serialises closures (by value) and the functions of importable modules (by reference);
+    the executor's own pickling then carries only bytes and the items. A Dask executor gets
+    the payload once per worker (scattered), a chunk carries a reference to it.
     """
     import cloudpickle  # only for executors outside this process
 
@@ -267,17 +338,47 @@ def _chunked(
     client = getattr(executor, "_client", None)  # a Dask ClientExecutor's client
     if client is not None:  # each worker gets the payload once, outside the task graph
         payload = client.scatter(payload, broadcast=True)
-    futures = [executor.submit(run_chunk, payload, items[i::chunks]) for i in range(chunks)]
     out: list[Any] = [None] * len(items)
-    for i, future in enumerate(futures):
-        try:
-            out[i::chunks] = future.result()
-        except concurrent.futures.CancelledError as err:
-            for rest in futures:
-                rest.cancel()
-            raise ExecutorLost(_lost(executor, err)) from err
-        if count:  # tasks run elsewhere: counted a chunk at a time
-            _PROGRESS.add(done=len(out[i::chunks]))
+    running: dict[concurrent.futures.Future[Any], int] = {}  # a chunk's first item
+    sent = done_items = 0
+    busy = 0.0
+
+    def send() -> None:
+        nonlocal sent
+        size = chunk_size(done_items, busy, len(items) - sent, workers)
+        chunk = items[sent : sent + size]
+        running[executor.submit(run_chunk, payload, chunk)] = sent
+        sent += len(chunk)
+
+    try:
+        while sent < len(items) and len(running) < workers:
+            send()
+        while running:
+            # a future cancelled by its executor (Future.cancel: a Dask scheduler that died)
+            # wakes no waiter: it is found done when the wait times out
+            concurrent.futures.wait(
+                running, timeout=1.0, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            for future in [f for f in running if f.done()]:
+                first = running.pop(future)
+                try:
+                    results, seconds = future.result()
+                except concurrent.futures.CancelledError as err:
+                    raise ExecutorLost(_lost(executor, err)) from err
+                out[first : first + len(results)] = results
+                done_items += len(results)
+                busy += seconds
+                if on_result is not None:
+                    for offset, result in enumerate(results):
+                        on_result(first + offset, result)
+                if count:  # tasks run elsewhere: counted a chunk at a time
+                    _PROGRESS.add(done=len(results))
+                if sent < len(items):
+                    send()
+    except BaseException:
+        for rest in running:
+            rest.cancel()
+        raise
     return out
 
 
@@ -297,12 +398,27 @@ def _lost(executor: Executor, err: BaseException) -> str:
     )
 
 
+def _reporting(fn: Callable[[T], R], on_result: Callable[[int, R], None]) -> Callable[[Any], R]:
+    """``fn`` on an ``(index, item)`` pair that hands ``on_result`` its result (in turn)."""
+    lock = threading.Lock()
+
+    def task(pair: tuple[int, T]) -> R:
+        index, x = pair
+        out = fn(x)
+        with lock:
+            on_result(index, out)
+        return out
+
+    return task
+
+
 def parallel_map(
     fn: Callable[[T], R],
     items: Iterable[T],
     workers: int | None = None,
     *,
     executor: Executor | None = None,
+    on_result: Callable[[int, R], None] | None = None,
 ) -> list[R]:
     """``[fn(x) for x in items]``, run on ``workers`` threads or on ``executor``, in input order.
 
@@ -320,12 +436,18 @@ def parallel_map(
         Task inputs.
     workers : int, optional
         Threads, ≥ 1; default :func:`default_workers`. 1 runs in the calling thread. With an
-        ``executor`` other than a thread pool: the number of submissions (default
+        ``executor`` other than a thread pool: the chunks in flight at once (default
         :func:`executor_workers`).
     executor : concurrent.futures.Executor, optional
         Where to run. A :class:`~concurrent.futures.ThreadPoolExecutor` gets one task per
         item; any other (a :class:`~concurrent.futures.ProcessPoolExecutor`, Dask's
-        ``Client.get_executor()``) gets one submission per worker carrying ``fn`` once.
+        ``Client.get_executor()``) gets chunks of consecutive items, each carrying ``fn``,
+        of about :data:`CHUNK_SECONDS` of work (:func:`chunk_size`), taken back as they
+        finish: progress moves and a failure surfaces a chunk at a time.
+    on_result : callable, optional
+        ``on_result(index, result)``, called in this process as each item's result arrives
+        (one at a time, in the order they finish; with another process's executor, a chunk
+        at a time): what a caller keeps of a map that may not finish (a partial output).
 
     Returns
     -------
@@ -343,20 +465,26 @@ def parallel_map(
         raise TypeError(
             f"executor must be a concurrent.futures.Executor; got {type(executor).__name__}"
         )
+    if on_result is not None and not callable(on_result):
+        raise TypeError(f"on_result must be callable; got {type(on_result).__name__}")
     items = list(items)
     count = _PROGRESS.sink is not None and not _PROGRESS.nested()  # a sweep's own tasks
     if count:
         _PROGRESS.add(total=len(items))
-        if executor is None or isinstance(executor, ThreadPoolExecutor):
-            fn = _counted(fn)
     with one_blas_thread():
-        if isinstance(executor, ThreadPoolExecutor):
-            return list(executor.map(fn, items))
-        if executor is not None and items:
+        if executor is not None and not isinstance(executor, ThreadPoolExecutor) and items:
             chunks = min(len(items), workers or executor_workers(executor))
-            return _chunked(fn, items, chunks, executor, count=count)
+            return _chunked(fn, items, chunks, executor, count=count, on_result=on_result)
+        task: Callable[[Any], R] = fn
+        if count:
+            task = _counted(task)
+        pairs: list[Any] = items
+        if on_result is not None:
+            task, pairs = _reporting(task, on_result), list(enumerate(items))
+        if isinstance(executor, ThreadPoolExecutor):
+            return list(executor.map(task, pairs))
         workers = workers or default_workers()
         if workers == 1 or len(items) <= 1:
-            return [fn(x) for x in items]
+            return [task(x) for x in pairs]
         with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
-            return list(pool.map(fn, items))
+            return list(pool.map(task, pairs))

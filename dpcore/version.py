@@ -103,12 +103,37 @@ def _version() -> str:
     return built[0] if built is not None else "0.0.0+unknown"
 
 
+def release_of(version: str) -> str:
+    """The release a setuptools-scm version counts from (:func:`scm_version` undone).
+
+    Examples
+    --------
+    >>> release_of("0.2.0"), release_of("0.2.1.dev3+g1a2b3c4d5"), release_of("0.1.dev12+g1a")
+    ('0.2.0', '0.2.0', '0.0')
+    """
+    match = re.fullmatch(r"(?P<next>\d+(?:\.\d+)*)(?:\.dev\d+)?(?:\+.*)?", version)
+    if match is None or ".dev" not in version:
+        return version
+    parts = match["next"].split(".")
+    parts[-1] = str(int(parts[-1]) - 1)
+    return ".".join(parts)
+
+
 def release() -> str:
-    """The last release's version (``0.2.0`` for the tag ``v0.2.0``): CITATION.cff's."""
+    """The last release's version (``0.2.0`` for the tag ``v0.2.0``): CITATION.cff's.
+
+    In a wheel: the release setuptools-scm wrote, or, for a wheel built from an sdist (whose
+    version came from ``PKG-INFO``, written whole as the release), the one its version
+    counts from.
+    """
     state = git_state()
     if state is not None:
         return state[0]
-    return str(importlib.import_module("dpcore._build_info").RELEASE)  # written at build
+    info = importlib.import_module("dpcore._build_info")  # written at build
+    written = str(info.RELEASE)
+    if re.fullmatch(r"\d+(?:\.\d+)*", written):
+        return written
+    return release_of(str(info.__version__))
 
 
 @functools.cache

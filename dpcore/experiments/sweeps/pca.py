@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any, cast
 
@@ -55,6 +56,51 @@ def _privacy(spec: PcaSpec, point: GridPoint) -> SitePrivacy:
     )
 
 
+TaskKey = tuple[int, int]  # (grid value's position, run)
+
+
+def task_key(index: int, runs: int) -> TaskKey:
+    """The key ``(i, run)`` of a sweep's ``index``-th task (grid value by grid value).
+
+    Examples
+    --------
+    >>> task_key(7, 3)
+    (2, 1)
+    """
+    return divmod(index, runs)
+
+
+def check_completed(
+    completed: Mapping[TaskKey, Sequence[Mapping[str, Any]]] | None, keys: Sequence[TaskKey]
+) -> dict[TaskKey, Sequence[Mapping[str, Any]]]:
+    """``completed`` checked against a sweep's task keys: a dict, empty for None.
+
+    Raises
+    ------
+    TypeError
+        Unless ``completed`` is a mapping of ``(i, run)`` keys to sequences of rows.
+    ValueError
+        For a key that is no task of the sweep.
+    """
+    if completed is None:
+        return {}
+    if not isinstance(completed, Mapping):
+        raise TypeError(f"completed must map (i, run) keys to rows; got {type(completed).__name__}")
+    known = set(keys)
+    out: dict[TaskKey, Sequence[Mapping[str, Any]]] = {}
+    for key, rows in completed.items():
+        if key not in known:
+            raise ValueError(
+                f"completed must hold keys (i, run) of this sweep's {len(keys)} tasks, i < "
+                f"{keys[-1][0] + 1 if keys else 0} and run < {keys[-1][1] + 1 if keys else 0}; "
+                f"got {key!r}"
+            )
+        if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
+            raise TypeError(f"completed[{key!r}] must be a sequence of rows; got {rows!r}")
+        out[key] = rows
+    return out
+
+
 @single_blas
 def run_pca_sweep(
     spec: PcaSpec,
@@ -63,6 +109,8 @@ def run_pca_sweep(
     workers: int | None = None,
     executor: Executor | None = None,
     budget: WorkBudget | None = None,
+    completed: Mapping[TaskKey, Sequence[Mapping[str, Any]]] | None = None,
+    on_task: Callable[[TaskKey, list[dict[str, Any]]], None] | None = None,
 ) -> pd.DataFrame:
     """Run a validated PCA sweep; see :func:`pca_sweep` for the frame it returns.
 
@@ -75,6 +123,13 @@ def run_pca_sweep(
     algorithms run from the spec's own records, so a spec pickled to another process runs
     there with algorithms registered at runtime in this one.
 
+    A run can be kept as it goes and resumed (``python -m dpcore sweep --resume``). Each
+    (grid point, run) task is keyed ``(i, run)``, ``i`` the grid value's position in the
+    grid; ``on_task(key, rows)`` receives each task's rows as they arrive (in this process,
+    in the order they finish), and ``completed`` maps keys to the rows an earlier run gave:
+    those tasks are not run again, their rows are taken as they are. Every task's streams
+    are spawned whichever run, so the frame is the one a run without them gives.
+
     Examples
     --------
     >>> spec = PcaSpec.build(epsilon=[0.5, 1.0], dim=8, k=2, runs=1, pool_size=500,
@@ -86,10 +141,15 @@ def run_pca_sweep(
         raise TypeError(f"spec must be a PcaSpec (PcaSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
+    if on_task is not None and not callable(on_task):
+        raise TypeError(f"on_task must be callable; got {type(on_task).__name__}")
     check_feasible(spec, what="this PCA sweep")  # no budget but this machine's memory
     if budget is not None:
         estimate = spec.estimate(workers=planned_workers(workers, executor))
         check_budget(estimate, what="this PCA sweep", budget=budget)
+    # the tasks' keys, once the sweep is known to fit: completed is checked before any work
+    keys = [task_key(i, spec.runs.count) for i in range(len(grid.values) * spec.runs.count)]
+    done = check_completed(completed, keys)
     seed = seed_of(rng)  # before spawning: the frame's attrs rebuild this Generator
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     if isinstance(spec.data, Dataset):
@@ -172,8 +232,20 @@ def run_pca_sweep(
         return out
 
     tasks = list(spec.runs.streams(grid, noise_rng, draw_rng))
-    chunks = parallel_map(task, tasks, workers, executor=executor)
-    rows = [row for chunk in chunks for row in chunk]
+    todo = [i for i, key in enumerate(keys) if key not in done]
+    report = None
+    if on_task is not None:
+        hand = on_task
+
+        def report(index: int, rows: list[dict[str, Any]]) -> None:
+            hand(keys[todo[index]], rows)
+
+    fresh = parallel_map(
+        task, [tasks[i] for i in todo], workers, executor=executor, on_result=report
+    )
+    by_key: dict[TaskKey, Sequence[Mapping[str, Any]]] = dict(done)
+    by_key.update((keys[i], rows) for i, rows in zip(todo, fresh, strict=True))
+    rows = [row for key in keys for row in by_key[key]]
     frame = pd.DataFrame(rows, columns=["algorithm", *grid.columns, "run", *metrics])
     frame.attrs.update(frame_attrs("pca", spec.keywords(), seed))  # dpcore.rerun(frame) redoes it
     return frame

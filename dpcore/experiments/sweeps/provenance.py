@@ -8,7 +8,9 @@ forms) holds, in ``frame.attrs``:
   set by its name, with ``"data_sha256"`` of its samples);
 - ``"seed"``: the ``rng`` it ran from, as an int seed, or for a Generator that is not a
   plain seed the state of its :class:`numpy.random.SeedSequence`;
-- ``"version"`` and ``"commit"``: the code (:mod:`dpcore.version`).
+- ``"version"`` and ``"commit"``: the code (:mod:`dpcore.version`);
+- ``"kernels"``: the BLAS libraries and CPU kernels the numbers were computed with
+  (:func:`kernels`): a last-bit difference between two machines is explained by them.
 
 :func:`dpcore.rerun` (:mod:`dpcore.experiments.sweeps.rerun`) computes the frame again from them: a
 saved frame (pickle, Parquet) can be reproduced without its script.
@@ -16,13 +18,16 @@ saved frame (pickle, Parquet) can be reproduced without its script.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import platform
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from dpcore.factorization.datasets import Dataset
+from dpcore.parallel import blas_libraries
 from dpcore.version import __version__, source_commit
 
 Seed = int | dict[str, Any] | None
@@ -114,4 +119,49 @@ def frame_attrs(sweep: str, keywords: Mapping[str, Any], seed: Seed) -> dict[str
         "seed": seed,
         "version": __version__,
         "commit": source_commit(),
+        "kernels": kernels(),
     }
+
+
+def _cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux), else :func:`platform.processor`."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                if line.lower().startswith(("model name", "hardware", "cpu model")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+@functools.cache
+def _cpu() -> dict[str, Any]:
+    """The machine, its CPU and the SIMD kernels NumPy dispatches to on it (fixed per run)."""
+    simd: dict[str, Any] = {}
+    try:
+        simd = dict(np.show_config(mode="dicts")["SIMD Extensions"])
+    except (KeyError, TypeError, ValueError):  # an older NumPy, or a build without the table
+        pass
+    return {
+        "machine": platform.machine(),
+        "model": _cpu_model(),
+        "numpy_simd_baseline": list(simd.get("baseline", [])),
+        "numpy_simd_found": list(simd.get("found", [])),
+    }
+
+
+def kernels() -> dict[str, Any]:
+    """The BLAS libraries and CPU kernels of this process, JSON-safe, for a run's provenance.
+
+    ``"blas"``: the loaded BLAS and OpenMP libraries with their version, threading layer and
+    the CPU kernels they chose (:func:`dpcore.parallel.blas_libraries`, from threadpoolctl);
+    ``"cpu"``: the machine, the CPU model and the SIMD extensions NumPy uses on it.
+
+    Examples
+    --------
+    >>> info = kernels()
+    >>> sorted(info), any(lib["user_api"] == "blas" for lib in info["blas"])
+    (['blas', 'cpu'], True)
+    """
+    return {"blas": blas_libraries(), "cpu": dict(_cpu())}

@@ -169,7 +169,9 @@ def test_the_library_sets_no_limit_unless_asked(monkeypatch):
 
     ran = []
     monkeypatch.setattr(
-        sweep_module, "parallel_map", lambda fn, tasks, *a, **k: ran.append(tasks) or []
+        sweep_module,
+        "parallel_map",
+        lambda fn, tasks, *a, **k: ran.append(tasks) or [[] for _ in tasks],  # no rows each
     )
     for keywords in (MANY_RUNS, LARGE_DIM):
         spec = PcaSpec.build(**keywords)

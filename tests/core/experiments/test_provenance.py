@@ -65,3 +65,19 @@ def test_the_seed_description_rebuilds_the_generators_children():
     rebuilt = generator_of(seed)
     for a, b in zip(parent.spawn(3), rebuilt.spawn(3), strict=True):
         np.testing.assert_array_equal(a.random(5), b.random(5))
+
+
+def test_a_frame_names_the_blas_and_the_cpu_kernels_it_was_computed_with():
+    # issue #51: two machines' last bits differ by their BLAS and its kernels; say which
+    from threadpoolctl import threadpool_info
+
+    frame = dpcore.pca_sweep(**SMALL, rng=1)
+    kernels = frame.attrs["kernels"]
+    loaded = {(lib["internal_api"], lib["version"]) for lib in threadpool_info()}
+    said = {(lib["internal_api"], lib["version"]) for lib in kernels["blas"]}
+    assert said == loaded and any(lib["user_api"] == "blas" for lib in kernels["blas"])
+    openblas = [lib for lib in kernels["blas"] if lib["internal_api"] == "openblas"]
+    assert all(lib["architecture"] for lib in openblas)  # the kernels OpenBLAS chose
+    simd = np.show_config(mode="dicts")["SIMD Extensions"]
+    assert kernels["cpu"]["numpy_simd_found"] == list(simd["found"])
+    assert kernels["cpu"]["machine"] and json.loads(json.dumps(kernels)) == kernels

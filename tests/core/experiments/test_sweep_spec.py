@@ -239,3 +239,26 @@ def test_both_specs_share_one_keyword_only_base():
         dataclasses.replace(otd, faithful="yes")
     with pytest.raises(ValueError, match="metrics"):
         dataclasses.replace(pca, metrics=("no_such_metric",))
+
+
+def test_a_pca_sweep_resumed_from_the_tasks_it_kept_is_the_same_frame():
+    # issue #51: the tasks a run handed over, taken back by a resumed run, give the frame of
+    # an uninterrupted run; the resumed run computes only the others
+    spec = PcaSpec.build(epsilon=[0.5, 1.0, 2.0], **SMALL)  # one data draw for every task
+    kept: dict[tuple[int, int], list[dict]] = {}
+    whole = dpcore.run_pca_sweep(spec, 5, workers=2, on_task=kept.__setitem__)
+    assert sorted(kept) == [(i, run) for i in range(3) for run in range(2)]
+    half = {key: kept[key] for key in [(0, 1), (2, 0), (1, 1)]}
+    again: dict[tuple[int, int], list[dict]] = {}
+    resumed = dpcore.run_pca_sweep(spec, 5, workers=1, completed=half, on_task=again.__setitem__)
+    pd.testing.assert_frame_equal(resumed, whole, check_exact=True)
+    assert set(again) == set(kept) - set(half)
+    drawn = spec.replace(epsilon=1.0, n_per_site=[30, 40])  # a fresh draw per run
+    kept.clear()
+    full = dpcore.run_pca_sweep(drawn, 2, on_task=kept.__setitem__)
+    resumed = dpcore.run_pca_sweep(drawn, 2, completed={(1, 0): kept[(1, 0)]})
+    pd.testing.assert_frame_equal(resumed, full, check_exact=True)
+    with pytest.raises(ValueError, match=r"completed must hold keys \(i, run\).*got \(3, 0\)"):
+        dpcore.run_pca_sweep(spec, 5, completed={(3, 0): []})
+    with pytest.raises(TypeError, match="on_task must be callable"):
+        dpcore.run_pca_sweep(spec, 5, on_task="print")
