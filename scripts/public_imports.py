@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -43,14 +44,18 @@ PRIMITIVE = (int, float, str, bytes, bool, type(None))
 
 
 def project_files(root: Path = ROOT) -> Iterator[Path]:
-    """Every Python file of the project outside the core and its own tests."""
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        if any(part.startswith(".") for part in Path(rel).parts):
-            continue
-        if any(rel == d or rel.startswith(d + "/") for d in SKIP_DIRS):
-            continue
-        yield path
+    """Every Python file of the project outside the core and its own tests (the walk never
+    enters a skipped or hidden directory: a build may be writing in ``build/`` meanwhile)."""
+    found = []
+    for here, dirs, files in os.walk(root):
+        rel = Path(here).relative_to(root).as_posix()
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".") and (f"{rel}/{d}" if rel != "." else d) not in SKIP_DIRS
+        ]
+        found += [Path(here) / f for f in files if f.endswith(".py")]
+    yield from sorted(found)
 
 
 def internal(module: str | None) -> bool:

@@ -13,6 +13,7 @@ exactly what they reach; ``python scripts/public_imports.py`` rewrites the rest.
 from __future__ import annotations
 
 import ast
+import os
 import sys
 from pathlib import Path
 
@@ -70,16 +71,23 @@ ALLOWED: dict[str, tuple[str, frozenset[str] | None]] = {
 
 
 def project_files(root: Path = ROOT) -> list[Path]:
-    """Every Python file of the project outside the core and its own tests."""
+    """Every Python file of the project outside the core and its own tests.
+
+    The walk never enters a skipped or hidden directory (os.walk, pruned): another test may
+    be building in ``build/`` meanwhile (tests/test_packaging.py), and a directory removed
+    under a walk that descends into it fails the walk.
+    """
     out = []
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        if any(rel.as_posix() == d or rel.as_posix().startswith(d + "/") for d in SKIP_DIRS):
-            continue
-        out.append(path)
-    return out
+    for here, dirs, files in os.walk(root):
+        rel_dir = Path(here).relative_to(root).as_posix()
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and (f"{rel_dir}/{d}" if rel_dir != "." else d) not in SKIP_DIRS
+        ]
+        out += [Path(here) / f for f in files if f.endswith(".py")]
+    return sorted(out)
 
 
 def reaches(source: str, public: frozenset[str] = PUBLIC) -> list[str]:
