@@ -1,8 +1,10 @@
 """Handouts that travel, in Chromium (issue #49): every lesson's question sheet and answer sheet,
 downloaded from the lecturer's page, saved to a file and opened from the disk (``file://``, as
 from a downloads folder or a mail), reach the running app — every link is the app's absolute
-address, and each distinct link, clicked in the file, opens its page with no notice about the
-link and no error. Printed at A4, a question sheet is one page.
+address; each sheet's first link (its lesson's page), clicked in the file, opens that page
+with no notice about the link and no error, and its other links are the lesson steps' Explore
+links, the addresses tests/test_browser_links.py opens and checks (not opened twice: a page
+load costs the browser 3-7 s). Printed at A4, a question sheet is one page.
 
 The app's address is the one the browser used (no ``CAPE_PUBLIC_URL`` here; that one is unit
 tested in tests/test_class_kit.py). The shared server (tests/conftest.py); the numbers each
@@ -15,10 +17,11 @@ from __future__ import annotations
 import html
 import os
 import re
+import urllib.parse
 
 import browser_wait
 import pytest
-from lesson_links import VERDICTS
+from lesson_links import VERDICTS, explore_links
 from test_browser import SHOTS
 from test_browser_links import ERRORS, NOTICES
 
@@ -51,6 +54,12 @@ def _problems(page, where: str) -> list[str]:
     return found
 
 
+def _address(href: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A link's page path and its settings, as tests/lesson_links.py names an Explore link."""
+    parts = urllib.parse.urlsplit(href)
+    return parts.path.strip("/"), tuple(sorted(urllib.parse.parse_qsl(parts.query)))
+
+
 def test_every_handout_opened_from_a_file_reaches_the_apps_pages(server, browser, tmp_path):
     context = browser.new_context(
         viewport={"width": 1400, "height": 1000}, accept_downloads=True, **browser_wait.CONTEXT
@@ -65,6 +74,7 @@ def test_every_handout_opened_from_a_file_reaches_the_apps_pages(server, browser
                 files[lesson.key, sheet] = _download(desk, lesson, sheet, tmp_path)
         assert len(files) == 2 * len(LESSONS)
 
+        explore = {(link.path, tuple(sorted(link.query))) for link in explore_links()}
         sheet_page = context.new_page()
         app = context.new_page()
         opened: set[str] = set()
@@ -81,24 +91,25 @@ def test_every_handout_opened_from_a_file_reaches_the_apps_pages(server, browser
             pdf = sheet_page.pdf(format="A4")
             sheet_page.emulate_media(media="screen")
             pages[key, sheet] = pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages")
-            for i, href in enumerate(hrefs):
-                if href in opened and i > 0:  # each address once; every file's first link
-                    continue
-                opened.add(href)
-                app.goto(f"file://{path}")
-                with app.expect_navigation(url=href, timeout=120_000):
-                    app.locator("a").nth(i).click()
-                browser_wait.settle(app, 240)
-                title = app.locator("h1").first.inner_text().strip()
-                found += _problems(app, f"{key} {sheet} link {i + 1} ({title})")
-                if i == 0 and sheet == QUESTIONS:
-                    assert title == next(x.title for x in LESSONS if x.key == key), title
+            # the file's first link (the lesson's own page), clicked in the file: a sheet
+            # opened from the disk reaches the app; its other links are the steps' Explore
+            # links, the same addresses tests/test_browser_links.py opens and checks
+            for href in hrefs[1:]:
+                assert _address(href) in explore, (key, sheet, href)
+            opened.add(hrefs[0])
+            app.goto(f"file://{path}")
+            with app.expect_navigation(url=hrefs[0], timeout=120_000):
+                app.locator("a").first.click()
+            browser_wait.settle(app, 240)
+            title = app.locator("h1").first.inner_text().strip()
+            found += _problems(app, f"{key} {sheet} link 1 ({title})")
+            assert title == next(x.title for x in LESSONS if x.key == key), title
         OUT.mkdir(parents=True, exist_ok=True)
         sheet_page.goto(f"file://{files[LESSONS[1].key, QUESTIONS][0]}")
         sheet_page.screenshot(path=str(OUT / "question-sheet-2.png"), full_page=True)
         sheet_page.goto(f"file://{files[LESSONS[1].key, ANSWERS][0]}")
         sheet_page.screenshot(path=str(OUT / "answer-sheet-2.png"), full_page=True)
-        print(f"pages at A4: {pages}; distinct links opened: {len(opened)}")
+        print(f"pages at A4: {pages}; lesson links opened: {len(opened)}")
         assert not found, "\n".join(found)
         assert all(pages[lesson.key, QUESTIONS] == 1 for lesson in LESSONS), pages
     finally:
