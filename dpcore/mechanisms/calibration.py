@@ -289,7 +289,7 @@ def gaussian_sigma(
     >>> round(gaussian_sigma(1.0, epsilon=0.5, delta=1e-5, calibration="classic"), 4)
     9.6896
     >>> round(gaussian_sigma(1.0, epsilon=0.5, delta=1e-5), 4)  # analytic
-    7.5485
+    7.0318
     """
     sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True, high_open=True)
     epsilon = check_epsilon(epsilon)
