@@ -13,7 +13,7 @@ exactly what they reach; ``python scripts/public_imports.py`` rewrites the rest.
 from __future__ import annotations
 
 import ast
-import os
+import functools
 import sys
 from pathlib import Path
 
@@ -22,7 +22,6 @@ import pytest
 import dpcore
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIP_DIRS = ("dpcore", "tests/core", ".venv", "node_modules", "build", "dist")
 PUBLIC = frozenset(dpcore.__all__) | {"__version__"}
 
 # file → (why it reaches past the API, what it reaches; None: any internal)
@@ -71,23 +70,9 @@ ALLOWED: dict[str, tuple[str, frozenset[str] | None]] = {
 
 
 def project_files(root: Path = ROOT) -> list[Path]:
-    """Every Python file of the project outside the core and its own tests.
-
-    The walk never enters a skipped or hidden directory (os.walk, pruned): another test may
-    be building in ``build/`` meanwhile (tests/test_packaging.py), and a directory removed
-    under a walk that descends into it fails the walk.
-    """
-    out = []
-    for here, dirs, files in os.walk(root):
-        rel_dir = Path(here).relative_to(root).as_posix()
-        dirs[:] = [
-            d
-            for d in dirs
-            if not d.startswith(".")
-            and (f"{rel_dir}/{d}" if rel_dir != "." else d) not in SKIP_DIRS
-        ]
-        out += [Path(here) / f for f in files if f.endswith(".py")]
-    return sorted(out)
+    """Every Python file of the project outside the core and its own tests: the files the
+    codemod rewrites (scripts/public_imports.py's walk, one list for both)."""
+    return list(_codemod().project_files(root))
 
 
 def reaches(source: str, public: frozenset[str] = PUBLIC) -> list[str]:
@@ -166,6 +151,7 @@ def test_the_files_checked_include_the_app_and_exclude_the_core():
 # --- the codemod (scripts/public_imports.py) ---------------------------------------------------
 
 
+@functools.cache
 def _codemod():
     import importlib.util
 
