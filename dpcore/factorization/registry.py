@@ -14,15 +14,16 @@ Roles: the pages compare the private algorithms against two references, found by
 without privacy (``nonprivate``), the ``"lower"`` one what knowing nothing gives
 (``random``, tensors only).
 
-Random streams: every (grid point, run) spawns one stream per algorithm of the family, in
-registration order (:func:`streams`). A stream therefore depends only on the algorithm's
-position, not on which algorithms a sweep runs; a new algorithm is appended, so the numbers
-of the existing ones do not change.
+Random streams: every (grid point, run) gives each algorithm a stream that is a function of
+the run's stream and the algorithm's name alone (:func:`stream`), never of its position in
+the registry. Registering, removing or reordering algorithms, or choosing a subset of them,
+changes no other algorithm's numbers (issue #51).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 
@@ -811,7 +812,6 @@ BUILTIN = (
         dash="dot",
         featured=True,
     ),
-    # Appended last: the other algorithms keep their random streams.
     Algorithm(
         name="cape_joint",
         label="CAPE, joint-view-safe",
@@ -925,7 +925,7 @@ BUILTIN = (
         dash="dot",
         opt_in=True,
     ),
-    # Issue #52: DP-PCA (Liu et al. 2022), one pass over the blocks; appended (streams).
+    # Issue #52: DP-PCA (Liu et al. 2022), one pass over the blocks.
     Algorithm(
         name="dp_pca",
         label="DP-PCA (Liu et al. 2022)",
@@ -1033,18 +1033,24 @@ def otd_method(name: object, *, param: str = "algorithm") -> OtdMethod:
 
 
 def register(algorithm: Algorithm) -> Algorithm:
-    """Add an algorithm (appended: the existing ones keep their random streams).
+    """Add an algorithm (its random stream is keyed by its name: :func:`stream`).
 
     Raises
     ------
     ValueError
-        If the name is taken.
+        If the name is taken, or its :func:`name_word` is another algorithm's (the two
+        would share a random stream).
     """
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"algorithm must be an Algorithm; got {type(algorithm).__name__}")
     if algorithm.name in _REGISTRY:
         raise ValueError(f"an algorithm named {algorithm.name!r} is already registered")
     for other in _REGISTRY.values():
+        if name_word(other.name) == name_word(algorithm.name):
+            raise ValueError(
+                f"name must not share its stream word with {other.name!r}; got "
+                f"{algorithm.name!r} (rename it: streams are keyed by name)"
+            )
         shared = [f for f in FAMILIES if _belongs(algorithm, f) and _belongs(other, f)]
         if shared and other.color.lower() == algorithm.color.lower():
             raise ValueError(
@@ -1102,15 +1108,76 @@ def unregister(name: str) -> None:
     del _REGISTRY[name]
 
 
-def streams(order: tuple[str, ...], rng: np.random.Generator) -> dict[str, np.random.Generator]:
-    """One child stream of ``rng`` per name in ``order`` (a family's :func:`names`).
+# The spawn-key word that marks a stream keyed by name. Generator.spawn numbers a parent's
+# children 0, 1, 2, … (one word each, after the parent's key), so a spawned child, or any of
+# its descendants, has this word in that place only after 2**32 − 2 children: a named stream
+# (parent key, NAME_KEY, word of the name) can never equal a spawned one, and two names differ
+# in the last word (checked at registration). dpcore.protocol.pairwise's PAIR_KEY is 2**32 − 1.
+NAME_KEY = 2**32 - 2
 
-    Choosing a subset of algorithms changes no algorithm's numbers, and appending a new
-    one leaves the existing streams as they were (spawned children are indexed). The
-    order is taken once, in the calling process, and passed to tasks that may run in
-    another one.
+
+def name_word(name: str) -> int:
+    """A stable 32-bit word of a name: the first 4 bytes of its UTF-8 SHA-256, big-endian.
+
+    Stable across processes and Python versions (unlike ``hash``, which is salted).
+
+    Examples
+    --------
+    >>> name_word("cape")
+    248707621
     """
-    return dict(zip(order, rng.spawn(len(order)), strict=True))
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:4], "big")
+
+
+def stream(name: str, rng: np.random.Generator) -> np.random.Generator:
+    """The random stream of the algorithm ``name`` in a run whose stream is ``rng``.
+
+    A child of ``rng``'s seed sequence with its entropy and its spawn key followed by
+    (:data:`NAME_KEY`, :func:`name_word` of the name): a function of ``rng``'s seed and the
+    name alone. ``rng`` is neither advanced nor spawned from, so the same name gets the same
+    stream however many algorithms run, in whatever order they were registered.
+
+    Raises
+    ------
+    TypeError
+        If ``rng``'s bit generator has no :class:`numpy.random.SeedSequence` (a generator
+        made from a bare state cannot name its children).
+
+    Examples
+    --------
+    >>> run = np.random.default_rng(7).spawn(1)[0]
+    >>> bool(stream("cape", run).random() == stream("cape", run).random())
+    True
+    >>> bool(stream("cape", run).random() == stream("conv", run).random())
+    False
+    """
+    seq = rng.bit_generator.seed_seq
+    if not isinstance(seq, np.random.SeedSequence):
+        raise TypeError(f"rng must be seeded by a SeedSequence; got {type(seq).__name__}")
+    child = np.random.SeedSequence(
+        seq.entropy,
+        spawn_key=(*seq.spawn_key, NAME_KEY, name_word(name)),
+        pool_size=seq.pool_size,
+    )
+    return np.random.Generator(type(rng.bit_generator)(child))
+
+
+def streams(names: Iterable[str], rng: np.random.Generator) -> dict[str, np.random.Generator]:
+    """:func:`stream` of each name: one stream per algorithm of a run, keyed by its name.
+
+    Choosing a subset of algorithms, registering a new one (first, last or anywhere) or
+    removing one changes no algorithm's stream.
+
+    Raises
+    ------
+    ValueError
+        If two of the names share a :func:`name_word` (they would share a stream).
+    """
+    out = {name: stream(name, rng) for name in names}
+    words = {name_word(name): name for name in out}
+    if len(words) < len(out):
+        raise ValueError(f"names must differ in their stream words; got {list(out)}")
+    return out
 
 
 for _builtin in BUILTIN:  # through register: the built-ins pass the same checks

@@ -163,7 +163,6 @@ def run_otd_sweep(
 
     # the spec's records, not names, travel to the tasks (see run_pca_sweep)
     methods = {r.name: cast(OtdMethod, r.method("otd")) for r in spec.records}
-    family = spec.stream_order
 
     def whiten(task: tuple[RunStreams, SiteMoments, NoiseScales]) -> list[_Pending]:
         r, mom, noise = task
@@ -176,7 +175,7 @@ def run_otd_sweep(
             faithful=spec.faithful,
             model=planted,
         )
-        alg_rngs = streams(family, r.noise)
+        alg_rngs = streams(methods, r.noise)  # keyed by name (registry.stream)
         out = []
         for alg, method in methods.items():
             power_rng, alg_noise_rng = alg_rngs[alg].spawn(2)

@@ -202,8 +202,6 @@ def run_pca_sweep(
             if method.noiseless:  # never draws from its stream
                 fixed_noiseless[alg] = evaluate(method.run(inputs, np.random.default_rng(0)))
 
-    family = spec.stream_order  # fixed when the spec was built (not in a worker's registry)
-
     def task(r: RunStreams) -> list[dict[str, Any]]:
         sizes, weights = layout.layout(r.point)
         if pool is not None:
@@ -221,7 +219,7 @@ def run_pca_sweep(
             faithful=faithful,
             privacy=privacy[value],
         )
-        alg_rngs = streams(family, r.noise)
+        alg_rngs = streams(methods, r.noise)  # keyed by name (registry.stream)
         out = []
         for alg, method in methods.items():
             if alg in fixed_noiseless:

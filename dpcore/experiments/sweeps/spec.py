@@ -409,12 +409,11 @@ def _check_names(value: object, name: str, known: Sequence[str]) -> None:
 
 
 def _check_records(spec: SweepSpec) -> None:
-    """The records and stream order must be those of the named algorithms."""
+    """The records must be the family's records of the named algorithms."""
     family = spec.family
-    order = spec.stream_order
-    if not isinstance(order, tuple) or not order or not all(isinstance(n, str) for n in order):
-        raise TypeError(f"stream_order must be a non-empty tuple of names; got {order!r}")
-    _check_names(spec.algorithms, "algorithms", order)
+    names = spec.algorithms
+    if not isinstance(names, tuple) or not names or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"algorithms must be a non-empty tuple of names; got {names!r}")
     records = spec.records
     if (
         not isinstance(records, tuple)
@@ -559,8 +558,8 @@ class SweepSpec:
 
     The grid, the site layout, the privacy settings (the family's own record), the runs,
     D and K, ``faithful``, the algorithms and metrics by name, and the algorithms' registry
-    records with the family's stream order when the spec was built
-    (:func:`dpcore.factorization.registry.streams`). Keyword-only; a family's checks run
+    records (each algorithm's random stream is keyed by its name,
+    :func:`dpcore.factorization.registry.stream`). Keyword-only; a family's checks run
     between the shared ones (:meth:`_check_family`).
     """
 
@@ -577,7 +576,6 @@ class SweepSpec:
     faithful: bool
     algorithms: tuple[str, ...]
     metrics: tuple[str, ...]
-    stream_order: tuple[str, ...] = field(repr=False, compare=False)
     records: tuple[Algorithm, ...] = field(repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -641,9 +639,8 @@ class PcaSpec(SweepSpec):
     Every field holds its resolved value: ``dim`` and ``pool_size`` are the data set's own
     for a :class:`~dpcore.Dataset` (which hashes by identity), ``rank`` is min(2K, D) by
     default, ``algorithms`` and ``metrics`` are tuples of names, ``records`` the algorithms'
-    registry records and ``stream_order`` the family's algorithm names when the spec was
-    built (the random streams, :func:`dpcore.factorization.registry.streams`). Change a keyword with
-    :meth:`replace`; :meth:`keywords` gives them back (``PcaSpec.build(**s.keywords()) == s``).
+    registry records when the spec was built. Change a keyword with :meth:`replace`;
+    :meth:`keywords` gives them back (``PcaSpec.build(**s.keywords()) == s``).
 
     Examples
     --------
@@ -804,7 +801,6 @@ class PcaSpec(SweepSpec):
             faithful=check_bool(faithful, "faithful"),
             algorithms=names,
             metrics=_metrics(metrics, tuple(PCA_METRICS)),
-            stream_order=registry.names("pca"),
             records=tuple(registry.get(n, "pca") for n in names),
         )
 
@@ -860,8 +856,8 @@ class OtdSpec(SweepSpec):
     Attributes beyond the groups: the planted ``model`` ("mog" or "stm") with ``dim`` ≤
     :data:`~dpcore.experiments.limits.MAX_DIM_TENSOR` and ``k`` ≤ ``dim``; MOG preprocessing
     (``sigma2``, ``scaling``, ``sigma2_source``); the tensor power method (``power``);
-    ``faithful``; ``algorithms`` and ``metrics`` as tuples of names; ``records`` and
-    ``stream_order`` as in :class:`PcaSpec`.
+    ``faithful``; ``algorithms`` and ``metrics`` as tuples of names; ``records`` as in
+    :class:`PcaSpec`.
 
     Examples
     --------
@@ -1006,7 +1002,6 @@ class OtdSpec(SweepSpec):
             faithful=check_bool(faithful, "faithful"),
             algorithms=names,
             metrics=_metrics(metrics, tuple(OTD_METRICS)),
-            stream_order=registry.names("otd"),
             records=tuple(registry.get(n, "otd") for n in names),
         )
 

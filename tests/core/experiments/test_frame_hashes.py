@@ -31,6 +31,7 @@ which rewrites the reference (all cases, or the ones named) with one BLAS thread
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -44,6 +45,8 @@ from threadpoolctl import threadpool_limits
 
 import dpcore
 from dpcore.experiments import paper
+from dpcore.factorization import registry
+from dpcore.factorization.otd import random_components
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")
 
@@ -212,6 +215,77 @@ def test_another_random_stream_misses_the_reference_by_far_more_than_the_toleran
     with threadpool_limits(limits=1, user_api="blas"):
         other = dpcore.pca_sweep(**PCA_SMALL, epsilon=[0.1, 1.0, math.inf], rng=4)
     assert mismatches(other, ref, rtol=1e-4)
+
+
+def _first_pca(x, rng):
+    """A random K-subspace (a test's PCA algorithm): it draws from its stream."""
+    q, _ = np.linalg.qr(rng.standard_normal((x.moments.shape[1], x.k)))
+    return q
+
+
+FIRST_PCA = registry.Algorithm(
+    name="first_pca",
+    label="First (test)",
+    color="#010203",
+    description="a PCA algorithm a test registers before every other one",
+    pca=registry.PcaMethod(run=_first_pca, cost=lambda c: registry.PartyCost(), eighs=lambda s: 0),
+)
+FIRST_OTD = registry.Algorithm(
+    name="first_otd",
+    label="First tensor (test)",
+    color="#030201",
+    description="a tensor algorithm a test registers before every other one",
+    otd=registry.OtdMethod(
+        run=lambda x, rng: random_components(x.model, rng=rng),
+        cost=lambda c: registry.PartyCost(),
+        decomposes=False,
+    ),
+)
+
+
+@contextlib.contextmanager
+def registered_first(*algorithms):
+    """Register ``algorithms`` at the head of the registry's order; as it was afterwards."""
+    before = dict(registry._REGISTRY)  # the order register() appends to
+    try:
+        for algorithm in algorithms:
+            registry.register(algorithm)  # its checks (name, colour, stream word)
+        head = {a.name: a for a in algorithms}
+        registry._REGISTRY.clear()
+        registry._REGISTRY.update({**head, **before})
+        assert registry.names("pca")[0] == "first_pca" and registry.names("otd")[0] == "first_otd"
+        yield
+    finally:
+        registry._REGISTRY.clear()
+        registry._REGISTRY.update(before)
+
+
+@pytest.mark.slow
+def test_an_algorithm_registered_first_changes_no_frame():
+    # issue #51: streams are keyed by name, so a new algorithm at the head of the registry,
+    # which moved every later stream when streams were spawned by position, changes no
+    # number of any case, to the bit
+    cases = sorted(CASES)
+    without = {case: frame_record(run_case(case)) for case in cases}
+    pca = {**PCA_SMALL, "epsilon": [0.1, 1.0, math.inf], "rng": 3}
+    otd = {**OTD_SMALL, "epsilon": [0.5, 5.0], "rng": 3}
+    with registered_first(FIRST_PCA, FIRST_OTD):
+        for case in cases:
+            assert frame_record(run_case(case)) == without[case], case
+        # and running it: every other algorithm's rows are those of the run without it
+        with threadpool_limits(limits=1, user_api="blas"):
+            both = dpcore.pca_sweep(**{**pca, "algorithms": ("first_pca", *PCA_ALL)})
+            both_otd = dpcore.otd_sweep(
+                **{**OTD_SMALL, "algorithms": ("first_otd", *OTD_ALL)}, epsilon=[0.5, 5.0], rng=3
+            )
+    assert "first_pca" not in registry.names() and "first_otd" not in registry.names()
+    with threadpool_limits(limits=1, user_api="blas"):
+        alone = dpcore.pca_sweep(**pca)
+        alone_otd = dpcore.otd_sweep(**otd)
+    for with_it, name, ref in ((both, "first_pca", alone), (both_otd, "first_otd", alone_otd)):
+        assert set(with_it.algorithm) == {name, *ref.algorithm}
+        rest = with_it[with_it.algorithm != name].reset_index(drop=True)
+        assert frame_record(rest) == frame_record(ref)
 
 
 def _write(cases: list[str]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -54,7 +55,8 @@ def toy():
 
 
 def test_builtin_names_and_order():
-    # The order fixes each algorithm's random stream: new ones are appended.
+    # The order is the pickers' and the frames' row order; it fixes no random stream (those
+    # are keyed by name: test_streams_are_keyed_by_name_alone).
     assert registry.names("pca") == (
         "nonprivate",
         "cape",
@@ -69,9 +71,9 @@ def test_builtin_names_and_order():
         "npm_cape_joint",
         "fedpower",
         "fedpca",
-        "central_gauss",  # issue #39: the central peers, appended
+        "central_gauss",  # issue #39: the central peers
         "central_laplace",
-        "dp_pca",  # issue #52: DP-PCA (Liu et al. 2022), appended
+        "dp_pca",  # issue #52: DP-PCA (Liu et al. 2022)
     )
     assert registry.names("otd")[:7] == (
         "nonprivate",
@@ -255,7 +257,7 @@ def _run_in_fresh_process(spec):
 @pytest.mark.slow
 def test_a_registered_baseline_runs_in_another_process_from_its_spec(toy):
     # A heavy job pickles the spec to a child process (serving.worker): the spec carries the
-    # records and the stream order, so a runtime-registered algorithm runs there too.
+    # records (streams are keyed by name), so a runtime-registered algorithm runs there too.
     spec = dpcore.PcaSpec.build(**SMALL, epsilon=[0.5, 5.0], algorithms=["cape", "toy"])
     here = dpcore.run_pca_sweep(spec, 5)
     there = _run_in_fresh_process(spec)
@@ -274,3 +276,47 @@ def test_an_algorithms_inputs_are_keyword_only():
         OtdInputs(None, 1, arr, None, False, None)  # type: ignore[misc]
     x = PcaInputs(moments=np.ones((3, 2, 2)), k=1, tau=arr, weights=arr, rank=2, faithful=False)
     assert x.privacy is None and x.rank == 2
+
+
+def test_streams_are_keyed_by_name_alone():
+    # issue #51: a stream is a function of the run's stream and the name, never of a position
+    run = np.random.default_rng(11).spawn(3)[2]
+    first = registry.stream("cape", run).random(4)
+    run.spawn(5)  # spawning from the run does not move a named stream
+    np.testing.assert_array_equal(registry.stream("cape", run).random(4), first)
+    assert set(registry.streams(["conv", "cape"], run)) == {"conv", "cape"}
+    np.testing.assert_array_equal(registry.streams(["conv", "cape"], run)["cape"].random(4), first)
+    # the key: the run's spawn key, the tag, the name's word; no spawned child has the tag
+    seq = registry.stream("cape", run).bit_generator.seed_seq
+    assert seq.spawn_key == (2, registry.NAME_KEY, registry.name_word("cape"))
+    assert seq.entropy == 11 and registry.NAME_KEY >= 2**31  # spawn counts up from 0
+    children = [c.bit_generator.seed_seq.spawn_key for c in run.spawn(8)]
+    assert all(len(c) == 2 and c[-1] < 64 for c in children)
+    # the word is SHA-256's first 4 bytes: stable across processes (Python's hash is salted)
+    assert registry.name_word("cape") == 248707621
+    assert len({registry.name_word(n) for n in registry.names()}) == len(registry.names())
+
+
+def test_a_name_whose_stream_word_is_taken_is_refused(monkeypatch):
+    monkeypatch.setattr(registry, "name_word", lambda name: 7)
+    with pytest.raises(ValueError, match="stream word"):
+        registry.register(_toy())
+    with pytest.raises(ValueError, match="stream words"):
+        registry.streams(["cape", "conv"], np.random.default_rng(0))
+    assert "toy2" not in registry.names()
+
+
+def test_choosing_a_subset_of_algorithms_changes_no_algorithms_numbers():
+    # each algorithm alone gives the rows it has in the sweep of all of them, to the bit
+    pca = dpcore.pca_sweep(**SMALL, epsilon=[0.5, 5.0], rng=3)
+    otd_small = {"dim": 4, "k": 2, "sites": 3, "n_per_site": 300, "runs": 2}
+    otd = dpcore.otd_sweep(**otd_small, epsilon=[1.0, 5.0], rng=3)
+    for name in ("conv", "dpdis"):
+        alone = dpcore.pca_sweep(**SMALL, epsilon=[0.5, 5.0], rng=3, algorithms=[name])
+        np.testing.assert_array_equal(
+            alone.captured_energy, pca[pca.algorithm == name].captured_energy
+        )
+    for name in ("conv", "local_avn"):
+        alone = dpcore.otd_sweep(**otd_small, epsilon=[1.0, 5.0], rng=3, algorithms=[name])
+        mine = otd[otd.algorithm == name].reset_index(drop=True)
+        pd.testing.assert_frame_equal(alone.reset_index(drop=True), mine)
