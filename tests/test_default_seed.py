@@ -17,9 +17,11 @@ from learning.settings import DEFAULT_SEED
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every default-view number within one robust σ of its median over 50 seeds (about 68 % of
-# seeds meet this per number for normal spread; the most typical seed meets it for all nine,
-# seed 0 does not: its one-site PCA number sits 1.98 σ above the median, its random-vector
-# tensor error 1.08 σ below).
+# seeds meet this per number for normal spread, so all nine together are rare: 5 of the 50
+# seeds meet it). Seed 36 does (worst |z| 0.85, its capePCA number); it was the most typical
+# seed when chosen and is no longer since streams are keyed by algorithm name (issue #51:
+# seed 37's worst is 0.63), which is not what is asserted. Seed 0 does not: its tensor
+# local-AGN error sits 1.78 σ above the median.
 BAND = 1.0
 
 
@@ -29,8 +31,9 @@ def test_default_seed_numbers_sit_within_one_robust_sigma_of_the_median():
     z = robust_z(table)
     worst = z.loc[DEFAULT_SEED].abs()
     assert (worst <= BAND).all(), worst[worst > BAND].to_dict()
-    # and it is no accident of the band: the default is the most typical seed of the 50
-    assert z.abs().max(axis=1).idxmin() == DEFAULT_SEED
+    # and the band is no formality: most seeds, seed 0 among them, have a number outside it
+    outside = z.abs().max(axis=1) > BAND
+    assert outside.loc[0] and outside.mean() > 0.5, outside.mean()
 
 
 @pytest.mark.app
