@@ -1047,12 +1047,15 @@ def _source(text: str) -> list[str]:
     return text.rstrip("\n").splitlines(keepends=True)
 
 
-def _markdown(text: str) -> dict[str, Any]:
-    return {"cell_type": "markdown", "metadata": {}, "source": _source(text)}
+def _markdown(cell_id: str, text: str) -> dict[str, Any]:
+    return {"id": cell_id, "cell_type": "markdown", "metadata": {}, "source": _source(text)}
 
 
-def _code(text: str) -> dict[str, Any]:
+def _code(cell_id: str, text: str) -> dict[str, Any]:
+    """A code cell never run: no outputs, no execution count (nbformat 4.5 also asks an id:
+    letters, digits, - and _, at most 64 characters)."""
     return {
+        "id": cell_id,
         "cell_type": "code",
         "execution_count": None,
         "metadata": {},
@@ -1105,13 +1108,14 @@ def notebook(lesson: str, step: int, value: Any = None) -> dict[str, Any]:
         "The last cell prints the numbers the step quotes (named as in the notebook's "
         f"`numbers`). Made by dpcore {dpcore.__version__}."
     )
+    stem = f"{chosen.key}-{step}"  # cell ids, unique in the notebook
     cells = [
-        _markdown(about),
-        _code(IMPORTS),
-        _code(_params_cell(recipe.params(value))),
-        _code(recipe.compute),
-        _code(recipe.figure),
-        _code(SHOW),
+        _markdown(f"{stem}-about", about),
+        _code(f"{stem}-imports", IMPORTS),
+        _code(f"{stem}-parameters", _params_cell(recipe.params(value))),
+        _code(f"{stem}-compute", recipe.compute),
+        _code(f"{stem}-figure", recipe.figure),
+        _code(f"{stem}-numbers", SHOW),
     ]
     return {
         "cells": cells,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import string
 from pathlib import Path
 
@@ -69,22 +70,29 @@ def test_every_steps_notebook_is_valid_nbformat_4(lesson, number, step):
     raw = notebooks.notebook_bytes(lesson.key, number)
     nb = json.loads(raw.decode("utf-8"))
     assert nb == notebooks.notebook(lesson.key, number)  # the bytes are the notebook
-    assert nb["nbformat"] == 4 and isinstance(nb["nbformat_minor"], int)
-    assert nb["metadata"]["kernelspec"]["language"] == "python"
-    kinds = [c["cell_type"] for c in nb["cells"]]
-    assert (
-        kinds == ["markdown"] + ["code"] * 5
-    )  # about; imports, parameters, compute, figure, print
+    # the rules of nbformat's v4.5 JSON schema: no keys where it forbids extra ones, and from
+    # 4.5 on every cell carries an id
+    assert set(nb) == {"cells", "metadata", "nbformat", "nbformat_minor"}
+    assert nb["nbformat"] == 4 and nb["nbformat_minor"] == 5
+    kernel, language = nb["metadata"]["kernelspec"], nb["metadata"]["language_info"]
+    assert isinstance(kernel["name"], str) and isinstance(kernel["display_name"], str)
+    assert language["name"] == "python"
+    # about; imports, parameters, compute, figure, print
+    assert [c["cell_type"] for c in nb["cells"]] == ["markdown"] + ["code"] * 5
+    ids = [c["id"] for c in nb["cells"]]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", i) for i in ids), ids
     for cell in nb["cells"]:
         assert isinstance(cell["metadata"], dict)
         assert isinstance(cell["source"], list) and all(isinstance(s, str) for s in cell["source"])
         assert all(line.endswith("\n") for line in cell["source"][:-1])
         if cell["cell_type"] == "code":
             assert cell["outputs"] == [] and cell["execution_count"] is None
-            assert set(cell) == {"cell_type", "execution_count", "metadata", "outputs", "source"}
+            keys = {"id", "cell_type", "execution_count", "metadata", "outputs", "source"}
+            assert set(cell) == keys
             compile("".join(cell["source"]), "<cell>", "exec")
         else:
-            assert set(cell) == {"cell_type", "metadata", "source"}
+            assert set(cell) == {"id", "cell_type", "metadata", "source"}
     about = "".join(nb["cells"][0]["source"])
     assert step.title in about and lesson.title in about and "Where it comes from" in about
     assert "import dpcore" in "".join(nb["cells"][1]["source"])
