@@ -1099,9 +1099,10 @@ def notebook(lesson: str, step: int, value: Any = None) -> dict[str, Any]:
         f"# {chosen.title} — step {step} of {len(chosen.steps)}: {at.title}\n\n"
         f"CAPE Lab, lesson {number}, at **{at.control.label} = {_shown(value)}** (the page's "
         "setting; its other settings and the seed are in the parameter cell below). Run the "
-        "cells in order in a Python environment where `dpcore` imports (the lab's own: start "
-        "Jupyter at the repository root with its `.venv`); the same settings and seed give "
-        "the page's numbers to the last digit (with the same dpcore and numpy).\n\n"
+        "cells in order in a Jupyter kernel where `dpcore` and plotly import (`pip install "
+        '"/path/to/cape-lab[app]" jupyter`, README "Install as a package", or Jupyter added '
+        "to the lab's `.venv`); the same settings and seed give the page's numbers to the "
+        "last digit (with the same dpcore and numpy).\n\n"
         f"**Where it comes from.** {recipe.source} Paper: Imtiaz & Sarwate, *Distributed "
         "Differentially-Private Algorithms for Matrix and Tensor Factorization*.\n\n"
         f"**What the figure shows.** {_names(at.explain)}\n\n"
