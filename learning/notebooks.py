@@ -789,7 +789,6 @@ numbers = {
     + """\
 fig = sweep_figure(pd.concat(rows, ignore_index=True), "sites", "captured_energy_ratio",
                    "captured energy / optimum")
-fig.update_xaxes(type="log")
 fig.show()
 """,
 )

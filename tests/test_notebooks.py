@@ -125,7 +125,8 @@ def _same(got, page) -> bool:
 def test_every_steps_notebook_computes_the_pages_numbers(lesson, number, step, value, monkeypatch):
     """The notebook's ``numbers`` are the page's, from the same cached core calls at the same
     setting (the scene the page draws: ui.lesson_scenes.SCENES), bit for bit; they cover
-    every number the step quotes; a changed setting is carried into the parameter cell."""
+    every number the step quotes; a changed setting is carried into the parameter cell; its
+    figure is the page's kind of chart (trace kinds, linear or log axes)."""
     from ui.lesson_scenes import SCENES
 
     nb = notebooks.notebook(lesson.key, number, value)
@@ -133,9 +134,14 @@ def test_every_steps_notebook_computes_the_pages_numbers(lesson, number, step, v
     params = _code(nb)[1]
     assert f" = {shown!r}  # the step's control" in params  # the setting the page showed
     scope = run(nb, monkeypatch)
-    assert isinstance(scope["fig"], go.Figure) and scope["fig"].data  # a figure, drawn
-    got = scope["numbers"]
-    page = SCENES[step.scene](shown).numbers
+    scene = SCENES[step.scene](shown)
+    # the same kind of chart as the page's: its traces' kinds and its axes' scales
+    fig = scope["fig"]
+    assert isinstance(fig, go.Figure) and fig.data
+    assert {t.type for t in fig.data} == {t.type for t in scene.figure.data}
+    for axis in ("xaxis", "yaxis"):
+        assert fig.layout[axis].type == scene.figure.layout[axis].type, axis
+    got, page = scope["numbers"], scene.numbers
     wrong = {k: (got[k], page.get(k)) for k in got if k not in page or not _same(got[k], page[k])}
     assert not wrong, wrong
     missing = (_quoted(step) - VERDICTS) - set(got)
