@@ -222,6 +222,18 @@ def _sites_params(value: Any, name: str, comment: str) -> list[tuple[str, Any, s
     ]
 
 
+def _unequal_parameters(v: Any) -> list[tuple[str, Any, str]]:
+    """Lesson 3's unequal sites (its weights, gain and fairness steps): the control is the
+    largest site's share."""
+    return [
+        ("share", v, "the step's control: the largest site's share of all samples"),
+        ("total", TOTAL, "N samples in all"),
+        ("sites", UNEQUAL_SITES, "S sites"),
+        ("epsilon", 0.5, "every site's ε"),
+        ("delta", LESSON_DELTA, "every site's δ"),
+    ]
+
+
 RECIPES: dict[str, Recipe] = {
     "neighbours": Recipe(
         "The Gaussian mechanism of Sec. 2 of Imtiaz & Sarwate (the classic calibration "
@@ -432,13 +444,7 @@ fig.show()
     ),
     "weights_scene": Recipe(
         "CAPE with weights μ_s = N_s/N, Sec. 3.1 (unequal sample sizes) of Imtiaz & Sarwate.",
-        lambda v: [
-            ("share", v, "the step's control: the largest site's share of all samples"),
-            ("total", TOTAL, "N samples in all"),
-            ("sites", UNEQUAL_SITES, "S sites"),
-            ("epsilon", 0.5, "every site's ε"),
-            ("delta", LESSON_DELTA, "every site's δ"),
-        ],
+        _unequal_parameters,
         DESIGN
         + UNEQUAL
         + """\
@@ -456,13 +462,7 @@ fig.show()
     ),
     "gain_scene": Recipe(
         "The gain G(n) = (N²/S²) Σ 1/N_s² of Proposition 1 (Sec. 3).",
-        lambda v: [
-            ("share", v, "the step's control: the largest site's share of all samples"),
-            ("total", TOTAL, "N samples in all"),
-            ("sites", UNEQUAL_SITES, "S sites"),
-            ("epsilon", 0.5, "every site's ε"),
-            ("delta", LESSON_DELTA, "every site's δ"),
-        ],
+        _unequal_parameters,
         DESIGN
         + UNEQUAL
         + """\
@@ -492,13 +492,7 @@ fig.show()
     "fair_scene": Recipe(
         "Proposition 1's G(n) (Sec. 3) against the least-variance conventional weights "
         "μ_s ∝ 1/τ_s², a baseline the lab adds (docs/theory.md).",
-        lambda v: [
-            ("share", v, "the step's control: the largest site's share of all samples"),
-            ("total", TOTAL, "N samples in all"),
-            ("sites", UNEQUAL_SITES, "S sites"),
-            ("epsilon", 0.5, "every site's ε"),
-            ("delta", LESSON_DELTA, "every site's δ"),
-        ],
+        _unequal_parameters,
         DESIGN
         + UNEQUAL
         + """\
