@@ -5,6 +5,8 @@ The lesson, the step and the step's control live in the URL
 content is data (learning/lessons/content.py).
 """
 
+import functools
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -19,6 +21,7 @@ from learning.lessons.progress import (
     step_marks,
     steps_done,
 )
+from learning.notebooks import MIME, file_name, notebook_bytes
 from learning.quiz_tally import Setting
 from ui import presenter
 from ui.cached import call_core
@@ -180,6 +183,18 @@ with right:
         icon=":material/explore:",
         query_params=step.explore.query(numbers),
     )
+    if not presenter.is_on():  # a learner's take-away; the projector keeps the figure's room
+        st.download_button(
+            "Notebook (.ipynb)",
+            data=functools.partial(notebook_bytes, lesson.key, int(number), value),
+            file_name=file_name(lesson.key, int(number)),
+            mime=MIME,
+            icon=":material/code:",
+            key=f"notebook_{lesson.key}_{step.key}",
+            help="A Jupyter notebook whose cells re-create this figure and print its numbers "
+            "with dpcore, at this step's settings and seed: the same numbers as here.",
+            on_click="ignore",
+        )
     if int(number) == count:
         st.caption(
             f"Last step of this lesson: **Next** opens lesson {names.index(following) + 1}, "

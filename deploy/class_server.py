@@ -137,11 +137,23 @@ def render_config(address: str, port: int, backends: list[tuple[int | str, ...]]
     return text.replace("@SERVERS@", "\n".join(lines))
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float, what: str) -> None:
+def _exited(what: str, proc: subprocess.Popen, log: Path | None) -> RuntimeError:
+    """The error for a process that exited while starting, with the end of its log (HAProxy's
+    "cannot bind socket", a Streamlit traceback): the operator's first question."""
+    tail = ""
+    if log is not None and log.exists():
+        lines = log.read_text(errors="replace").strip().splitlines()[-5:]
+        tail = ": " + " | ".join(line.strip() for line in lines)[:800]
+    return RuntimeError(f"{what} exited with status {proc.returncode} while starting{tail}")
+
+
+def _wait_healthy(
+    url: str, proc: subprocess.Popen, timeout: float, what: str, log: Path | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} while starting")
+            raise _exited(what, proc, log)
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
                 if r.read() == b"ok":
@@ -151,11 +163,13 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float, what: str) -
     raise RuntimeError(f"{what} did not answer {url}/_stcore/health within {timeout:.0f} s")
 
 
-def _wait_port(port: int, proc: subprocess.Popen, timeout: float, what: str) -> None:
+def _wait_port(
+    port: int, proc: subprocess.Popen, timeout: float, what: str, log: Path | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} while starting")
+            raise _exited(what, proc, log)
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
@@ -452,6 +466,14 @@ def class_server(
         directory = Path(run_dir)
         directory.mkdir(parents=True, exist_ok=True)
         local = "127.0.0.1" if address == "0.0.0.0" else address  # this machine's way in
+        if port:  # taken: refuse before starting anything (HAProxy would fail last)
+            try:
+                free_port(local, within=[port])
+            except RuntimeError:
+                raise RuntimeError(
+                    f"port {port} of {local} is in use (another class server, or another "
+                    "program): stop it or choose another port"
+                ) from None
         port = port or free_port(local)
         given: set[int] = {port}  # handed out, not yet bound: not given twice
 
@@ -501,7 +523,13 @@ def class_server(
                 ],
                 dask_env,
             )
-            _wait_port(scheduler_port, scheduler, timeout, "the Dask scheduler")
+            _wait_port(
+                scheduler_port,
+                scheduler,
+                timeout,
+                "the Dask scheduler",
+                layout.services["dask-scheduler"].log,
+            )
             _start(
                 stack,
                 layout,
@@ -548,7 +576,7 @@ def class_server(
             layout.app_urls.append(f"http://127.0.0.1:{app_port}")
         for i, (probe, proc) in enumerate(zip(probes, layout.apps, strict=True), 1):
             # the probe answers "ok" once Streamlit's own health route has answered
-            _wait_healthy(probe, proc, timeout, f"app process {i}")
+            _wait_healthy(probe, proc, timeout, f"app process {i}", layout.services[f"app{i}"].log)
             layout.services[f"app{i}"].seen_healthy = True
         config = directory / "haproxy.cfg"
         config.write_text(render_config(address, port, backends))
@@ -558,7 +586,7 @@ def class_server(
         if check.returncode != 0:
             raise RuntimeError(f"haproxy rejected {config}: {check.stderr.strip()[:500]}")
         proxy = _start(stack, layout, "haproxy", [HAPROXY, "-db", "-f", str(config)], app_env)
-        _wait_healthy(layout.url, proxy, timeout, "haproxy")
+        _wait_healthy(layout.url, proxy, timeout, "haproxy", layout.services["haproxy"].log)
         stop = threading.Event()
         watcher = threading.Thread(
             target=layout.supervise, args=(stop, report), name="class-server", daemon=True

@@ -765,6 +765,13 @@ def _class_kit() -> dict[str, Any]:
     }
 
 
+@quote("learn.md", "All {steps} steps of the {lessons} lessons draw a computed figure")
+def _notebooks() -> dict[str, Any]:
+    from learning.lessons import LESSONS
+
+    return {"steps": sum(len(lesson.steps) for lesson in LESSONS), "lessons": len(LESSONS)}
+
+
 @quote("learn.md", "splits N = {total} samples over\n  S = {first} … {last} sites")
 def _split() -> dict[str, Any]:
     from learning.settings import SITE_GRID, SPLIT_TOTAL

@@ -25,16 +25,22 @@ pytestmark = pytest.mark.slow
 BOUND = 1.5  # the issue's: estimate within 1.5× of the measured CPU, either way
 
 
-@pytest.mark.skipif(
-    os.getloadavg()[0] >= (os.cpu_count() or 1),
-    reason="a CPU-time ratio is measured on a machine with a core to spare (load average "
-    "below the cores); under the suite's browser tests (CI: load ~7) the calibration loop "
-    "itself stretched to 18.5 ms and the ratio read 1.57: python -m benchmarks."
-    "baselines_estimate measures it",
-)
+def _need_a_spare_core(when: str) -> None:
+    load = os.getloadavg()[0]
+    if load >= (os.cpu_count() or 1):
+        pytest.skip(f"load average {load:.1f} on {os.cpu_count()} cores {when}: no core to spare")
+
+
 def test_the_estimate_is_within_one_and_a_half_times_the_cpu_it_takes():
+    # A CPU-time ratio is measured on a machine with a core to spare. Decided when the test
+    # runs, not when it is collected: CI collected at load ~1 and ran this test at load ~7
+    # beside the browser tests, where the calibration loop itself stretched to 29-31 ms
+    # (10-12 idle) and the ratio read 2.1-2.2 (and 1.57 in an earlier run). Under load
+    # `python -m benchmarks.baselines_estimate` measures it.
+    _need_a_spare_core("before")
     readings = baselines_estimate.run(baselines_estimate.SMALL)
     report = baselines_estimate.table(readings)
+    _need_a_spare_core("while measuring")  # the load may rise during the 10-20 s it takes
     for reading in readings:
         assert 1 / BOUND <= reading.ratio <= BOUND, report
 
