@@ -399,6 +399,7 @@ with st.expander("Privacy statement", expanded=True):
         mime="text/plain",
         key=f"{P}download",
         icon=":material/download:",
+        on_click="ignore",  # a download, not a change: no rerun of the page
     )
 
 EQUATIONS = {  # each accountant's ε, with μ² = Σ_t z_t⁻² and ρ = μ²/2

@@ -1,8 +1,10 @@
-"""Links that never warn, in Chromium (issue #49): every lesson step's Explore link, every
-handout link and every link of the 50-minute plan, opened as a learner opens it (a fresh page
-at 1400×1000), shows no notice about the link and no error, and the numbers the lesson quotes
-on the first screen, without scrolling (where a number sits far down its page, the link names
-a section and lands on it: learning/sections.py).
+"""Links that never warn, in Chromium (issue #49): every lesson step's Explore link and every
+handout link, opened as a learner opens it (a fresh page at 1400×1000), shows no notice about
+the link and no error, and the numbers the lesson quotes on the first screen, without
+scrolling (where a number sits far down its page, the link names a section and lands on it:
+learning/sections.py). The links of the 50-minute plan are walked in their order, with the
+same notice and error checks and the text each slot quotes on the first screen, by
+tests/test_browser_plan.py (they were also opened here once more each: 7 page loads).
 
 One tab for every link (tests/conftest.py's ``tabs``); each distinct address opened once (a
 handout's links are its lesson's Explore links at the steps' defaults: tests/test_links.py
@@ -12,19 +14,15 @@ tests/test_links.py.
 
 from __future__ import annotations
 
-import os
-
 import browser_wait
 import pytest
-from lesson_links import VERDICTS, Link, explore_links, handout_links, parse_href
+from lesson_links import VERDICTS, Link, explore_links, handout_links
 from test_browser import SHOTS
 from test_lessons import _numbers, shown_at_precision
 
 from learning.lessons import LESSONS
-from learning.plan import HERE, PLAN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py: the lecturer's page
 OUT = SHOTS / "links"
 WIDTH, HEIGHT = 1400, 1000
 
@@ -65,16 +63,6 @@ ERRORS = """() => [
     .map(e => (e.querySelector("[data-testid='stMarkdownContainer']") || e).innerText.trim())]"""
 
 
-def _plan_links(page, server: str) -> list[Link]:
-    """The plan's links as the lecturer's page draws them ("Open …"), in its order."""
-    page.goto(f"{server}/classroom?lecturer={LECTURER_KEY}")
-    browser_wait.settle(page, 120)
-    anchors = page.locator("[data-testid='stPageLink'] a").filter(has_text="Open")
-    hrefs = anchors.evaluate_all("links => links.map(a => a.getAttribute('href'))")
-    assert len(hrefs) == sum(slot.page != HERE for slot in PLAN), hrefs  # (HERE: an anchor)
-    return [parse_href(f"plan slot {i}", h, escaped=False) for i, h in enumerate(hrefs, 1)]
-
-
 def _problems(page, server: str, link: Link) -> list[str]:
     page.goto(link.url(server))
     browser_wait.settle(page, 180)
@@ -91,8 +79,8 @@ def _problems(page, server: str, link: Link) -> list[str]:
     for name, (value, spec) in link.shows.items():
         if not shown_at_precision(value, spec, on_screen):
             found.append(f"{name} = {format(value, spec or 'g')} not on the first screen")
-    if not link.shows and not link.section:  # a plan link: its page's title at least (one
-        # that lands on a section, the text its slot quotes there: tests/test_browser_plan.py)
+    if not link.shows and not link.section:  # a link quoting no number (a handout's lesson
+        # page): its page's title at least
         title = page.locator("h1").first.inner_text().strip()
         if title not in screen:
             found.append(f"title {title!r} not on the first screen")
@@ -102,9 +90,7 @@ def _problems(page, server: str, link: Link) -> list[str]:
     return [f"{link.source} (/{link.path}, section {link.section}): {p}" for p in found]
 
 
-def test_every_lesson_plan_and_handout_link_opens_without_a_notice_its_numbers_on_screen(
-    server, tabs
-):
+def test_every_lesson_and_handout_link_opens_without_a_notice_its_numbers_on_screen(server, tabs):
     page = tabs(width=WIDTH, height=HEIGHT)
     explore = explore_links()
     assert len(explore) == sum(len(lesson.steps) for lesson in LESSONS)
@@ -112,7 +98,7 @@ def test_every_lesson_plan_and_handout_link_opens_without_a_notice_its_numbers_o
     handouts = [h for h in handout_links() if (h.path, h.query) not in seen]
     # each address once, checked for every number any link to it quotes
     by_address: dict[tuple[str, tuple], Link] = {}
-    for link in explore + handouts + _plan_links(page, server):
+    for link in explore + handouts:
         first = by_address.setdefault((link.path, link.query), link)
         if first is not link:
             first.shows.update(link.shows)
