@@ -341,7 +341,7 @@ with tradeoff_box:
     )
     trade_fig = built(tradeoff_figure, views, curves, key=audit_key)
     st.plotly_chart(
-        presenter.style(trade_fig, height=TRADEOFF_ROOM_HEIGHT),
+        presenter.style(trade_fig, height=TRADEOFF_ROOM_HEIGHT, legend_top=True),
         key=f"{P}tradeoff_chart",
         config=presenter.chart_config("audit_tradeoff"),
     )

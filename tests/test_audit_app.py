@@ -249,3 +249,27 @@ def test_a_chart_drawn_again_is_serialised_once_and_reads_as_plotly_writes_it(mo
     monkeypatch.setattr(plotly.io, "to_json", presenter._PLOTLY_TO_JSON)  # Plotly's own
     at.run()
     assert len(encoded) == 2 and [c.proto.spec for c in at.get("plotly_chart")] == drawn
+
+
+def test_the_trade_off_chart_presents_its_legend_above_the_panels():
+    # presenter mode at 1280×720: the 640-px chart's legend, below the panels as on a normal
+    # screen, sat under the fold (issue #49); at the right it took a third of the panels'
+    # width (tick labels ran together). Above the panels it is on the first screen with the
+    # heading and both rows (Chromium screenshots, light and dark, 2026-12-07).
+    import json
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["present"] = "true"
+    at = at.switch_page("app_pages/audit.py").run()
+    assert not at.exception
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (trade,) = [s for s in specs if len(s["layout"].get("annotations", [])) > 2]
+    legend = trade["layout"]["legend"]
+    assert legend["orientation"] == "h" and legend["yanchor"] == "bottom" and legend["y"] > 1
+    plain = page()  # not presenting: the legend stays below the panels
+    (normal,) = [
+        s
+        for s in (json.loads(c.proto.spec) for c in plain.get("plotly_chart"))
+        if len(s["layout"].get("annotations", [])) > 2
+    ]
+    assert normal["layout"]["legend"]["y"] < 0

@@ -210,16 +210,22 @@ def _lettering(spec: dict, dark: bool) -> dict:
     return spec
 
 
-def _for_room(spec: dict, height: int | None, width: int | None = None) -> dict:
+def _for_room(
+    spec: dict, height: int | None, width: int | None = None, legend_top: bool = False
+) -> dict:
     """A figure's dict with the room's lettering and a height that fits 720 px, in place;
     ``width``: the chart shares its row (the lesson's figure beside the class's tally), and
-    its x-axis titles are broken into lines that fit it."""
+    its x-axis titles are broken into lines that fit it; ``legend_top``: the legend in rows
+    above the panels instead of below (a chart as tall as the screen, whose legend below sat
+    under the fold; at the right it took a third of the panels' width)."""
     layout = spec.setdefault("layout", {})
     layout.setdefault("font", {})["size"] = FONT_SIZE
     legend = layout.setdefault("legend", {})
     legend.setdefault("font", {})["size"] = FONT_SIZE - 2
     layout["height"] = height or CHART_HEIGHT
-    if isinstance(legend.get("y"), (int, float)) and legend["y"] < 0:  # a legend below
+    if legend_top:
+        legend.update(orientation="h", x=0, xanchor="left", y=1.06, yanchor="bottom")
+    elif isinstance(legend.get("y"), (int, float)) and legend["y"] < 0:  # a legend below
         legend["y"] = -0.33  # clears the larger axis title
     for prefix in ("xaxis", "yaxis"):
         layout.setdefault(prefix, {})
@@ -279,7 +285,12 @@ class _Spec(go.Figure):
 
 
 def style(
-    fig: go.Figure, *, height: int | None = None, room: bool = True, width: int | None = None
+    fig: go.Figure,
+    *,
+    height: int | None = None,
+    room: bool = True,
+    width: int | None = None,
+    legend_top: bool = False,
 ) -> go.Figure:
     """Fit a figure to the screen: lettering the theme's chart text colour (:func:`_lettering`),
     lighter greys on the dark theme (:func:`for_dark`) and,
@@ -288,13 +299,14 @@ def style(
 
     ``room=False``: the theme only (small panels keep their own size and lettering).
     ``width``: while presenting, the chart's width in px when it shares its row (its x-axis
-    titles then break into lines that fit; :func:`_for_room`).
+    titles then break into lines that fit; :func:`_for_room`). ``legend_top``: while
+    presenting, the legend in rows above the panels (a chart that fills the screen).
     The caller's figure (used for exports) keeps the light-theme colours. The styled dict is
     kept on the figure per (theme, room) so that a figure built once (``figures.memo``) is
     styled once. The modebar's PNG resolution is set by :func:`chart_config`.
     """
     dark, large = is_dark(), bool(room and is_on() and not is_phone())
-    key = (dark, large, height if large else None, width if large else None)
+    key = (dark, large, height if large else None, width if large else None, legend_top)
     styled = fig.__dict__.get("_cape_styled")
     if styled is None:
         styled = fig._cape_styled = {}
@@ -305,7 +317,7 @@ def style(
             for_dark(spec)
         _lettering(spec, dark)
         if large:
-            _for_room(spec, height, width)
+            _for_room(spec, height, width, legend_top)
         spec = styled[key] = _Styled(spec)
     return _Spec(spec)
 
