@@ -18,15 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from benchmarks import calibration
 from benchmarks.capacity import machine
+from benchmarks.capacity_chromium import idle_rate
 from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
-from benchmarks.tree_cpu import tree_seconds
 
 PAGES = ("averaging", "pca")
 WATCHER_ENV = "STREAMLIT_SERVER_FILE_WATCHER_TYPE"  # overrides config.toml (Streamlit's rule)
@@ -47,13 +46,6 @@ def _watcher(kind: str | None) -> Iterator[None]:
             os.environ[WATCHER_ENV] = before
 
 
-def _rate(pid: int, seconds: float) -> float:
-    """CPU seconds per second of the tree of ``pid`` over ``seconds`` of wall."""
-    before, start = tree_seconds(pid), time.monotonic()
-    time.sleep(seconds)
-    return (tree_seconds(pid) - before) / (time.monotonic() - start)
-
-
 def still(pages: tuple[str, ...], seconds: float) -> dict[str, float]:
     """Per page (and "no tab"): the server's CPU s/s while a tab sits still on it."""
     from playwright.sync_api import sync_playwright
@@ -67,11 +59,11 @@ def still(pages: tuple[str, ...], seconds: float) -> dict[str, float]:
                 page.goto(f"{base}/{path}", timeout=120_000)
                 page.locator("[data-testid='stSlider']").first.wait_for(timeout=120_000)
                 page.wait_for_timeout(5000)  # its charts drawn, the script long finished
-                rates[path] = _rate(proc.pid, seconds)
+                rates[path] = idle_rate(proc.pid, seconds)
                 page.close()
         finally:
             browser.close()
-        rates["no tab"] = _rate(proc.pid, seconds)
+        rates["no tab"] = idle_rate(proc.pid, seconds)
     return rates
 
 

@@ -137,23 +137,22 @@ def render_config(address: str, port: int, backends: list[tuple[int | str, ...]]
     return text.replace("@SERVERS@", "\n".join(lines))
 
 
-def _exited(what: str, proc: subprocess.Popen, log: Path | None) -> RuntimeError:
+def _exited(what: str, service: Service) -> RuntimeError:
     """The error for a process that exited while starting, with the end of its log (HAProxy's
     "cannot bind socket", a Streamlit traceback): the operator's first question."""
     tail = ""
-    if log is not None and log.exists():
-        lines = log.read_text(errors="replace").strip().splitlines()[-5:]
+    if service.log.exists():
+        lines = service.log.read_text(errors="replace").strip().splitlines()[-5:]
         tail = ": " + " | ".join(line.strip() for line in lines)[:800]
-    return RuntimeError(f"{what} exited with status {proc.returncode} while starting{tail}")
+    status = service.proc.returncode
+    return RuntimeError(f"{what} exited with status {status} while starting{tail}")
 
 
-def _wait_healthy(
-    url: str, proc: subprocess.Popen, timeout: float, what: str, log: Path | None = None
-) -> None:
+def _wait_healthy(url: str, service: Service, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise _exited(what, proc, log)
+        if service.proc.poll() is not None:
+            raise _exited(what, service)
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
                 if r.read() == b"ok":
@@ -163,13 +162,11 @@ def _wait_healthy(
     raise RuntimeError(f"{what} did not answer {url}/_stcore/health within {timeout:.0f} s")
 
 
-def _wait_port(
-    port: int, proc: subprocess.Popen, timeout: float, what: str, log: Path | None = None
-) -> None:
+def _wait_port(port: int, service: Service, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise _exited(what, proc, log)
+        if service.proc.poll() is not None:
+            raise _exited(what, service)
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
@@ -403,11 +400,11 @@ def _start(
     command: list[str],
     env: dict[str, str],
     **kw: object,
-) -> subprocess.Popen:
+) -> Service:
     service = Service.start(name, command, env, layout.run_dir / f"{name}.log", **kw)
     layout.services[name] = service
     stack.callback(service.stop)
-    return service.proc
+    return service
 
 
 @contextmanager
@@ -523,13 +520,7 @@ def class_server(
                 ],
                 dask_env,
             )
-            _wait_port(
-                scheduler_port,
-                scheduler,
-                timeout,
-                "the Dask scheduler",
-                layout.services["dask-scheduler"].log,
-            )
+            _wait_port(scheduler_port, scheduler, timeout, "the Dask scheduler")
             _start(
                 stack,
                 layout,
@@ -574,10 +565,11 @@ def class_server(
                 start_grace=timeout,
             )
             layout.app_urls.append(f"http://127.0.0.1:{app_port}")
-        for i, (probe, proc) in enumerate(zip(probes, layout.apps, strict=True), 1):
+        for i, probe in enumerate(probes, 1):
             # the probe answers "ok" once Streamlit's own health route has answered
-            _wait_healthy(probe, proc, timeout, f"app process {i}", layout.services[f"app{i}"].log)
-            layout.services[f"app{i}"].seen_healthy = True
+            app = layout.services[f"app{i}"]
+            _wait_healthy(probe, app, timeout, f"app process {i}")
+            app.seen_healthy = True
         config = directory / "haproxy.cfg"
         config.write_text(render_config(address, port, backends))
         check = subprocess.run(
@@ -586,7 +578,7 @@ def class_server(
         if check.returncode != 0:
             raise RuntimeError(f"haproxy rejected {config}: {check.stderr.strip()[:500]}")
         proxy = _start(stack, layout, "haproxy", [HAPROXY, "-db", "-f", str(config)], app_env)
-        _wait_healthy(layout.url, proxy, timeout, "haproxy", layout.services["haproxy"].log)
+        _wait_healthy(layout.url, proxy, timeout, "haproxy")
         stop = threading.Event()
         watcher = threading.Thread(
             target=layout.supervise, args=(stop, report), name="class-server", daemon=True

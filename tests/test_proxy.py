@@ -89,6 +89,16 @@ def test_a_taken_proxy_port_is_refused_before_anything_starts(tmp_path):
     assert not list(tmp_path.glob("*.log"))  # refused before any process was started
 
 
+def test_a_process_that_dies_while_starting_is_named_with_the_end_of_its_log(tmp_path):
+    # the operator's first question ("cannot bind socket", a traceback) answered in the error
+    command = [sys.executable, "-c", "import sys; print('cannot bind socket'); sys.exit(3)"]
+    service = cs.Service.start("haproxy", command, dict(os.environ), tmp_path / "haproxy.log")
+    with pytest.raises(
+        RuntimeError, match="haproxy exited with status 3 while starting: cannot bind socket"
+    ):
+        cs._wait_port(cs.free_port(), service, 30, "haproxy")
+
+
 def _listening(port: int) -> bool:
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) == 0
@@ -561,6 +571,16 @@ def _reconnects_and_moves(page, since: float, deadline: float) -> tuple[float, f
     return back, time.monotonic() - moving
 
 
+def _all_reconnect(layout, lines: list[str], students, first: int, since: float, deadline: float):
+    """:func:`_reconnects_and_moves` for the ``first`` students; if one does not, the failure
+    carries :func:`_diagnosis` of every student's tab."""
+    try:
+        return [_reconnects_and_moves(page, since, deadline) for _, page in students[:first]]
+    except Exception as error:
+        pages = [page for _, page in students]
+        raise AssertionError(_diagnosis(layout, lines, pages)) from error
+
+
 def _stretch() -> float:
     """How much longer than on an idle machine a wait of the layout's may take now: the
     1-minute load average over the cores, at least 1. A failover is a chain of processes
@@ -626,13 +646,7 @@ def test_a_hung_app_process_hands_its_students_to_another_within_15_s(browser):
             # each student's next move, made once the tab is connected again, has worked
             # within 15 s of the stop
             bound = 15 * _stretch()  # the issue's 15 s, on a machine this loaded
-            try:
-                seconds = [
-                    _reconnects_and_moves(page, clock, clock + bound) for _, page in students[:2]
-                ]
-            except Exception as error:
-                pages = [page for _, page in students]
-                raise AssertionError(_diagnosis(layout, lines, pages)) from error
+            seconds = _all_reconnect(layout, lines, students, 2, clock, clock + bound)
             print(f"hung process: (reconnected, move) after {seconds} s (bound {bound:.0f} s)")
             assert max(back + move for back, move in seconds) <= bound, seconds
             # the hung process never ran again (still stopped, or killed by the supervisor):
@@ -676,13 +690,7 @@ def test_kill_9_of_haproxy_under_students_is_not_the_end_of_the_class(browser):
             os.kill(killed, signal.SIGKILL)
             since = time.time()
             bound = 60 * _stretch()
-            try:
-                seconds = [
-                    _reconnects_and_moves(page, since, since + bound) for _, page in students
-                ]
-            except Exception as error:
-                pages = [page for _, page in students]
-                raise AssertionError(_diagnosis(layout, lines, pages)) from error
+            seconds = _all_reconnect(layout, lines, students, 2, since, since + bound)
             print(f"HAProxy killed: (reconnected, move) after {seconds} s: {lines}")
             assert proxy.proc.pid != killed and proxy.proc.poll() is None
             assert layout.app_pids == apps  # the app processes were left alone
