@@ -40,6 +40,33 @@ def test_pyproject_declares_a_build_the_core_dependencies_and_the_extras():
     assert project["license"] == "BSD-3-Clause"
 
 
+def _requirements() -> list[tuple[str, str]]:
+    """(file, requirement) of every dependency the project declares: pyproject's and the
+    requirements files'."""
+    project = PYPROJECT["project"]
+    found = [("pyproject.toml", r) for r in project["dependencies"]]
+    found += [
+        ("pyproject.toml", r) for rs in project["optional-dependencies"].values() for r in rs
+    ]
+    for path in sorted(ROOT.glob("requirements*.txt")):
+        lines = path.read_text().splitlines()
+        found += [(path.name, x.split("#")[0].strip()) for x in lines if x.split("#")[0].strip()]
+    return found
+
+
+def test_no_dependency_bound_is_a_date():
+    # Issue #51: Dask's versions are dates (2026.8.0), and "dask<2027" would have refused its
+    # first 2027 release on 1 January: a pin that expires. An upper bound is a major version.
+    dated = [
+        (where, r)
+        for where, r in _requirements()
+        for bound in re.findall(r"<=?\s*(\d+)", r)
+        if int(bound) >= 2000
+    ]
+    assert not dated, dated
+    assert ("requirements-dask.txt", "dask[distributed]>=2024.8") in _requirements()
+
+
 def test_core_ranges_are_the_ones_the_lock_is_compiled_from():
     # requirements.txt (→ requirements.lock) and pyproject must not drift apart.
     lines = (ROOT / "requirements.txt").read_text().splitlines()
