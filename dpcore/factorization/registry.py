@@ -4,7 +4,8 @@ The sweeps run an algorithm through its record, :func:`dpcore.communication_cost
 resource guard read its cost and work, and the app takes its label, colour, description and
 role from it. Adding a baseline is one :class:`Algorithm` record (here, or :func:`register` at
 runtime), its function (in :mod:`dpcore.factorization.pca` or :mod:`dpcore.factorization.otd`) and
-its tests. Records
+its tests. The sweep-spec parameters only some algorithms read are declared once here
+(:data:`SPEC_PARAMETERS`) and named by the records that read them (``parameters``). Records
 are strict: keyword-only, with the cost and the work stated (no silent zero), not featured
 in the app's pickers unless chosen, and a colour no other algorithm of the same sweep uses.
 An unknown name is a ``ValueError`` at lookup (:func:`get`), never a silent fall-through.
@@ -56,6 +57,7 @@ from dpcore.factorization.metrics import top_k_eigvecs
 from dpcore.factorization.models import MixtureModel
 from dpcore.factorization.moments import SiteMoments
 from dpcore.factorization.otd import (
+    PowerOptions,
     WhitenedTensor,
     agn_otd,
     avn_otd,
@@ -301,6 +303,7 @@ def _check_scale(value: object, context: Mapping[str, Any]) -> float | None:
     return check_real(value, "secagg_scale", low=0.0, high=MAX_MAGNITUDE, low_open=True)
 
 
+_POWER = PowerOptions()  # the power method's defaults: the robust method with restarts
 SPEC_PARAMETERS: dict[str, SpecParameter] = {
     p.name: p
     for p in (
@@ -310,40 +313,40 @@ SPEC_PARAMETERS: dict[str, SpecParameter] = {
             default=None,
             check=lambda v, c: check_int(v, "rank", low=c["k"], high=c["dim"]),
             derive=lambda c: min(2 * c["k"], c["dim"]),
-            description="R of the rank-R factor each site sends, K ≤ R ≤ D (default min(2K, D))",
+            description="DPdisPCA's R, each site's factor's rank, K ≤ R ≤ D (None: min(2K, D))",
         ),
         SpecParameter(
             name="secagg_bits",
             families=FAMILIES,
             default=DEFAULT_BITS,
             check=lambda v, c: check_int(v, "secagg_bits", low=2, high=64),
-            description="secure aggregation's bit width b (a grid axis: it may be swept)",
+            description="secure aggregation's bit width b in [2, 64]",
         ),
         SpecParameter(
             name="secagg_scale",
             families=FAMILIES,
             default=None,
             check=_check_scale,
-            description="secure aggregation's scale γ, None for automatic (a grid axis)",
+            description="secure aggregation's scale γ > 0 (None: automatic)",
         ),
         SpecParameter(
             name="restarts",
             families=("otd",),
-            default=10,
+            default=_POWER.restarts,
             check=lambda v, c: check_int(v, "restarts", low=1),
             description="the tensor power method's random starts per component",
         ),
         SpecParameter(
             name="max_iter",
             families=("otd",),
-            default=100,
+            default=_POWER.max_iter,
             check=lambda v, c: check_int(v, "max_iter", low=1),
             description="the tensor power method's iterations per start, at most",
         ),
         SpecParameter(
             name="tol",
             families=("otd",),
-            default=1e-8,
+            default=_POWER.tol,
             check=lambda v, c: check_real(v, "tol", low=0.0, low_open=True),
             description="the tensor power method's convergence tolerance",
         ),

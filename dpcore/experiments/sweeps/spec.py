@@ -903,7 +903,7 @@ class PcaSpec(SweepSpec):
         Captured energy is tr(V̂ᵀAV̂) against the data set's reference matrix (Imtiaz &
         Sarwate, Sec. 6.1).
         """
-        return cls._build(locals())
+        return cls._build(locals())  # the keywords as given, down the one build path
 
     def _work(self, **shared: Any) -> WorkEstimate:
         """:func:`dpcore.experiments.limits.estimate_pca`, with N_s, the pool, K and ``faithful``.
@@ -1062,7 +1062,7 @@ class OtdSpec(SweepSpec):
         δ sweeps, afresh per run for N_s and S sweeps. ``local_*`` use site 1. AVN uses
         (ε₁, δ₁ + δ₂) for M2 and pure ε₂ for M3 (Algorithm 4).
         """
-        return cls._build(locals())
+        return cls._build(locals())  # the keywords as given, down the one build path
 
     def stages(self, value: Setting | None = None) -> tuple[Budget, Budget]:
         """(ε₁, δ₁) for M2 and (ε₂, δ₂) for M3 at one grid value (default: the first).
