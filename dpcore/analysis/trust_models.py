@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -73,7 +73,6 @@ from dpcore.protocol.secagg import (
 from dpcore.protocol.sites import Sites, as_sites
 from dpcore.resources import MAX_TRUST_EPSILON
 
-SCHEMES = ("central", "local", "conventional", "cape", "cape_joint", "secagg", "shuffle")
 FLOAT_BITS = 64  # a real number on the wire (float64), as in dpcore.analysis.secagg_views
 MAX_TRUST_DIM = 60  # D for the table and the PCA pool: d = D(D+1)/2 integers per message
 MAX_POOL = 400_000  # Σ N_s rows of the synthetic pool (× D float64: ≤ 200 MB at D = 60)
@@ -264,21 +263,326 @@ def trust_secagg_design(
         )
 
 
-# --- the table -------------------------------------------------------------------------------
+# --- the rows --------------------------------------------------------------------------------
 
 
-def _tolerated_cape(
-    design: CapeDesign,
-    sens: NDArray[np.float64],
-    eps: NDArray[np.float64],
-    dlt: NDArray[np.float64],
-) -> int:
+@dataclass(frozen=True, kw_only=True)
+class TrustRow:
+    """One scheme's row of :func:`trust_table`: its noise, trust, collusion, dropout and cost.
+
+    The fields are the table's columns, in its order.
+
+    Attributes
+    ----------
+    scheme : str
+        The scheme's name (:data:`SCHEMES`).
+    aggregator_exact_epsilon : float
+        Secure aggregation: the refutation ε, the exact ε at δ_s of a move the data can
+        make (:meth:`SecAggDesign.refutation_epsilons`), where ``aggregator_epsilon`` is the
+        KLS certificate: the verdict is "certified" when the certificate is within ε_s,
+        "refuted" when the refutation ε is above it, "open" between — the true ε lies in
+        [``aggregator_exact_epsilon``, ``aggregator_epsilon``]. Elsewhere equal to
+        ``aggregator_epsilon``, which is exact.
+    colluders_exact : int
+        Secure aggregation: the largest k not refuted; elsewhere ``colluders_tolerated``.
+    noise_std : float
+        Std of the estimate's noise per entry, in data units.
+    std_ratio : float
+        ``noise_std`` over central's τ_pool.
+    aggregator_epsilon : float
+        The worst site's ε in what the aggregator / server / curator sees, at its δ_s: ∞
+        for the curator, who sees the data; 0 where nothing is sent.
+    aggregator_promised : float
+        That site's ε_s.
+    trusted : str
+        Who must be trusted, in words.
+    colluders_tolerated : int
+        Largest k such that the aggregator with any k sites keeps every honest site's
+        promise, whichever k collude (−1: broken with no colluder; secure aggregation:
+        certified by the KLS accountant).
+    masks_tolerated : int
+        Secure aggregation: t − 1 colluders before an honest message can be unmasked; −1
+        elsewhere.
+    dropout_site : int
+        One site drops, no remedy, the worst case over which: each site whose survivors keep
+        a positive weight is dropped in turn, and the row is the one whose worst survivor
+        has the largest ε/ε_t, then the largest std ratio. The dropped site, 1-based (local:
+        site 1, whose output is then gone).
+    dropout_std_ratio : float
+        The noise std after that drop over what the survivors' pooled estimate needs.
+    dropout_epsilon, dropout_promised : float
+        That worst survivor's ε in the final output at its δ_t, and its ε_t (local: 0 and
+        ε_1).
+    remedy : str
+        The scheme's usual dropout remedy, in words.
+    remedy_std_ratio : float
+        The std ratio with the remedy, when the same site drops.
+    remedy_rounds : int
+        Rounds the remedy takes.
+    messages : int
+        Messages per run, all parties.
+    bits_per_site, bits_total : int
+        Bits sent: float64 reals or b-bit integers, plus key material for secure
+        aggregation.
+    source : str
+        The equation or theorem.
+    shuffle_epsilon : float
+        Shuffle: the amplified ε of site 1's release if it were pure ε_1-LDP
+        (:func:`shuffle_epsilon`, NaN-free: ε_1 when the bound does not apply); elsewhere
+        ``aggregator_epsilon``.
+    """
+
+    scheme: str
+    aggregator_exact_epsilon: float
+    colluders_exact: int
+    noise_std: float
+    std_ratio: float
+    aggregator_epsilon: float
+    aggregator_promised: float
+    trusted: str
+    colluders_tolerated: int
+    masks_tolerated: int
+    dropout_site: int
+    dropout_std_ratio: float
+    dropout_epsilon: float
+    dropout_promised: float
+    remedy: str
+    remedy_std_ratio: float
+    remedy_rounds: int
+    messages: int
+    bits_per_site: int
+    bits_total: int
+    source: str
+    shuffle_epsilon: float
+
+
+@dataclass(frozen=True)
+class _Drop:
+    """One site dropped, no remedy: the dropout columns of :class:`TrustRow`."""
+
+    site: int  # 1-based
+    std_ratio: float
+    epsilon: float
+    promised: float
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Setting:
+    """What every row is computed from: the sites, D, the designs and the secure round."""
+
+    n: NDArray[np.int64]
+    eps: NDArray[np.float64]
+    dlt: NDArray[np.float64]
+    mu: NDArray[np.float64]
+    tau: NDArray[np.float64]
+    sens: NDArray[np.float64]
+    dim: int
+    paper: CapeDesign
+    joint: CapeDesign
+    secagg: SecAggDesign
+
+    @property
+    def sites(self) -> int:
+        """S."""
+        return int(self.n.size)
+
+    @property
+    def central(self) -> float:
+        """Central's τ_pool, the unit of every std ratio."""
+        return self.paper.tau_pool
+
+    @property
+    def droppable(self) -> list[int]:
+        """Sites (0-based) that can drop: their survivors keep a positive weight."""
+        return [d for d in range(self.sites) if np.delete(self.mu, d).sum() > 0]
+
+    def reals(self, algorithm: str) -> dict[str, int]:
+        """Reals one run of a registered PCA algorithm sends (:func:`communication_cost`)."""
+        return communication_cost(algorithm, problem="pca", dim=self.dim, k=1, sites=self.sites)
+
+
+def _setting(
+    n_per_site: Sites | ArrayLike,
+    epsilon: ArrayLike | None,
+    delta: ArrayLike | None,
+    weights: ArrayLike | None,
+    *,
+    dim: int,
+    calibration: CalibrationLike,
+    neighbouring: str | None,
+    bits: int,
+    scale: float | None,
+    secagg_calibration: str,
+) -> _Setting:
+    """Validate the table's arguments (S ≤ MAX_COLLUSION_SITES); compute the shared parts."""
+    record, n, eps, dlt, mu = _sites(
+        n_per_site, epsilon, delta, weights, calibration, neighbouring
+    )
+    d = check_int(dim, "dim", low=1, high=MAX_TRUST_DIM)
+    sa_cal = check_choice(secagg_calibration, "secagg_calibration", SECAGG_CALIBRATIONS)
+    if n.size > MAX_COLLUSION_SITES:
+        raise ValueError(
+            f"n_per_site must list at most {MAX_COLLUSION_SITES} sites (the collusion search); "
+            f"got {n.size}"
+        )
+    tau = _taus(record)
+    return _Setting(
+        n=n, eps=eps, dlt=dlt, mu=mu, tau=tau,
+        sens=second_moment_sensitivity(n, neighbouring=record.neighbouring), dim=d,
+        paper=_cape("cape", tau, mu), joint=_cape("joint", tau, mu),
+        secagg=trust_secagg_design(record, dim=d, bits=bits, scale=scale, calibration=sa_cal),
+    )  # fmt: skip
+
+
+# --- one dropout, no remedy ------------------------------------------------------------------
+# Every site that can drop is tried, and each row reports the site whose drop leaves the worst
+# survivor's ε/ε_t largest (then the largest std ratio), naming it (issue #52: site 1 only was
+# tried).
+
+
+def _survivors(at: _Setting, dropped: int) -> tuple[NDArray[np.intp], float]:
+    """The sites left after ``dropped`` (0-based) drops, and their weight W = Σ_R μ_t."""
+    rest = np.delete(np.arange(at.sites), dropped)
+    return rest, float(at.mu[rest].sum())
+
+
+def _need(at: _Setting, dropped: int) -> float:
+    """What one curator adds for the survivors' renormalised mean: max_R μ_t τ_t / W."""
+    rest, w = _survivors(at, dropped)
+    return float(np.max(at.mu[rest] * at.tau[rest]) / w)
+
+
+def _conventional_after(at: _Setting, dropped: int) -> float:
+    """Conventional's std over the survivors: sqrt(Σ_R μ_t² τ_t²) / W."""
+    rest, w = _survivors(at, dropped)
+    return float(np.sqrt(np.sum(at.mu[rest] ** 2 * at.tau[rest] ** 2)) / w)
+
+
+def _after_drop(at: _Setting, dropped: int, std: float) -> tuple[float, float]:
+    """The worst survivor's (ε, ε_t) in the output Σ_R μ_t a_t / W + noise of this std."""
+    rest, w = _survivors(at, dropped)
+    live = rest[at.mu[rest] > 0]
+    if not math.isfinite(std):
+        return 0.0, float(at.eps[live[0]])
+    e = effective_epsilons(std, at.mu[live] * at.sens[live] / w, delta=at.dlt[live])
+    worst = int(np.argmax(e / at.eps[live]))
+    return float(e[worst]), float(at.eps[live[worst]])
+
+
+def _worst_drop(at: _Setting, outcome: Callable[[int], _Drop]) -> _Drop:
+    """The droppable site with the largest ε/ε_t, then std ratio (to 1e-9: the lowest site)."""
+    cases = [outcome(d) for d in at.droppable]
+    keys: tuple[Callable[[_Drop], float], ...] = (
+        lambda c: c.epsilon / c.promised,
+        lambda c: c.std_ratio,
+    )
+    for key in keys:
+        values = [key(c) for c in cases]
+        top = max(values)
+        cases = [c for c, v in zip(cases, values, strict=True) if v >= top * (1 - 1e-9)]
+    return cases[0]
+
+
+def _gaussian_drop(at: _Setting, std_of: Callable[[int], float]) -> _Drop:
+    """The worst drop of a scheme whose output after dropping d has Gaussian noise std_of(d)."""
+
+    def outcome(d: int) -> _Drop:
+        std = std_of(d)
+        e, promised = _after_drop(at, d, std)
+        return _Drop(d + 1, std / _need(at, d), e, promised)
+
+    return _worst_drop(at, outcome)
+
+
+# --- each scheme's row -----------------------------------------------------------------------
+
+
+def _gaussian_row(
+    scheme: TrustScheme,
+    at: _Setting,
+    *,
+    noise_std: float,
+    aggregator_epsilon: float,
+    aggregator_promised: float,
+    colluders_tolerated: int,
+    drop: _Drop,
+    remedy_std_ratio: float,
+    remedy_rounds: int,
+    messages: int,
+    bits_per_site: int,
+    bits_total: int,
+) -> TrustRow:
+    """A row whose ε are exact (Gaussian views) and with no masks; its words from its record."""
+    return TrustRow(
+        scheme=scheme.name,
+        aggregator_exact_epsilon=aggregator_epsilon,
+        colluders_exact=colluders_tolerated,
+        noise_std=noise_std,
+        std_ratio=noise_std / at.central,
+        aggregator_epsilon=aggregator_epsilon,
+        aggregator_promised=aggregator_promised,
+        trusted=scheme.trusted,
+        colluders_tolerated=colluders_tolerated,
+        masks_tolerated=-1,
+        dropout_site=drop.site,
+        dropout_std_ratio=drop.std_ratio,
+        dropout_epsilon=drop.epsilon,
+        dropout_promised=drop.promised,
+        remedy=scheme.remedy,
+        remedy_std_ratio=remedy_std_ratio,
+        remedy_rounds=remedy_rounds,
+        messages=messages,
+        bits_per_site=bits_per_site,
+        bits_total=bits_total,
+        source=scheme.source,
+        shuffle_epsilon=aggregator_epsilon,
+    )
+
+
+def _central_row(scheme: TrustScheme, at: _Setting) -> TrustRow:
+    """A curator sees the data (ε ∞) and adds τ_pool; each site sends its N_s rows as float64."""
+    bits = FLOAT_BITS * at.dim  # one row of D reals
+    return _gaussian_row(
+        scheme, at, noise_std=at.central, aggregator_epsilon=math.inf,
+        aggregator_promised=float(at.eps[int(np.argmax(at.mu * at.tau))]),
+        colluders_tolerated=at.sites - 1, drop=_gaussian_drop(at, partial(_need, at)),
+        remedy_std_ratio=1.0, remedy_rounds=1, messages=at.sites,
+        bits_per_site=bits * int(at.n.max()), bits_total=bits * int(at.n.sum()),
+    )  # fmt: skip
+
+
+def _local_row(scheme: TrustScheme, at: _Setting) -> TrustRow:
+    """Site 1 alone with its own τ_1: nothing is sent, so nothing is seen or lost but site 1."""
+    return _gaussian_row(
+        scheme, at, noise_std=float(at.tau[0]), aggregator_epsilon=0.0,
+        aggregator_promised=float(at.eps[0]), colluders_tolerated=at.sites - 1,
+        drop=_Drop(1, 1.0, 0.0, float(at.eps[0])), remedy_std_ratio=1.0, remedy_rounds=1,
+        messages=0, bits_per_site=0, bits_total=0,
+    )  # fmt: skip
+
+
+def _conventional_row(scheme: TrustScheme, at: _Setting) -> TrustRow:
+    """Each release carries its full τ_s (the worst site's exact ε at δ_s); a drop renormalises."""
+    seen = effective_epsilons(at.tau, at.sens, delta=at.dlt)
+    worst = int(np.argmax(seen / at.eps))
+    drop = _gaussian_drop(at, partial(_conventional_after, at))
+    reals = at.reals("conv")
+    return _gaussian_row(
+        scheme, at, noise_std=at.paper.tau_conv, aggregator_epsilon=float(seen[worst]),
+        aggregator_promised=float(at.eps[worst]), colluders_tolerated=at.sites - 1, drop=drop,
+        remedy_std_ratio=drop.std_ratio, remedy_rounds=1, messages=at.sites,
+        bits_per_site=FLOAT_BITS * reals["sites"] // at.sites,
+        bits_total=FLOAT_BITS * reals["total"],
+    )  # fmt: skip
+
+
+def _tolerated_cape(design: CapeDesign, at: _Setting) -> int:
     """Largest k such that every coalition of ≤ k sites keeps every promise (−1: none).
 
     The aggregator's view of all honest releases (:func:`dpcore.collusion_curve`); a lower
     bound row that found no break counts as unknown and stops the count.
     """
-    curve = collusion_curve(design, sensitivity=sens, epsilon=eps, delta=dlt)
+    curve = collusion_curve(design, sensitivity=at.sens, epsilon=at.eps, delta=at.dlt)
     joint = curve[curve["view"] == "all releases"].sort_values("colluding")
     k = -1
     for size, meets in zip(joint["colluding"].tolist(), joint["meets"].tolist(), strict=True):
@@ -286,6 +590,31 @@ def _tolerated_cape(
             break
         k = int(size)
     return k
+
+
+def _cape_row(scheme: TrustScheme, at: _Setting, *, design: str) -> TrustRow:
+    """A CAPE design (``"cape"`` or ``"joint"``): the aggregator's joint view, the generator's fix.
+
+    With no remedy a dropped site's E_d no longer cancels (:func:`dpcore.dropout_analysis`);
+    the remedy is the noise generator's correction, one more round.
+    """
+    made = at.paper if design == "cape" else at.joint
+    views = party_views(made, sensitivity=at.sens, delta=at.dlt, epsilon=at.eps)
+    agg = views[views["party"] == "aggregator"]
+    joint_eps = agg["epsilon_joint"].to_numpy(float)
+    promised = agg["promised_epsilon"].to_numpy(float)
+    worst = int(np.argmax(joint_eps / promised))
+    analyses = {d: dropout_analysis(made, (d,)) for d in at.droppable}
+    drop = _gaussian_drop(at, lambda d: analyses[d].std["none"])  # σ with no remedy
+    reals = at.reals("cape")
+    return _gaussian_row(
+        scheme, at, noise_std=made.tau_agg, aggregator_epsilon=float(joint_eps[worst]),
+        aggregator_promised=float(promised[worst]),
+        colluders_tolerated=_tolerated_cape(made, at), drop=drop,
+        remedy_std_ratio=analyses[drop.site - 1].noise_ratio["cape"], remedy_rounds=2,
+        messages=3 * at.sites + 1, bits_per_site=FLOAT_BITS * reals["sites"] // at.sites,
+        bits_total=FLOAT_BITS * reals["total"],
+    )  # fmt: skip
 
 
 def _tolerated_secagg(design: SecAggDesign) -> tuple[int, int]:
@@ -305,6 +634,160 @@ def _tolerated_secagg(design: SecAggDesign) -> tuple[int, int]:
         if certified == c - 1 and bool(view["meets"]):
             certified = c
     return certified, refuted
+
+
+def _secagg_row(scheme: TrustScheme, at: _Setting) -> TrustRow:
+    """The server's view (KLS certificate and refutation ε), t, over-provisioned shares."""
+    sa = at.secagg
+    server = secagg_views(sa).iloc[0].to_dict()
+    by_site = {d: secagg_dropouts(sa, dropped=(d,)).set_index("remedy") for d in at.droppable}
+
+    def outcome(d: int) -> _Drop:
+        none = by_site[d].loc["none"].to_dict()
+        return _Drop(
+            d + 1, float(none["std_ratio"]), float(none["epsilon"]),
+            float(none["promised_epsilon"]),
+        )  # fmt: skip
+
+    drop = _worst_drop(at, outcome)
+    over = by_site[drop.site - 1].loc["over-provisioned"].to_dict()
+    certified, not_refuted = _tolerated_secagg(sa)
+    cost = secagg_cost(sites=at.sites, coordinates=symmetric_coordinates(at.dim, 2), bits=sa.bits)
+    row = _gaussian_row(
+        scheme, at, noise_std=sa.tau_agg, aggregator_epsilon=float(server["epsilon"]),
+        aggregator_promised=float(server["promised_epsilon"]), colluders_tolerated=certified,
+        drop=drop, remedy_std_ratio=float(over["std_ratio"]), remedy_rounds=int(over["rounds"]),
+        messages=cost.rounds * at.sites, bits_per_site=cost.bits_per_site,
+        bits_total=cost.bits_per_site * at.sites,
+    )  # fmt: skip
+    return replace(
+        row,
+        aggregator_exact_epsilon=float(server["exact_epsilon"]),
+        colluders_exact=not_refuted,
+        trusted=f"fewer than t = {sa.threshold} sites colluding with the server",
+        masks_tolerated=sa.threshold - 1,
+    )
+
+
+def _shuffle_row(scheme: TrustScheme, at: _Setting) -> TrustRow:
+    """The conventional releases through a shuffler: who is trusted changes, nothing else here.
+
+    No amplification with so few sites (a negative control); ``shuffle_epsilon`` is the
+    bound at site 1's ε_1 and δ_1 for S parties.
+    """
+    row = _conventional_row(scheme, at)
+    shuffled = shuffle_epsilon(float(at.eps[0]), parties=at.sites, delta=float(at.dlt[0]))
+    return replace(row, shuffle_epsilon=shuffled)
+
+
+# --- the registry ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrustScheme:
+    """One trust scheme of :func:`trust_table`: who is trusted, its source, its remedy, its row.
+
+    A new scheme is one record in :data:`REGISTRY` (its place there is its row's place in the
+    table), its row function here, and its case in ``trust_pca`` and the tests.
+
+    Attributes
+    ----------
+    name : str
+        The ``scheme`` column.
+    trusted : str
+        Who must be trusted, in words (secure aggregation's row names its t).
+    remedy : str
+        Its usual remedy when a site drops, in words.
+    source : str
+        The equation or theorem its noise and views come from.
+    row : callable
+        ``row(scheme, setting) -> TrustRow``: the scheme's numbers at one setting.
+    """
+
+    name: str
+    trusted: str
+    remedy: str
+    source: str
+    row: Callable[[TrustScheme, _Setting], TrustRow]
+
+    def row_at(self, at: _Setting) -> TrustRow:
+        """The scheme's row at ``at``."""
+        return self.row(self, at)
+
+
+REGISTRY = (
+    TrustScheme(
+        name="central",
+        trusted="a curator who holds every site's data",
+        remedy="none needed (the curator holds the data)",
+        source="τ_pool = max_s μ_s τ_s (Imtiaz & Sarwate Sec. 3.1)",
+        row=_central_row,
+    ),
+    TrustScheme(
+        name="local",
+        trusted="nobody",
+        remedy="none needed (nothing is combined)",
+        source="τ_1 = σ(Δ_1, ε_1, δ_1) (Dwork et al. 2014, Analyze Gauss)",
+        row=_local_row,
+    ),
+    TrustScheme(
+        name="conventional",
+        trusted="nobody",
+        remedy="none needed (renormalise over the survivors)",
+        source="sqrt(Σ μ_s² τ_s²) (Imtiaz & Sarwate eq. (2))",
+        row=_conventional_row,
+    ),
+    TrustScheme(
+        name="cape",
+        trusted="the noise generator (never to collude with the aggregator)",
+        remedy="the noise generator sends Σ μ_d (E_d + H_d)",
+        source="τ_agg = τ_pool (Imtiaz & Sarwate Sec. 3.1, Prop. 1)",
+        row=partial(_cape_row, design="cape"),
+    ),
+    TrustScheme(
+        name="cape_joint",
+        trusted="the noise generator (never to collude with the aggregator)",
+        remedy="the noise generator sends Σ μ_d (E_d + H_d)",
+        source="τ_agg = 1.05 τ_pool (docs/privacy.md, joint-view-safe)",
+        row=partial(_cape_row, design="joint"),
+    ),
+    TrustScheme(
+        name="secagg",
+        trusted="fewer than t sites colluding with the server",
+        remedy="over-provisioned shares (σ sized for one dropout)",
+        source="KLS 2021 Prop. 14 eq. (17) + CKS 2020 Prop. 12; Bonawitz et al. 2017",
+        row=_secagg_row,
+    ),
+    TrustScheme(
+        name="shuffle",
+        trusted="the shuffler (never to collude with the analyst)",
+        remedy="none needed (renormalise over the survivors)",
+        source="Feldman, McMillan & Talwar 2021 Thm. 3.1 (needs n ≥ 16 ln(4/δ) e^ε₀)",
+        row=_shuffle_row,
+    ),
+)
+SCHEMES = tuple(scheme.name for scheme in REGISTRY)
+
+
+def trust_scheme(name: object) -> TrustScheme:
+    """The record of the scheme ``name``; ValueError naming the choices if it is unknown.
+
+    Examples
+    --------
+    >>> trust_scheme("secagg").remedy
+    'over-provisioned shares (σ sized for one dropout)'
+    >>> trust_scheme("helper")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: scheme must be one of ['central', 'local', ...]; got 'helper'
+    """
+    for scheme in REGISTRY:
+        if scheme.name == name:
+            return scheme
+    raise ValueError(f"scheme must be one of {list(SCHEMES)}; got {name!r}")
+
+
+# --- the table -------------------------------------------------------------------------------
 
 
 def trust_table(
@@ -347,38 +830,11 @@ def trust_table(
     Returns
     -------
     pandas.DataFrame
-        One row per scheme in :data:`SCHEMES` order, columns:
-
-        ``scheme``; ``noise_std`` (std of the estimate's noise per entry, data units) and
-        ``std_ratio`` (over central's τ_pool); ``aggregator_epsilon`` and
-        ``aggregator_promised`` (the worst site's ε in what the aggregator / server /
-        curator sees, at its δ_s, against its ε_s: ∞ for the curator, who sees the data; 0
-        where nothing is sent); ``trusted`` (who must be trusted, text);
-        ``colluders_tolerated`` (largest k such that the aggregator with any k sites keeps
-        every honest site's promise, whichever k collude; −1: broken with no colluder);
-        ``aggregator_exact_epsilon`` and ``colluders_exact`` (the same by the refutation
-        ε, the exact ε at δ_s of a move the data can make,
-        :meth:`SecAggDesign.refutation_epsilons`, where secure aggregation's ε is the KLS
-        certificate: the verdict is "certified" when the certificate is within ε_s,
-        "refuted" when the refutation ε is above it, "open" between — the true ε lies in
-        [``aggregator_exact_epsilon``, ``aggregator_epsilon``]; ``colluders_exact`` is the
-        largest k not refuted; equal to ``aggregator_epsilon`` and ``colluders_tolerated``
-        elsewhere, whose ε are exact); ``masks_tolerated``
-        (secure aggregation: t − 1 colluders before an honest message can be unmasked;
-        −1 elsewhere); ``dropout_site``, ``dropout_std_ratio``, ``dropout_epsilon`` and
-        ``dropout_promised`` (one site drops, no remedy, the worst case over which site:
-        each site whose survivors keep a positive weight is dropped in turn, and the row is
-        the one whose worst survivor has the largest ε/ε_t, then the largest std ratio —
-        the dropped site (1-based), the noise std over what the survivors' pooled estimate
-        needs, and that survivor's ε in the final output at its δ_t and its ε_t; local:
-        site 1, whose output is then gone, ε 0); ``remedy``, ``remedy_std_ratio`` and
-        ``remedy_rounds`` (the scheme's usual remedy and what it costs, when that same site
-        drops); ``messages`` (per run, all parties) and
-        ``bits_per_site``, ``bits_total`` (float64 reals or b-bit integers, plus key
-        material for secure aggregation); ``shuffle_epsilon`` (the amplified ε of
-        site 1's release if it were pure ε_1-LDP, :func:`shuffle_epsilon`, NaN-free: ε_1
-        when the bound does not apply; equal to ``aggregator_epsilon`` elsewhere) and
-        ``source`` (the equation or theorem).
+        One row per scheme in :data:`SCHEMES` order (:data:`REGISTRY`); the columns are the
+        fields of :class:`TrustRow`, in order, each documented there: the noise
+        (``noise_std``, ``std_ratio``), the worst site's ε in what the aggregator sees, who is
+        trusted and how many colluders are tolerated, the worst single dropout and its
+        remedy, the messages and bits, the source, and the shuffle bound.
 
     Notes
     -----
@@ -445,239 +901,14 @@ def trust_overview(
     -------
     TrustOverview
     """
-    record, n, eps, dlt, mu = _sites(
-        n_per_site, epsilon, delta, weights, calibration, neighbouring
-    )
-    d = check_int(dim, "dim", low=1, high=MAX_TRUST_DIM)
-    nbr = record.neighbouring
-    sa_cal = check_choice(secagg_calibration, "secagg_calibration", SECAGG_CALIBRATIONS)
-    s = n.size
-    if s > MAX_COLLUSION_SITES:
-        raise ValueError(
-            f"n_per_site must list at most {MAX_COLLUSION_SITES} sites (the collusion search); "
-            f"got {s}"
-        )
-    tau = _taus(record)
-    sens = second_moment_sensitivity(n, neighbouring=nbr)
-    paper, joint = _cape("cape", tau, mu), _cape("joint", tau, mu)
-    central = paper.tau_pool
-    sa = trust_secagg_design(record, dim=d, bits=bits, scale=scale, calibration=sa_cal)
-    coords = symmetric_coordinates(d, 2)
-    reals = {
-        name: communication_cost(name, problem="pca", dim=d, k=1, sites=s)
-        for name in ("cape", "conv")
-    }
-    # conventional: each release carries τ_s; the worst site's exact ε at δ_s
-    conv_eps = effective_epsilons(tau, sens, delta=dlt)
-    worst_conv = int(np.argmax(conv_eps / eps))
-    rows: list[dict[str, object]] = []
-
-    def add(scheme: str, **values: object) -> None:
-        # Gaussian schemes' ε are exact: only secure aggregation's certificate is a bound
-        exact = {
-            "aggregator_exact_epsilon": values["aggregator_epsilon"],
-            "colluders_exact": values["colluders_tolerated"],
-        }
-        rows.append({"scheme": scheme, **exact, **values})
-
-    # One dropout, no remedy: every site that can drop (its survivors keep a positive weight)
-    # is tried, and each row reports the site whose drop leaves the worst survivor's ε/ε_t
-    # largest (then the largest std ratio), naming it (issue #52: site 1 only was tried).
-    droppable = [d for d in range(s) if np.delete(mu, d).sum() > 0]
-
-    def survivors(d: int) -> tuple[NDArray[np.intp], float]:
-        rest = np.delete(np.arange(s), d)
-        return rest, float(mu[rest].sum())
-
-    def need(d: int) -> float:
-        # what one curator adds for the survivors' renormalised mean
-        rest, w = survivors(d)
-        return float(np.max(mu[rest] * tau[rest]) / w)
-
-    def conv_after(d: int) -> float:
-        rest, w = survivors(d)
-        return float(np.sqrt(np.sum(mu[rest] ** 2 * tau[rest] ** 2)) / w)
-
-    def after_drop(d: int, std: float) -> tuple[float, float]:
-        # the worst survivor's (ε, ε_t) in the final output Σ_R μ_t a_t / W + noise of this std
-        rest, w = survivors(d)
-        live = rest[mu[rest] > 0]
-        if not math.isfinite(std):
-            return 0.0, float(eps[live[0]])
-        e = effective_epsilons(std, mu[live] * sens[live] / w, delta=dlt[live])
-        at = int(np.argmax(e / eps[live]))
-        return float(e[at]), float(eps[live[at]])
-
-    def worst_drop(outcome: Callable[[int], dict[str, Any]]) -> dict[str, Any]:
-        # outcome(d) -> dict with dropout_std_ratio, dropout_epsilon, dropout_promised, …
-        cases = [{"dropout_site": d + 1, **outcome(d)} for d in droppable]
-        for field in ("ratio", "dropout_std_ratio"):  # equal to 1e-9: the lowest-numbered site
-            if field == "ratio":
-                values = [c["dropout_epsilon"] / c["dropout_promised"] for c in cases]
-            else:
-                values = [c[field] for c in cases]
-            top = max(values)
-            cases = [c for c, v in zip(cases, values, strict=True) if v >= top * (1 - 1e-9)]
-        return cases[0]
-
-    def gaussian_drop(std_of: Callable[[int], float]) -> dict[str, Any]:
-        def outcome(d: int) -> dict[str, Any]:
-            std = std_of(d)
-            e, promised = after_drop(d, std)
-            return {
-                "dropout_std_ratio": std / need(d),
-                "dropout_epsilon": e,
-                "dropout_promised": promised,
-            }
-
-        return worst_drop(outcome)
-
-    shuffled = shuffle_epsilon(float(eps[0]), parties=s, delta=float(dlt[0]))
-    add(
-        "central",
-        noise_std=central,
-        std_ratio=1.0,
-        aggregator_epsilon=math.inf,
-        aggregator_promised=float(eps[int(np.argmax(mu * tau))]),
-        trusted="a curator who holds every site's data",
-        colluders_tolerated=s - 1,
-        masks_tolerated=-1,
-        **gaussian_drop(need),
-        remedy="none needed (the curator holds the data)",
-        remedy_std_ratio=1.0,
-        remedy_rounds=1,
-        messages=s,
-        bits_per_site=int(FLOAT_BITS * d * int(n.max())),
-        bits_total=int(FLOAT_BITS * d * int(n.sum())),
-        source="τ_pool = max_s μ_s τ_s (Imtiaz & Sarwate Sec. 3.1)",
-    )
-    add(
-        "local",
-        noise_std=float(tau[0]),
-        std_ratio=float(tau[0] / central),
-        aggregator_epsilon=0.0,
-        aggregator_promised=float(eps[0]),
-        trusted="nobody",
-        colluders_tolerated=s - 1,
-        masks_tolerated=-1,
-        dropout_site=1,
-        dropout_std_ratio=1.0,
-        dropout_epsilon=0.0,
-        dropout_promised=float(eps[0]),
-        remedy="none needed (nothing is combined)",
-        remedy_std_ratio=1.0,
-        remedy_rounds=1,
-        messages=0,
-        bits_per_site=0,
-        bits_total=0,
-        source="τ_1 = σ(Δ_1, ε_1, δ_1) (Dwork et al. 2014, Analyze Gauss)",
-    )
-    # Shuffling the conventional releases changes who must be trusted, nothing else here
-    # (no amplification with so few sites: the shuffle row is a negative control).
-    conv_drop = gaussian_drop(conv_after)
-    conventional = dict(
-        noise_std=paper.tau_conv,
-        std_ratio=paper.tau_conv / central,
-        aggregator_epsilon=float(conv_eps[worst_conv]),
-        aggregator_promised=float(eps[worst_conv]),
-        trusted="nobody",
-        colluders_tolerated=s - 1,
-        masks_tolerated=-1,
-        **conv_drop,
-        remedy="none needed (renormalise over the survivors)",
-        remedy_std_ratio=conv_drop["dropout_std_ratio"],
-        remedy_rounds=1,
-        messages=s,
-        bits_per_site=FLOAT_BITS * reals["conv"]["sites"] // s,
-        bits_total=FLOAT_BITS * reals["conv"]["total"],
-    )
-    add(
-        "conventional",
-        **conventional,
-        source="sqrt(Σ μ_s² τ_s²) (Imtiaz & Sarwate eq. (2))",
-    )
-    for scheme, made in (("cape", paper), ("cape_joint", joint)):
-        views = party_views(made, sensitivity=sens, delta=dlt, epsilon=eps)
-        agg = views[views["party"] == "aggregator"]
-        joint_eps = agg["epsilon_joint"].to_numpy(float)
-        promised = agg["promised_epsilon"].to_numpy(float)
-        at = int(np.argmax(joint_eps / promised))
-        analyses = {d: dropout_analysis(made, (d,)) for d in droppable}
-        unremedied = {d: analyses[d].std["none"] for d in droppable}  # σ with no remedy
-        cape_drop = gaussian_drop(unremedied.__getitem__)
-        drop = analyses[cape_drop["dropout_site"] - 1]
-        add(
-            scheme,
-            noise_std=made.tau_agg,
-            std_ratio=made.tau_agg / central,
-            aggregator_epsilon=float(joint_eps[at]),
-            aggregator_promised=float(promised[at]),
-            trusted="the noise generator (never to collude with the aggregator)",
-            colluders_tolerated=_tolerated_cape(made, sens, eps, dlt),
-            masks_tolerated=-1,
-            **cape_drop,
-            remedy="the noise generator sends Σ μ_d (E_d + H_d)",
-            remedy_std_ratio=drop.noise_ratio["cape"],
-            remedy_rounds=2,
-            messages=3 * s + 1,
-            bits_per_site=FLOAT_BITS * reals["cape"]["sites"] // s,
-            bits_total=FLOAT_BITS * reals["cape"]["total"],
-            source=(
-                "τ_agg = τ_pool (Imtiaz & Sarwate Sec. 3.1, Prop. 1)"
-                if scheme == "cape"
-                else "τ_agg = 1.05 τ_pool (docs/privacy.md, joint-view-safe)"
-            ),
-        )
-    server: dict[Any, Any] = secagg_views(sa).iloc[0].to_dict()
-    by_site = {
-        d: secagg_dropouts(sa, dropped=(d,)).set_index("remedy").to_dict("index") for d in droppable
-    }
-
-    def secagg_drop(d: int) -> dict[str, Any]:
-        none = by_site[d]["none"]
-        return {
-            "dropout_std_ratio": float(none["std_ratio"]),
-            "dropout_epsilon": float(none["epsilon"]),
-            "dropout_promised": float(none["promised_epsilon"]),
-        }
-
-    sa_drop = worst_drop(secagg_drop)
-    drops: dict[Any, dict[Any, Any]] = by_site[sa_drop["dropout_site"] - 1]
-    certified, not_refuted = _tolerated_secagg(sa)
-    over = drops["over-provisioned"]
-    cost = secagg_cost(sites=s, coordinates=coords, bits=sa.bits)
-    add(
-        "secagg",
-        noise_std=sa.tau_agg,
-        std_ratio=sa.tau_agg / central,
-        aggregator_epsilon=float(server["epsilon"]),
-        aggregator_promised=float(server["promised_epsilon"]),
-        trusted=f"fewer than t = {sa.threshold} sites colluding with the server",
-        colluders_tolerated=certified,
-        masks_tolerated=sa.threshold - 1,
-        **sa_drop,
-        remedy="over-provisioned shares (σ sized for one dropout)",
-        remedy_std_ratio=float(over["std_ratio"]),
-        remedy_rounds=int(over["rounds"]),
-        messages=cost.rounds * s,
-        bits_per_site=cost.bits_per_site,
-        bits_total=cost.bits_per_site * s,
-        source="KLS 2021 Prop. 14 eq. (17) + CKS 2020 Prop. 12; Bonawitz et al. 2017",
-    )
-    rows[-1]["aggregator_exact_epsilon"] = float(server["exact_epsilon"])
-    rows[-1]["colluders_exact"] = not_refuted
-    add(
-        "shuffle",
-        **{**conventional, "trusted": "the shuffler (never to collude with the analyst)"},
-        source="Feldman, McMillan & Talwar 2021 Thm. 3.1 (needs n ≥ 16 ln(4/δ) e^ε₀)",
-    )
-    out = pd.DataFrame(rows)
-    out["shuffle_epsilon"] = out["aggregator_epsilon"]
-    out.loc[out["scheme"] == "shuffle", "shuffle_epsilon"] = shuffled
+    at = _setting(
+        n_per_site, epsilon, delta, weights, dim=dim, calibration=calibration,
+        neighbouring=neighbouring, bits=bits, scale=scale, secagg_calibration=secagg_calibration,
+    )  # fmt: skip
     return TrustOverview(
-        table=out,
-        secagg=sa,
-        shuffle_parties=shuffle_min_parties(float(eps[0]), delta=float(dlt[0])),
+        table=pd.DataFrame([asdict(scheme.row_at(at)) for scheme in REGISTRY]),
+        secagg=at.secagg,
+        shuffle_parties=shuffle_min_parties(float(at.eps[0]), delta=float(at.dlt[0])),
     )
 
 

@@ -1,6 +1,7 @@
 """The trust-models comparison (dpcore.analysis.trust_models): each row is its scheme's own
 number."""
 
+import dataclasses
 import math
 import re
 from datetime import timedelta
@@ -16,11 +17,14 @@ from dpcore.analysis.secagg_views import secagg_cost, secagg_dropouts, secagg_vi
 from dpcore.analysis.trust_iterative import iterative_trust_table
 from dpcore.analysis.trust_models import (
     PCA_SCHEMES,
+    REGISTRY,
     SCHEMES,
+    TrustRow,
     shuffle_epsilon,
     shuffle_min_parties,
     trust_overview,
     trust_pca,
+    trust_scheme,
     trust_secagg_design,
     trust_table,
 )
@@ -604,3 +608,37 @@ def test_dropout_column_on_the_mixed_preset_names_site_2():
     row = _row(table, "secagg")
     assert row.dropout_site == 2 and row.dropout_promised == 0.1
     assert row.dropout_epsilon == pytest.approx(0.11746, abs=5e-6)
+
+
+# --- the schemes as records (issue #51) ----------------------------------------------------
+
+
+def test_schemes_are_the_registry_in_order_and_looked_up_by_name():
+    assert SCHEMES == tuple(record.name for record in REGISTRY)
+    assert len(set(SCHEMES)) == len(SCHEMES)
+    assert dpcore.TRUST_SCHEMES == SCHEMES
+    for record in REGISTRY:
+        assert trust_scheme(record.name) is record
+    with pytest.raises(ValueError, match=r"scheme must be one of \['central'.*got 'helper'"):
+        trust_scheme("helper")
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        trust_scheme(None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        REGISTRY[0].name = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_table_rows_are_the_typed_rows_and_the_records_words(seed):
+    # the table is TrustRow's fields in order, one row per record in registry order, and each
+    # row's remedy and source are its record's (who is trusted too, but for secure
+    # aggregation, whose record speaks of t and whose row names it)
+    view = trust_overview(**_random_sites(seed), dim=5)
+    table = view.table
+    assert list(table.columns) == [f.name for f in dataclasses.fields(TrustRow)]
+    assert list(table["scheme"]) == list(SCHEMES)
+    for record, row in zip(REGISTRY, table.itertuples(index=False), strict=True):
+        assert (row.remedy, row.source) == (record.remedy, record.source)
+        if record.name == "secagg":
+            assert row.trusted == record.trusted.replace(" t ", f" t = {view.secagg.threshold} ")
+        else:
+            assert row.trusted == record.trusted
