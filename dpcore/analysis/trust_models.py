@@ -680,6 +680,82 @@ def _shuffle_row(scheme: TrustScheme, at: _Setting) -> TrustRow:
     return replace(row, shuffle_epsilon=shuffled)
 
 
+# --- each scheme's PCA estimate (trust_pca) -------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Pool:
+    """What every scheme's PCA estimate is drawn from in :func:`trust_pca`: the sites' A_s."""
+
+    moments: NDArray[np.float64]  # (S, D, D)
+    k: int
+    mu: NDArray[np.float64]
+    tau: NDArray[np.float64]
+    paper: CapeDesign
+    secagg: SecAggDesign
+    values: NDArray[np.float64]  # (S, d): the free entries of each A_s
+    exact: NDArray[np.float64]  # (d,): Σ μ_s a_s, what the server is meant to learn
+
+
+@dataclass(frozen=True)
+class _Arithmetic:
+    """Secure aggregation's arithmetic in one run (:func:`trust_pca`'s last six columns)."""
+
+    wraparounds: int
+    coordinates: int
+    quantisation_rms: float
+    quantisation_bound: float
+    error_ratio: float
+    range_used: float
+
+
+_NO_ARITHMETIC = _Arithmetic(0, 0, 0.0, 0.0, 0.0, 0.0)  # the other schemes' (no integers)
+_Estimate = tuple[NDArray[np.float64], _Arithmetic]  # the top-K basis, the arithmetic
+
+
+def _central_pca(pool: _Pool, rng: np.random.Generator) -> _Estimate:
+    noisy = pooled_plus_noise(pool.moments, pool.mu, pool.paper.tau_pool, rng=rng)
+    return top_k_eigvecs(noisy, pool.k), _NO_ARITHMETIC
+
+
+def _local_pca(pool: _Pool, rng: np.random.Generator) -> _Estimate:
+    return local_pca(pool.moments[0], pool.k, tau=float(pool.tau[0]), rng=rng), _NO_ARITHMETIC
+
+
+def _conventional_pca(pool: _Pool, rng: np.random.Generator) -> _Estimate:
+    basis = conv_pca(
+        pool.moments, pool.k, tau_site=pool.tau, weights=pool.mu, faithful=False, rng=rng
+    )
+    return basis, _NO_ARITHMETIC
+
+
+def _cape_pca(pool: _Pool, rng: np.random.Generator, *, design: str) -> _Estimate:
+    basis = cape_pca(
+        pool.moments, pool.k, tau_site=pool.tau, weights=pool.mu, faithful=False,
+        design=design, rng=rng,
+    )  # fmt: skip
+    return basis, _NO_ARITHMETIC
+
+
+def _secagg_pca(pool: _Pool, rng: np.random.Generator) -> _Estimate:
+    """One faithful round of :func:`secagg_sum` (every share, every mask) on the free entries."""
+    design = pool.secagg
+    sa = secagg_sum(pool.values, design, faithful=True, rng=rng)
+    dim = pool.moments.shape[-1]
+    basis = top_k_eigvecs(expand_symmetric(sa.estimate, dim, 2), pool.k)
+    rounding = design.scale * sa.quantised.sum(axis=0) - pool.exact
+    half = 2.0 ** (design.bits - 1)
+    return basis, _Arithmetic(
+        wraparounds=sa.wraparounds,
+        coordinates=design.coordinates,
+        quantisation_rms=float(np.sqrt(np.mean(rounding**2))),
+        quantisation_bound=design.rounding_std,
+        error_ratio=float(np.sqrt(np.mean((sa.estimate - pool.exact) ** 2)))
+        / pool.paper.tau_pool,
+        range_used=max(float(sa.total.max()) + 1.0, -float(sa.total.min())) / half,
+    )
+
+
 # --- the registry ----------------------------------------------------------------------------
 
 
@@ -688,7 +764,7 @@ class TrustScheme:
     """One trust scheme of :func:`trust_table`: who is trusted, its source, its remedy, its row.
 
     A new scheme is one record in :data:`REGISTRY` (its place there is its row's place in the
-    table), its row function here, and its case in ``trust_pca`` and the tests.
+    table), with its row and PCA functions here, and its tests.
 
     Attributes
     ----------
@@ -702,6 +778,9 @@ class TrustScheme:
         The equation or theorem its noise and views come from.
     row : callable
         ``row(scheme, setting) -> TrustRow``: the scheme's numbers at one setting.
+    pca : callable
+        ``pca(pool, rng) -> (basis, arithmetic)``: its top-K estimate in one run of
+        :func:`trust_pca`, and secure aggregation's arithmetic (zeros for the others).
     """
 
     name: str
@@ -709,6 +788,7 @@ class TrustScheme:
     remedy: str
     source: str
     row: Callable[[TrustScheme, _Setting], TrustRow]
+    pca: Callable[[_Pool, np.random.Generator], _Estimate]
 
     def row_at(self, at: _Setting) -> TrustRow:
         """The scheme's row at ``at``."""
@@ -722,6 +802,7 @@ REGISTRY = (
         remedy="none needed (the curator holds the data)",
         source="τ_pool = max_s μ_s τ_s (Imtiaz & Sarwate Sec. 3.1)",
         row=_central_row,
+        pca=_central_pca,
     ),
     TrustScheme(
         name="local",
@@ -729,6 +810,7 @@ REGISTRY = (
         remedy="none needed (nothing is combined)",
         source="τ_1 = σ(Δ_1, ε_1, δ_1) (Dwork et al. 2014, Analyze Gauss)",
         row=_local_row,
+        pca=_local_pca,
     ),
     TrustScheme(
         name="conventional",
@@ -736,6 +818,7 @@ REGISTRY = (
         remedy="none needed (renormalise over the survivors)",
         source="sqrt(Σ μ_s² τ_s²) (Imtiaz & Sarwate eq. (2))",
         row=_conventional_row,
+        pca=_conventional_pca,
     ),
     TrustScheme(
         name="cape",
@@ -743,6 +826,7 @@ REGISTRY = (
         remedy="the noise generator sends Σ μ_d (E_d + H_d)",
         source="τ_agg = τ_pool (Imtiaz & Sarwate Sec. 3.1, Prop. 1)",
         row=partial(_cape_row, design="cape"),
+        pca=partial(_cape_pca, design="cape"),
     ),
     TrustScheme(
         name="cape_joint",
@@ -750,6 +834,7 @@ REGISTRY = (
         remedy="the noise generator sends Σ μ_d (E_d + H_d)",
         source="τ_agg = 1.05 τ_pool (docs/privacy.md, joint-view-safe)",
         row=partial(_cape_row, design="joint"),
+        pca=partial(_cape_pca, design="joint"),
     ),
     TrustScheme(
         name="secagg",
@@ -757,6 +842,7 @@ REGISTRY = (
         remedy="over-provisioned shares (σ sized for one dropout)",
         source="KLS 2021 Prop. 14 eq. (17) + CKS 2020 Prop. 12; Bonawitz et al. 2017",
         row=_secagg_row,
+        pca=_secagg_pca,
     ),
     TrustScheme(
         name="shuffle",
@@ -764,6 +850,7 @@ REGISTRY = (
         remedy="none needed (renormalise over the survivors)",
         source="Feldman, McMillan & Talwar 2021 Thm. 3.1 (needs n ≥ 16 ln(4/δ) e^ε₀)",
         row=_shuffle_row,
+        pca=_conventional_pca,
     ),
 )
 SCHEMES = tuple(scheme.name for scheme in REGISTRY)
@@ -986,69 +1073,26 @@ def trust_pca(
     data_rng, draw_rng, noise_rng = check_rng(rng).spawn(3)
     dataset = synthetic_dataset(dim=d, k=kk, n_samples=max(total, 2), rng=data_rng)
     moments = second_moments(draw_sites(dataset, n, rng=draw_rng))
-    reference = dataset.reference
-    best = optimal_energy(reference, kk)
+    best = optimal_energy(dataset.reference, kk)
     tau = _taus(record)
-    paper = _cape("cape", tau, mu)
-    design = trust_secagg_design(
-        record, dim=d, bits=bits, scale=scale, calibration=secagg_calibration
-    )
     values = free_entries(moments, 2)
-    exact = mu @ values  # Σ μ_s a_s, what the server is meant to learn (free entries)
-
-    def ratio(basis: NDArray[np.float64]) -> float:
-        return captured_energy(basis, reference) / best
-
+    pool = _Pool(
+        moments=moments, k=kk, mu=mu, tau=tau, paper=_cape("cape", tau, mu),
+        secagg=trust_secagg_design(
+            record, dim=d, bits=bits, scale=scale, calibration=secagg_calibration
+        ),
+        values=values, exact=mu @ values,
+    )  # fmt: skip
     rows: list[dict[str, object]] = []
-    zero = {
-        "wraparounds": 0,
-        "coordinates": 0,
-        "quantisation_rms": 0.0,
-        "quantisation_bound": 0.0,
-        "error_ratio": 0.0,
-        "range_used": 0.0,
-    }
-    half = 2.0 ** (design.bits - 1)
     for run, run_rng in enumerate(noise_rng.spawn(reps)):
-        streams = dict(zip(SCHEMES, run_rng.spawn(len(SCHEMES)), strict=True))
-        bases = {
-            "nonprivate": nonprivate_pca(moments, kk, weights=mu),
-            "central": top_k_eigvecs(
-                pooled_plus_noise(moments, mu, paper.tau_pool, rng=streams["central"]), kk
-            ),
-            "local": local_pca(moments[0], kk, tau=float(tau[0]), rng=streams["local"]),
-            "conventional": conv_pca(
-                moments, kk, tau_site=tau, weights=mu, faithful=False,
-                rng=streams["conventional"],
-            ),
-            "cape": cape_pca(
-                moments, kk, tau_site=tau, weights=mu, faithful=False, rng=streams["cape"]
-            ),
-            "cape_joint": cape_pca(
-                moments, kk, tau_site=tau, weights=mu, faithful=False, design="joint",
-                rng=streams["cape_joint"],
-            ),
-            "shuffle": conv_pca(
-                moments, kk, tau_site=tau, weights=mu, faithful=False, rng=streams["shuffle"]
-            ),
-        }  # fmt: skip
-        sa = secagg_sum(values, design, faithful=True, rng=streams["secagg"])
-        bases["secagg"] = top_k_eigvecs(expand_symmetric(sa.estimate, d, 2), kk)
-        rounding = design.scale * sa.quantised.sum(axis=0) - exact
+        streams = run_rng.spawn(len(REGISTRY))
+        estimates = {"nonprivate": (nonprivate_pca(moments, kk, weights=mu), _NO_ARITHMETIC)}
+        estimates |= {s.name: s.pca(pool, r) for s, r in zip(REGISTRY, streams, strict=True)}
         for scheme in PCA_SCHEMES:
-            extra = zero
-            if scheme == "secagg":
-                extra = {
-                    "wraparounds": sa.wraparounds,
-                    "coordinates": design.coordinates,
-                    "quantisation_rms": float(np.sqrt(np.mean(rounding**2))),
-                    "quantisation_bound": design.rounding_std,
-                    "error_ratio": float(np.sqrt(np.mean((sa.estimate - exact) ** 2)))
-                    / paper.tau_pool,
-                    "range_used": max(float(sa.total.max()) + 1.0, -float(sa.total.min())) / half,
-                }
+            basis, arithmetic = estimates[scheme]
+            ratio = captured_energy(basis, dataset.reference) / best
             rows.append(
-                {"scheme": scheme, "run": run, "captured_energy_ratio": ratio(bases[scheme])}
-                | extra
+                {"scheme": scheme, "run": run, "captured_energy_ratio": ratio}
+                | asdict(arithmetic)
             )
     return pd.DataFrame(rows)
