@@ -790,10 +790,6 @@ class TrustScheme:
     row: Callable[[TrustScheme, _Setting], TrustRow]
     pca: Callable[[_Pool, np.random.Generator], _Estimate]
 
-    def row_at(self, at: _Setting) -> TrustRow:
-        """The scheme's row at ``at``."""
-        return self.row(self, at)
-
 
 REGISTRY = (
     TrustScheme(
@@ -993,7 +989,7 @@ def trust_overview(
         neighbouring=neighbouring, bits=bits, scale=scale, secagg_calibration=secagg_calibration,
     )  # fmt: skip
     return TrustOverview(
-        table=pd.DataFrame([asdict(scheme.row_at(at)) for scheme in REGISTRY]),
+        table=pd.DataFrame([asdict(scheme.row(scheme, at)) for scheme in REGISTRY]),
         secagg=at.secagg,
         shuffle_parties=shuffle_min_parties(float(at.eps[0]), delta=float(at.dlt[0])),
     )

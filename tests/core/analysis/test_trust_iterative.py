@@ -3,6 +3,7 @@ table and the round views, and worded where a column does not apply."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -10,7 +11,13 @@ import pytest
 
 import dpcore
 from dpcore.analysis.round_views import rounds_party_views
-from dpcore.analysis.trust_iterative import ITERATIVE_SCHEMES, iterative_trust_table
+from dpcore.analysis.trust_iterative import (
+    ITERATIVE_SCHEMES,
+    REGISTRY,
+    IterativeRow,
+    iterative_scheme,
+    iterative_trust_table,
+)
 from figures.trust import iterative_display
 
 SITES = dict(n_per_site=[300, 700, 1000, 1500], epsilon=[0.5, 1.0, 1.0, 2.0], delta=1e-3)
@@ -98,3 +105,19 @@ def test_bad_inputs_are_refused_by_name():
         iterative_trust_table(**SITES, calibration="exact")
     with pytest.raises(ValueError, match="n_per_site"):
         iterative_trust_table(n_per_site=[100], epsilon=1.0, delta=1e-3)
+
+
+def test_methods_are_records_looked_up_by_name_and_rows_typed(tables):
+    # issue #51: the methods are records like the algorithms (each a registered PCA algorithm),
+    # the table is IterativeRow's fields in order, each row's words its record's
+    table, _ = tables
+    assert ITERATIVE_SCHEMES == tuple(record.name for record in REGISTRY)
+    assert set(ITERATIVE_SCHEMES) <= set(dpcore.algorithm_names("pca"))
+    for record in REGISTRY:
+        assert iterative_scheme(record.name) is record
+    with pytest.raises(ValueError, match=r"scheme must be one of \['npm'.*got 'cape'"):
+        iterative_scheme("cape")
+    assert list(table.columns) == [f.name for f in dataclasses.fields(IterativeRow)]
+    for record, row in zip(REGISTRY, table.itertuples(index=False), strict=True):
+        words = (row.scheme, row.trusted, row.not_applicable, row.source)
+        assert words == (record.name, record.trusted, record.not_applicable, record.source)
