@@ -19,8 +19,10 @@ generator (Imtiaz & Sarwate, Alg. 1 and 5) and with pairwise noise instead of it
 
 from __future__ import annotations
 
-import itertools
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property, partial
 
 import numpy as np
 import pandas as pd
@@ -29,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpcore._validation import check_int
 from dpcore.analysis.views import (
     EPS_TOL,
+    RemedyWorstCase,
     coalition_view,
     effective_epsilons,
     joint_noise_std,
@@ -45,84 +48,156 @@ from dpcore.protocol.pairwise import pairwise_coalition_covariance
 from dpcore.protocol.sites import Sites, as_sites
 
 DESIGN_COLUMNS = {"cape": "paper's design", "joint": "joint-view-safe design"}
-CASES = (
-    ("helper, sealed remedy",
-     "noise generator", "after one dropout, all it may hold: the remaining releases and one c"),
-    ("helper, open remedy",
-     "noise generator", "after one dropout, also the dropped site's late release"),
-    ("helper, open remedy, repeated",
-     "noise generator", "… and as many answers c as it asks for"),
-    ("helper, joint view",
-     "noise generator", "every release, no dropout"),
-    ("helper, aggregator + one site",
-     "noise generator", "every release and one site's E, F and G"),
-    ("pairwise, joint view",
-     "nobody but the aggregator not colluding", "every release, no dropout"),
-    ("pairwise, aggregator + one site",
-     "nobody but the aggregator not colluding",
-     "every release and every pair noise the site shares"),
-    ("pairwise, one dropout",
-     "nobody but the aggregator not colluding", "nothing: the run is refused"),
+_HELPER = "noise generator"
+_PAIRWISE = "nobody but the aggregator not colluding"
+
+
+@dataclass(frozen=True)
+class _Worst:
+    """The site with the largest ε/ε_s in one case: its ε, its ε_s, it (1-based; 0: none)."""
+
+    epsilon: float
+    promised: float
+    site: int
+
+
+def _over_promise(worst: _Worst) -> float:
+    """ε/ε_s, by which the worst site is chosen."""
+    return worst.epsilon / worst.promised
+
+
+@dataclass(frozen=True, eq=False)
+class _Design:
+    """One CAPE design at the sites' D×D second moments: what every case is computed from."""
+
+    made: CapeDesign
+    sens: NDArray[np.float64]
+    eps: NDArray[np.float64]
+    dlt: NDArray[np.float64]
+
+    def worst(self, eps: NDArray[np.float64], sites: NDArray[np.intp]) -> _Worst:
+        """(ε, ε_s, 1-based site) of the site of ``sites`` with the largest ε/ε_s."""
+        at = int(np.argmax(eps / self.eps[sites]))
+        return _Worst(float(eps[at]), float(self.eps[sites][at]), int(sites[at]) + 1)
+
+    def worst_seen(self, std: NDArray[np.float64], sites: NDArray[np.intp]) -> _Worst:
+        """The worst of ``sites`` (0-based) when their releases carry joint noise ``std``."""
+        return self.worst(effective_epsilons(std, self.sens[sites], delta=self.dlt[sites]), sites)
+
+    @property
+    def everyone(self) -> NDArray[np.intp]:
+        """Every site, 0-based."""
+        return np.arange(self.made.n_sites)
+
+    @cached_property
+    def remedies(self) -> list[RemedyWorstCase]:
+        """The remedy's views when each site that can drop (positive survivors) drops."""
+        return [
+            remedy_worst_case(self.made, [d], sensitivity=self.sens, epsilon=self.eps,
+                              delta=self.dlt)
+            for d in range(self.made.n_sites)
+            if np.delete(self.made.weights, d).sum() > 0
+        ]  # fmt: skip
+
+
+def _remedy(at: _Design, *, view: str) -> _Worst:
+    """The helper scheme's remedy seen as ``view``, the worst over which site drops."""
+    return max((at.worst(r.epsilon[view], at.everyone) for r in at.remedies), key=_over_promise)
+
+
+def _helper_joint(at: _Design) -> _Worst:
+    """The aggregator's joint view of every release, no dropout (helper scheme)."""
+    return at.worst_seen(coalition_view(at.made).joint_std, at.everyone)
+
+
+def _pairwise_joint(at: _Design) -> _Worst:
+    """The same with pairwise noise instead of the noise generator."""
+    _, cov = pairwise_coalition_covariance(at.made, ())
+    return at.worst_seen(joint_noise_std(cov), at.everyone)
+
+
+def _helper_and_one_site(at: _Design) -> _Worst:
+    """The aggregator with any one site (its E, F and G), the worst over which site."""
+    seen = (coalition_view(at.made, (c,)) for c in range(at.made.n_sites))
+    return max((at.worst_seen(v.joint_std, v.honest) for v in seen), key=_over_promise)
+
+
+def _pairwise_and_one_site(at: _Design) -> _Worst:
+    """The aggregator with any one site, which knows every pair noise it shares."""
+    worst = []
+    for c in range(at.made.n_sites):
+        honest, cov = pairwise_coalition_covariance(at.made, (c,))
+        worst.append(at.worst_seen(joint_noise_std(cov), honest))
+    return max(worst, key=_over_promise)
+
+
+def _refused(at: _Design) -> _Worst:
+    """A pairwise run with a dropout is refused: nothing is released (site 0)."""
+    return _Worst(0.0, float(at.eps[0]), 0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FederationCase:
+    """One case of :func:`federation_trust`: what the aggregator holds, and its worst site.
+
+    A new case is one record in :data:`REGISTRY` and its function here.
+
+    Attributes
+    ----------
+    name : str
+        The ``case`` column.
+    trusted : str
+        Who must be trusted.
+    holds : str
+        What the aggregator holds, in words.
+    worst : callable
+        ``worst(design) -> _Worst``: the site with the largest ε/ε_s, for one design.
+    """
+
+    name: str
+    trusted: str
+    holds: str
+    worst: Callable[[_Design], _Worst]
+
+
+REGISTRY = (
+    FederationCase(
+        name="helper, sealed remedy", trusted=_HELPER,
+        holds="after one dropout, all it may hold: the remaining releases and one c",
+        worst=partial(_remedy, view="sealed"),
+    ),
+    FederationCase(
+        name="helper, open remedy", trusted=_HELPER,
+        holds="after one dropout, also the dropped site's late release",
+        worst=partial(_remedy, view="late"),
+    ),
+    FederationCase(
+        name="helper, open remedy, repeated", trusted=_HELPER,
+        holds="… and as many answers c as it asks for",
+        worst=partial(_remedy, view="late, repeated"),
+    ),
+    FederationCase(
+        name="helper, joint view", trusted=_HELPER, holds="every release, no dropout",
+        worst=_helper_joint,
+    ),
+    FederationCase(
+        name="helper, aggregator + one site", trusted=_HELPER,
+        holds="every release and one site's E, F and G", worst=_helper_and_one_site,
+    ),
+    FederationCase(
+        name="pairwise, joint view", trusted=_PAIRWISE, holds="every release, no dropout",
+        worst=_pairwise_joint,
+    ),
+    FederationCase(
+        name="pairwise, aggregator + one site", trusted=_PAIRWISE,
+        holds="every release and every pair noise the site shares", worst=_pairwise_and_one_site,
+    ),
+    FederationCase(
+        name="pairwise, one dropout", trusted=_PAIRWISE, holds="nothing: the run is refused",
+        worst=_refused,
+    ),
 )  # fmt: skip
-
-
-def _worst(
-    eps: NDArray[np.float64], promised: NDArray[np.float64], sites: NDArray[np.intp]
-) -> tuple[float, float, int]:
-    """(ε, ε_s, 1-based site) of the site with the largest ε/ε_s."""
-    at = int(np.argmax(eps / promised[sites]))
-    return float(eps[at]), float(promised[sites][at]), int(sites[at]) + 1
-
-
-def _design_cases(
-    made: CapeDesign,
-    sens: NDArray[np.float64],
-    eps: NDArray[np.float64],
-    dlt: NDArray[np.float64],
-) -> dict[str, tuple[float, float, int]]:
-    s = made.n_sites
-    everyone = np.arange(s)
-    out: dict[str, tuple[float, float, int]] = {}
-    remedies = [
-        remedy_worst_case(made, [d], sensitivity=sens, epsilon=eps, delta=dlt)
-        for d in range(s)
-        if np.delete(made.weights, d).sum() > 0
-    ]
-    for case, view in (
-        ("helper, sealed remedy", "sealed"),
-        ("helper, open remedy", "late"),
-        ("helper, open remedy, repeated", "late, repeated"),
-    ):
-        worst = max(
-            (_worst(r.epsilon[view], eps, everyone) for r in remedies),
-            key=lambda w: w[0] / w[1],
-        )
-        out[case] = worst
-    normal = coalition_view(made)
-    out["helper, joint view"] = _worst(
-        effective_epsilons(normal.joint_std, sens, delta=dlt), eps, everyone
-    )
-    _, cov = pairwise_coalition_covariance(made, ())
-    out["pairwise, joint view"] = _worst(
-        effective_epsilons(joint_noise_std(cov), sens, delta=dlt), eps, everyone
-    )
-    helper_one, pair_one = [], []
-    for (c,) in itertools.combinations(range(s), 1):
-        seen = coalition_view(made, (c,))
-        h = seen.honest
-        helper_one.append(_worst(effective_epsilons(seen.joint_std, sens[h], delta=dlt[h]), eps, h))
-        honest, cov = pairwise_coalition_covariance(made, (c,))
-        pair_one.append(
-            _worst(
-                effective_epsilons(joint_noise_std(cov), sens[honest], delta=dlt[honest]),
-                eps,
-                honest,
-            )
-        )
-    out["helper, aggregator + one site"] = max(helper_one, key=lambda w: w[0] / w[1])
-    out["pairwise, aggregator + one site"] = max(pair_one, key=lambda w: w[0] / w[1])
-    out["pairwise, one dropout"] = (0.0, float(eps[0]), 0)
-    return out
+CASES = tuple((case.name, case.trusted, case.holds) for case in REGISTRY)
 
 
 def federation_trust(
@@ -154,9 +229,10 @@ def federation_trust(
     Returns
     -------
     pandas.DataFrame
-        One row per case: ``case``, ``trusted``, ``holds`` (what the aggregator holds), and
-        per design ``<design> epsilon``, ``<design> promised``, ``<design> site`` (1-based;
-        0 where nothing is released) and ``<design> meets`` (ε ≤ ε_s).
+        One row per case (:data:`REGISTRY`): ``case``, ``trusted``, ``holds`` (what the
+        aggregator holds), and per design ``<design> epsilon``, ``<design> promised``,
+        ``<design> site`` (1-based; 0 where nothing is released) and ``<design> meets``
+        (ε ≤ ε_s).
 
     Examples
     --------
@@ -185,15 +261,15 @@ def federation_trust(
         tau = record.moment_taus
         designs = {kind: design_for(kind, tau, weights=mu) for kind in DESIGN_COLUMNS}
     sens = second_moment_sensitivity(n, neighbouring=neighbouring)
-    per_design = {kind: _design_cases(designs[kind], sens, eps, dlt) for kind in DESIGN_COLUMNS}
+    views = {kind: _Design(designs[kind], sens, eps, dlt) for kind in DESIGN_COLUMNS}
     rows = []
-    for case, trusted, holds in CASES:
-        row: dict[str, object] = {"case": case, "trusted": trusted, "holds": holds}
-        for kind in DESIGN_COLUMNS:
-            e, promised, site = per_design[kind][case]
-            row[f"{kind} epsilon"] = e
-            row[f"{kind} promised"] = promised
-            row[f"{kind} site"] = site
-            row[f"{kind} meets"] = bool(e <= promised * (1 + EPS_TOL))
+    for case in REGISTRY:
+        row: dict[str, object] = {"case": case.name, "trusted": case.trusted, "holds": case.holds}
+        for kind, view in views.items():
+            worst = case.worst(view)
+            row[f"{kind} epsilon"] = worst.epsilon
+            row[f"{kind} promised"] = worst.promised
+            row[f"{kind} site"] = worst.site
+            row[f"{kind} meets"] = bool(worst.epsilon <= worst.promised * (1 + EPS_TOL))
         rows.append(row)
     return pd.DataFrame(rows)

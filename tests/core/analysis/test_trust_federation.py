@@ -6,8 +6,9 @@ import math
 import numpy as np
 import pytest
 
+import dpcore
 from dpcore import remedy_worst_case
-from dpcore.analysis.trust_federation import CASES, federation_trust
+from dpcore.analysis.trust_federation import CASES, REGISTRY, federation_trust
 from dpcore.analysis.views import coalition_view, condition, effective_epsilons, joint_noise_std
 from dpcore.mechanisms.calibration import second_moment_sensitivity, site_noise_std
 from dpcore.protocol.joint_safe import design_for
@@ -118,3 +119,13 @@ def test_bad_arguments_are_refused_by_name():
     ):
         federation_trust([100] * 41, epsilon=1.0, delta=1e-5)
     assert math.isfinite(federation_trust([10, 10], epsilon=1.0, delta=1e-5)["joint epsilon"][0])
+
+
+def test_cases_are_records_and_the_public_triples_are_derived_from_them():
+    # issue #51: one record per case (its words and the function of its worst site); the
+    # public (case, trusted, holds) triples and the table's order are the registry's
+    assert CASES == tuple((c.name, c.trusted, c.holds) for c in REGISTRY)
+    assert dpcore.FEDERATION_CASES == CASES
+    assert len({c.name for c in REGISTRY}) == len(REGISTRY)
+    table = federation_trust(N, epsilon=EPS, delta=1e-5, weights=MU)
+    assert list(zip(table["case"], table["trusted"], table["holds"], strict=True)) == list(CASES)
