@@ -18,12 +18,13 @@ from functools import cached_property, partial
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from dpcore._validation import (
     check_int,
 )
 from dpcore.analysis.round_views import rounds_collusion_curve, rounds_party_views
+from dpcore.analysis.trust_models import FLOAT_BITS, SiteArrays
 from dpcore.analysis.views import MAX_COLLUSION_SITES, effective_epsilons
 from dpcore.factorization.iterative import (
     DEFAULT_ROUNDS,
@@ -36,7 +37,6 @@ from dpcore.factorization.registry import CostShape, pca_method
 from dpcore.mechanisms.calibration import CalibrationLike, second_moment_sensitivity
 from dpcore.protocol.sites import Sites, as_sites
 
-FLOAT_BITS = 64  # a real on the wire, as in dpcore.analysis.trust_models
 NO_MASKS = "no masks: not secure aggregation"
 NO_DROPOUT = "not analysed over T rounds: a dropped site leaves the rounds after it short"
 
@@ -91,23 +91,12 @@ class IterativeRow:
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class _Rounds:
+class _Rounds(SiteArrays):
     """What every row is computed from: the sites, D, K, T and each site's own releases."""
 
-    n: NDArray[np.int64]
-    eps: NDArray[np.float64]
-    dlt: NDArray[np.float64]
-    mu: NDArray[np.float64]
-    tau: NDArray[np.float64]
-    sens: NDArray[np.float64]
     dim: int
     k: int
     rounds: int
-
-    @property
-    def sites(self) -> int:
-        """S."""
-        return int(self.n.size)
 
     @property
     def central(self) -> float:

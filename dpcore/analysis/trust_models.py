@@ -367,8 +367,20 @@ class _Drop:
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class _Setting:
-    """What every row is computed from: the sites, D, the designs and the secure round."""
+class SiteArrays:
+    """The sites as the trust tables read them, one entry per site.
+
+    Attributes
+    ----------
+    n : ndarray of int, shape (S,)
+        N_s.
+    eps, dlt, mu : ndarray, shape (S,)
+        ε_s, δ_s and the normalised weights μ_s.
+    tau : ndarray, shape (S,)
+        τ_s of each site's D×D second moment (:attr:`dpcore.Sites.moment_taus`).
+    sens : ndarray, shape (S,)
+        Its Δ_s (:func:`dpcore.second_moment_sensitivity` under the sites' relation).
+    """
 
     n: NDArray[np.int64]
     eps: NDArray[np.float64]
@@ -376,15 +388,21 @@ class _Setting:
     mu: NDArray[np.float64]
     tau: NDArray[np.float64]
     sens: NDArray[np.float64]
-    dim: int
-    paper: CapeDesign
-    joint: CapeDesign
-    secagg: SecAggDesign
 
     @property
     def sites(self) -> int:
         """S."""
         return int(self.n.size)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Setting(SiteArrays):
+    """What every row is computed from: the sites, D, the designs and the secure round."""
+
+    dim: int
+    paper: CapeDesign
+    joint: CapeDesign
+    secagg: SecAggDesign
 
     @property
     def central(self) -> float:
