@@ -20,9 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from dpcore._validation import (
-    check_int,
-)
+from dpcore._validation import check_choice, check_int
 from dpcore.analysis.round_views import rounds_collusion_curve, rounds_party_views
 from dpcore.analysis.trust_models import FLOAT_BITS, SiteArrays
 from dpcore.analysis.views import MAX_COLLUSION_SITES, effective_epsilons
@@ -274,7 +272,7 @@ ITERATIVE_SCHEMES = tuple(scheme.name for scheme in REGISTRY)
 
 
 def iterative_scheme(name: object) -> IterativeScheme:
-    """The record of the iterative method ``name``; ValueError naming the choices if unknown.
+    """The record of the iterative method ``name``; ValueError naming the choices if not one.
 
     Examples
     --------
@@ -285,10 +283,7 @@ def iterative_scheme(name: object) -> IterativeScheme:
     ...
     ValueError: scheme must be one of ['npm', 'npm_distributed', ...]; got 'cape'
     """
-    for scheme in REGISTRY:
-        if scheme.name == name:
-            return scheme
-    raise ValueError(f"scheme must be one of {list(ITERATIVE_SCHEMES)}; got {name!r}")
+    return REGISTRY[ITERATIVE_SCHEMES.index(check_choice(name, "scheme", ITERATIVE_SCHEMES))]
 
 
 def iterative_trust_table(

@@ -871,7 +871,7 @@ SCHEMES = tuple(scheme.name for scheme in REGISTRY)
 
 
 def trust_scheme(name: object) -> TrustScheme:
-    """The record of the scheme ``name``; ValueError naming the choices if it is unknown.
+    """The record of the scheme ``name``; ValueError naming the choices if it is not one.
 
     Examples
     --------
@@ -882,10 +882,7 @@ def trust_scheme(name: object) -> TrustScheme:
     ...
     ValueError: scheme must be one of ['central', 'local', ...]; got 'helper'
     """
-    for scheme in REGISTRY:
-        if scheme.name == name:
-            return scheme
-    raise ValueError(f"scheme must be one of {list(SCHEMES)}; got {name!r}")
+    return REGISTRY[SCHEMES.index(check_choice(name, "scheme", SCHEMES))]
 
 
 # --- the table -------------------------------------------------------------------------------

@@ -621,7 +621,7 @@ def test_schemes_are_the_registry_in_order_and_looked_up_by_name():
         assert trust_scheme(record.name) is record
     with pytest.raises(ValueError, match=r"scheme must be one of \['central'.*got 'helper'"):
         trust_scheme("helper")
-    with pytest.raises(ValueError, match="scheme must be one of"):
+    with pytest.raises(TypeError, match="scheme must be one of"):
         trust_scheme(None)
     with pytest.raises(dataclasses.FrozenInstanceError):
         REGISTRY[0].name = "other"  # type: ignore[misc]
