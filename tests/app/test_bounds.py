@@ -152,7 +152,7 @@ def test_a_page_says_it_computed_here_because_the_cluster_was_unusable(
     def refusing_client(address, timeout=None):
         raise OSError("nothing listens there")
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     notice = "Computed on this server"
 
     def pca_page_captions() -> list[str]:

@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest
 import dpcore
 from ui.cached import DESIGNS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 # 30 steps per page in the suite (80 until #35: 615 s a run, a fifth of the suite): every

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from ui.guard import ZERO_WIDTH_SPACE, plain
 from ui.sites_table import SITES_MAX, SITES_MIN
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def page(name: str, **params: str) -> AppTest:

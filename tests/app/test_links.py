@@ -23,7 +23,7 @@ from test_lessons import _arrived
 from learning.lessons import LESSONS
 from learning.plan import HERE, PLAN
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 pytestmark = [pytest.mark.app, pytest.mark.slow]
 LINK_OFF = ":material/link_off:"  # the guard's notices (ui/guard.py, app.py)

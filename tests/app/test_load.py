@@ -14,7 +14,7 @@ import pytest
 
 from serving.jobs import GRACE_ENV
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow]
 
 

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from learning.run_replay import EXAMPLE, parse_run_log, replay_steps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _protocol(**params: str) -> AppTest:

@@ -15,7 +15,7 @@ from dpcore import MAX_UPLOAD_CELLS, load_csv
 from learning.run_replay import MAX_LINES
 from ui.guard import plain
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _csv(rows: int) -> bytes:

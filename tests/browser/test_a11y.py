@@ -31,7 +31,7 @@ from test_browser import CHARTS, PAGES, SHOTS, _settle, errors_shown
 
 from figures.theme import AA_CONTRAST, contrast_ratio
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py: the lecturer's page
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 NAV = "[data-testid='stSidebarNav']"

@@ -20,7 +20,7 @@ import pytest
 
 from benchmarks.server import streamlit_server as app_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
 PAGES = {
     "overview": "",

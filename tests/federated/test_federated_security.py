@@ -167,7 +167,7 @@ def test_the_secure_command_makes_what_flower_loads(tmp_path, capsys):
 
 def test_the_documented_recipe_is_the_commands_output():
     """docs/federated.md's recipe block is what ``secure --host agg.example --sites 2`` prints."""
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "federated.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "federated.md").read_text()
     assert "```\n" + security.recipe(2, "agg.example") + "\n```" in doc
 
 

@@ -20,7 +20,7 @@ from learning.lessons import LESSONS
 from learning.plan import CLASS_MINUTES, PLAN
 from learning.quiz_tally import QuizTally, Setting, summary_rows
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 
 

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore import protocol_demo
 from learning.protocol_steps import NOT_SENT, fmt_sum, protocol_steps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 
 

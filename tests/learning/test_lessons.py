@@ -21,7 +21,7 @@ from learning.lessons import LESSONS
 from learning.sections import PARAM as SECTION
 from learning.settings import DEFAULT_SEED  # the pages' seed, which the lessons use
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STEPS = [(lesson, i, step) for lesson in LESSONS for i, step in enumerate(lesson.steps, 1)]
 IDS = [f"{lesson.key}-{step.key}" for lesson, _, step in STEPS]
 DELTA = 0.01  # every lesson's δ unless the step varies it

@@ -18,7 +18,7 @@ from test_public_imports import reaches
 from learning import notebooks
 from learning.lessons import LESSONS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STEPS = [(lesson, i, step) for lesson in LESSONS for i, step in enumerate(lesson.steps, 1)]
 IDS = [f"{lesson.key}-{step.key}" for lesson, _, step in STEPS]
 

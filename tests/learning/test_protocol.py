@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from dpcore import protocol_demo
 from learning.protocol_steps import holdings, ledger, protocol_steps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_steps_follow_algorithm_1_and_parties_hold_what_they_were_sent():

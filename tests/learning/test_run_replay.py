@@ -26,7 +26,7 @@ from learning.run_replay import (
 )
 from ui.guard import plain
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_example_log_is_a_real_three_site_run_step_by_step():

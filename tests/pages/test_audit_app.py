@@ -11,7 +11,7 @@ import dpcore
 from figures.audit import CONFIDENCE_WORDS, soundness_words, verdict
 from ui.sites_table import default_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.app
 
 

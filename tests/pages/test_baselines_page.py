@@ -19,7 +19,7 @@ from dpcore import ROUNDS_PROG as PROG
 from dpcore import iterative_algorithms
 from dpcore import rounds_main as main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODULE = PROG.removeprefix("python ")  # "-m dpcore.experiments.sweeps.rounds"
 pytestmark = [pytest.mark.app, pytest.mark.filterwarnings("ignore::dpcore.ClassicGaussianWarning")]
 

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.app
 
 

@@ -8,7 +8,7 @@ import pytest
 from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.app
 LABEL = "What am I looking at?"
 EQUAL_WEIGHTS = "CAPE vs conventional with equal weights 1/S (Prop. 1; G(n) at a common ε)"

@@ -9,7 +9,7 @@ from dpcore import TRUST_SCHEMES as SCHEMES
 from dpcore import trust_table
 from figures.trust import LABELS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.app
 EXPLAIN = "What am I looking at?"
 

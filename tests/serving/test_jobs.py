@@ -291,7 +291,7 @@ def test_the_app_script_runs_bare_as_a_jobs_child_runs_it():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, "-c", "import runpy; runpy.run_path('app.py', run_name='__mp_main__')"],
         cwd=root, capture_output=True, text=True, timeout=120,

@@ -16,7 +16,7 @@ from serving import worker
 from serving.jobs import Lane, request_key
 from serving.store import STORE_ENV, STORE_MB_ENV, DiskStore, code_stamp, store_from_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KEY = "ab" * 32  # a request key is a sha256 hex digest
 
 

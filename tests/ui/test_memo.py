@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 import dpcore
 from ui.cached import SPEC_HASH, call_core, memo, party_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from learning.settings import EQUAL, MANUAL, SIZE
 from ui.sites_table import decode, typed_weights
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIZED = "1000,0.5,0.001,0.2;2000,0.5,0.001,0.4;2000,0.5,0.001,0.4"  # μ ∝ N_s, as shown
 
 

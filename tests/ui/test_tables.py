@@ -46,7 +46,7 @@ def test_a_dataframe_element_carries_the_same_bytes_given_the_table():
     def script(use_table):
         import streamlit as st
 
-        from tests.test_tables import _frames
+        from tests.ui.test_tables import _frames
         from ui.tables import arrow
 
         data = _frames()[1]
@@ -70,7 +70,7 @@ def _table_script(frame_index, shared):
     import streamlit as st
     from streamlit import dataframe_util
 
-    from tests.test_tables import _frames
+    from tests.ui.test_tables import _frames
     from ui.tables import table
 
     data = _frames()[frame_index]
