@@ -58,9 +58,10 @@ def _pin_cpu_kernels() -> None:
     results differ from the AVX2 loops' in the last bit (seen on 2026-11-28, an AMD EPYC with
     AVX-512: the audit's α and a trust-model ε of tests/test_numbers_unchanged.py, one ulp
     each). The frame reference (tests/frame_reference.json), the numbers reference
-    (tests/numbers_reference.json) and the default seed's band (tests/test_default_seed.py)
-    were recorded with the AVX2 kernels; pinning them makes those checks mean the same on
-    every x86-64 CI machine; the servers and workers the tests start inherit both. The names
+    (tests/numbers_reference.json) and the default seed's band
+    (tests/benchmarks/test_default_seed.py) were recorded with the AVX2 kernels; pinning them
+    makes those checks mean the same on every x86-64 CI machine; the servers and workers the
+    tests start inherit both. The names
     are the locked NumPy's AVX-512 dispatch targets (``numpy.show_runtime()``); one the CPU
     lacks is skipped silently, one NumPy does not know is an ImportWarning. Must be set before
     NumPy loads.
@@ -189,7 +190,7 @@ def served():
 @pytest.fixture(scope="session")
 def server(served):
     """Base URL of :func:`served`, shared by the browser tests; a test that needs a server
-    nobody has used starts its own (tests/test_browser.py)."""
+    nobody has used starts its own (tests/browser/test_browser.py)."""
     return served[0]
 
 

@@ -51,7 +51,7 @@ def test_overview_metrics_follow_the_sliders():
 def test_overview_pca_preset_opens_the_apps_representative_seed():
     # Issue #40 item 8: "Strong privacy PCA" opened seed 0, whose pool Paper figures calls
     # unlucky (dpcore/experiments/paper.py); the app's default seed is the one
-    # tests/test_default_seed.py checks to be representative.
+    # tests/benchmarks/test_default_seed.py checks to be representative.
     import urllib.parse
 
     from learning.settings import DEFAULT_SEED

@@ -80,7 +80,7 @@ def test_cached_move_costs_little_server_cpu_on_every_page(monkeypatch):
     """The bound below on every page; then, on the same server with every page computed, the
     capacity benchmark's per-page mode (``benchmarks.capacity --per-page``, issue #26) moves
     a widget on every page and reports each one's CPU per cached move (formerly
-    tests/test_capacity.py, on a server of its own whose pages it computed again)."""
+    tests/benchmarks/test_capacity.py, on a server of its own whose pages it computed again)."""
     # A deployed server does not watch files; in a working tree edited during the run the
     # watcher would reload modules mid-rerun (benchmarks/capacity.py does the same).
     monkeypatch.setenv("STREAMLIT_SERVER_FILE_WATCHER_TYPE", "none")

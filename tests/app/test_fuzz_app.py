@@ -3,7 +3,7 @@
 Each page is walked until every keyed widget it showed enabled has been moved at least once
 (a widget not moved yet is always chosen first, so one that a setting reveals is moved on the
 next step), and for at least ``FUZZ_STEPS`` steps (default 30: the suite's run; a deeper walk
-is ``FUZZ_STEPS=1000 bash test.sh tests/test_fuzz_app.py``). A step sets one to three keyed
+is ``FUZZ_STEPS=1000 bash test.sh tests/app/test_fuzz_app.py``). A step sets one to three keyed
 widgets to random valid values — a slider's ends as often as its middle, empty and full
 multiselects, junk text in path fields — or presses a button, then reruns the page. Errors
 must arrive as ``st.error`` (which is allowed), never as an exception. The random walk is
@@ -29,7 +29,7 @@ PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 # 30 steps per page in the suite (80 until #35: 615 s a run, a fifth of the suite): every
 # widget is moved at least once however few the steps (the walk's first steps go to widgets
 # not moved yet), the steps past that look for combinations; the ends of every slider with
-# every other's ends are covered anyway (tests/test_slider_ends.py).
+# every other's ends are covered anyway (tests/app/test_slider_ends.py).
 STEPS = int(os.environ.get("FUZZ_STEPS", "30"))
 SKIP_BUTTONS = {"paper_run_heavy"}  # minutes of work by design; covered by the resource guard
 # Presses that start real heavy work: each regenerates several panels, or runs a heavy sweep
@@ -37,8 +37,8 @@ SKIP_BUTTONS = {"paper_run_heavy"}  # minutes of work by design; covered by the 
 # at most 0.2 s but two (29 s: fifteen algorithms at once; 18 s: a rounds Run), one Run press
 # 170 s (this walk's first 20 steps replayed with a timer per step, load average 15; #35).
 # One press each covers the gate opening and a heavy result drawn (the walk draws light
-# results on nearly every step); the queue is tested in tests/test_jobs.py, every slider's
-# ends with the others at their defaults in tests/test_slider_ends.py. The rounds axis's Run
+# results on nearly every step); the queue is tested in tests/serving/test_jobs.py, every slider's
+# ends with the others at their defaults in tests/app/test_slider_ends.py. The rounds axis's Run
 # (a sweep T times the page's) is one of them too.
 CLICK_BUDGET = {"paper_run": 1, "pca_run_run": 1, "td_run_run": 1, "pca_rounds_run_run": 1}
 JUNK_TEXT = ["", "   ", "/nonexistent/file.idx", "../../etc/passwd", "💥", "a" * 300, "C:\\x.csv"]

@@ -6,7 +6,7 @@ Lessons write an option's key (``tm_sacal=matched``, ``prv_design=cape``) where 
 shows a label; the URL guard named each such value "out of range" until it accepted keys and
 labels alike (``ui.guard.option_label``). Each link is opened as a fresh session at its page
 (AppTest), as a learner clicking it in a new tab would. The same links in Chromium, with the
-lesson's numbers on the first screen: tests/test_browser_links.py.
+lesson's numbers on the first screen: tests/browser/test_browser_links.py.
 """
 
 from __future__ import annotations

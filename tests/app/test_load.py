@@ -19,14 +19,14 @@ pytestmark = [pytest.mark.slow]
 
 
 @pytest.mark.browser
-@pytest.mark.xdist_group("load")  # with tests/test_history_lecturer.py: one at a time
+@pytest.mark.xdist_group("load")  # with tests/browser/test_history_lecturer.py: one at a time
 def test_several_students_move_epsilon_while_others_attack(monkeypatch):
     from benchmarks.load import run
 
     # Issue #12 in small: while four students move ε, one uploads the column bomb and
     # another presses Run on a heavy tensor link, then closes the tab. The closed tab's job
     # must stop once the server's grace for a lost connection has passed: 3 s here instead
-    # of 20 (the run's server reads it; the grace itself is tests/test_jobs.py's), so the
+    # of 20 (the run's server reads it; the grace itself is tests/serving/test_jobs.py's), so the
     # check waits seconds and the orphaned job burns a core for seconds, not twenty.
     monkeypatch.setenv(GRACE_ENV, "3")
     report = asyncio.run(run(clients=4, changes=2, timeout=120, deadline=400, heavy=1))

@@ -1,7 +1,7 @@
 """Smaller things a student notices (issue #49): the glossary's δ and the lessons' δ agree and
 are true, the steppers' Next stops on the last step, the ledger names a site only when one
 spent more, and the rounds command printed on the page runs as printed (that one is in
-tests/test_baselines_page.py, beside the page's other command checks). Also: the scripts
+tests/pages/test_baselines_page.py, beside the page's other command checks). Also: the scripts
 app.py installs survive Streamlit's sanitizer (the navigation's roles, ui/nav_a11y.js)."""
 
 from __future__ import annotations

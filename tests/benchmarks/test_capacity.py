@@ -28,7 +28,7 @@ def test_two_students_for_a_few_seconds_report_latencies_cpu_and_memory():
 
 
 # The per-page mode (server CPU per cached move, every page) runs on the warm server of
-# tests/test_cpu_per_move.py, whose pages are already computed.
+# tests/app/test_cpu_per_move.py, whose pages are already computed.
 
 
 @pytest.mark.slow

@@ -127,8 +127,8 @@ TABLE_WIDTHS = """() => [
     ({kind: 'table', scroll: t.scrollWidth, client: t.clientWidth})),
 ]"""
 # Issue #40 item 4: 61 % of the Trust-models table was off-screen at 1400 px, and the Audit
-# table cut 'verdict'. On these pages (formerly tests/test_browser.py's own loads of them) no
-# table scrolls sideways at 1400×1000, and there are tables.
+# table cut 'verdict'. On these pages (formerly tests/browser/test_browser.py's own loads of
+# them) no table scrolls sideways at 1400×1000, and there are tables.
 WIDE_TABLES = {"trust_models", "audit"}
 
 

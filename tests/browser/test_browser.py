@@ -1,6 +1,6 @@
 """The real app in headless Chromium: the ε control changes the chart, links, uploads, a fresh
 server (every page's render, with its accessibility, presenter-mode and table-width checks, is
-in tests/test_a11y.py).
+in tests/browser/test_a11y.py).
 
 Starts `streamlit run app.py` on a free local port, drives it with Playwright in Debian's
 Chromium, and saves screenshots under artifacts/screenshots/. Skipped

@@ -107,7 +107,8 @@ def test_a_lessons_question_sheet_downloads_as_one_printable_page(server, tabs):
     assert pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages") == 1
 
 
-# The quiz's counting, the lecturer's key, the reveal and the reset: tests/test_browser_quiz_room.py
+# The quiz's counting, the lecturer's key, the reveal and the reset:
+# tests/browser/test_browser_quiz_room.py
 # (issue #49: five students and a lecturer, each its own browser).
 
 

@@ -2,7 +2,7 @@
 
 At 1440×900 the three-panel rows of Figure 2 squeezed each figure's export buttons into
 fixed columns, so "Numbers (CSV)" read "N" and "Figure (HTML)" read "F.". In headless
-Chromium (tests/test_browser.py's fixtures) every export button must show its whole label on
+Chromium (tests/browser/test_browser.py's fixtures) every export button must show its whole label on
 one line, at 1440×900 and in presenter mode at 1280×720; a screenshot of each goes to
 artifacts/screenshots/. The row is drawn on demand (issue #36 item 4, ui/export.py): each
 panel's "Export" button must be whole, and so must the row it opens, panel by panel.

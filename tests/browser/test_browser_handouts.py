@@ -4,12 +4,12 @@ from a downloads folder or a mail), reach the running app — every link is the 
 address; each sheet's first link (its lesson's page), clicked in the file, opens that page,
 with no notice about the link and no error (checked once a lesson: both sheets link it), and
 its other links are the lesson steps' Explore links, the addresses
-tests/test_browser_links.py opens and checks (not opened twice: a page load costs the
+tests/browser/test_browser_links.py opens and checks (not opened twice: a page load costs the
 browser 3-7 s). Printed at A4, a question sheet is one page.
 
 The app's address is the one the browser used (no ``CAPE_PUBLIC_URL`` here; that one is unit
-tested in tests/test_class_kit.py). The shared server (tests/conftest.py); the numbers each
-link quotes on its first screen are tests/test_browser_links.py's.
+tested in tests/learning/test_class_kit.py). The shared server (tests/conftest.py); the numbers each
+link quotes on its first screen are tests/browser/test_browser_links.py's.
 Screenshots: artifacts/screenshots/handouts/.
 """
 
@@ -95,7 +95,7 @@ def test_every_handout_opened_from_a_file_reaches_the_apps_pages(server, browser
                 pages[key] = pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages")
             # the file's first link (the lesson's own page), clicked in the file: a sheet
             # opened from the disk reaches the app; its other links are the steps' Explore
-            # links, the same addresses tests/test_browser_links.py opens and checks
+            # links, the same addresses tests/browser/test_browser_links.py opens and checks
             for href in hrefs[1:]:
                 assert _address(href) in explore, (key, sheet, href)
             app.goto(f"file://{path}")

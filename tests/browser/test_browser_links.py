@@ -4,12 +4,12 @@ the link and no error, and the numbers the lesson quotes on the first screen, wi
 scrolling (where a number sits far down its page, the link names a section and lands on it:
 learning/sections.py). The links of the 50-minute plan are walked in their order, with the
 same notice and error checks and the text each slot quotes on the first screen, by
-tests/test_browser_plan.py (they were also opened here once more each: 7 page loads).
+tests/browser/test_browser_plan.py (they were also opened here once more each: 7 page loads).
 
 One tab for every link (tests/conftest.py's ``tabs``); each distinct address opened once (a
-handout's links are its lesson's Explore links at the steps' defaults: tests/test_links.py
+handout's links are its lesson's Explore links at the steps' defaults: tests/app/test_links.py
 checks that they are). The same links without a browser, with every setting checked:
-tests/test_links.py.
+tests/app/test_links.py.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ issue's sequence and goes on until every ordered pair of presets (a preset after
 included) has followed each other at least once. The same session then clicks CAPE averaging's
 own preset buttons (issue #13) until every ordered pair of them has followed each other, each
 click showing the numbers and sites of a fresh browser at the preset's link (this replaces
-tests/test_lecturer.py's two orders, each from a fresh page, and reuses the references above).
+tests/browser/test_lecturer.py's two orders, each from a fresh page, and reuses the references
+above).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ SHARED_KEYS = {"present", "section"}  # shared on purpose (docs/state.md, rule 3
 PACE = 1.0  # seconds between a lecturer's clicks
 SHARE, PERIOD = 0.5, 0.1  # the busy server runs 50 ms of every 100 ms
 
-# One worker for the tests that load the machine on purpose (tests/test_load.py too): under
+# One worker for the tests that load the machine on purpose (tests/app/test_load.py too): under
 # pytest-xdist they run one after another, never two at once.
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("load")]
 

@@ -103,7 +103,7 @@ PRESETS = {
 
 # Presets in any order (each click shows a fresh browser's numbers and sites): every ordered
 # pair of CAPE averaging's preset buttons in one session, against the Overview's links, in
-# tests/test_browser_presets.py::test_each_preset_after_any_other_gives_a_fresh_browsers_numbers.
+# test_browser_presets.py::test_each_preset_after_any_other_gives_a_fresh_browsers_numbers.
 
 
 def test_sites_up_and_down_keep_the_weights_the_rule_implies(server, tabs):
@@ -226,7 +226,7 @@ def test_presenter_mode_fits_a_projector(server, tabs):
     dark (browser_wait.switch_scheme: a rerun, as on a page opened dark; a page load costs the
     browser more). PCA's and CAPE averaging's projector layout (control beside the chart, above
     the fold, sidebar collapsed) is checked on the same load as their first screen:
-    tests/test_a11y.py::test_page_renders_passes_axe_fits_and_presents
+    tests/browser/test_a11y.py::test_page_renders_passes_axe_fits_and_presents
     (tests/presenter_checks.py)."""
     page = tabs(width=1280, height=720)
     SHOTS.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ from federated.runlog import read_log
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("federated")]
 
-# Ports of their own (tests/test_federated.py uses 9190-9197 and its command 9192/9196)
+# Ports of their own (tests/federated/test_federated.py uses 9190-9197 and its command 9192/9196)
 PORT = int(os.environ.get("CAPE_FLOWER_FAULT_PORT", "9230")) + 4 * int(
     os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0
 )

@@ -379,7 +379,7 @@ def test_without_a_key_in_the_environment_the_process_makes_one_and_prints_it_on
 
 
 def _downloads(at: AppTest) -> list[str]:
-    """The handouts offered (a lesson step's notebook is tests/test_notebooks.py's)."""
+    """The handouts offered (a lesson step's notebook is tests/learning/test_notebooks.py's)."""
     return [d.proto.label for d in at.get("download_button") if "handout_" in d.proto.id]
 
 

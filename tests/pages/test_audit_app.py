@@ -61,7 +61,7 @@ def test_the_gap_preset_demonstrates_the_break_and_not_for_the_safe_design():
     assert safe["attack proves ε ≥"] <= 0.5 and safe["verdict"].startswith("✓")
     assert any("Demonstrated" in e.value for e in at.error)
     # issue #49: the trade-off chart zooms on the dip, says where its mirror is, and labels
-    # its log axes in powers of ten (figure-level checks: tests/test_figures.py)
+    # its log axes in powers of ten (figure-level checks: tests/figures/test_figures.py)
     shown = " ".join(m.value for m in at.markdown)
     assert "a dip has a mirror image of the same depth near α = 1" in shown
     assert "sits wholly above 0 in the zoom for 1 of them: the break shown" in shown

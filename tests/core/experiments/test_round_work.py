@@ -113,8 +113,8 @@ def test_the_baselines_sweep_at_small_dimension_counts_every_step():
     # T ∈ {1, 2, 3, 4, 6, 8, 11, 16}. Estimated 0.18 s in issue #38 (each round was charged
     # an eigendecomposition, nearly free at D = 20). Issue #50 measured the whole sweep:
     # 0.56 CPU-s in seconds of the reference machine, estimated 0.62 s
-    # (benchmarks/baselines_estimate.py; tests/test_baselines_estimate.py bounds the ratio), so
-    # it is light: the 1.16 s of the former 150 µs steps was twice what it takes.
+    # (benchmarks/baselines_estimate.py; tests/benchmarks/test_baselines_estimate.py bounds the
+    # ratio), so it is light: the 1.16 s of the former 150 µs steps was twice what it takes.
     spec = RoundsSpec.build(
         dim=20,
         k=5,
