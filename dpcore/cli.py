@@ -784,6 +784,8 @@ def _parser() -> argparse.ArgumentParser:
                 lists = " (comma-separated)"
             if name == "data":
                 lists = f" ('synthetic' or one of {', '.join(BUNDLED)})"
+            if name in registry.SPEC_PARAMETERS:  # read by some algorithms: say what it sets
+                lists += f"; {registry.SPEC_PARAMETERS[name].description}"
             sub.add_argument(flag, default=argparse.SUPPRESS, help=f"default {shown}{lists}")
     return parser
 

@@ -14,6 +14,10 @@ to be painted.
 
 from __future__ import annotations
 
+import os
+import time
+from pathlib import Path
+
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 # How long an action's rerun may take to start (a slider's keyboard step is debounced by the
@@ -67,9 +71,62 @@ _IDLE = """(quietMs) => {
 }"""
 
 
+def stretch() -> float:
+    """How much longer than on an idle machine a wait may take now: the 1-minute load average
+    over the cores, at least 1. With L runnable processes sharing C cores each gets about C/L
+    of one, so a page's wall-clock waits stretch by L/C (the suite runs browsers, app servers
+    and federations beside each other: load 4-8 on 2 cores)."""
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+# What a timed-out wait saw: the script's state, the charts there and painted, the errors shown
+_STATE = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  const charts = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
+  return {script: app && app.getAttribute('data-test-script-state'),
+          connection: app && app.getAttribute('data-test-connection-state'),
+          status_widget: !!document.querySelector("[data-testid='stStatusWidget']"),
+          skeletons: document.querySelectorAll("[data-testid='stSkeleton']").length,
+          charts: charts.length,
+          painted: charts.filter(c => c.querySelector('.main-svg')).length,
+          shown: charts.filter(c => c.getBoundingClientRect().height > 0).length,
+          errors: [...document.querySelectorAll(
+            "[data-testid='stException'], [data-testid='stAlertContentError']")]
+            .map(e => e.innerText.slice(0, 300))};
+}"""
+SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
+
+
+def diagnosis(page, what: str) -> str:
+    """One line on what the page shows now (for a wait that timed out), and a screenshot of it
+    under artifacts/screenshots/timeout-*.png."""
+    try:
+        state = page.evaluate(_STATE)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        shot = SHOTS / f"timeout-{time.strftime('%H%M%S')}-{os.getpid()}.png"
+        page.screenshot(path=str(shot))
+    except Exception as err:  # the page itself is gone or hung: say so
+        return f"{what} at {page.url}: the page did not answer ({err})"
+    load = os.getloadavg()[0]
+    return f"{what} at {page.url}: {state}; load {load:.1f}; screenshot {shot}"
+
+
 def settle(page, timeout: float = 120, charts: int = 0) -> None:
     """Wait until the page's script has finished (the run an action asked for included),
-    ``charts`` Plotly charts at least are there, and every chart on the page is painted."""
+    ``charts`` Plotly charts at least are there, and every chart on the page is painted.
+    ``timeout`` (seconds, on an idle machine) is stretched by the machine's load (at most 3×:
+    :func:`stretch`); a wait that runs out fails with what the page showed
+    (:func:`diagnosis`)."""
+    bound = timeout * min(stretch(), 3.0)
+    try:
+        _settle(page, bound, charts)
+    except PlaywrightTimeout as err:
+        raise AssertionError(
+            diagnosis(page, f"not settled within {bound:.0f} s ({charts} charts asked)")
+        ) from err
+
+
+def _settle(page, timeout: float, charts: int) -> None:
     page.wait_for_selector("h1", timeout=timeout * 1000)
     fresh = page.evaluate(_INSTALL)  # a new document: its first run shows as the h1 above
     if not fresh:

@@ -40,6 +40,31 @@ def test_pyproject_declares_a_build_the_core_dependencies_and_the_extras():
     assert project["license"] == "BSD-3-Clause"
 
 
+def _requirements() -> list[tuple[str, str]]:
+    """(file, requirement) of every dependency the project declares: pyproject's and the
+    requirements files'."""
+    project = PYPROJECT["project"]
+    found = [("pyproject.toml", r) for r in project["dependencies"]]
+    found += [("pyproject.toml", r) for rs in project["optional-dependencies"].values() for r in rs]
+    for path in sorted(ROOT.glob("requirements*.txt")):
+        lines = path.read_text().splitlines()
+        found += [(path.name, x.split("#")[0].strip()) for x in lines if x.split("#")[0].strip()]
+    return found
+
+
+def test_no_dependency_bound_is_a_date():
+    # Issue #51: Dask's versions are dates (2026.8.0), and "dask<2027" would have refused its
+    # first 2027 release on 1 January: a pin that expires. An upper bound is a major version.
+    dated = [
+        (where, r)
+        for where, r in _requirements()
+        for bound in re.findall(r"<=?\s*(\d+)", r)
+        if int(bound) >= 2000
+    ]
+    assert not dated, dated
+    assert ("requirements-dask.txt", "dask[distributed]>=2024.8") in _requirements()
+
+
 def test_core_ranges_are_the_ones_the_lock_is_compiled_from():
     # requirements.txt (→ requirements.lock) and pyproject must not drift apart.
     lines = (ROOT / "requirements.txt").read_text().splitlines()
@@ -300,33 +325,39 @@ def test_the_wheel_holds_only_dpcore_and_its_typing_marker(wheel):
     assert "cape-sweep = dpcore.cli:main" in scripts
 
 
-@pytest.mark.slow
-def test_python_m_build_from_a_clone_builds_a_wheel_that_reports_its_commit(tmp_path):
-    """issue #51: `python -m build` builds the sdist, then the wheel from the unpacked sdist,
-    where there is no git: the wheel's build info said COMMIT = None (frames: "unknown") and
-    the version as the release. Needs the `build` package: installed from the registry into
-    a venv of this test's own (not the shared one); skipped when the registry cannot give it."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    clone, venv, dist, site = (tmp_path / n for n in ("clone", "venv", "dist", "site"))
-    subprocess.run(["git", "clone", "-q", "--no-tags", str(ROOT), str(clone)], check=True)
-    head = _git("rev-parse", "HEAD")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env)
+@pytest.fixture(scope="module")
+def build_venv(tmp_path_factory) -> Path:
+    """A venv of these tests' own (not the shared one) with the `build` package from the
+    registry; the tests that need it skip when the registry cannot give it."""
+    venv = tmp_path_factory.mktemp("build") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=_NO_PATH)
     got = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "build"],
-        capture_output=True, text=True, env=env, timeout=600,
+        capture_output=True, text=True, env=_NO_PATH, timeout=600,
     )  # fmt: skip
     if got.returncode != 0:
         pytest.skip(f"the `build` package could not be installed: {got.stderr[-300:]}")
+    return venv
+
+
+_NO_PATH = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def _built_and_installed(venv: Path, source: Path, tmp_path: Path) -> tuple[Path, list]:
+    """`python -m build` of ``source`` (the sdist, then the wheel from the unpacked sdist) and
+    what the wheel, unpacked as installed with no checkout or git around it, reports: the sdist
+    and [dpcore's file, __version__, source_commit(), release()]."""
+    dist, site = tmp_path / "dist", tmp_path / "site"
     built = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "build", "-o", str(dist), str(clone)],
-        capture_output=True, text=True, env=env, timeout=900,
+        [str(venv / "bin" / "python"), "-m", "build", "-o", str(dist), str(source)],
+        capture_output=True, text=True, env=_NO_PATH, timeout=900,
     )  # fmt: skip
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     (sdist,) = dist.glob("cape_lab-*.tar.gz")
     (wheel,) = dist.glob("cape_lab-*.whl")  # built from the unpacked sdist
     import zipfile
 
-    zipfile.ZipFile(wheel).extractall(site)  # as installed: no checkout, no git around it
+    zipfile.ZipFile(wheel).extractall(site)
     probe = (
         f"import sys; sys.path.insert(0, {str(site)!r}); import dpcore, json; "
         "from dpcore import version; "
@@ -335,11 +366,49 @@ def test_python_m_build_from_a_clone_builds_a_wheel_that_reports_its_commit(tmp_
     )
     shown = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True,
-        cwd=tmp_path, env=env,
+        cwd=tmp_path, env=_NO_PATH,
     )  # fmt: skip
-    where, got_version, commit, release = json.loads(shown.stdout)
-    assert Path(where).is_relative_to(site)
+    reported = json.loads(shown.stdout)
+    assert Path(reported[0]).is_relative_to(site)
+    return sdist, reported
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
+def test_python_m_build_from_a_clone_builds_a_wheel_that_reports_its_commit(build_venv, tmp_path):
+    """issue #51: `python -m build` builds the sdist, then the wheel from the unpacked sdist,
+    where there is no git: the wheel's build info said COMMIT = None (frames: "unknown") and
+    the version as the release."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-tags", str(ROOT), str(clone)], check=True)
+    head = _git("rev-parse", "HEAD")
+    sdist, (_, got_version, commit, release) = _built_and_installed(build_venv, clone, tmp_path)
     assert commit == head  # not "unknown"
     assert release == dpcore.version.release()
     assert got_version == sdist.name.removeprefix("cape_lab-").removesuffix(".tar.gz")
     assert f"+g{head[:9]}" in got_version or got_version == release
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
+def test_a_wheel_built_from_a_git_archive_reports_its_commit(build_venv, tmp_path):
+    """issue #51: a tree made by `git archive` (a release tarball, GitHub's "Download ZIP")
+    has no .git: setuptools-scm stopped the build there (an empty describe-name without a
+    release tag). git writes the commit into .git_archival.txt (export-subst), and the build
+    backend hands it over, the version counting from CITATION.cff's release at dev0."""
+    clone, tree = tmp_path / "clone", tmp_path / "tree"
+    subprocess.run(["git", "clone", "-q", "--no-tags", str(ROOT), str(clone)], check=True)
+    head = _git("rev-parse", "HEAD")
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD"], cwd=clone, capture_output=True, check=True
+    ).stdout
+    import io
+    import tarfile
+
+    tarfile.open(fileobj=io.BytesIO(archive)).extractall(tree, filter="data")
+    assert not (tree / ".git").exists() and head in (tree / ".git_archival.txt").read_text()
+    sdist, (_, got_version, commit, release) = _built_and_installed(build_venv, tree, tmp_path)
+    assert commit == head
+    assert release == dpcore.version.release()
+    assert got_version == sdist.name.removeprefix("cape_lab-").removesuffix(".tar.gz")
+    assert got_version.endswith(f".dev0+g{head[:9]}"), got_version

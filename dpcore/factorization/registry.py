@@ -4,7 +4,8 @@ The sweeps run an algorithm through its record, :func:`dpcore.communication_cost
 resource guard read its cost and work, and the app takes its label, colour, description and
 role from it. Adding a baseline is one :class:`Algorithm` record (here, or :func:`register` at
 runtime), its function (in :mod:`dpcore.factorization.pca` or :mod:`dpcore.factorization.otd`) and
-its tests. Records
+its tests. The sweep-spec parameters only some algorithms read are declared once here
+(:data:`SPEC_PARAMETERS`) and named by the records that read them (``parameters``). Records
 are strict: keyword-only, with the cost and the work stated (no silent zero), not featured
 in the app's pickers unless chosen, and a colour no other algorithm of the same sweep uses.
 An unknown name is a ``ValueError`` at lookup (:func:`get`), never a silent fall-through.
@@ -23,13 +24,15 @@ changes no other algorithm's numbers (issue #51).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcore._validation import MAX_MAGNITUDE, check_int, check_real
 from dpcore.factorization.central import (
     central_gaussian_pca,
     l1_per_l2,
@@ -54,6 +57,7 @@ from dpcore.factorization.metrics import top_k_eigvecs
 from dpcore.factorization.models import MixtureModel
 from dpcore.factorization.moments import SiteMoments
 from dpcore.factorization.otd import (
+    PowerOptions,
     WhitenedTensor,
     agn_otd,
     avn_otd,
@@ -65,7 +69,12 @@ from dpcore.factorization.otd import (
 from dpcore.factorization.pca import cape_pca, conv_pca, dpdis_pca, local_pca, nonprivate_pca
 from dpcore.factorization.tensor import Recovery, multilinear, whitening
 from dpcore.mechanisms.calibration import Calibration
-from dpcore.protocol.secagg import point_design, secagg_symmetric, symmetric_coordinates
+from dpcore.protocol.secagg import (
+    DEFAULT_BITS,
+    point_design,
+    secagg_symmetric,
+    symmetric_coordinates,
+)
 
 FAMILIES = ("pca", "otd")
 ROLES = ("private", "upper", "lower")  # a private algorithm, or a reference bound (see above)
@@ -234,6 +243,141 @@ def _check_callables(record: object, fields: tuple[str, ...]) -> None:
             raise TypeError(f"{name} must be callable; got {getattr(record, name)!r}")
 
 
+# --- the sweep-spec parameters an algorithm reads ------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpecParameter:
+    """A keyword of the sweep specs that only some algorithms read, declared once.
+
+    The specs (:meth:`dpcore.PcaSpec.build`, :meth:`dpcore.OtdSpec.build`) take it, resolve
+    it with :meth:`resolve` and check it again with :attr:`check` when a spec is made; the
+    algorithms that read it name it in their method's ``parameters``
+    (:attr:`PcaMethod.parameters`, :attr:`OtdMethod.parameters`; the tensor power method's are
+    read by every decomposing method, :data:`POWER_PARAMETERS`).
+
+    Attributes
+    ----------
+    name : str
+        The keyword, as the specs' ``build`` takes it (and a frame's column if it is swept).
+    families : tuple of str
+        The sweeps whose spec takes it (``"pca"``, ``"otd"``).
+    default : object
+        ``build``'s default (``None`` with ``derive``: derived from the spec).
+    check : callable
+        ``check(value, context) -> value``: the value validated (a ValueError or TypeError
+        naming ``name``, the allowed range and the value); ``context`` holds the spec's
+        resolved ``dim`` and ``k`` (empty for a grid axis, whose check needs neither).
+    derive : callable, optional
+        ``derive(context) -> value``: the value when the keyword is ``None`` (rank: min(2K, D)).
+    description : str
+        What it sets, in one line.
+    """
+
+    name: str
+    families: tuple[str, ...]
+    default: object
+    check: Callable[[Any, Mapping[str, Any]], Any]
+    derive: Callable[[Mapping[str, Any]], Any] | None = None
+    description: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"name must be a keyword name; got {self.name!r}")
+        if not self.families or any(f not in FAMILIES for f in self.families):
+            raise ValueError(f"families must name some of {list(FAMILIES)}; got {self.families!r}")
+        _check_callables(self, ("check",))
+        if self.derive is not None and not callable(self.derive):
+            raise TypeError(f"derive must be callable or None; got {self.derive!r}")
+
+    def resolve(self, value: object, context: Mapping[str, Any]) -> Any:
+        """The spec's value of the keyword given as ``value`` (``None``: derived, if it is)."""
+        if value is None and self.derive is not None:
+            return self.derive(context)
+        return self.check(value, context)
+
+
+def _check_scale(value: object, context: Mapping[str, Any]) -> float | None:
+    if value is None:
+        return None  # automatic: rounding costs at most 1% of the sensitivity
+    return check_real(value, "secagg_scale", low=0.0, high=MAX_MAGNITUDE, low_open=True)
+
+
+_POWER = PowerOptions()  # the power method's defaults: the robust method with restarts
+SPEC_PARAMETERS: dict[str, SpecParameter] = {
+    p.name: p
+    for p in (
+        SpecParameter(
+            name="rank",
+            families=("pca",),
+            default=None,
+            check=lambda v, c: check_int(v, "rank", low=c["k"], high=c["dim"]),
+            derive=lambda c: min(2 * c["k"], c["dim"]),
+            description="DPdisPCA's R, each site's factor's rank, K ≤ R ≤ D (None: min(2K, D))",
+        ),
+        SpecParameter(
+            name="secagg_bits",
+            families=FAMILIES,
+            default=DEFAULT_BITS,
+            check=lambda v, c: check_int(v, "secagg_bits", low=2, high=64),
+            description="secure aggregation's bit width b in [2, 64]",
+        ),
+        SpecParameter(
+            name="secagg_scale",
+            families=FAMILIES,
+            default=None,
+            check=_check_scale,
+            description="secure aggregation's scale γ > 0 (None: automatic)",
+        ),
+        SpecParameter(
+            name="restarts",
+            families=("otd",),
+            default=_POWER.restarts,
+            check=lambda v, c: check_int(v, "restarts", low=1),
+            description="the tensor power method's random starts per component",
+        ),
+        SpecParameter(
+            name="max_iter",
+            families=("otd",),
+            default=_POWER.max_iter,
+            check=lambda v, c: check_int(v, "max_iter", low=1),
+            description="the tensor power method's iterations per start, at most",
+        ),
+        SpecParameter(
+            name="tol",
+            families=("otd",),
+            default=_POWER.tol,
+            check=lambda v, c: check_real(v, "tol", low=0.0, low_open=True),
+            description="the tensor power method's convergence tolerance",
+        ),
+    )
+}
+# The tensor power method's settings (dpcore.factorization.otd.PowerOptions): read by every
+# decomposing tensor method, whose whitened tensor the sweep decomposes with them.
+POWER_PARAMETERS = ("restarts", "max_iter", "tol")
+SECAGG_PARAMETERS = ("secagg_bits", "secagg_scale")  # the grid's secure-aggregation axes
+
+
+def spec_parameters(family: str) -> tuple[str, ...]:
+    """The names of the spec parameters of one sweep, in :data:`SPEC_PARAMETERS` order.
+
+    Examples
+    --------
+    >>> spec_parameters("pca")
+    ('rank', 'secagg_bits', 'secagg_scale')
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {list(FAMILIES)}; got {family!r}")
+    return tuple(n for n, p in SPEC_PARAMETERS.items() if family in p.families)
+
+
+def _check_parameters(method: PcaMethod | OtdMethod, family: str) -> None:
+    known = spec_parameters(family)
+    params = method.parameters
+    if not isinstance(params, tuple) or any(p not in known for p in params):
+        raise ValueError(f"parameters must be a tuple of names from {list(known)}; got {params!r}")
+
+
 # --- how an algorithm runs in each family ------------------------------------------------------
 
 
@@ -272,6 +416,11 @@ class PcaMethod:
     min_sites : int
         The fewest sites S it runs with: 2 for the protocols (S×S noise designs), 1 for the
         curator's (``central_*``, ``nonprivate``) and one site's (``local``).
+    parameters : tuple of str
+        The spec parameters its run reads beyond those of every algorithm (names from
+        :func:`spec_parameters` ``("pca")``: DPdisPCA's ``rank``, secure aggregation's
+        ``secagg_bits`` and ``secagg_scale``); a new one is declared in
+        :data:`SPEC_PARAMETERS`.
     """
 
     run: Callable[[PcaInputs, np.random.Generator], NDArray[np.float64]]
@@ -283,9 +432,11 @@ class PcaMethod:
     with_rounds: Callable[[int], PcaMethod] | None = None
     steps: Callable[[int, bool], tuple[int, int]] = _no_steps
     min_sites: int = 2
+    parameters: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_callables(self, ("run", "cost", "eighs", "draws", "steps"))
+        _check_parameters(self, "pca")
         if self.min_sites not in (1, 2):
             raise ValueError(f"min_sites must be 1 or 2; got {self.min_sites!r}")
         check_rounds(self.rounds)
@@ -293,6 +444,11 @@ class PcaMethod:
             raise TypeError(f"with_rounds must be callable or None; got {self.with_rounds!r}")
         if self.with_rounds is not None and self.steps is _no_steps:  # no silent zero work
             raise TypeError("an iterative PcaMethod (with_rounds) must state its steps")
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The spec parameters its result depends on (:attr:`parameters`)."""
+        return self.parameters
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -315,17 +471,29 @@ class OtdMethod:
     draws : callable
         ``draws(S, D) -> int``: samples per run beyond Gaussian noise (the work estimate;
         secure aggregation's rounding and discrete noise).
+    parameters : tuple of str
+        The spec parameters its run reads beyond those of every algorithm (names from
+        :func:`spec_parameters` ``("otd")``, as in :class:`PcaMethod`); the power method's
+        (:data:`POWER_PARAMETERS`) go with ``decomposes`` (:attr:`reads`).
     """
 
     run: Callable[[OtdInputs, np.random.Generator], WhitenedTensor | Recovery]
     cost: Callable[[CostShape], PartyCost]
     decomposes: bool
     draws: Callable[[int, int], int] = _no_draws
+    parameters: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_callables(self, ("run", "cost", "draws"))
         if not isinstance(self.decomposes, bool):
             raise TypeError(f"decomposes must be True or False; got {self.decomposes!r}")
+        _check_parameters(self, "otd")
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The spec parameters its result depends on: the power method's if it decomposes."""
+        own = tuple(p for p in self.parameters if p not in POWER_PARAMETERS)
+        return (POWER_PARAMETERS if self.decomposes else ()) + own
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -405,6 +573,16 @@ class Algorithm:
         if method is None:
             raise ValueError(f"algorithms must be one of {list(names(family))}; got {self.name!r}")
         return method
+
+    def reads(self, family: str) -> tuple[str, ...]:
+        """The spec parameters its result in ``family``'s sweep depends on.
+
+        Examples
+        --------
+        >>> get("dpdis").reads("pca"), get("cape").reads("pca"), get("secagg").reads("otd")
+        (('rank',), (), ('restarts', 'max_iter', 'tol', 'secagg_bits', 'secagg_scale'))
+        """
+        return self.method(family).reads
 
 
 # --- the built-in algorithms -------------------------------------------------------------------
@@ -784,7 +962,7 @@ BUILTIN = (
         label="DPdisPCA",
         color="#CC79A7",
         description="sites send a noisy rank-R square root of their matrix (less communication)",
-        pca=PcaMethod(run=_dpdis_pca, cost=_pca_dpdis, eighs=_dpdis_eighs),
+        pca=PcaMethod(run=_dpdis_pca, cost=_pca_dpdis, eighs=_dpdis_eighs, parameters=("rank",)),
         featured=True,
     ),
     Algorithm(
@@ -829,9 +1007,19 @@ BUILTIN = (
         description="no trusted party: sites quantise, add discrete Gaussian shares and hide "
         "their messages under pairwise masks; the server learns only the sum "
         "(docs/trust-models.md)",
-        pca=PcaMethod(run=_secagg_pca, cost=_pca_sites, eighs=_one, draws=_secagg_pca_draws),
+        pca=PcaMethod(
+            run=_secagg_pca,
+            cost=_pca_sites,
+            eighs=_one,
+            draws=_secagg_pca_draws,
+            parameters=SECAGG_PARAMETERS,
+        ),
         otd=OtdMethod(
-            run=_secagg_otd, cost=_otd_sites_full, decomposes=True, draws=_secagg_otd_draws
+            run=_secagg_otd,
+            cost=_otd_sites_full,
+            decomposes=True,
+            draws=_secagg_otd_draws,
+            parameters=SECAGG_PARAMETERS,
         ),
         dash="dot",
         opt_in=True,

@@ -260,3 +260,20 @@ def test_charts_follow_the_systems_scheme_while_a_page_is_open(server, tabs):
     delays = page.evaluate("window.__capeDelays")
     assert len(delays) == 4 and max(delays) < 1500, delays
     _assert_no_errors(page)
+
+
+def test_a_wait_that_runs_out_says_what_the_page_showed(server, tabs):
+    """A settle that cannot be met (more charts asked than the glossary draws) fails with the
+    page's state, not a bare Playwright timeout: the address, the script's state, how many
+    charts are there and painted, and a screenshot to look at."""
+    page = tabs(width=1400, height=1000)
+    page.goto(f"{server}/glossary")
+    _settle(page)
+    with pytest.raises(AssertionError) as failed:
+        browser_wait.settle(page, 1, charts=1)
+    said = str(failed.value)
+    assert "/glossary" in said and "'script': 'notRunning'" in said, said
+    assert "'charts': 0" in said and "screenshot " in said, said
+    shot = Path(said.rsplit("screenshot ", 1)[1])
+    assert shot.exists()
+    shot.unlink()

@@ -21,9 +21,9 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, NamedTuple, TypeVar
+from typing import Any, ClassVar, NamedTuple, Self, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -54,16 +54,17 @@ from dpcore.resources import MAX_DESIGN_SITES, MAX_DIM_TENSOR
 
 SWEEP_AXES = ("epsilon", "delta", "n_per_site", "sites")
 # Settings of the secure-aggregation baseline (dpcore.protocol.secagg) that a sweep may also run
-# along; a frame has their column only when one of them is the swept axis.
-SECAGG_AXES = ("secagg_bits", "secagg_scale")
+# along; a frame has their column only when one of them is the swept axis. They are spec
+# parameters of the secagg record (registry.SPEC_PARAMETERS declares their defaults and checks).
+SECAGG_AXES = registry.SECAGG_PARAMETERS
 GRID_AXES = SWEEP_AXES + SECAGG_AXES
 WEIGHTINGS = ("proportional", "equal")
 
 
-def _check_scale(value: Any) -> float | None:
-    if value is None:
-        return None  # automatic: rounding costs at most 1% of the sensitivity
-    return check_real(value, "secagg_scale", low=0.0, high=MAX_MAGNITUDE, low_open=True)
+def _parameter_check(name: str) -> Callable[[Any], Any]:
+    """The declared check of a spec parameter that is a grid axis (it needs no D or K)."""
+    parameter = registry.SPEC_PARAMETERS[name]
+    return lambda value: parameter.check(value, {})
 
 
 _CHECKS: dict[str, Callable[[Any], Any]] = {
@@ -72,8 +73,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "n_per_site": lambda v: check_int(v, "n_per_site", low=1),
     # S×S designs need 2; one site only where every algorithm runs with it (_check_records)
     "sites": lambda v: check_int(v, "sites", low=1, high=MAX_DESIGN_SITES),
-    "secagg_bits": lambda v: check_int(v, "secagg_bits", low=2, high=64),
-    "secagg_scale": _check_scale,
+    **{name: _parameter_check(name) for name in SECAGG_AXES},
 }
 
 Value = float | int
@@ -444,15 +444,20 @@ def _parameters(build: Callable[..., Any]) -> dict[str, Any]:
     return {n: p.default for n, p in inspect.signature(build).parameters.items()}
 
 
-def _changed(spec: PcaSpec | OtdSpec, keywords: dict[str, Any]) -> dict[str, Any]:
+def _changed(spec: SweepSpec, keywords: dict[str, Any]) -> dict[str, Any]:
     """The keywords whose value differs from what ``build`` would use without them."""
+    context = {"dim": spec.dim, "k": spec.k}
+    derived = {
+        name: parameter.derive(context)
+        for name in spec._settings()
+        if (parameter := registry.SPEC_PARAMETERS[name]).derive is not None
+    }
     defaults = {
         **_parameters(type(spec).build),
         "algorithms": registry.defaults(spec.family),
         "metrics": spec.known_metrics,
+        **derived,  # rank: min(2K, D)
     }
-    if spec.family == "pca":
-        defaults["rank"] = min(2 * spec.k, spec.dim)
     out = {}
     for name, value in keywords.items():
         default = defaults.get(name, inspect.Parameter.empty)
@@ -461,6 +466,36 @@ def _changed(spec: PcaSpec | OtdSpec, keywords: dict[str, Any]) -> dict[str, Any
         elif value != default:
             out[name] = value
     return out
+
+
+def _check_swept(grid: SweepGrid, records: tuple[Algorithm, ...], family: str) -> None:
+    """A swept spec parameter (a secure-aggregation axis) must be read by an algorithm run."""
+    if grid.axis not in registry.SPEC_PARAMETERS:
+        return
+    if not any(grid.axis in r.reads(family) for r in records):
+        readers = [n for n in registry.names(family) if grid.axis in registry.get(n).reads(family)]
+        raise ValueError(
+            f"algorithms must include one that reads the swept {grid.axis} (of {readers}); "
+            f"got {[r.name for r in records]}"
+        )
+
+
+# Where a build keyword lives in a spec when it is not the field of its name: an attribute of a
+# field ("runs.count"); the family's own are in its keyword_paths, the grid's axes in the grid.
+_SHARED_PATHS = {
+    "runs": "runs.count",
+    "calibration": "privacy.calibration",
+    "site_shares": "sites.shares",
+    "weighting": "sites.weighting",
+}
+
+
+def _read(spec: object, path: str) -> Any:
+    """The value at ``path`` (attribute names joined by dots) of ``spec``."""
+    value = spec
+    for name in path.split("."):
+        value = getattr(value, name)
+    return value
 
 
 def sweep_calibration(calibration: CalibrationLike, neighbouring: str) -> Calibration:
@@ -554,18 +589,28 @@ class OtdPrivacy:
 
 @dataclass(frozen=True, kw_only=True)
 class SweepSpec:
-    """What a PCA and a tensor sweep spec share (:class:`PcaSpec`, :class:`OtdSpec`).
+    """A PCA or a tensor sweep spec: what both share, and the one way either is built.
 
     The grid, the site layout, the privacy settings (the family's own record), the runs,
     D and K, ``faithful``, the algorithms and metrics by name, and the algorithms' registry
     records (each algorithm's random stream is keyed by its name,
     :func:`dpcore.factorization.registry.stream`). Keyword-only; a family's checks run
-    between the shared ones (:meth:`_check_family`).
+    between the shared ones (:meth:`_fields`, as ``build`` resolves them).
+
+    Both families are built by :meth:`_build` from their ``build``'s keywords (the public
+    signature, documented there); a family declares what is its own in its class
+    (:meth:`_resolve`, :meth:`_check_family`, :attr:`keyword_paths`, its work estimate). The
+    parameters only some algorithms read (``rank``, ``restarts``, ``secagg_bits``, …) are
+    declared once, default and check, in :data:`dpcore.factorization.registry.SPEC_PARAMETERS`
+    and named by the records that read them
+    (:meth:`dpcore.factorization.registry.Algorithm.reads`).
     """
 
     family: ClassVar[str]
     privacy_kind: ClassVar[type]
     known_metrics: ClassVar[tuple[str, ...]]
+    keyword_paths: ClassVar[dict[str, str]]  # the family's, as _SHARED_PATHS
+    build: ClassVar[Callable[..., Any]]  # the family's factory: its keywords are the public API
 
     grid: SweepGrid
     sites: SiteLayout
@@ -589,13 +634,107 @@ class SweepSpec:
                 raise TypeError(f"{name} must be a {kind.__name__}; got {getattr(self, name)!r}")
         self.sites.check_against(self.grid)
         self._check_family()
+        self._fields(self.keywords())  # the family's fields, checked as build resolves them
         check_bool(self.faithful, "faithful")
         _check_names(self.metrics, "metrics", self.known_metrics)
         _check_records(self)
 
-    def _check_family(self) -> None:
-        """The family's own fields (D, K and the rest), checked after the layout."""
+    @classmethod
+    def _build(cls, given: Mapping[str, Any]) -> Self:
+        """The spec of ``build``'s keywords as given (both families': one path).
+
+        The shared keywords are resolved here, the family's own by :meth:`_fields`; a swept
+        algorithm parameter must be read by an algorithm the spec runs.
+        """
+        grid = SweepGrid.of(**{axis: given[axis] for axis in GRID_AXES})
+        layout = SiteLayout.of(given["site_shares"], given["weighting"])
+        count = Runs(check_int(given["runs"], "runs", low=1))
+        fields = cls._fields(given)
+        names = _algorithms(given["algorithms"], cls.family)
+        records = tuple(registry.get(n, cls.family) for n in names)
+        _check_swept(grid, records, cls.family)
+        return cls(
+            grid=grid,
+            sites=layout,
+            runs=count,
+            **fields,
+            faithful=check_bool(given["faithful"], "faithful"),
+            algorithms=names,
+            metrics=_metrics(given["metrics"], cls.known_metrics),
+            records=records,
+        )
+
+    @classmethod
+    def _settings(cls) -> tuple[str, ...]:
+        """The family's algorithm parameters kept in the spec's fields (the grid has the rest).
+
+        Those of :func:`dpcore.factorization.registry.spec_parameters` that are no grid axis.
+        """
+        return tuple(n for n in registry.spec_parameters(cls.family) if n not in GRID_AXES)
+
+    @classmethod
+    def _path(cls, keyword: str) -> str:
+        """Where a build keyword (not a grid axis) lives in the spec."""
+        return {**_SHARED_PATHS, **cls.keyword_paths}.get(keyword, keyword)
+
+    @classmethod
+    def _fields(cls, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The family's fields of ``build``'s keywords, resolved and checked.
+
+        Its own (:meth:`_resolve`) and the algorithms' parameters (:meth:`_settings`) by their
+        declarations, whose checks and derived defaults read the resolved D and K.
+        """
+        own = cls._resolve(given)
+        context = {"dim": own["dim"], "k": own["k"]}
+        settings = {
+            name: registry.SPEC_PARAMETERS[name].resolve(given[name], context)
+            for name in cls._settings()
+        }
+        return {**own, **cls._pack(settings)}
+
+    @classmethod
+    def _resolve(cls, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The family's own fields (``privacy``, ``dim``, ``k``, …) of ``build``'s keywords."""
         raise NotImplementedError
+
+    @classmethod
+    def _pack(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        """The fields that hold the resolved :meth:`_settings` (by default, one each)."""
+        return settings
+
+    def _check_family(self) -> None:
+        """What :meth:`_fields` cannot see in the keywords (a family's field's type, say)."""
+
+    def _implied(self) -> tuple[str, ...]:
+        """Keywords the others imply, left out of the short :meth:`keywords`."""
+        return ()
+
+    def keywords(self, *, defaults: bool = True) -> dict[str, Any]:
+        """The ``build`` keywords of this spec, in its signature's order (the sweep front's).
+
+        ``defaults=False`` leaves out the keywords at their default (a derived one at its
+        derived value, ``rank`` min(2K, D); the default algorithms and metrics; ``dim`` and
+        ``pool_size`` with a Dataset): the short form for a code snippet. Either way
+        ``type(s).build(**kw) == s``.
+        """
+        grid = self.grid.keywords()
+        out = {
+            n: grid[n] if n in grid else _read(self, self._path(n))
+            for n in _parameters(type(self).build)
+        }
+        if defaults:
+            return out
+        for name in self._implied():
+            del out[name]
+        return _changed(self, out)
+
+    def replace(self, **keywords: Any) -> Self:
+        """Change some ``build`` keywords: a new spec, validated again.
+
+        The keywords left at their default stay defaults (``rank`` follows a new ``k``).
+        """
+        spec: Self = type(self).build(**{**self.keywords(defaults=False), **keywords})
+        return spec
 
     def estimate(self, *, workers: int | None = None) -> WorkEstimate:
         """The sweep's cost on ``workers``, at the grid's largest setting.
@@ -615,21 +754,6 @@ class SweepSpec:
     def _work(self, **shared: Any) -> WorkEstimate:
         """The family's estimate, given what every family's estimate takes (``shared``)."""
         raise NotImplementedError
-
-    def _shared_keywords(self) -> dict[str, Any]:
-        """The :meth:`build` keywords both families have."""
-        return {
-            "dim": self.dim,
-            "k": self.k,
-            **self.grid.keywords(),
-            "runs": self.runs.count,
-            "algorithms": self.algorithms,
-            "metrics": self.metrics,
-            "calibration": self.privacy.calibration,
-            "site_shares": self.sites.shares,
-            "weighting": self.sites.weighting,
-            "faithful": self.faithful,
-        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -654,26 +778,38 @@ class PcaSpec(SweepSpec):
     family: ClassVar[str] = "pca"
     privacy_kind: ClassVar[type] = PcaPrivacy
     known_metrics: ClassVar[tuple[str, ...]] = tuple(PCA_METRICS)
+    keyword_paths: ClassVar[dict[str, str]] = {"neighbouring": "privacy.neighbouring"}
 
     privacy: PcaPrivacy
     data: str | Dataset
     rank: int
     pool_size: int
 
-    def _check_family(self) -> None:
-        if isinstance(self.data, Dataset):
-            if self.dim != self.data.dim or self.pool_size != self.data.n_samples:
-                raise ValueError(
-                    f"dim and pool_size must be the data set's ({self.data.dim}, "
-                    f"{self.data.n_samples}); got ({self.dim!r}, {self.pool_size!r}); "
-                    "use replace(data=…), which takes them from the data set"
-                )
+    @classmethod
+    def _resolve(cls, given: Mapping[str, Any]) -> dict[str, Any]:
+        cal = sweep_calibration(given["calibration"], given["neighbouring"])
+        data = given["data"]
+        if isinstance(data, Dataset):  # D and the pool are the data set's own
+            dim, pool_size = data.dim, data.n_samples
         else:
-            check_choice(self.data, "data", ("synthetic",))
-            check_int(self.dim, "dim", low=1)
-            check_int(self.pool_size, "pool_size", low=2)
-        check_int(self.k, "k", low=1, high=self.dim)
-        check_int(self.rank, "rank", low=self.k, high=self.dim)
+            check_choice(data, "data", ("synthetic",))
+            dim = check_int(given["dim"], "dim", low=1)
+            pool_size = check_int(given["pool_size"], "pool_size", low=2)
+        k = check_int(given["k"], "k", low=1, high=dim)
+        privacy = PcaPrivacy(cal.kind, cal.neighbouring)
+        return {"privacy": privacy, "data": data, "dim": dim, "k": k, "pool_size": pool_size}
+
+    def _check_family(self) -> None:
+        data = self.data  # a data set's D and pool are its own (_resolve takes them from it)
+        if isinstance(data, Dataset) and (self.dim, self.pool_size) != (data.dim, data.n_samples):
+            raise ValueError(
+                f"dim and pool_size must be the data set's ({data.dim}, {data.n_samples}); "
+                f"got ({self.dim!r}, {self.pool_size!r}); use replace(data=…), which takes "
+                "them from the data set"
+            )
+
+    def _implied(self) -> tuple[str, ...]:
+        return ("dim", "pool_size") if isinstance(self.data, Dataset) else ()
 
     @classmethod
     def build(
@@ -767,70 +903,7 @@ class PcaSpec(SweepSpec):
         Captured energy is tr(V̂ᵀAV̂) against the data set's reference matrix (Imtiaz &
         Sarwate, Sec. 6.1).
         """
-        grid = SweepGrid.of(
-            epsilon=epsilon,
-            delta=delta,
-            n_per_site=n_per_site,
-            sites=sites,
-            secagg_bits=secagg_bits,
-            secagg_scale=secagg_scale,
-        )
-        layout = SiteLayout.of(site_shares, weighting)
-        cal = sweep_calibration(calibration, neighbouring)
-        privacy = PcaPrivacy(cal.kind, cal.neighbouring)
-        count = Runs(check_int(runs, "runs", low=1))
-        if isinstance(data, Dataset):
-            dim, pool_size = data.dim, data.n_samples
-        else:
-            check_choice(data, "data", ("synthetic",))
-            dim = check_int(dim, "dim", low=1)
-            pool_size = check_int(pool_size, "pool_size", low=2)
-        k = check_int(k, "k", low=1, high=dim)
-        rank = min(2 * k, dim) if rank is None else check_int(rank, "rank", low=k, high=dim)
-        names = _algorithms(algorithms, "pca")
-        return cls(
-            grid=grid,
-            sites=layout,
-            privacy=privacy,
-            runs=count,
-            data=data,
-            dim=dim,
-            k=k,
-            rank=rank,
-            pool_size=pool_size,
-            faithful=check_bool(faithful, "faithful"),
-            algorithms=names,
-            metrics=_metrics(metrics, tuple(PCA_METRICS)),
-            records=tuple(registry.get(n, "pca") for n in names),
-        )
-
-    def keywords(self, *, defaults: bool = True) -> dict[str, Any]:
-        """The :meth:`build` keywords of this spec, in :func:`dpcore.pca_sweep`'s order.
-
-        ``defaults=False`` leaves out the keywords at their default (``rank`` min(2K, D),
-        the default algorithms and metrics; ``dim`` and ``pool_size`` with a Dataset): the
-        short form for a code snippet. Either way ``PcaSpec.build(**kw) == self``.
-        """
-        out = {
-            **self._shared_keywords(),
-            "data": self.data,
-            "neighbouring": self.privacy.neighbouring,
-            "rank": self.rank,
-            "pool_size": self.pool_size,
-        }
-        out = {n: out[n] for n in _parameters(PcaSpec.build)}
-        if defaults:
-            return out
-        if isinstance(self.data, Dataset):
-            del out["dim"], out["pool_size"]
-        return _changed(self, out)
-
-    def replace(self, **keywords: Any) -> PcaSpec:
-        """Change some :meth:`build` keywords: a new spec, validated again.
-
-        The keywords left at their default stay defaults (``rank`` follows a new ``k``).
-        """
-        return PcaSpec.build(**{**self.keywords(defaults=False), **keywords})
+        return cls._build(locals())  # the keywords as given, down the one build path
 
     def _work(self, **shared: Any) -> WorkEstimate:
         """:func:`dpcore.experiments.limits.estimate_pca`, with N_s, the pool, K and ``faithful``.
@@ -871,6 +944,11 @@ class OtdSpec(SweepSpec):
     family: ClassVar[str] = "otd"
     privacy_kind: ClassVar[type] = OtdPrivacy
     known_metrics: ClassVar[tuple[str, ...]] = tuple(OTD_METRICS)
+    keyword_paths: ClassVar[dict[str, str]] = {
+        "sensitivity": "privacy.sensitivity",
+        "budget_split": "privacy.budget_split",
+        **{name: f"power.{name}" for name in registry.POWER_PARAMETERS},
+    }
 
     privacy: OtdPrivacy
     model: str
@@ -879,16 +957,28 @@ class OtdSpec(SweepSpec):
     sigma2_source: str
     power: PowerOptions
 
+    @classmethod
+    def _resolve(cls, given: Mapping[str, Any]) -> dict[str, Any]:
+        split = check_split(given["budget_split"])
+        kind = Calibration.of(given["calibration"]).kind
+        dim = check_int(given["dim"], "dim", low=1, high=MAX_DIM_TENSOR)
+        return {
+            "privacy": OtdPrivacy(kind, given["sensitivity"], split),
+            "model": check_choice(given["model"], "model", MODELS),
+            "dim": dim,
+            "k": check_int(given["k"], "k", low=1, high=dim),
+            "sigma2": check_real(given["sigma2"], "sigma2", low=0.0, high=MAX_MAGNITUDE),
+            "scaling": check_choice(given["scaling"], "scaling", SCALINGS),
+            "sigma2_source": check_choice(given["sigma2_source"], "sigma2_source", SIGMA2_SOURCES),
+        }
+
+    @classmethod
+    def _pack(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        return {"power": PowerOptions(**settings)}  # restarts, max_iter, tol
+
     def _check_family(self) -> None:
         if not isinstance(self.power, PowerOptions):
             raise TypeError(f"power must be a PowerOptions; got {self.power!r}")
-        _check_power(self.power.restarts, self.power.max_iter, self.power.tol)
-        check_choice(self.model, "model", MODELS)
-        check_int(self.dim, "dim", low=1, high=MAX_DIM_TENSOR)
-        check_int(self.k, "k", low=1, high=self.dim)
-        check_real(self.sigma2, "sigma2", low=0.0, high=MAX_MAGNITUDE)
-        check_choice(self.scaling, "scaling", SCALINGS)
-        check_choice(self.sigma2_source, "sigma2_source", SIGMA2_SOURCES)
 
     @classmethod
     def build(
@@ -972,66 +1062,7 @@ class OtdSpec(SweepSpec):
         δ sweeps, afresh per run for N_s and S sweeps. ``local_*`` use site 1. AVN uses
         (ε₁, δ₁ + δ₂) for M2 and pure ε₂ for M3 (Algorithm 4).
         """
-        grid = SweepGrid.of(
-            epsilon=epsilon,
-            delta=delta,
-            n_per_site=n_per_site,
-            sites=sites,
-            secagg_bits=secagg_bits,
-            secagg_scale=secagg_scale,
-        )
-        layout = SiteLayout.of(site_shares, weighting)
-        split = check_split(budget_split)
-        privacy = OtdPrivacy(Calibration.of(calibration).kind, sensitivity, split)
-        count = Runs(check_int(runs, "runs", low=1))
-        power = PowerOptions(*_check_power(restarts, max_iter, tol))
-        dim = check_int(dim, "dim", low=1, high=MAX_DIM_TENSOR)
-        names = _algorithms(algorithms, "otd")
-        return cls(
-            grid=grid,
-            sites=layout,
-            privacy=privacy,
-            runs=count,
-            model=check_choice(model, "model", MODELS),
-            dim=dim,
-            k=check_int(k, "k", low=1, high=dim),
-            sigma2=check_real(sigma2, "sigma2", low=0.0, high=MAX_MAGNITUDE),
-            scaling=scaling,
-            sigma2_source=sigma2_source,
-            power=power,
-            faithful=check_bool(faithful, "faithful"),
-            algorithms=names,
-            metrics=_metrics(metrics, tuple(OTD_METRICS)),
-            records=tuple(registry.get(n, "otd") for n in names),
-        )
-
-    def keywords(self, *, defaults: bool = True) -> dict[str, Any]:
-        """The :meth:`build` keywords of this spec, in :func:`dpcore.otd_sweep`'s order.
-
-        ``defaults=False`` leaves out the keywords at their default, as in
-        :meth:`PcaSpec.keywords`. Either way ``OtdSpec.build(**kw) == self``.
-        """
-        out = {
-            **self._shared_keywords(),
-            "model": self.model,
-            "sensitivity": self.privacy.sensitivity,
-            "budget_split": self.privacy.budget_split,
-            "sigma2": self.sigma2,
-            "scaling": self.scaling,
-            "sigma2_source": self.sigma2_source,
-            "restarts": self.power.restarts,
-            "max_iter": self.power.max_iter,
-            "tol": self.power.tol,
-        }
-        out = {n: out[n] for n in _parameters(OtdSpec.build)}
-        return out if defaults else _changed(self, out)
-
-    def replace(self, **keywords: Any) -> OtdSpec:
-        """Change some :meth:`build` keywords: a new spec, validated again.
-
-        The keywords left at their default stay defaults (``rank`` follows a new ``k``).
-        """
-        return OtdSpec.build(**{**self.keywords(defaults=False), **keywords})
+        return cls._build(locals())  # the keywords as given, down the one build path
 
     def stages(self, value: Setting | None = None) -> tuple[Budget, Budget]:
         """(ε₁, δ₁) for M2 and (ε₂, δ₂) for M3 at one grid value (default: the first).
@@ -1054,14 +1085,6 @@ class OtdSpec(SweepSpec):
             max_iter=self.power.max_iter,
             **shared,
         )
-
-
-def _check_power(restarts: Any, max_iter: Any, tol: Any) -> tuple[int, int, float]:
-    return (
-        check_int(restarts, "restarts", low=1),
-        check_int(max_iter, "max_iter", low=1),
-        check_real(tol, "tol", low=0.0, low_open=True),
-    )
 
 
 def fit_to_pool(values: Sequence[int], other: int, pool: int | None) -> tuple[int, ...]:

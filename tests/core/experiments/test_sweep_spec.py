@@ -262,3 +262,33 @@ def test_a_pca_sweep_resumed_from_the_tasks_it_kept_is_the_same_frame():
         dpcore.run_pca_sweep(spec, 5, completed={(3, 0): []})
     with pytest.raises(TypeError, match="on_task must be callable"):
         dpcore.run_pca_sweep(spec, 5, on_task="print")
+
+
+def test_both_families_take_their_algorithms_parameters_with_the_declared_defaults():
+    # issue #51: a parameter only some algorithms read (rank, the power method's, secure
+    # aggregation's) is declared once in the registry; each spec's build takes it, with
+    # that default, and checks it as declared
+    from dpcore.factorization import registry
+
+    for kind in (PcaSpec, OtdSpec):
+        build = inspect.signature(kind.build).parameters
+        for name in registry.spec_parameters(kind.family):
+            assert build[name].default == registry.SPEC_PARAMETERS[name].default, name
+    otd = OtdSpec.build(**TENSOR, epsilon=1.0, restarts=3, tol=1e-6)
+    assert otd.power == dpcore.PowerOptions(restarts=3, max_iter=100, tol=1e-6)
+    assert otd.keywords(defaults=False) == {"epsilon": 1.0, **TENSOR, "restarts": 3, "tol": 1e-6}
+    with pytest.raises(ValueError, match=r"max_iter must be an integer in \[1, inf\]; got 0"):
+        dataclasses.replace(otd, power=dpcore.PowerOptions(max_iter=0))
+    with pytest.raises(TypeError, match="power must be a PowerOptions"):
+        dataclasses.replace(otd, power=(10, 100, 1e-8))
+
+
+@pytest.mark.parametrize("kind", [PcaSpec, OtdSpec])
+def test_a_swept_parameter_that_no_chosen_algorithm_reads_is_refused(kind):
+    # sweeping secure aggregation's b or γ without the secagg entry gives the same rows at
+    # every grid value: refused by name (the default algorithms leave secagg out)
+    with pytest.raises(ValueError, match=r"^algorithms must include one that reads the swept"):
+        kind.build(epsilon=1.0, secagg_scale=[0.1, 1.0])
+    spec = kind.build(epsilon=1.0, secagg_bits=[8, 16], algorithms=["cape", "secagg"])
+    assert spec.grid.values == (8, 16)
+    assert kind.build(epsilon=1.0, secagg_bits=12).grid.axis == "epsilon"  # fixed, not swept

@@ -3,6 +3,7 @@ unknown name is a ValueError from every entry point."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -320,3 +321,58 @@ def test_choosing_a_subset_of_algorithms_changes_no_algorithms_numbers():
         alone = dpcore.otd_sweep(**otd_small, epsilon=[1.0, 5.0], rng=3, algorithms=[name])
         mine = otd[otd.algorithm == name].reset_index(drop=True)
         pd.testing.assert_frame_equal(alone.reset_index(drop=True), mine)
+
+
+def test_the_spec_parameters_an_algorithm_reads_are_on_its_record():
+    # issue #51: what only some algorithms read is named by their records, not by the specs
+    reads = {
+        family: {n: registry.get(n).reads(family) for n in registry.names(family)}
+        for family in registry.FAMILIES
+    }
+    secagg = registry.SECAGG_PARAMETERS
+    assert {n: r for n, r in reads["pca"].items() if r} == {"dpdis": ("rank",), "secagg": secagg}
+    power = registry.POWER_PARAMETERS
+    for name, read in reads["otd"].items():
+        method = registry.otd_method(name)
+        # the sweep decomposes every whitened tensor with the power method's settings
+        assert read == (power if method.decomposes else ()) + (secagg if name == "secagg" else ())
+    assert reads["otd"]["random"] == ()  # draws its vectors: no power method
+    # a method names only declared parameters of its own family
+    with pytest.raises(ValueError, match=r"parameters must be a tuple of names from \['rank'"):
+        PcaMethod(run=_toy_run, cost=_toy_cost, eighs=_toy_eighs, parameters=("restarts",))
+    with pytest.raises(ValueError, match="parameters must be a tuple of names"):
+        PcaMethod(run=_toy_run, cost=_toy_cost, eighs=_toy_eighs, parameters="rank")  # type: ignore[arg-type]
+
+
+def test_a_spec_parameter_is_declared_with_its_default_and_check():
+    rank = registry.SPEC_PARAMETERS["rank"]
+    assert rank.resolve(None, {"dim": 10, "k": 3}) == 6  # min(2K, D)
+    assert rank.resolve(None, {"dim": 5, "k": 3}) == 5
+    with pytest.raises(ValueError, match=r"rank must be an integer in \[3, 10\]; got 2"):
+        rank.resolve(2, {"dim": 10, "k": 3})
+    assert registry.SPEC_PARAMETERS["secagg_scale"].resolve(None, {}) is None  # automatic γ
+    with pytest.raises(ValueError, match="families must name some of"):
+        registry.SpecParameter(
+            name="x", families=("svd",), default=1, check=lambda v, c: v, description="x"
+        )
+    with pytest.raises(ValueError, match="name must be a keyword name"):
+        registry.SpecParameter(
+            name="a b", families=("pca",), default=1, check=lambda v, c: v, description="x"
+        )
+    with pytest.raises(ValueError, match="family must be one of"):
+        registry.spec_parameters("svd")
+
+
+def test_a_registered_baseline_that_reads_a_grid_parameter_may_be_swept_along_it():
+    reader = dataclasses.replace(
+        TOY, name="toy_bits", pca=dataclasses.replace(TOY.pca, parameters=("secagg_bits",))
+    )
+    sweep = {**SMALL, "epsilon": 1.0, "secagg_bits": [8, 16]}
+    with pytest.raises(ValueError, match=r"reads the swept secagg_bits \(of \['secagg'\]\)"):
+        dpcore.PcaSpec.build(**sweep, algorithms=["cape"])
+    registry.register(reader)
+    try:
+        spec = dpcore.PcaSpec.build(**sweep, algorithms=["cape", "toy_bits"])
+        assert spec.grid.axis == "secagg_bits" and spec.records[1].reads("pca") == ("secagg_bits",)
+    finally:
+        registry.unregister(reader.name)
