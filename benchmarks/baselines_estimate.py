@@ -9,7 +9,7 @@ process CPU seconds, median of ``--repeats``, the calibration loop
 (:mod:`benchmarks.calibration`, median of 7 passes) timed before and after it. The estimate's
 constants are seconds of the reference machine (loop ``REFERENCE_MS`` = 16.6 ms), so the CPU
 is compared in those units too: CPU × 16.6 / loop ms. The ratio estimate / that CPU is what
-``tests/test_baselines_estimate.py`` bounds to [1/1.5, 1.5].
+``tests/benchmarks/test_baselines_estimate.py`` bounds to [1/1.5, 1.5].
 
     .venv/bin/python -m benchmarks.baselines_estimate            # the settings below
     .venv/bin/python -m benchmarks.baselines_estimate --small    # the test's two

@@ -2,7 +2,8 @@
 tests/browser_wait.py and Playwright (wall seconds, and the CPU seconds Chromium and the app
 server used during each, from the process tree as benchmarks/tree_cpu.py reads it).
 
-    python -m pytest -p benchmarks.browser_phases tests/test_a11y.py -k pca -q -p no:cacheprovider
+    python -m pytest -p benchmarks.browser_phases tests/browser/test_a11y.py -k pca -q \\
+        -p no:cacheprovider
 
 Appends a table per run to ``artifacts/browser_phases.txt`` (or ``$BROWSER_PHASES``): per label,
 the calls, wall seconds, and Chromium's and the server's CPU seconds. A call inside another

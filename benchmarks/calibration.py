@@ -1,6 +1,6 @@
 """A fixed CPU calibration loop: the machine's speed at the work a Streamlit rerun does.
 
-Server CPU per move (``benchmarks.capacity --per-page``, ``tests/test_cpu_per_move.py``) is in
+Server CPU per move (``benchmarks.capacity --per-page``, ``tests/app/test_cpu_per_move.py``) is in
 milliseconds of *this* machine; the same code costs about 1.9× more on the 2-core machine of
 2026-11-27 than on the one of 2026-11-26 where the 30 ms goal and its 90 ms guard were last
 met (privacy 104 against 55 ms, trust models 95 against 50 ms, the same commit 5c17779;

@@ -1,6 +1,6 @@
 """Chromium's CPU seconds by process type and by thread, over a command's process tree.
 
-    python -m benchmarks.chromium_cpu bash -c "python -m pytest tests/test_a11y.py -q"
+    python -m benchmarks.chromium_cpu bash -c "python -m pytest tests/browser/test_a11y.py -q"
 
 Like :mod:`benchmarks.tree_cpu` (polls ``/proc`` every 0.3 s while the command runs), but
 splits the CPU of the Chromium processes by their ``--type=`` argument (``browser`` for the

@@ -23,7 +23,8 @@ import pandas as pd
 import dpcore
 
 # The core calls of the PCA and tensor pages at their defaults (app_pages/pca.py,
-# app_pages/tensor.py); tests/test_default_seed.py checks that the pages show these numbers.
+# app_pages/tensor.py); tests/benchmarks/test_default_seed.py checks that the pages show these
+# numbers.
 PCA_DEFAULTS = {
     "dim": 50,
     "k": 10,
@@ -61,7 +62,8 @@ def _up_to_shown(defaults: dict) -> dict:
     """The page's sweep cut after :data:`EPSILON`: a grid point's numbers do not depend on the
     points after it (its streams are spawned by its place in the grid:
     ``dpcore.experiments.sweeps.spec``), so the numbers at ``EPSILON`` are the page's, for
-    about two thirds of the work (tests/test_default_seed.py compares them with the pages)."""
+    about two thirds of the work (tests/benchmarks/test_default_seed.py compares them with the
+    pages)."""
     grid = defaults["epsilon"]
     return {**defaults, "epsilon": grid[: grid.index(EPSILON) + 1]}
 

@@ -12,7 +12,7 @@ independent draws of (E_1, …, E_S)) and compares the empirical covariance of E
 (:func:`dpcore.protocol.pairwise.pairwise_covariance`, docs/federated.md) entry by entry:
 z = (Ĉ_st − C_st) / sqrt((C_ss C_tt + C_st²)/n), the standard error of a zero-mean Gaussian
 sample covariance from n draws. Every |z| must be below 3. The distributed sites call the
-same function with the same streams (tests/test_federated.py shows the releases equal to
+same function with the same streams (tests/federated/test_federated.py shows the releases equal to
 1e-12), so this is the covariance of a real run's E as well.
 
 Then each site's ε in the views that matter, against its promise ε_s (analytic Gaussian at
@@ -41,7 +41,7 @@ from dpcore import (
 from dpcore.analysis.views import _joint_std
 from federated.protocol import make_design, site_tau
 
-EPSILON = (0.5, 1.0, 2.0)  # tests/test_federated.py: EPS, DELTA and the three layouts
+EPSILON = (0.5, 1.0, 2.0)  # tests/federated/test_federated.py: EPS, DELTA and the three layouts
 DELTA = (1e-5, 1e-5, 1e-6)
 LAYOUTS = {"A": (250, 350, 450), "B": (40, 900, 120), "C": (1000, 30, 300)}
 DIM = 4

@@ -1,7 +1,7 @@
 """Wall time and CPU seconds of a command's whole process tree (servers, Chromium, job
 processes included), by polling ``/proc`` while it runs.
 
-    python -m benchmarks.tree_cpu bash -c "python -m pytest tests/test_load.py -q"
+    python -m benchmarks.tree_cpu bash -c "python -m pytest tests/app/test_load.py -q"
 
 Prints, on standard error, the wall seconds and the CPU seconds summed over every descendant
 seen, and the largest by process name. A descendant's CPU counts up to the last poll before it

@@ -57,7 +57,7 @@ def label(algorithm: str) -> str:
 # Chart lettering (tick labels, axis titles, legends, hover-free text) per theme, and the page
 # background it is drawn on (the chart's own background is transparent). Streamlit's Plotly
 # theme prints tick labels in #808495: 3.72:1 on white, below WCAG AA's 4.5:1 (issue #40).
-# ui.presenter.style sets these on every chart; tests/test_figures.py checks the ratios.
+# ui.presenter.style sets these on every chart; tests/figures/test_figures.py checks the ratios.
 BACKGROUND = {"light": "#FFFFFF", "dark": "#171614"}
 CHART_TEXT = {"light": "#4A4E5A", "dark": "#E6EAF1"}
 AA_CONTRAST = 4.5  # WCAG 2.1 AA, normal-size text
@@ -112,7 +112,7 @@ def contrast_ratio(foreground: str, background: str) -> float:
     return (a + 0.05) / (b + 0.05)
 
 
-# Text contrast >= 4.5:1 in light and dark theme (tests/test_a11y.py). Streamlit prints a
+# Text contrast >= 4.5:1 in light and dark theme (tests/browser/test_a11y.py). Streamlit prints a
 # slider's value in the theme's red: 3.52:1 on the dark sidebar, and no red reaches 4.5:1 both
 # there and under a primary button's white label. The value takes the text colour instead.
 # (Captions: the light theme's text colour, .streamlit/config.toml.)

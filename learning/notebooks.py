@@ -17,7 +17,7 @@ new dependency) for one step of one lesson at one value of the step's control. I
 
 Every step of every lesson draws a computed figure, so every notebook has one. A question's
 correct option is not in the notebook (a student may open it before answering); the numbers
-that decide it are. tests/test_notebooks.py executes every step's notebook and checks its
+that decide it are. tests/learning/test_notebooks.py executes every step's notebook and checks its
 ``numbers`` against the page's own, to the bit.
 
 Pure: no Streamlit; the page (app_pages/learn.py) offers the download.

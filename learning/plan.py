@@ -5,8 +5,9 @@ minutes include ``slack`` for pages loading on a busy server and for questions, 
 keeps its time when a room of phones opens a page at once. No step is repeated or skipped:
 the lessons' steps are named whole (``Slot.steps``), and the protocol stepper is opened once,
 from lesson 2's step 2, on that step's own draw. :data:`PLAN` adds up to
-:data:`CLASS_MINUTES` (tests/test_class_kit.py); tests/test_browser_plan.py walks each slot's
-link once, in order, and finds the text its words quote (``Slot.shows``) on the first screen.
+:data:`CLASS_MINUTES` (tests/learning/test_class_kit.py); tests/browser/test_browser_plan.py
+walks each slot's link once, in order, and finds the text its words quote (``Slot.shows``) on
+the first screen.
 
 Issue #49: slot 1 asked to read ε-in-words at ε = 0.5 and 5 where the Overview's ε stops at
 0.9 (its numbers use the classic calibration, a proof only for ε < 1: lesson 1.3), slots 3

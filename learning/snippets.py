@@ -1,7 +1,7 @@
 """'Reproduce in Python': the dpcore code that gives a figure's numbers, as text.
 
 Pure functions of the parameters the page used; tests execute each snippet and compare its
-result with what the page computed (tests/test_export.py).
+result with what the page computed (tests/ui/test_export.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv (once) and install the locked requirements; re-install only when the lock changes.
 # Likewise node_modules/ from package-lock.json: axe-core, the accessibility checker the browser
-# tests inject (tests/test_a11y.py); skipped with a note where npm is missing.
+# tests inject (tests/browser/test_a11y.py); skipped with a note where npm is missing.
 # requirements.lock pins every package, direct and indirect, with its hashes (pip refuses any
 # file whose hash differs); requirements*.txt hold the ranges it was compiled from.
 set -euo pipefail
@@ -28,6 +28,6 @@ if [ "$(cat "$npm_stamp" 2>/dev/null || true)" != "$npm_want" ]; then
     npm ci --no-audit --no-fund --loglevel=error
     echo "$npm_want" > "$npm_stamp"
   else
-    echo "setup: npm not found; tests/test_a11y.py needs node_modules/axe-core" >&2
+    echo "setup: npm not found; tests/browser/test_a11y.py needs node_modules/axe-core" >&2
   fi
 fi

@@ -34,7 +34,7 @@ POLL_SECONDS = 0.2
 # loaded classroom server a starved browser misses the websocket's pings and reconnects
 # seconds later. Its job stops only after this long without a connection (the 30-client
 # load run lost a heavy job to such a blip when a missed ping cancelled it at once).
-# CAPE_DISCONNECT_GRACE_SECONDS sets another grace (tests/test_load.py: a short one, so that
+# CAPE_DISCONNECT_GRACE_SECONDS sets another grace (tests/app/test_load.py: a short one, so that
 # checking that a closed tab's job stops waits seconds, not twenty).
 GRACE_ENV = "CAPE_DISCONNECT_GRACE_SECONDS"
 

@@ -159,7 +159,7 @@ def resize(page, width: int, height: int, timeout: float = 60) -> None:
     A tall window only for what needs it (a full-page screenshot, axe reading every element on
     screen): while a page opens and its script runs, Chromium paints and composites the whole
     window in software, again and again; at 1400×2200 that cost the GPU process about twice the
-    CPU of 1400×1000 (measured, tests/test_a11y.py). The width is what lays the page out, so
+    CPU of 1400×1000 (measured, tests/browser/test_a11y.py). The width is what lays the page out, so
     open the page at its width and grow it afterwards."""
     page.set_viewport_size({"width": width, "height": height})
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import platform
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,23 @@ from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
 # seconds per test of one full run, to start the longest first (scripts/durations.py writes it)
 DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def _test_folders(tests: Path) -> list[str]:
+    """tests/'s folders that hold test files (tests/ui/, tests/core/factorization/, …)."""
+    found = {p.parent for p in tests.rglob("test_*.py")} - {tests}
+    return sorted(str(p) for p in found if "__pycache__" not in p.parts)
+
+
+# The tests mirror the project, a folder per package (docs/architecture.md). tests/ itself is
+# on sys.path (pytest puts this file's folder there: no __init__.py), so its helpers (planted,
+# frames, browser_wait, …) import by name; every folder of it is put there too, after the rest,
+# so that a test file imports another's helpers by its file name from any folder, as when they
+# all sat in tests/ (tests/app/test_links.py reads tests/learning/test_lessons.py's) and as
+# pytest itself imports each test file (by its name, its folder first on sys.path): one module
+# per file, never a second copy under a second name. tests/test_architecture.py keeps test
+# files' names unique across the folders.
+sys.path.extend(p for p in _test_folders(Path(__file__).parent) if p not in sys.path)
 
 # Small dense linear algebra is 3x slower with two OpenBLAS threads on this 2-core machine
 # (measured; see docs/deviations.md). Must be set before numpy loads its BLAS.
@@ -40,9 +58,10 @@ def _pin_cpu_kernels() -> None:
     results differ from the AVX2 loops' in the last bit (seen on 2026-11-28, an AMD EPYC with
     AVX-512: the audit's α and a trust-model ε of tests/test_numbers_unchanged.py, one ulp
     each). The frame reference (tests/frame_reference.json), the numbers reference
-    (tests/numbers_reference.json) and the default seed's band (tests/test_default_seed.py)
-    were recorded with the AVX2 kernels; pinning them makes those checks mean the same on
-    every x86-64 CI machine; the servers and workers the tests start inherit both. The names
+    (tests/numbers_reference.json) and the default seed's band
+    (tests/benchmarks/test_default_seed.py) were recorded with the AVX2 kernels; pinning them
+    makes those checks mean the same on every x86-64 CI machine; the servers and workers the
+    tests start inherit both. The names
     are the locked NumPy's AVX-512 dispatch targets (``numpy.show_runtime()``); one the CPU
     lacks is skipped silently, one NumPy does not know is an ImportWarning. Must be set before
     NumPy loads.
@@ -171,7 +190,7 @@ def served():
 @pytest.fixture(scope="session")
 def server(served):
     """Base URL of :func:`served`, shared by the browser tests; a test that needs a server
-    nobody has used starts its own (tests/test_browser.py)."""
+    nobody has used starts its own (tests/browser/test_browser.py)."""
     return served[0]
 
 

@@ -1,7 +1,7 @@
 """Every link the class kit hands a class (issue #49): each lesson step's Explore link, each
 handout's links and the 50-minute plan's links, as (where it comes from, page, query), and
-what counts as a notice or an error on the page it opens. Shared by tests/test_links.py
-(AppTest) and tests/test_browser_links.py (Chromium)."""
+what counts as a notice or an error on the page it opens. Shared by tests/app/test_links.py
+(AppTest) and tests/browser/test_browser_links.py (Chromium)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Presenter mode on a 1280×720 projector (issue #22): every page shows its main chart (or a
 lesson's question) whole on the first screen, and no metric label is cut.
 
-The checks of one page already opened in presenter mode; tests/test_a11y.py runs them on every
-page in both colour schemes, in the same test as that page's accessibility check (the app's
+The checks of one page already opened in presenter mode; tests/browser/test_a11y.py runs them on
+every page in both colour schemes, in the same test as that page's accessibility check (the app's
 navigation must list exactly the pages tested there, so a new page is checked the day it is
 added). A page's main chart is its first chart taller than 200 px (Paper figures draws a
 60 px legend strip above its panels), or its first image (the Overview's network picture); a
@@ -10,8 +10,8 @@ lesson's question is its radio (key ``q_…``). Screenshots:
 artifacts/screenshots/presenter-all-*.png.
 
 The same loads carry the lecturer's projector checks of PCA and CAPE averaging (issue #13,
-formerly a second load of each in tests/test_lecturer.py): the page's main control (ε, S) sits
-beside the chart, above the fold, and the sidebar is collapsed.
+formerly a second load of each in tests/browser/test_lecturer.py): the page's main control (ε,
+S) sits beside the chart, above the fold, and the sidebar is collapsed.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The app on the core's specs (issue #23): no page reaches the core through ``**`` of a dict
 or ``*`` of a tuple (the sites are one ``dpcore.Sites``, issue #35), and a spec is a stable,
-cheap cache key (docs/architecture.md, "slider → spec → mechanism")."""
+cheap cache key (docs/architecture.md, "slider → spec → mechanism"); and the tests mirror the
+project: the core's floors (#35) and a folder per package (#51), each check shown failing on a
+planted misplacement."""
 
 from __future__ import annotations
 
@@ -296,3 +298,217 @@ def test_every_core_module_has_a_test_file_of_its_own():
     assert not missing, f"core modules without tests/core/<floor>/test_<module>.py: {missing}"
     for name in OWN_TEST_FILE_EXCEPTIONS:
         assert (core / f"{name}.py").exists(), f"stale exception {name}"
+
+
+# --- the tests mirror every package (#51) -------------------------------------------------------
+# tests/ holds a folder per package, named as the package, for the tests whose subject is that
+# package's modules; dpcore's is tests/core/ (by its floors, above), and two differ in name:
+# app_pages/ is no package (no __init__.py) and tests/ is on sys.path, so a folder
+# tests/app_pages/ would join it as a second half of one namespace package; app.py (the app with
+# its pages together) is a module, not a folder.
+FOLDER_OF = {"dpcore": "core", "app_pages": "pages", "app.py": "app"}
+# The one folder named for what its tests drive rather than for a package.
+BROWSER = "browser"  # the real app in Chromium (Playwright): each file carries ``browser``
+
+# The top of tests/ holds the checks across the whole tree and the tests of what is in no
+# package (a script, a configuration, the wheel), each here with what it checks; any other
+# test file at the top fails.
+TREE_WIDE = {
+    "test_architecture.py": "the layers' calls into the core, and the tests' own layout",
+    "test_floors.py": "dpcore's floors: no upward import, no private import across modules",
+    "test_imports.py": "every package's imports: no cycle, no layer above its own",
+    "test_public_imports.py": "every file outside the core imports only dpcore.__all__",
+    "test_public_names.py": "the public names' parameters, a checked contract",
+    "test_numbers_unchanged.py": "every number on screen, bit for bit, through every layer",
+    "test_doc_numbers.py": "every number docs/ quotes, recomputed",
+    "test_types.py": "mypy over every package, and the pages' typed calls into the core",
+    "test_sigma_trace.py": "every page's controls down to σ: the paths across the layers",
+    "test_run_order.py": "the suite itself: its order, its module marks, its xdist groups",
+    "test_packaging.py": "the wheel: metadata, licence, citation, build_backend/",
+    "test_examples.py": "examples/, scripts of no package, run as a user runs them",
+    "test_run_script.py": "run.sh",
+    "test_streamlit_config.py": "the server's .streamlit/config.toml",
+}
+
+
+def project_packages(root: Path) -> set[str]:
+    """The packages tests/ mirrors: every folder with an ``__init__.py`` at the top of the
+    checkout, the pages (``app_pages/``) and the app's entry (``app.py``)."""
+    found = {p.parent.name for p in root.glob("*/__init__.py")}
+    found |= {name for name in ("app_pages", "app.py") if (root / name).exists()}
+    return found
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """The top-level names of every module the file imports (function-level imports too)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _drives_the_app(source: str, tree: ast.Module) -> bool:
+    """AppTest, or the real server (benchmarks.server's ``streamlit_server``)."""
+    return "AppTest" in source or any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "benchmarks.server"
+        and any(alias.name == "streamlit_server" for alias in node.names)
+        for node in ast.walk(tree)
+    )
+
+
+def _opens_the_real_app_in_chromium(source: str, tree: ast.Module) -> bool:
+    """Marked ``browser`` and asks for the shared server or its tabs (tests/conftest.py)."""
+    from module_marks import module_marks
+
+    return "browser" in module_marks(source) and any(
+        arg.arg in {"server", "served", "tabs"}
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        for arg in node.args.args
+    )
+
+
+def mirror_problems(root: Path, tree_wide=TREE_WIDE) -> list[str]:
+    """Every way the checkout's tests/ fails to mirror its packages (docs/architecture.md,
+    "The tests mirror the project"), one sentence each; the core's floors are checked above.
+    """
+    tests = root / "tests"
+    folders = {FOLDER_OF.get(name, name): name for name in project_packages(root)}
+    problems = []
+    seen: dict[str, Path] = {}
+    files = sorted(p for p in tests.rglob("test_*.py") if "__pycache__" not in p.parts)
+    for path in files:
+        rel = path.relative_to(tests)
+        shown = f"tests/{rel.as_posix()}"
+        if path.name in seen:
+            problems.append(
+                f"{shown} and tests/{seen[path.name].as_posix()}: one name twice (pytest imports "
+                "a test file by its name: tests/ has no __init__.py)"
+            )
+        seen[path.name] = rel
+        if len(rel.parts) == 1:
+            if path.name not in tree_wide:
+                problems.append(
+                    f"{shown}: at the top of tests/, which holds only the checks across the "
+                    "tree (TREE_WIDE); a package's test goes in its folder"
+                )
+            continue
+        folder = rel.parts[0]
+        if folder == "core":
+            continue  # the floors' mirror: test_tests_mirror_the_floors and the next test
+        if folder not in folders and folder != BROWSER:
+            problems.append(f"{shown}: tests/{folder}/ is the folder of no package")
+            continue
+        if len(rel.parts) > 2:
+            problems.append(f"{shown}: a package's tests sit in its folder, not below it")
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        if folder == BROWSER:
+            from module_marks import module_marks
+
+            if "browser" not in module_marks(source):
+                problems.append(
+                    f"{shown}: tests/browser/ holds the real app in Chromium, and this file's "
+                    "pytestmark has no `browser`"
+                )
+            continue
+        if _opens_the_real_app_in_chromium(source, tree):
+            problems.append(f"{shown}: opens the real app in Chromium: tests/browser/")
+        package = folders[folder]
+        if package in ("app_pages", "app.py"):
+            if not _drives_the_app(source, tree):
+                problems.append(
+                    f"{shown}: tests/{folder}/ holds tests that drive the app (AppTest or its "
+                    "server), and this file does neither"
+                )
+        elif package not in _imported(tree):
+            others = sorted((_imported(tree) & set(folders.values())) - {"dpcore"})
+            problems.append(
+                f"{shown}: imports nothing of {package}/, the package its folder mirrors "
+                f"(it imports: {', '.join(others) or 'no package but dpcore'})"
+            )
+    with_tests = {p.relative_to(tests).parts[0] for p in files if p.parent != tests}
+    for folder, package in sorted(folders.items()):
+        if folder not in with_tests:
+            problems.append(f"{package}: no test file in tests/{folder}/")
+    return problems
+
+
+def test_tests_mirror_every_package():
+    problems = mirror_problems(ROOT)
+    assert not problems, "tests/ does not mirror the packages:\n" + "\n".join(problems)
+    for name in TREE_WIDE:
+        assert (ROOT / "tests" / name).exists(), f"stale TREE_WIDE entry {name}"
+
+
+# --- the mirror's check fails on a planted misplacement -----------------------------------------
+
+PLANTED = {
+    "dpcore/__init__.py": "",
+    "ui/__init__.py": "",
+    "serving/__init__.py": "",
+    "app_pages/overview.py": "",
+    "app.py": "",
+    "tests/test_floors.py": "def test_x():\n    pass\n",
+    "tests/core/test_api.py": "import dpcore\n",
+    "tests/ui/test_tables.py": "from ui import tables\n",
+    "tests/serving/test_store.py": "import serving.store\n",
+    "tests/pages/test_overview_app.py": "from streamlit.testing.v1 import AppTest\n",
+    "tests/app/test_app.py": "from streamlit.testing.v1 import AppTest\n",
+    "tests/browser/test_browser.py": (
+        "import pytest\npytestmark = pytest.mark.browser\n\n\ndef test_x(server, tabs):\n    pass\n"
+    ),
+}
+
+# (file planted or replaced, its text, what the check must say)
+MISPLACED = {
+    "left_at_the_top": ("tests/test_datafiles.py", "import serving\n", "at the top of tests/"),
+    "in_another_packages_folder": (
+        "tests/ui/test_datafiles.py",
+        "from serving import datafiles\n",
+        "imports nothing of ui/, the package its folder mirrors (it imports: serving)",
+    ),
+    "in_no_packages_folder": ("tests/misc/test_x.py", "import ui\n", "the folder of no package"),
+    "a_folder_below_a_folder": ("tests/ui/cached/test_memo.py", "import ui\n", "not below it"),
+    "a_page_test_that_drives_no_page": (
+        "tests/pages/test_overview_app.py",
+        "import ui\n",
+        "this file does neither",
+    ),
+    "a_browser_test_without_its_mark": (
+        "tests/browser/test_links.py",
+        "def test_x(server):\n    pass\n",
+        "pytestmark has no `browser`",
+    ),
+    "the_real_app_in_chromium_outside_browser": (
+        "tests/app/test_walk.py",
+        "import pytest\nfrom streamlit.testing.v1 import AppTest\n"
+        "pytestmark = [pytest.mark.browser]\n\n\ndef test_x(tabs):\n    pass\n",
+        "opens the real app in Chromium: tests/browser/",
+    ),
+    "one_name_twice": ("tests/ui/test_store.py", "import ui\n", "one name twice"),
+    "a_package_without_its_folder": ("deploy/__init__.py", "", "deploy: no test file"),
+}
+
+
+def _plant(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_the_planted_tree_mirrors_its_packages(tmp_path):
+    _plant(tmp_path, PLANTED)
+    assert mirror_problems(tmp_path, tree_wide={"test_floors.py": ""}) == []
+
+
+@pytest.mark.parametrize("case", MISPLACED)
+def test_a_planted_misplacement_is_found(tmp_path, case):
+    name, text, says = MISPLACED[case]
+    _plant(tmp_path, {**PLANTED, name: text})
+    problems = mirror_problems(tmp_path, tree_wide={"test_floors.py": ""})
+    assert len(problems) == 1 and says in problems[0], problems

@@ -38,7 +38,7 @@ ALLOWED: dict[str, tuple[str, frozenset[str] | None]] = {
         "times the LAPACK subset eigensolver where the core chooses it",
         frozenset({"dpcore.factorization.lapack.use_subset"}),
     ),
-    "tests/test_bounds.py": (
+    "tests/app/test_bounds.py": (
         "white-box: drives the cluster runner's connection and failure tables",
         frozenset({"dpcore.cluster"}),
     ),
@@ -46,7 +46,7 @@ ALLOWED: dict[str, tuple[str, frozenset[str] | None]] = {
         "white-box: the version's derivation from git (dpcore.version)",
         frozenset({"dpcore.version"}),
     ),
-    "tests/test_round_work.py": (
+    "tests/core/experiments/test_round_work.py": (
         "counts the steps of an iterative run by patching its kernels",
         frozenset({"dpcore.factorization.fedpca", "dpcore.factorization.iterative"}),
     ),
@@ -54,11 +54,11 @@ ALLOWED: dict[str, tuple[str, frozenset[str] | None]] = {
         "white-box: counts every σ a page computes by wrapping the calibration's kernels",
         frozenset({"dpcore.mechanisms.calibration"}),
     ),
-    "tests/test_app.py": (
+    "tests/app/test_app.py": (
         "lowers the heavy-job threshold that dpcore.is_heavy reads",
         frozenset({"dpcore.experiments.limits"}),
     ),
-    "tests/test_hostile.py": (
+    "tests/app/test_hostile.py": (
         "lowers the heavy-job threshold that dpcore.is_heavy reads",
         frozenset({"dpcore.experiments.limits"}),
     ),

@@ -7,11 +7,11 @@
 // uses the arrows itself (a text field, a slider, a radio group, a select box, a segmented
 // control, a chart), with a modifier held (Alt+ArrowLeft is the browser's Back), on a held
 // key's repeats, or when the button is disabled (Back on step 1). Installed once per tab with
-// ui/history.js (ui/state.py, install_history); tests/test_browser_presenter.py presses them.
+// ui/history.js (ui/state.py, install_history); tests/browser/test_browser_presenter.py presses them.
 //
 // No "less than" sign followed by a letter or a slash anywhere in this file: Streamlit's HTML
 // sanitizer drops a script whose text holds one, and the scripts installed with it
-// (tests/test_student_items.py).
+// (tests/app/test_student_items.py).
 (function () {
   if (window.__capeKeys) return;
   window.__capeKeys = true;

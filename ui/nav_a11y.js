@@ -8,12 +8,12 @@
 // reads as "Learn, list, 7 items". Only ARIA attributes are added, no node is moved (React
 // owns them); the fix is re-applied whenever Streamlit redraws the navigation. A list of
 // plain li elements (a navigation without sections) is left as it is. Installed once per tab
-// (ui/state.py, install_history); tests/test_a11y.py fails on either violation.
+// (ui/state.py, install_history); tests/browser/test_a11y.py fails on either violation.
 //
 // No "less than" sign followed by a letter or a slash anywhere in this file (nor in the other
 // scripts installed with it): Streamlit's HTML sanitizer (DOMPurify, SAFE_FOR_XML) silently
 // drops a script whose text holds one, and with it history.js and scheme.js
-// (tests/test_student_items.py).
+// (tests/app/test_student_items.py).
 (function () {
   if (window.__capeNavA11y) return;
   window.__capeNavA11y = true;

@@ -5,10 +5,10 @@
 // of another path), the main container goes back to the top, unless the address names a
 // section to land on (ui/sections.py scrolls to it once the page has drawn). Installed once
 // per tab after ui/history.js, whose pushState it wraps (ui/state.py, install_history);
-// tests/test_browser_plan.py clicks the plan's links from far down the lecturer's page.
+// tests/browser/test_browser_plan.py clicks the plan's links from far down the lecturer's page.
 //
 // No "less than" sign followed by a letter or a slash anywhere in this file: Streamlit's HTML
-// sanitizer drops a script whose text holds one (tests/test_student_items.py).
+// sanitizer drops a script whose text holds one (tests/app/test_student_items.py).
 (function () {
   if (window.__capePageTop) return;
   window.__capePageTop = true;

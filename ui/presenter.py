@@ -14,7 +14,7 @@ Pages use three calls::
 
 and, where the main chart sits far down the page, ``presenter.stage()`` (a place under the
 title for it while presenting) and ``presenter.folded(label)`` (context folded away while
-presenting). tests/test_a11y.py checks every page's main chart or question is on the first
+presenting). tests/browser/test_a11y.py checks every page's main chart or question is on the first
 1280×720 screen (tests/presenter_checks.py).
 """
 

@@ -47,7 +47,7 @@ class Explore:
     page: str
     label: str
     params: tuple[tuple[str, str], ...] = ()
-    # Names of the scene's numbers the linked page shows again (tests/test_lessons.py opens
+    # Names of the scene's numbers the linked page shows again (tests/learning/test_lessons.py opens
     # the link and finds each one there, at the precision the lesson quotes it).
     shows: tuple[str, ...] = ()
     # The section of the page the step is about (learning/sections.py): the link lands on it.

@@ -1,5 +1,5 @@
 """The command lines: `python -m dpcore sweep` (records, bit-for-bit reruns, one-line errors)
-and `python -m paper` without its optional packages."""
+and `python -m paper` on a scheduler it cannot reach (without plotly: tests/paper/)."""
 
 import hashlib
 import itertools
@@ -195,23 +195,6 @@ def test_bundled_set_without_scikit_learn_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn", None)  # import sklearn now fails
     with pytest.raises(ModuleNotFoundError, match=r"scikit-learn: pip install 'cape-lab\[data\]'"):
         realdata.load_bundled("digits")
-
-
-def test_paper_cli_writes_csv_and_claims_without_plotly(tmp_path, capsys, monkeypatch):
-    from paper.__main__ import main
-
-    monkeypatch.setitem(sys.modules, "plotly", None)
-    assert main(["--figure", "3a", "--runs", "1", "--out", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    lines = [line for line in out.splitlines() if "plotly" in line]
-    assert lines == ["HTML figures skipped: they need plotly: pip install 'cape-lab[app]'"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.csv", "fig3a.csv", "run.json"]
-    record = json.loads((tmp_path / "run.json").read_text())
-    assert (record["seed"], record["runs"], record["calibration"]) == (0, 1, "classic")
-    assert record["version"] == dpcore.__version__ and record["commit"]
-    assert record["files"]["fig3a.csv"] == hashlib.sha256(
-        (tmp_path / "fig3a.csv").read_bytes()
-    ).hexdigest()
 
 
 @pytest.mark.slow

@@ -124,7 +124,7 @@ def test_an_unreachable_scheduler_means_computing_here(monkeypatch, caplog):
         assert cluster.run(divmod, 7, 2) == (3, 1)
     assert "unusable" in caplog.text
     assert "tcp://127.0.0.1:9" not in cluster._RUNNERS
-    assert "tcp://127.0.0.1:9" in cluster._FAILED  # remembered a while (tests/test_bounds.py)
+    assert "tcp://127.0.0.1:9" in cluster._FAILED  # remembered a while (tests/app/test_bounds.py)
     cluster._FAILED.clear()
 
 

@@ -10,7 +10,7 @@ That object is shared by every session of the process, so it must never change:
 - :func:`freeze` makes every NumPy array in it read-only (in dicts, lists, tuples and
   dataclasses, recursively); pandas frames and series copy on write (pandas 3), so what a page
   derives from them never writes back, and no page assigns into a result
-  (``tests/test_memo.py`` runs the pages and checks every remembered result is unchanged);
+  (``tests/ui/test_memo.py`` runs the pages and checks every remembered result is unchanged);
 - only calls whose arguments are plain values (None, bool, int, float, str, short bytes,
   tuples of these) or records ``st.cache_data`` keys by their ``repr`` (:data:`SPEC_HASH`)
   are remembered, keyed by type and ``repr`` exactly as the cache keys them: a float ``1.0``
