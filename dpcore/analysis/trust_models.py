@@ -52,6 +52,7 @@ from dpcore.factorization.costs import communication_cost
 from dpcore.factorization.datasets import draw_sites, second_moments, synthetic_dataset
 from dpcore.factorization.metrics import captured_energy, optimal_energy, top_k_eigvecs
 from dpcore.factorization.pca import cape_pca, conv_pca, local_pca, nonprivate_pca
+from dpcore.factorization.registry import streams
 from dpcore.mechanisms.calibration import (
     CalibrationLike,
     ClassicGaussianWarning,
@@ -1035,7 +1036,7 @@ def trust_pca(
 
     A synthetic pool of Σ N_s samples in D dimensions (:func:`dpcore.synthetic_dataset`, the
     paper's model) is split into the sites (:func:`dpcore.draw_sites`); each run draws every
-    scheme's noise afresh from its own stream: central = the pooled Σ μ_s A_s plus
+XX = the pooled Σ μ_s A_s plus
     symmetric noise τ_pool; local = site 1 alone; conventional, CAPE (both designs) as in
     :func:`dpcore.pca_sweep`; secure aggregation = one faithful round of
     :func:`dpcore.secagg_sum` (every share, every mask) on the free entries; shuffle = the
@@ -1096,9 +1097,10 @@ def trust_pca(
     )  # fmt: skip
     rows: list[dict[str, object]] = []
     for run, run_rng in enumerate(noise_rng.spawn(reps)):
-        streams = run_rng.spawn(len(REGISTRY))
+        # each scheme's stream is keyed by its name, not its place in the registry (issue #51)
+        keyed = streams([s.name for s in REGISTRY], run_rng)
         estimates = {"nonprivate": (nonprivate_pca(moments, kk, weights=mu), _NO_ARITHMETIC)}
-        estimates |= {s.name: s.pca(pool, r) for s, r in zip(REGISTRY, streams, strict=True)}
+        estimates |= {s.name: s.pca(pool, keyed[s.name]) for s in REGISTRY}
         for scheme in PCA_SCHEMES:
             basis, arithmetic = estimates[scheme]
             ratio = captured_energy(basis, dataset.reference) / best

@@ -203,6 +203,19 @@ def test_shuffle_bound_decreases_with_parties():
 # --- PCA --------------------------------------------------------------------------------
 
 
+def test_a_scheme_registered_first_changes_no_other_schemes_numbers(monkeypatch):
+    # issue #51: each scheme's stream is keyed by its name, not its place in the registry (the
+    # algorithms' rule): a new scheme put first leaves every existing scheme's runs to the bit.
+    from dpcore.analysis import trust_models
+
+    before = trust_pca(**EQUAL, dim=8, k=3, runs=3, rng=7)
+    first = dataclasses.replace(trust_models.REGISTRY[2], name="a_new_scheme")
+    monkeypatch.setattr(trust_models, "REGISTRY", (first, *trust_models.REGISTRY))
+    after = trust_pca(**EQUAL, dim=8, k=3, runs=3, rng=7)
+    assert len(after) == len(before)  # PCA_SCHEMES, fixed at import, lists the old ones
+    pd.testing.assert_frame_equal(before, after, check_exact=True)
+
+
 def test_pca_is_deterministic_and_complete():
     a = trust_pca(**EQUAL, dim=8, k=3, runs=3, rng=7)
     b = trust_pca(**EQUAL, dim=8, k=3, runs=3, rng=7)
