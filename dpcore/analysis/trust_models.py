@@ -1036,9 +1036,9 @@ def trust_pca(
 
     A synthetic pool of Σ N_s samples in D dimensions (:func:`dpcore.synthetic_dataset`, the
     paper's model) is split into the sites (:func:`dpcore.draw_sites`); each run draws every
-XX = the pooled Σ μ_s A_s plus
-    symmetric noise τ_pool; local = site 1 alone; conventional, CAPE (both designs) as in
-    :func:`dpcore.pca_sweep`; secure aggregation = one faithful round of
+    scheme's noise afresh from its own stream (keyed by its name): central = the pooled
+    Σ μ_s A_s plus symmetric noise τ_pool; local = site 1 alone; conventional, CAPE (both
+    designs) as in :func:`dpcore.pca_sweep`; secure aggregation = one faithful round of
     :func:`dpcore.secagg_sum` (every share, every mask) on the free entries; shuffle = the
     conventional releases (no amplification with few parties, :func:`shuffle_epsilon`).
 
