@@ -1425,6 +1425,50 @@ quote(
 )(_rounds_over_draws)
 
 
+# --- docs/architecture.md: the floors' modules, the old paths (issue #51) -------------------------
+
+
+def _names(modules: list[str], folder: Path) -> str:
+    """`a`, `b/` …: the modules of ``folder`` as the table writes them (a subpackage with a /)."""
+    return ", ".join(f"`{m}/`" if (folder / m).is_dir() else f"`{m}`" for m in modules)
+
+
+FLOOR_ROWS = ("mechanisms", "protocol", "factorization", "analysis", "experiments")
+
+
+@quote(
+    "architecture.md",
+    "| base: {base} |",
+    *(f"| `{floor}/`: {{{floor}}} |" for floor in FLOOR_ROWS),
+    "| runtime: {runtime} |",
+    "(`dpcore.calibration`,\n`dpcore.privacy`, `dpcore.sweeps.spec`, … {moved} in all,",
+)
+def _floors() -> dict[str, Any]:
+    """Each floor's modules: a subpackage's ``__all__`` (tests/test_floors.py checks it lists
+    the folder), the base and the runtime as tests/test_floors.py's FLOORS names them (those
+    in the checkout: ``_build_info`` is a wheel build's output)."""
+    import ast
+    import importlib
+
+    from dpcore import _compat
+
+    tree = ast.parse((ROOT / "tests" / "test_floors.py").read_text(encoding="utf-8"))
+    floors = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "FLOORS"
+    )
+    named = {
+        name: [m for m in modules if (ROOT / "dpcore" / f"{m}.py").exists()]
+        for name, modules in floors
+    }
+    out = {name: _names(named[name], ROOT / "dpcore") for name in ("base", "runtime")}
+    for floor in FLOOR_ROWS:
+        modules = list(importlib.import_module(f"dpcore.{floor}").__all__)
+        out[floor] = _names(modules, ROOT / "dpcore" / floor)
+    return out | {"moved": len(_compat.MOVED)}
+
+
 # --- the command --------------------------------------------------------------------------------
 
 
