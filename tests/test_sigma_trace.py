@@ -9,7 +9,9 @@ render asks for more σ's than the page's sites or grid points need, or reaches 
 along more chains than the page has mechanisms: a second path, or a σ recomputed.
 
 Measured before issue #51 on Repeated releases: 6 chains of 7–10 hops, 30 σ's (6 × 5 sites).
-``docs/architecture.md`` quotes the counts this test prints (``-s``).
+``docs/architecture.md`` quotes the counts and the chain this test prints (``-s``), and the test
+fails when it does not. A comprehension's frame is no hop: Python 3.12 inlines it (PEP 709), so
+the counts are the same on every Python the project runs on.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from streamlit.testing.v1 import AppTest
 from dpcore.mechanisms import calibration
 
 ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "architecture.md"
+INLINED = {"<listcomp>", "<dictcomp>", "<setcomp>"}  # frames before Python 3.12 only (PEP 709)
 pytestmark = [pytest.mark.app, pytest.mark.slow]  # a cold render of a page, several seconds
 
 
@@ -37,6 +41,8 @@ def _chain() -> tuple[str, ...]:
             continue
         parts = path.relative_to(ROOT).parts
         if parts[0] in ("tests", ".venv", "node_modules") or parts == ("app.py",):
+            continue
+        if frame.name in INLINED:
             continue
         out.append(f"{path.stem}.{frame.name}")
     return tuple(out)
@@ -64,6 +70,17 @@ def trace(page: str, monkeypatch) -> tuple[AppTest, list[tuple[str, ...]]]:
     return at, calls
 
 
+def _quoted(calls: list[tuple[str, ...]]) -> str:
+    """What docs/architecture.md says of one page's render: the counts and the one chain."""
+    (chain,) = set(calls)
+    counts = f"**{len(calls)} σ along 1 chain of {len(chain) - 1} hops**"
+    return counts + ": " + " → ".join(f"`{hop}`" for hop in chain)
+
+
+def _in_doc(text: str) -> bool:
+    return " ".join(text.split()) in " ".join(DOC.read_text(encoding="utf-8").split())
+
+
 def _report(name: str, calls: list[tuple[str, ...]]) -> str:
     chains = sorted(set(calls))
     hops = sorted({len(c) - 1 for c in chains})
@@ -80,6 +97,7 @@ def test_repeated_releases_computes_each_sites_sigma_once(monkeypatch):
     assert len(calls) <= 5, _report("Repeated releases", calls)
     assert len(chains) == 1, _report("Repeated releases", calls)
     assert "sites.taus" in next(iter(chains)), chains  # the record's σ, computed once
+    assert _in_doc(_quoted(calls)), f"docs/architecture.md should read {_quoted(calls)}"
 
 
 def test_pca_page_computes_each_sigma_once_on_one_path(monkeypatch):
@@ -90,3 +108,4 @@ def test_pca_page_computes_each_sigma_once_on_one_path(monkeypatch):
     print(_report("PCA", calls))
     assert len(set(calls)) == 1, _report("PCA", calls)
     assert len(calls) <= 9 * 10, _report("PCA", calls)
+    assert _in_doc(_quoted(calls)), f"docs/architecture.md should read {_quoted(calls)}"
