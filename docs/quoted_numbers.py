@@ -15,6 +15,7 @@ commands (``python -m benchmarks``).
 from __future__ import annotations
 
 import argparse
+import ast
 import math
 import re
 import sys
@@ -1442,12 +1443,13 @@ FLOOR_ROWS = ("mechanisms", "protocol", "factorization", "analysis", "experiment
     *(f"| `{floor}/`: {{{floor}}} |" for floor in FLOOR_ROWS),
     "| runtime: {runtime} |",
     "(`dpcore.calibration`,\n`dpcore.privacy`, `dpcore.sweeps.spec`, … {moved} in all,",
+    "and the mean-release designs over {sets} random site sets for each calibration",
+    "secure aggregation's share\nover {table_sets} of them",
 )
 def _floors() -> dict[str, Any]:
     """Each floor's modules: a subpackage's ``__all__`` (tests/test_floors.py checks it lists
     the folder), the base and the runtime as tests/test_floors.py's FLOORS names them (those
     in the checkout: ``_build_info`` is a wheel build's output)."""
-    import ast
     import importlib
 
     from dpcore import _compat
@@ -1466,7 +1468,21 @@ def _floors() -> dict[str, Any]:
     for floor in FLOOR_ROWS:
         modules = list(importlib.import_module(f"dpcore.{floor}").__all__)
         out[floor] = _names(modules, ROOT / "dpcore" / floor)
-    return out | {"moved": len(_compat.MOVED)}
+    paths = _constants(ROOT / "tests" / "core" / "test_sigma_paths.py")
+    sets = {"sets": paths["SETS"], "table_sets": paths["TABLE_SETS"]}
+    return out | {"moved": len(_compat.MOVED)} | sets
+
+
+def _constants(path: Path) -> dict[str, Any]:
+    """The literal module-level constants of a file (a test's sample sizes), read, not run."""
+    found = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    return found
 
 
 # --- the command --------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from dpcore.protocol.sites import Sites
 
 RTOL = 1e-12  # the same floating-point operations on the same cached unit σ: a few ulps
 SETS = 200
+TABLE_SETS = 25  # the trust tables' collusion searches: a sample of the sets is enough
 KINDS = ("analytic", "classic")
 RELATIONS = ("add-remove", "replace")
 
@@ -147,7 +148,7 @@ def test_designs_trust_tables_and_secure_aggregation_share_the_sites_sigma(kind)
         np.testing.assert_allclose(designs.cape.tau_site, sites.taus, rtol=RTOL)
         assert designs.cape.tau_pool == pytest.approx(np.max(mu * sites.taus), rel=RTOL)
     # the trust tables build collusion searches: a sample of the sets is enough for them
-    for fields in SITE_SETS[:: SETS // 25]:
+    for fields in SITE_SETS[:: SETS // TABLE_SETS]:
         sites = Sites(**fields, calibration=cal)
         tau, mu = sites.moment_taus, sites.mu
         central_std = float(np.max(mu * tau))
