@@ -183,7 +183,7 @@ def _aggregator(parties: pd.DataFrame) -> tuple[int, bool, bool, int, float, flo
     )
     own = bool((agg.epsilon_release <= agg.promised_epsilon * (1 + 1e-9)).all())
     return (
-        int((~agg.meets).sum()),
+        int((~agg.meets).sum()),  # meets: the core's verdict (its tolerance), as the table's ✓
         same,
         own,
         int(row.site),
@@ -201,8 +201,8 @@ def _views(sites: dpcore.Sites, design: str) -> pd.DataFrame:
 
 def _worst(numbers: tuple[int, bool, bool, int, float, float]) -> str:
     """'every site ε = …' or 'site k ε = …' (the most exposed), against its ε_s."""
-    _, same, _, site, eps, promised = numbers
-    sign = "≤" if eps <= promised else ">"
+    broken, same, _, site, eps, promised = numbers
+    sign = ">" if broken else "≤"  # the most exposed site breaks it iff any site does
     who = "every site" if same else f"site {site} (the most exposed)"
     return f"{who} ε = {eps:.3g} {sign} ε_s = {promised:.3g}"
 
