@@ -28,8 +28,8 @@ CALIBRATION_PAGES = {
 # (analytic) σ the paper's design breaks the aggregator's joint view of the default sites
 # (5 × N = 1000, ε = 0.5, δ = 1e-3: ε 0.678 > 0.5; tests/test_privacy_app.py computes it).
 FINDINGS = {
-    "privacy.py": "The paper's design: the aggregator's joint view breaks the promise.",
-    "audit.py": "Demonstrated: the promise is broken** (paper's design, aggregator:",
+    "privacy.py": "**The paper's design: the aggregator's joint view",
+    "audit.py": "**Demonstrated: the promise is broken** (paper's design, aggregator:",
 }
 
 
