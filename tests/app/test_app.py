@@ -81,6 +81,23 @@ def test_overview_metrics_follow_the_sliders():
     assert at.metric[2].delta == "25.0× less variance than conventional"
 
 
+def test_overview_noise_levels_use_the_cores_calibration():
+    # Issue #51: the Overview's τ_s was the paper's classic σ, every other door the core's
+    # (analytic). Its caption says the classic formula adds more noise at each ε it offers.
+    at = page("overview.py").run()
+    assert not at.exception
+    n, options = at.select_slider(key="ov_ns").value, at.select_slider(key="ov_eps").options
+    for eps in map(float, options):
+        tau = {k: dpcore.mean_noise_std([n], epsilon=eps, delta=0.01, calibration=k)[0]
+               for k in dpcore.CALIBRATIONS}  # fmt: skip
+        assert tau["analytic"] < tau["classic"], eps
+    eps = float(at.select_slider(key="ov_eps").value)
+    tau = dpcore.mean_noise_std([n], epsilon=eps, delta=0.01)[0]  # the core's default
+    assert at.metric[0].value == f"{tau:.3g}"
+    caption = next(c.value for c in at.caption if c.value.startswith("Gaussian mechanism"))
+    assert "calibrated exactly" in caption and "classic formula" in caption
+
+
 def test_overview_pca_preset_opens_the_apps_representative_seed():
     # Issue #40 item 8: "Strong privacy PCA" opened seed 0, whose pool Paper figures calls
     # unlucky (dpcore/experiments/paper.py); the app's default seed is the one
