@@ -293,15 +293,15 @@ with chart_box:
         name = f"{DESIGN_STYLES[row.design][1]}, {AUDIT_VIEWS[row.view]}"
         # what the paper's classic τ_s would give this view (its slack hid the break)
         hidden = (
-            f" With the paper's classic calibration this break is hidden: classic τ_s gives "
-            f"more noise than (ε_s, δ_s) needs at this ε, and the same view's ε is "
-            f"{slack:.3g} ≤ ε_s = {promised:.3g}. The paper's design keeps the promise in the "
-            "aggregator's joint view only through that slack"
+            "\n\n**What hid it:** the paper's classic calibration, whose τ_s adds more noise "
+            f"than (ε_s, δ_s) needs at this ε: with it the same view's ε is {slack:.3g} ≤ ε_s "
+            f"= {promised:.3g}. The paper's design keeps the promise in the aggregator's joint "
+            "view only through that slack."
             + (
-                f"; the joint-view-safe design keeps it with the exact σ (ε = "
+                " **What keeps it:** the joint-view-safe design, with the exact σ (ε = "
                 f"{safe_joint.epsilon:.3g})."
                 if not safe_joint.theory_breaks
-                else "."
+                else ""
             )
             if (row.design, row.view) == ("cape", "joint")
             and slack is not None

@@ -218,27 +218,26 @@ if verdict == "breaks":
     name = "The paper's design" if design_kind == "cape" else "The joint-view-safe design"
     words = [
         f"**{name}: the aggregator's joint view{over} breaks the promise.** "
-        + ("Each release on its own keeps it, but combining" if shown_view[2] else "Combining")
-        + f" all releases (the E's are correlated: they sum to zero) gives {_worst(shown_view)} "
-        "at δ_s."
+        + ("Each release on its own keeps it, but all" if shown_view[2] else "All")
+        + f" releases together (their E's sum to zero) give {_worst(shown_view)} at δ_s."
     ]
     if the_sites.calibration.kind != "classic" and classic[0] == 0:
         words.append(
-            "The paper checks each release on its own (Sec. 3.2: each Â_s is (ε, δ)-DP, the "
-            "rest post-processing) and calibrates τ_s with the classic formula, which at "
-            "these ε adds more noise than (ε_s, δ_s) needs. That slack hides the break: with "
-            f"classic τ_s the same view gives {_worst(classic)}. The paper's design keeps the "
-            "promise in the aggregator's joint view only through classic's slack."
+            "**What hid it:** the paper checks each release on its own (Sec. 3.2: each Â_s "
+            "is (ε, δ)-DP, the rest post-processing), with τ_s from the classic formula, which "
+            "at these ε adds more noise than (ε_s, δ_s) needs. With classic τ_s the same view "
+            f"gives {_worst(classic)}: the paper's design keeps the promise in the aggregator's "
+            "joint view only through classic's slack."
         )
     elif the_sites.calibration.kind != "classic":
         words.append(f"With the paper's classic τ_s it breaks too: {_worst(classic)}.")
     if design_kind == "cape" and safe[0] == 0:
         words.append(
-            f"The joint-view-safe design above keeps it: {_worst(safe)} in the same view, for "
-            f"an aggregate std {noise.joint.tau_agg / noise.cape.tau_pool:.2f}× the pooled "
-            "requirement (docs/privacy.md)."
+            f"**What keeps it:** the joint-view-safe design above, {_worst(safe)} in the same "
+            f"view, for an aggregate std {noise.joint.tau_agg / noise.cape.tau_pool:.2f}× the "
+            "pooled requirement (docs/privacy.md)."
         )
-    st.error(" ".join(words), icon=":material/error:")
+    st.error("\n\n".join(words), icon=":material/error:")
 elif verdict == "slack":
     exact = worst
     st.warning(

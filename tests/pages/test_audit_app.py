@@ -70,7 +70,7 @@ def test_defaults_render_sound_bounds():
     assert f"the attack proves ε ≥ {proven:.3g} > ε_s = 0.5" in error.value
     assert f"(theory: ε = {exact:.3g})" in error.value
     assert f"the same view's ε is {slack:.3g} ≤ ε_s = 0.5" in error.value and slack < 0.5
-    assert "only through that slack; the joint-view-safe design keeps it" in error.value
+    assert "only through that slack. **What keeps it:** the joint-view-safe design" in error.value
     # issue #49: the trade-off chart's words claim the boxes, not the points, reach their
     # curves; the posterior heading says δ_s is set aside
     assert "sit on or above their curves, as they must" not in shown

@@ -103,14 +103,14 @@ def test_the_default_sites_show_the_joint_view_breach_and_what_hid_it():
         "**The paper's design: the aggregator's joint view breaks the promise.** Each release "
         "on its own keeps it"
     )
-    assert f"every site ε = {exact:.3g} > ε_s = 0.5 at δ_s" in text
-    assert f"with classic τ_s the same view gives every site ε = {slack:.3g} ≤ ε_s = 0.5" in text
+    assert f"give every site ε = {exact:.3g} > ε_s = 0.5 at δ_s" in text
+    assert f"With classic τ_s the same view gives every site ε = {slack:.3g} ≤ ε_s = 0.5" in text
     assert "only through classic's slack" in text
     ratio = dpcore.mean_release_designs([1000] * 5, epsilon=0.5, delta=1e-3)
     ratio = ratio.joint.tau_agg / ratio.cape.tau_pool  # p = 1.05 (docs/privacy.md)
     assert (
-        f"The joint-view-safe design above keeps it: every site ε = {safe:.3g} ≤ ε_s = 0.5 in "
-        f"the same view, for an aggregate std {ratio:.2f}× the pooled requirement" in text
+        f"the joint-view-safe design above, every site ε = {safe:.3g} ≤ ε_s = 0.5 in the same "
+        f"view, for an aggregate std {ratio:.2f}× the pooled requirement" in text
     )
     # the dropout caption says the same of the normal run, computed
     assert any(f"joint view already (every site ε = {exact:.3g} > ε_s = 0.5)" in c.value
