@@ -240,9 +240,10 @@ if verdict == "breaks":
     st.error("\n\n".join(words), icon=":material/error:")
 elif verdict == "slack":
     exact = worst
+    who = "every site" if built(_aggregator, parties, key=view_key)[1] else f"site {exact.site}"
     st.warning(
         f"**The promise holds here only because the classic calibration over-calibrates.** "
-        f"In the aggregator's joint view{over} site {exact.site} has "
+        f"In the aggregator's joint view{over} {who} has "
         f"ε = {exact.epsilon_joint:.3g} ≤ ε_s = {exact.promised_epsilon:.3g}, but the design "
         f"leaves {exact.joint_ratio:.2f} × τ_s: with τ_s calibrated exactly (analytic) the "
         f"same view gives ε = {exact.epsilon_joint_exact:.3g} > ε_s. The joint-view-safe "
