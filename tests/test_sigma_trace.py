@@ -9,11 +9,13 @@ render asks for more σ's than the page's sites or grid points need, or reaches 
 along more chains than the page has mechanisms: a second path, or a σ recomputed.
 
 Measured before issue #51 on Repeated releases: 6 chains of 7–10 hops, 30 σ's (6 × 5 sites).
-``docs/architecture.md`` quotes the counts this test prints (``-s``).
+``docs/architecture.md`` quotes the counts this test measures (``-s`` prints them), and the test
+fails when the doc's bold counts ("**5 σ along 1 chain of 8 hops**") are not the ones measured.
 """
 
 from __future__ import annotations
 
+import re
 import traceback
 from pathlib import Path
 
@@ -72,6 +74,24 @@ def _report(name: str, calls: list[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
+# The doc's bold counts, in its order: Repeated releases, then the PCA page
+QUOTED = re.compile(r"\*\*(\d+) σ (?:\([^)]*\) )?along (\d+) chains? of (\d+) hops\*\*")
+
+
+def _quoted(which: int) -> tuple[int, int, int]:
+    """(σ's, chains, hops) of the ``which``-th bold count in docs/architecture.md."""
+    text = " ".join((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").split())
+    found = QUOTED.findall(text)
+    assert len(found) == 2, f"docs/architecture.md's bold σ counts: {found}"
+    return tuple(int(x) for x in found[which])  # type: ignore[return-value]
+
+
+def _measured(calls: list[tuple[str, ...]]) -> tuple[int, int, int]:
+    chains = set(calls)
+    (hops,) = {len(c) - 1 for c in chains}  # one chain, so one length
+    return len(calls), len(chains), hops
+
+
 def test_repeated_releases_computes_each_sites_sigma_once(monkeypatch):
     # the default sites: 5 sites, one τ_s each, through the one Sites record
     _, calls = trace("app_pages/composition.py", monkeypatch)
@@ -80,6 +100,7 @@ def test_repeated_releases_computes_each_sites_sigma_once(monkeypatch):
     assert len(calls) <= 5, _report("Repeated releases", calls)
     assert len(chains) == 1, _report("Repeated releases", calls)
     assert "sites.taus" in next(iter(chains)), chains  # the record's σ, computed once
+    assert _quoted(0) == _measured(calls), _report("Repeated releases", calls)
 
 
 def test_pca_page_computes_each_sigma_once_on_one_path(monkeypatch):
@@ -90,3 +111,4 @@ def test_pca_page_computes_each_sigma_once_on_one_path(monkeypatch):
     print(_report("PCA", calls))
     assert len(set(calls)) == 1, _report("PCA", calls)
     assert len(calls) <= 9 * 10, _report("PCA", calls)
+    assert _quoted(1) == _measured(calls), _report("PCA", calls)
