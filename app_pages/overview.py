@@ -147,8 +147,10 @@ m3.metric(
     help="τ_s/S: exactly what a trusted curator with all the data would add.",
 )
 st.caption(
-    "Classic Gaussian mechanism with Δ = 1/N_s and δ = 0.01 (paper, Sec. 2); CAPE noise "
-    "design from eq. (2)."
+    "Gaussian mechanism with Δ = 1/N_s and δ = 0.01, calibrated exactly (the analytic "
+    "calibration of Balle & Wang 2018, every page's default; the paper's classic formula of "
+    "Sec. 2 adds more noise at these ε, and is a proof only below ε = 1); CAPE noise design "
+    "from eq. (2)."
 )
 odds = {e: times(call_core(likelihood_factor, epsilon=e)) for e in (epsilon, 0.5, 5.0)}
 st.subheader(f"What ε = {epsilon:g} promises one person", anchor=sections.OVERVIEW_PROMISE)

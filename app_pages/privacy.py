@@ -3,6 +3,7 @@
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -168,20 +169,81 @@ def _promise(parties: pd.DataFrame, coalition0: pd.DataFrame) -> tuple[str, Any]
 
 # what the page reads of the frames, once per view (figures/memo.py): no pandas on a rerun
 verdict, worst = built(_promise, parties, coalition0, key=view_key)
-if verdict == "breaks":
-    st.error(
-        f"**The aggregator's joint view{over} breaks the promise.** Combining all releases "
-        f"(the E's are correlated: they sum to zero) gives site {worst.site} ε = "
-        f"{worst.epsilon_joint:.3g} > ε_s = {worst.promised_epsilon:.3g} at its δ_s. The "
-        "paper checks each release on its own. Choose the joint-view-safe design above for a "
-        "guarantee in the joint view (docs/privacy.md).",
-        icon=":material/error:",
+
+
+def _aggregator(parties: pd.DataFrame) -> tuple[int, bool, bool, int, float, float]:
+    """The aggregator's joint view in numbers: how many sites it breaks, whether every site
+    has the same ε and ε_s, whether every release on its own keeps its promise, and the most
+    exposed site (largest ε/ε_s) with its ε and ε_s."""
+    agg = parties[parties.party == "aggregator"]
+    ratio = agg.epsilon_joint / agg.promised_epsilon
+    row = agg.iloc[int(ratio.argmax())]
+    same = bool(np.ptp(agg.epsilon_joint) <= 1e-9 * agg.epsilon_joint.max()) and bool(
+        agg.promised_epsilon.nunique() == 1
     )
+    own = bool((agg.epsilon_release <= agg.promised_epsilon * (1 + 1e-9)).all())
+    return (
+        int((~agg.meets).sum()),  # meets: the core's verdict (its tolerance), as the table's ✓
+        same,
+        own,
+        int(row.site),
+        float(row.epsilon_joint),
+        float(row.promised_epsilon),
+    )
+
+
+def _views(sites: dpcore.Sites, design: str) -> pd.DataFrame:
+    """:func:`party_table` (or its T-round form) of other sites or another design."""
+    if rounds == 1:
+        return call_core(party_table, sites, design)
+    return call_core(rounds_party_table, sites, design, rounds)
+
+
+def _worst(numbers: tuple[int, bool, bool, int, float, float]) -> str:
+    """'every site ε = …' or 'site k ε = …' (the most exposed), against its ε_s."""
+    broken, same, _, site, eps, promised = numbers
+    sign = ">" if broken else "≤"  # the most exposed site breaks it iff any site does
+    who = "every site" if same else f"site {site} (the most exposed)"
+    return f"{who} ε = {eps:.3g} {sign} ε_s = {promised:.3g}"
+
+
+if verdict == "breaks":
+    shown_view = built(_aggregator, parties, key=view_key)
+    # the same view with the paper's classic τ_s, and with the joint-view-safe design: computed
+    classic_sites = the_sites.replace(calibration="classic")
+    classic = built(
+        _aggregator, _views(classic_sites, design_kind), key=(classic_sites, design_kind, rounds)
+    )
+    safe = built(_aggregator, _views(the_sites, "joint"), key=(the_sites, "joint", rounds))
+    name = "The paper's design" if design_kind == "cape" else "The joint-view-safe design"
+    words = [
+        f"**{name}: the aggregator's joint view{over} breaks the promise.** "
+        + ("Each release on its own keeps it, but all" if shown_view[2] else "All")
+        + f" releases together (their E's sum to zero) give {_worst(shown_view)} at δ_s."
+    ]
+    if the_sites.calibration.kind != "classic" and classic[0] == 0:
+        words.append(
+            "**What hid it:** the paper checks each release on its own (Sec. 3.2: each Â_s "
+            "is (ε, δ)-DP, the rest post-processing), with τ_s from the classic formula, which "
+            "at these ε adds more noise than (ε_s, δ_s) needs. With classic τ_s the same view "
+            f"gives {_worst(classic)}: the paper's design keeps the promise in the aggregator's "
+            "joint view only through classic's slack."
+        )
+    elif the_sites.calibration.kind != "classic":
+        words.append(f"With the paper's classic τ_s it breaks too: {_worst(classic)}.")
+    if design_kind == "cape" and safe[0] == 0:
+        words.append(
+            f"**What keeps it:** the joint-view-safe design above, {_worst(safe)} in the same "
+            f"view, for an aggregate std {noise.joint.tau_agg / noise.cape.tau_pool:.2f}× the "
+            "pooled requirement (docs/privacy.md)."
+        )
+    st.error("\n\n".join(words), icon=":material/error:")
 elif verdict == "slack":
     exact = worst
+    who = "every site" if built(_aggregator, parties, key=view_key)[1] else f"site {exact.site}"
     st.warning(
         f"**The promise holds here only because the classic calibration over-calibrates.** "
-        f"In the aggregator's joint view{over} site {exact.site} has "
+        f"In the aggregator's joint view{over} {who} has "
         f"ε = {exact.epsilon_joint:.3g} ≤ ε_s = {exact.promised_epsilon:.3g}, but the design "
         f"leaves {exact.joint_ratio:.2f} × τ_s: with τ_s calibrated exactly (analytic) the "
         f"same view gives ε = {exact.epsilon_joint_exact:.3g} > ε_s. The joint-view-safe "
@@ -430,14 +492,21 @@ else:
     st.dataframe(
         arrow(call_core(remedy_worst_table, the_sites, gone)), hide_index=True, width="stretch"
     )
+    # the paper's design in a normal run (T = 1), whatever the design and T chosen above
+    normal = built(_aggregator, call_core(party_table, the_sites, "cape"), key=(the_sites, "cape"))
     st.caption(
         "✓ means ε ≤ the promised ε_s in that view. The lab's federation (docs/federated.md) "
         "keeps the aggregator to the first row: each site seals its release under a key only "
         "the noise generator hands over — once per run, and never a dropped site's key — so a "
-        "late release stays unreadable and a repeated request gets the same c. The paper's "
-        "design exceeds ε_s in a normal run's joint view already; the sealed remedy adds "
-        "nothing to that. Derivation: docs/privacy.md, “A remedy safe against a lying "
-        "aggregator”."
+        "late release stays unreadable and a repeated request gets the same c. "
+        + (
+            f"The paper's design exceeds ε_s in a normal run's joint view already "
+            f"({_worst(normal)}); the sealed remedy adds nothing to that. "
+            if normal[0]
+            else f"The sealed remedy adds nothing to a normal run's joint view (paper's design: "
+            f"{_worst(normal)}). "
+        )
+        + "Derivation: docs/privacy.md, “A remedy safe against a lying aggregator”."
     )
 
 # --- calibration ----------------------------------------------------------------------------------

@@ -70,8 +70,8 @@ PLAN: tuple[Slot, ...] = (
         f"lands on its box at ε = "
         f"{PROMISE_EPSILONS[0]:g}. Read it aloud — at most {_LOW}× as likely with Ana's record "
         f"as without — and its last sentence, what ε = {PROMISE_EPSILONS[1]:g} would allow "
-        f"({_HIGH}×). (The Overview's own ε stops at 0.9: its numbers use the classic "
-        "calibration, a proof only below ε = 1, as lesson 1 step 3 shows.)",
+        f"({_HIGH}×). (The Overview's own ε slider stops at 0.9: the box quotes ε = "
+        f"{PROMISE_EPSILONS[1]:g} itself.)",
         "app_pages/overview.py",
         query=(
             ("ov_eps", f"{PROMISE_EPSILONS[0]:g}"),  # whatever the Overview showed before

@@ -282,7 +282,7 @@ def preset_values(prefix: str, name: str) -> dict[str, Any]:
 
 # What a link to CAPE averaging sets besides the preset's sites: every other key at its default.
 AVERAGING_LINK_DEFAULTS = {
-    "avg_calib": "classic",  # ui.controls.PAGE_CALIBRATION
+    "avg_calib": dpcore.DEFAULT_CALIBRATION.kind,  # the radio's default (ui.controls)
     "avg_draws": 20000,
     "avg_seed": DEFAULT_SEED,
     "avg_adv": 10.0,

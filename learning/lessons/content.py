@@ -184,6 +184,8 @@ NOISE = Lesson(
             Explore(
                 AVERAGING,
                 "This σ as τ_s of five such sites, on CAPE averaging",
+                # the step is about the paper's (classic) formula: its link asks for classic
+                # explicitly, the page's own default being the core's (analytic, issue #51)
                 sites_link("avg_", "5", EQUAL, "classic"),
                 shows=("sigma",),
                 section=sections.AVERAGING_DESIGN,  # the per-site table, below the histogram
@@ -215,7 +217,7 @@ NOISE = Lesson(
             Explore(
                 AVERAGING,
                 "This σ as τ_s of five such sites, on CAPE averaging",
-                sites_link("avg_", "5", EQUAL, "classic"),
+                sites_link("avg_", "5", EQUAL, "classic"),  # the paper's formula, as above
                 shows=("tau",),
                 section=sections.AVERAGING_DESIGN,
             ),

@@ -6,10 +6,31 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import dpcore
+
 ROOT = Path(__file__).resolve().parents[2]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 pytestmark = pytest.mark.app
+# The pages with a calibration control: each defaults to the core's calibration
+# (dpcore.DEFAULT_CALIBRATION, issue #51), Paper figures to the paper's (it reproduces it).
+CALIBRATION_PAGES = {
+    "audit.py": dpcore.DEFAULT_CALIBRATION.kind,
+    "averaging.py": dpcore.DEFAULT_CALIBRATION.kind,
+    "composition.py": dpcore.DEFAULT_CALIBRATION.kind,
+    "paper_figures.py": dpcore.PAPER_CALIBRATION,
+    "pca.py": dpcore.DEFAULT_CALIBRATION.kind,
+    "privacy.py": dpcore.DEFAULT_CALIBRATION.kind,
+    "tensor.py": dpcore.DEFAULT_CALIBRATION.kind,
+    "trust_models.py": dpcore.DEFAULT_CALIBRATION.kind,
+}
+# What a page at its defaults may show as st.error: a finding, not a failure. With the exact
+# (analytic) σ the paper's design breaks the aggregator's joint view of the default sites
+# (5 × N = 1000, ε = 0.5, δ = 1e-3: ε 0.678 > 0.5; tests/test_privacy_app.py computes it).
+FINDINGS = {
+    "privacy.py": "**The paper's design: the aggregator's joint view",
+    "audit.py": "**Demonstrated: the promise is broken** (paper's design, aggregator:",
+}
 
 
 def page(name: str) -> AppTest:
@@ -25,6 +46,11 @@ def _text(element) -> str:
     return element.value.replace("\\", "")
 
 
+def failures(at: AppTest) -> list[str]:
+    """The page's st.error texts but its joint-view finding (:data:`FINDINGS`)."""
+    return [_text(e) for e in at.error if not any(f in _text(e) for f in FINDINGS.values())]
+
+
 def test_entry_point_runs_without_exception():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception
@@ -35,7 +61,14 @@ def test_entry_point_runs_without_exception():
 def test_every_page_runs_without_exception(name):
     at = page(name).run()
     assert not at.exception
-    assert not at.error
+    # no error but the page's own finding, and that one shown
+    assert [_text(e) for e in at.error] == [
+        _text(e) for e in at.error if name in FINDINGS and FINDINGS[name] in _text(e)
+    ]
+    assert bool(at.error) == (name in FINDINGS)
+    # every calibration control (keyed P + "calib") opens on the core's default (issue #51)
+    opened = {r.value for r in at.radio if r.key and r.key.endswith("calib")}
+    assert opened == ({CALIBRATION_PAGES[name]} if name in CALIBRATION_PAGES else set())
 
 
 def test_overview_metrics_follow_the_sliders():
@@ -46,6 +79,23 @@ def test_overview_metrics_follow_the_sliders():
     assert at.metric[2].delta == "4.0× less variance than conventional"
     at.slider(key="ov_S").set_value(25).run()
     assert at.metric[2].delta == "25.0× less variance than conventional"
+
+
+def test_overview_noise_levels_use_the_cores_calibration():
+    # Issue #51: the Overview's τ_s was the paper's classic σ, every other door the core's
+    # (analytic). Its caption says the classic formula adds more noise at each ε it offers.
+    at = page("overview.py").run()
+    assert not at.exception
+    n, options = at.select_slider(key="ov_ns").value, at.select_slider(key="ov_eps").options
+    for eps in map(float, options):
+        tau = {k: dpcore.mean_noise_std([n], epsilon=eps, delta=0.01, calibration=k)[0]
+               for k in dpcore.CALIBRATIONS}  # fmt: skip
+        assert tau["analytic"] < tau["classic"], eps
+    eps = float(at.select_slider(key="ov_eps").value)
+    tau = dpcore.mean_noise_std([n], epsilon=eps, delta=0.01)[0]  # the core's default
+    assert at.metric[0].value == f"{tau:.3g}"
+    caption = next(c.value for c in at.caption if c.value.startswith("Gaussian mechanism"))
+    assert "calibrated exactly" in caption and "classic formula" in caption
 
 
 def test_overview_pca_preset_opens_the_apps_representative_seed():
@@ -89,9 +139,9 @@ def test_pca_lowering_d_below_k_moves_k_down_without_an_error():
 
 def test_pca_classic_warning_shown_only_where_it_applies():
     at = page("pca.py").run()
+    assert len(at.warning) == 0  # the default calibration is the core's (analytic)
+    at.radio(key="pca_calib").set_value("classic").run()
     assert len(at.warning) == 1  # the ε sweep reaches 10 with the classic calibration
-    at.radio(key="pca_calib").set_value("analytic").run()
-    assert len(at.warning) == 0
 
 
 def test_pca_other_axes_and_unequal_sites():
@@ -180,13 +230,9 @@ def _privacy_table(at, header: str):
 
 def test_privacy_views_collusion_anchors_and_url_state():
     at = page("privacy.py").run()
-    assert not at.exception and not at.error
-    # defaults: S = 5, ε = 0.5, δ = 1e-3, classic. The joint view gives ε ≈ 0.376 ≤ 0.5: the
-    # promise holds (✓), but only through classic's slack, which the page says.
-    views = next(df.value for df in at.dataframe if "receives" in df.value.columns)
-    assert views.loc["aggregator", "site 1"] == "0.376 ≤ 0.5 ✓"
-    assert any("only because the classic calibration" in w.value for w in at.warning)
-    at.radio(key="prv_calib").set_value("analytic").run()
+    assert not at.exception and not failures(at)
+    # defaults: S = 5, ε = 0.5, δ = 1e-3, analytic (the core's). The joint view gives
+    # ε ≈ 0.678 > 0.5 (tests/test_privacy_app.py computes it): the paper's design breaks it.
     views = next(df.value for df in at.dataframe if "receives" in df.value.columns)
     assert views.loc["aggregator", "site 1"] == "0.678 > 0.5 ✗"
     assert any("breaks the promise" in e.value for e in at.error)
@@ -195,7 +241,12 @@ def test_privacy_views_collusion_anchors_and_url_state():
     assert views.loc["aggregator", "site 1"] == "0.5 ≤ 0.5 ✓"
     assert not at.error and any("holds in the aggregator" in m.value for m in at.success)
     at.radio(key="prv_design").set_value("cape").run()
+    # classic: ε ≈ 0.376 ≤ 0.5, the promise holds (✓), but only through classic's slack
     at.radio(key="prv_calib").set_value("classic").run()
+    views = next(df.value for df in at.dataframe if "receives" in df.value.columns)
+    assert views.loc["aggregator", "site 1"] == "0.376 ≤ 0.5 ✓"
+    assert any("only because the classic calibration" in w.value for w in at.warning)
+    assert not at.error
     # every other site colludes (S = 5 equal sites): only G_1 is left, τ/√5
     at.multiselect(key="prv_colluders").set_value([2, 3, 4, 5]).run()
     report = _privacy_table(at, "σ own / τ_s")
@@ -218,7 +269,8 @@ def test_privacy_dropouts_remedy_and_errors():
     assert float(m["… plus stand-in G's (our remedy)"]) >= required * (1 - 1e-3)
     assert float(m["noise generator sends Σ μ_d E_d"]) < required
     at.multiselect(key="prv_dropped").set_value([1, 2, 3, 4, 5]).run()
-    assert len(at.error) == 1 and "nothing to aggregate" in _text(at.error[0])
+    shown = failures(at)  # (and the default sites' joint-view finding, FINDINGS)
+    assert len(shown) == 1 and "nothing to aggregate" in shown[0]
     assert not at.exception
 
 
@@ -227,7 +279,7 @@ def test_privacy_lowering_sites_drops_stale_selections():
     at.multiselect(key="prv_colluders").set_value([5]).run()
     at.multiselect(key="prv_dropped").set_value([4]).run()
     at.slider(key="prv_S").set_value(3).run()
-    assert not at.exception and not at.error
+    assert not at.exception and not failures(at)
     assert at.multiselect(key="prv_colluders").value == []
     assert at.multiselect(key="prv_dropped").value == []
 

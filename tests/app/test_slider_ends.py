@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_app import failures
 
 ROOT = Path(__file__).resolve().parents[2]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
@@ -82,7 +83,9 @@ def test_covering_rows_cover_every_pair_of_ends():
 @pytest.mark.parametrize("name", PAGES)
 def test_every_slider_at_its_ends_with_the_others_never_shows_an_error(name):
     at = open_page(name)
-    assert not at.exception and not at.error
+    # failures: every st.error but a page's privacy finding (the paper's design breaking the
+    # aggregator's joint view is a result at these settings, not an error: tests/test_app.py)
+    assert not at.exception and not failures(at)
     ends = slider_ends(at)
     if name in WITHOUT_SLIDERS:
         assert not ends, f"{name} has sliders now: take it out of WITHOUT_SLIDERS"
@@ -98,4 +101,4 @@ def test_every_slider_at_its_ends_with_the_others_never_shows_an_error(name):
                 widgets[0].set_value(value)
         at.run()
         assert not at.exception, (name, setting, [e.value for e in at.exception])
-        assert not at.error, (name, setting, [e.value for e in at.error])
+        assert not failures(at), (name, setting, failures(at))

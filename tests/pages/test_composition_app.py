@@ -25,9 +25,9 @@ def _statement(at: AppTest) -> str:
 
 
 def _site_z(design: str, view: str):
-    """Noise multipliers of the default sites (5 × N = 1000, ε = 0.5, δ = 1e-3, classic:
-    the page's default, ui.controls.PAGE_CALIBRATION)."""
-    tau = dpcore.mean_noise_std([1000] * 5, epsilon=0.5, delta=1e-3, calibration="classic")
+    """Noise multipliers of the default sites (5 × N = 1000, ε = 0.5, δ = 1e-3, the page's
+    default calibration: the core's, dpcore.DEFAULT_CALIBRATION, analytic since issue #51)."""
+    tau = dpcore.mean_noise_std([1000] * 5, epsilon=0.5, delta=1e-3)
     made = dpcore.cape_design(tau) if design == "cape" else dpcore.joint_safe_design(tau)
     return dpcore.view_noise_multipliers(
         made, sensitivity=dpcore.mean_sensitivity([1000] * 5), view=view
@@ -48,8 +48,8 @@ def test_release_again_adds_up_and_warns_before_the_budget():
     assert ledger["spent"].iloc[0] == pytest.approx(expected, rel=1e-12)
     assert "Releases on the same data: 2" in _statement(at)
     assert not at.warning or all("exceed" not in w.value for w in at.warning)
-    # a budget of 1 × ε_s = 0.5: one release of the paper's design's joint view costs 0.376
-    # (classic, 5 sites), so 20 releases (exact: ε grows about like sqrt(T)) are far over it
+    # a budget of 1 × ε_s = 0.5: one release of the paper's design's joint view costs 0.678
+    # (analytic, 5 sites), so 20 releases (exact: ε grows about like sqrt(T)) are far over it
     at.slider(key="rr_budget").set_value(1.0).run()
     at.number_input(key="rr_made").set_value(20).run()
     assert any("already over budget" in w.value.lower() for w in at.warning)
@@ -102,22 +102,25 @@ def test_over_budget_the_ledger_reads_the_true_share_and_says_already_over():
     at.slider(key="rr_budget").set_value(1.0).run()
     at.number_input(key="rr_made").set_value(20).run()
     ledger = _ledger(at)
-    assert (ledger["used"] > 1).all()  # 20 releases at 0.376 each: far over a budget of 0.5
+    assert (ledger["used"] > 1).all()  # 20 releases at 0.678 each: far over a budget of 0.5
     assert ledger["used"].to_numpy() == pytest.approx(ledger["spent"] / ledger["budget"])
     warnings = " ".join(w.value for w in at.warning).lower()
     assert "already over budget" in warnings and "would exceed" not in warnings
     z = _site_z("cape", "aggregator's joint view")
     share = dpcore.composed_epsilon(float(z[0]), releases=20, delta=1e-3) / 0.5
     assert f"{share:.0%}" in warnings  # the true share, from the core
-    # one release (0.376 of 0.5): within budget, so no site is "already over"; two would be
-    # above 0.5 (checked from the core below), so the warning is about the next one
+    # a budget of 1.5 × ε_s = 0.75 and one release (0.678, the core's, checked below): within
+    # budget, so no site is "already over"; two would be above 0.75, so the warning is about
+    # the next one
+    one, two = (dpcore.composed_epsilon(float(z[0]), releases=t, delta=1e-3) for t in (1, 2))
+    assert one <= 0.75 < two
+    at.slider(key="rr_budget").set_value(1.5).run()
     at.number_input(key="rr_made").set_value(1).run()
     ledger = _ledger(at)
     assert (ledger["used"] <= 1).all()
     warnings = " ".join(w.value for w in at.warning).lower()
     assert "already over budget" not in warnings
-    two = dpcore.composed_epsilon(float(z[0]), releases=2, delta=1e-3)
-    assert ("would exceed" in warnings) == (two > 0.5)
+    assert "would exceed" in warnings
 
 
 def test_accountant_buttons_read_as_words_and_each_is_explained():

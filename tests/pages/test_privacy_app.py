@@ -37,26 +37,87 @@ def worst_table(at: AppTest):
     return next(df.value for df in at.dataframe if "search" in df.value.columns)
 
 
+def _aggregator_joint(calibration: str, design: str = "cape") -> float:
+    """The aggregator's joint-view ε of site 1 for the default sites (5 × N = 1000,
+    ε = 0.5, δ = 1e-3, equal weights), straight from the core."""
+    import dpcore
+    from ui.sites_table import default_table
+
+    rows = default_table()
+    sites = dpcore.Sites(
+        tuple(int(n) for n in rows["N_s"]), tuple(rows["ε_s"]), tuple(rows["δ_s"]),
+        tuple(rows["μ_s"]), calibration,
+    )  # fmt: skip
+    views = dpcore.party_views(
+        sites.design(design), sensitivity=sites.sensitivities, delta=sites.delta,
+        epsilon=sites.epsilon,
+    )  # fmt: skip
+    return float(views[views.party == "aggregator"].epsilon_joint.iloc[0])
+
+
 def test_collusion_explanation_states_what_the_tables_show():
     # The old fixed sentence said "the joint view is above the promise even with no colluder"
-    # while the table showed 0.376 ≤ 0.5 ✓ (defaults: 5 equal sites, classic ε = 0.5).
+    # while the table showed 0.376 ≤ 0.5 ✓ (then the defaults: 5 equal sites, classic ε = 0.5).
+    # Since issue #51 the default is analytic: the joint view breaks it with no colluder.
+    import dpcore
+
     at = page("privacy.py")
-    assert not at.exception and not at.error
-    assert aggregator_cell(at) == "0.376 ≤ 0.5 ✓"
+    assert not at.exception
+    assert at.radio(key="prv_calib").value == dpcore.DEFAULT_CALIBRATION.kind == "analytic"
+    exact = _aggregator_joint("analytic")  # 0.678
+    assert exact > 0.5
+    assert aggregator_cell(at) == f"{exact:.3g} > 0.5 ✗"
     text = explanation(at, "Each point is the **worst coalition")
-    assert "with no colluder the joint view keeps the promise (0.376 ≤ 0.5 ✓)" in text
-    assert "even with no colluder" not in text
+    assert f"the joint view breaks the promise even with no colluder ({exact:.3g} > 0.5 ✗)" in text
     assert "Every point is exact: all 31 coalitions" in text
+    # classic: its slack keeps the joint view within the promise, and the text says so
+    at.radio(key="prv_calib").set_value("classic").run()
+    assert not at.exception and not at.error
+    slack = _aggregator_joint("classic")  # 0.376
+    assert slack <= 0.5
+    assert aggregator_cell(at) == f"{slack:.3g} ≤ 0.5 ✓"
+    text = explanation(at, "Each point is the **worst coalition")
+    assert f"with no colluder the joint view keeps the promise ({slack:.3g} ≤ 0.5 ✓)" in text
+    assert "even with no colluder" not in text
     # the first break it names is the table's first ✗ of the joint view
     table = worst_table(at)
     first = table[table["promise, all releases"].str.endswith("✗")].iloc[0]
     n = first["colluding sites"]
     assert f"first breaks it with {n} colluding sites ({first['worst ε, all releases'][:4]}" in text
-    # analytic calibration: the joint view breaks the promise with no colluder, and says so
-    at.radio(key="prv_calib").set_value("analytic").run()
-    assert aggregator_cell(at) == "0.678 > 0.5 ✗"
-    text = explanation(at, "Each point is the **worst coalition")
-    assert "the joint view breaks the promise even with no colluder (0.678 > 0.5 ✗)" in text
+
+
+def test_the_default_sites_show_the_joint_view_breach_and_what_hid_it():
+    # Issue #51: the page's default calibration became the core's (analytic). At the default
+    # sites the paper's design breaks the aggregator's joint view; classic's slack hid it. The
+    # page says so with the computed ε of both calibrations and of the joint-view-safe design.
+    import dpcore
+
+    at = page("privacy.py")
+    assert not at.exception
+    exact, slack = _aggregator_joint("analytic"), _aggregator_joint("classic")
+    safe = _aggregator_joint("analytic", "joint")
+    assert slack <= 0.5 < exact and safe <= 0.5 * (1 + 1e-9)  # what the words below claim
+    (error,) = at.error
+    text = error.value
+    assert text.startswith(
+        "**The paper's design: the aggregator's joint view breaks the promise.** Each release "
+        "on its own keeps it"
+    )
+    assert f"give every site ε = {exact:.3g} > ε_s = 0.5 at δ_s" in text
+    assert f"With classic τ_s the same view gives every site ε = {slack:.3g} ≤ ε_s = 0.5" in text
+    assert "only through classic's slack" in text
+    ratio = dpcore.mean_release_designs([1000] * 5, epsilon=0.5, delta=1e-3)
+    ratio = ratio.joint.tau_agg / ratio.cape.tau_pool  # p = 1.05 (docs/privacy.md)
+    assert (
+        f"the joint-view-safe design above, every site ε = {safe:.3g} ≤ ε_s = 0.5 in the same "
+        f"view, for an aggregate std {ratio:.2f}× the pooled requirement" in text
+    )
+    # the dropout caption says the same of the normal run, computed
+    assert any(f"joint view already (every site ε = {exact:.3g} > ε_s = 0.5)" in c.value
+               for c in at.caption)  # fmt: skip
+    # the joint-view-safe design: no breach, the success message
+    at.radio(key="prv_design").set_value("joint").run()
+    assert not at.error and any("holds in the aggregator" in m.value for m in at.success)
 
 
 def test_calibration_explanation_follows_the_sites_epsilon():
@@ -71,7 +132,7 @@ def test_calibration_explanation_follows_the_sites_epsilon():
 
 
 def test_collusion_beyond_twelve_sites_shows_lower_bounds_without_a_tick():
-    at = page("privacy.py", prv_S="14")
+    at = page("privacy.py", prv_S="14", prv_design="joint")  # (no joint-view breach shown)
     assert not at.exception and not at.error
     table = worst_table(at)
     lower = table[table["search"].str.startswith("lower bound")]
@@ -202,17 +263,16 @@ def test_rounds_put_cape_per_round_into_the_coalition_analysis(monkeypatch):
 def test_the_dropout_section_shows_what_a_lying_aggregator_could_hold():
     # Issue #48: the remedy's worst cases, per design, as dpcore.remedy_worst_case computes
     # them for the page's sites (defaults: the default sites table, site 1 drops), with the
-    # classic calibration (whose slack at ε = 0.5 hides the late release's leak) and the
-    # analytic one (exact: the late release breaks the promise).
+    # analytic calibration (the default; exact: the late release breaks the promise) and the
+    # classic one (whose slack at ε = 0.5 hides the late release's leak).
     import dpcore
     from ui.sites_table import default_table
 
     rows = default_table()
-    at = page("privacy.py")
-    for calibration in ("classic", "analytic"):
-        if calibration == "analytic":
-            at.radio(key="prv_calib").set_value("analytic").run()  # (its st.error: the
-            # paper's design breaks the joint view, as the collusion test above shows)
+    at = page("privacy.py")  # (its st.error: the paper's design breaks the joint view)
+    for calibration in ("analytic", "classic"):
+        if calibration == "classic":
+            at.radio(key="prv_calib").set_value("classic").run()
         assert not at.exception
         table = next(df.value for df in at.dataframe if "the aggregator holds" in df.value.columns)
         assert len(table) == 3
@@ -230,5 +290,7 @@ def test_the_dropout_section_shows_what_a_lying_aggregator_could_hold():
                 assert f"ε {row['epsilon']:.3g} (site {row['worst site']}," in cell
         safe = table["joint-view-safe design"].tolist()
         assert safe[0].startswith("✓")  # the sealed remedy keeps every promise
-    # exactly calibrated, a late release readable to the aggregator breaks site 1's promise
-    assert safe[1].startswith("✗ ") and "(site 1," in safe[1] and safe[2].startswith("✗ ")
+        if calibration == "analytic":  # exactly calibrated, a late release readable to the
+            # aggregator breaks site 1's promise
+            assert safe[1].startswith("✗ ") and "(site 1," in safe[1]
+            assert safe[2].startswith("✗ ")

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import dpcore
 from dpcore import TRUST_SCHEMES as SCHEMES
 from dpcore import trust_table
 from figures.trust import LABELS
@@ -39,9 +40,11 @@ def test_page_shows_every_scheme_with_the_cores_numbers():
     assert not at.exception and not at.error
     table = schemes(at)
     assert list(table["scheme"]) == [LABELS[s] for s in SCHEMES]
-    # defaults: 5 equal sites, N_s = 1000, ε = 0.5, δ = 10⁻³, classic, D = 20, b = 32
-    core = trust_table([1000] * 5, epsilon=0.5, delta=1e-3, dim=20, calibration="classic",
-                       secagg_calibration="classic")  # fmt: skip
+    # defaults: 5 equal sites, N_s = 1000, ε = 0.5, δ = 10⁻³, the core's calibration
+    # (analytic since issue #51; secure aggregation "same as the others"), D = 20, b = 32
+    kind = dpcore.DEFAULT_CALIBRATION.kind
+    core = trust_table([1000] * 5, epsilon=0.5, delta=1e-3, dim=20, calibration=kind,
+                       secagg_calibration=kind)  # fmt: skip
     assert table["noise std ÷ central"].tolist() == pytest.approx(core["std_ratio"].tolist())
     assert metric(at, "Wrap-arounds") == "0 of 210"
     text = explanation(at)

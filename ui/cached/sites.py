@@ -27,9 +27,10 @@ from ui.cached.core import SPEC_HASH
 @st.cache_data(show_spinner=False, max_entries=256)
 def equal_sites_noise(*, sites: int, n_per_site: int, epsilon: float, delta: float) -> CapeDesign:
     """CAPE design for S equal sites releasing a mean in [0, 1] (paper eq. (2)): τ_s, and
-    the conventional and CAPE aggregate noise std; the classic calibration of Sec. 3.1."""
+    the conventional and CAPE aggregate noise std; the core's calibration
+    (:data:`dpcore.DEFAULT_CALIBRATION`, analytic), as every page's default (issue #51)."""
     return dpcore.mean_release_designs(
-        [n_per_site] * sites, epsilon=epsilon, delta=delta, calibration="classic"
+        [n_per_site] * sites, epsilon=epsilon, delta=delta, calibration=dpcore.DEFAULT_CALIBRATION
     ).cape
 
 

@@ -26,6 +26,7 @@ import argparse
 import dataclasses
 import shlex
 from collections.abc import Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ MAX_DRAWS = 100  # data draws of one rounds sweep
 # The page's and the command's T values: Hardt & Price's default (11) and its neighbours.
 DEFAULT_ROUND_VALUES = (1, 2, 3, 4, 6, 8, 11, 16)
 PROG = "python -m dpcore.experiments.sweeps.rounds"
+MAX_PROCESSES = 256  # --processes: a pool this machine's OS still starts
 
 
 def iterative_algorithms() -> tuple[str, ...]:
@@ -205,7 +207,12 @@ _OPTIONS = {
 
 
 def run_rounds_sweep(
-    spec: RoundsSpec, rng: int = 0, *, workers: int | None = None, draws: int = 1
+    spec: RoundsSpec,
+    rng: int = 0,
+    *,
+    workers: int | None = None,
+    executor: Executor | None = None,
+    draws: int = 1,
 ) -> pd.DataFrame:
     """Captured energy of PCA algorithms against the number of rounds T at a fixed total ε.
 
@@ -214,8 +221,9 @@ def run_rounds_sweep(
     spec : RoundsSpec
     rng : int
         Seed (≥ 0) every T runs from (common random numbers, module docstring).
-    workers : int, optional
-        As in :func:`dpcore.pca_sweep`.
+    workers, executor
+        As in :func:`dpcore.pca_sweep`: where each T's (grid point, run) tasks run (a process
+        pool, Dask's ``Client.get_executor()``, …); the frame is identical for any.
     draws : int
         Data draws, in [1, 100]: draw d is the whole sweep run from seed ``rng + d`` (a new
         synthetic pool and sites' rows, or, on a data set, new sites' rows, and new noise),
@@ -233,13 +241,15 @@ def run_rounds_sweep(
     count = check_int(draws, "draws", low=1, high=MAX_DRAWS)
     frames = []
     for d in range(count):
-        frame = _one_draw(spec, seed + d, workers)
+        frame = _one_draw(spec, seed + d, workers, executor)
         frame.insert(2, "draw", d)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
 
-def _one_draw(spec: RoundsSpec, seed: int, workers: int | None) -> pd.DataFrame:
+def _one_draw(
+    spec: RoundsSpec, seed: int, workers: int | None, executor: Executor | None
+) -> pd.DataFrame:
     """Every part of ``spec`` from ``seed``: one data draw, common to every T."""
     sweep = spec.sweep
     data = sweep.data
@@ -249,7 +259,8 @@ def _one_draw(spec: RoundsSpec, seed: int, workers: int | None) -> pd.DataFrame:
     frames = []
     for t, part in spec.parts():
         part = dataclasses.replace(part, data=data)  # drawn once, not once per T
-        frames.append(run_pca_sweep(part, np.random.default_rng(seed), workers=workers))
+        rng = np.random.default_rng(seed)
+        frames.append(run_pca_sweep(part, rng, workers=workers, executor=executor))
         frames[-1].insert(1, "rounds", t)
     return pd.concat(frames, ignore_index=True)
 
@@ -259,6 +270,7 @@ def rounds_sweep(
     rounds: Sequence[int],
     rng: int = 0,
     workers: int | None = None,
+    executor: Executor | None = None,
     draws: int = 1,
     **keywords: Any,
 ) -> pd.DataFrame:
@@ -270,8 +282,8 @@ def rounds_sweep(
         The T values, each in [1, 1000], at most 50 of them, no repeats.
     rng : int
         Seed (≥ 0) every T runs from.
-    workers : int, optional
-        As in :func:`dpcore.pca_sweep`.
+    workers, executor
+        As in :func:`dpcore.pca_sweep` (the frame is identical for any).
     draws : int
         Data draws (:func:`run_rounds_sweep`).
     **keywords
@@ -279,7 +291,7 @@ def rounds_sweep(
         any one-shot references).
     """
     spec = RoundsSpec.build(rounds=rounds, **keywords)
-    return run_rounds_sweep(spec, rng, workers=workers, draws=draws)
+    return run_rounds_sweep(spec, rng, workers=workers, executor=executor, draws=draws)
 
 
 def rounds_summary(frame: pd.DataFrame, *, metric: str = "captured_energy_ratio") -> pd.DataFrame:
@@ -446,6 +458,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--draws", type=int, default=1, help="data draws, seeds --seed … --seed + draws − 1"
     )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        help="run each T's tasks on a pool of this many processes (the table is the same); "
+        "a Dask cluster through the API: rounds_sweep(..., executor=client.get_executor())",
+    )
     parser.add_argument("--table", choices=["best", "all", "versus", "draws"], default="best")
     parser.add_argument(
         "--reference", default="cape", help="the one-shot algorithm of --table versus"
@@ -472,11 +490,17 @@ def main(argv: Sequence[str] | None = None) -> pd.DataFrame:
     args = vars(_parser().parse_args(argv))
     table, seed, rounds = args.pop("table"), args.pop("seed"), args.pop("rounds")
     draws = args.pop("draws")
-    reference = args.pop("reference")
+    reference, processes = args.pop("reference"), args.pop("processes")
     keywords = {n: v for n, v in args.items() if v is not None}
     if len(keywords["epsilon"]) == 1:  # one ε is a point, not a one-point grid
         keywords["epsilon"] = keywords["epsilon"][0]
-    frame = run_rounds_sweep(RoundsSpec.build(rounds=rounds, **keywords), seed, draws=draws)
+    spec = RoundsSpec.build(rounds=rounds, **keywords)
+    if processes is None:
+        frame = run_rounds_sweep(spec, seed, draws=draws)
+    else:
+        count = check_int(processes, "--processes", low=1, high=MAX_PROCESSES)
+        with ProcessPoolExecutor(count) as pool:
+            frame = run_rounds_sweep(spec, seed, executor=pool, draws=draws)
     tables = {
         "draws": lambda: draws_summary(frame),
         "best": lambda: best_rounds(frame),

@@ -202,3 +202,24 @@ def test_the_command_prints_the_draws_table(capsys):
     assert list(out.columns) == ["algorithm", "epsilon", "rounds", "median", "min", "max",
                                  "draws", "runs"]  # fmt: skip
     assert (out["draws"] == 2).all() and "median" in capsys.readouterr().out
+
+
+def test_the_rounds_axis_runs_on_any_executor_with_the_same_frame():
+    # issue #51: "the rounds axis takes no executor": each T's tasks go where pca_sweep's go
+    from concurrent.futures import ThreadPoolExecutor
+
+    keywords = dict(rounds=[1, 3], rng=4, epsilon=[0.5, 2.0], algorithms=["cape", "npm_cape"])
+    alone = rounds_sweep(**keywords, **SMALL)
+    with ThreadPoolExecutor(2) as pool:
+        pooled = rounds_sweep(**keywords, executor=pool, **SMALL)
+    pd.testing.assert_frame_equal(alone, pooled, check_exact=True)
+
+
+@pytest.mark.slow  # a pool of two processes started
+def test_the_command_on_processes_prints_the_same_table():
+    argv = ["--epsilon", "1", "--rounds", "1", "3", "--algorithms", "cape", "npm_cape",
+            "--runs", "2", "--dim", "10", "--k", "2", "--sites", "3", "--n-per-site", "150",
+            "--pool-size", "800", "--table", "all"]  # fmt: skip
+    pd.testing.assert_frame_equal(main(argv), main([*argv, "--processes", "2"]), check_exact=True)
+    with pytest.raises(ValueError, match="--processes"):
+        main([*argv, "--processes", "0"])
