@@ -18,6 +18,7 @@ import os
 import time
 from pathlib import Path
 
+from lesson_links import is_verdict
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 # How long an action's rerun may take to start (a slider's keyboard step is debounced by the
@@ -69,6 +70,14 @@ _IDLE = """(quietMs) => {
   if (window.__capeQuietSince == null) window.__capeQuietSince = now;
   return now - window.__capeQuietSince >= quietMs;
 }"""
+
+
+def errors_shown(page) -> list[str]:
+    """The exceptions and error boxes on the page, as their texts, but the pages' verdicts
+    (lesson_links.VERDICTS: a finding is no error)."""
+    shown = page.locator("[data-testid='stException']").all_inner_texts()
+    boxes = page.locator("[data-testid='stAlertContentError']").all_inner_texts()
+    return shown + [t for t in boxes if not is_verdict(t)]
 
 
 def stretch() -> float:

@@ -13,9 +13,22 @@ from dataclasses import dataclass, field
 from learning.lessons import LESSONS
 from learning.sections import PARAM as SECTION
 
-# A page's verdict on the settings a lesson is about is drawn as an error box on purpose (the
-# joint view breaks the promise; the attack demonstrates it): content, not a failure.
-VERDICTS = ("The aggregator's joint view", "Demonstrated: the promise is broken")
+# A page's verdict on the settings it shows is drawn as an error box on purpose (the joint view
+# breaks the promise; the attack demonstrates it): content, not a failure. With the exact
+# (analytic) σ, the pages' default since issue #51, the Privacy explorer and the Attack audit
+# show one at their defaults (the paper's design breaks the default sites' joint view).
+VERDICTS = (
+    "The paper's design: the aggregator's joint view",
+    "The joint-view-safe design: the aggregator's joint view",
+    "Demonstrated: the promise is broken",
+)
+
+
+def is_verdict(text: str) -> bool:
+    """Whether an error box's text is one of the pages' verdicts: as the browser gives it (its
+    icon's name on the first line, then the message) or the message alone, Markdown or not."""
+    lines = [line.strip().lstrip("*") for line in text.strip().split("\n")[:2]]
+    return any(line.startswith(VERDICTS) for line in lines)
 
 
 @dataclass(frozen=True)

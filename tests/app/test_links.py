@@ -16,7 +16,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from lesson_links import VERDICTS, Link, explore_links, handout_links
+from lesson_links import Link, explore_links, handout_links, is_verdict
 from streamlit.testing.v1 import AppTest
 from test_lessons import _arrived
 
@@ -51,7 +51,7 @@ def problems(link: Link) -> list[str]:
     found += [
         f"error: {e.value[:160]}"
         for e in at.error
-        if not any(e.value.lstrip("*").startswith(v) for v in VERDICTS)
+        if not is_verdict(e.value)
     ]
     for key, texts in link.params().items():
         if key not in at.session_state:

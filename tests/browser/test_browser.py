@@ -72,20 +72,7 @@ def _settle(page, charts: int = 0, timeout: float = 90) -> None:
     browser_wait.settle(page, timeout, charts=charts)
 
 
-# Error boxes that are findings, not failures: with the exact (analytic) σ, the pages' default
-# since issue #51, the paper's design breaks the default sites' joint view (tests/test_app.py).
-FINDINGS = (
-    "The paper's design: the aggregator's joint view",
-    "Demonstrated: the promise is broken (paper's design, aggregator:",
-)
-
-
-def errors_shown(page) -> list[str]:
-    """The exceptions and error boxes on the page, as their texts (a finding is no error)."""
-    shown = page.locator("[data-testid='stException']").all_inner_texts()
-    boxes = page.locator("[data-testid='stAlertContentError']").all_inner_texts()
-    # a box's text begins with its icon's name ("error", "gavel"), then the message
-    return shown + [t for t in boxes if not t.split("\n", 1)[-1].strip().startswith(FINDINGS)]
+errors_shown = browser_wait.errors_shown  # the pages' verdicts (lesson_links) are no error
 
 
 def _assert_no_errors(page) -> None:

@@ -22,7 +22,7 @@ import urllib.parse
 
 import browser_wait
 import pytest
-from lesson_links import VERDICTS, explore_links
+from lesson_links import explore_links, is_verdict
 from test_browser import SHOTS
 from test_browser_links import ERRORS, NOTICES
 
@@ -50,7 +50,7 @@ def _problems(page, where: str) -> list[str]:
     found += [
         f"{where}: error: {e[:160]}"
         for e in page.evaluate(ERRORS)
-        if not any(e.startswith(v) for v in VERDICTS)
+        if not is_verdict(e)
     ]
     return found
 

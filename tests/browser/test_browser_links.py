@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import browser_wait
 import pytest
-from lesson_links import VERDICTS, Link, explore_links, handout_links
+from lesson_links import Link, explore_links, handout_links, is_verdict
 from test_browser import SHOTS
 from test_lessons import _numbers, shown_at_precision
 
@@ -72,7 +72,7 @@ def _problems(page, server: str, link: Link) -> list[str]:
     found += [
         f"error: {e[:160]}"
         for e in page.evaluate(ERRORS)
-        if not any(e.startswith(v) for v in VERDICTS)
+        if not is_verdict(e)
     ]
     screen = page.evaluate(FIRST_SCREEN)
     on_screen = _numbers(screen)

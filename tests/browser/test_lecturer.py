@@ -47,9 +47,7 @@ def still(page, selector: str) -> None:
 
 
 def no_errors(page) -> None:
-    assert page.locator("[data-testid='stException']").count() == 0
-    errors = page.locator("[data-testid='stAlertContentError']")
-    assert errors.count() == 0, errors.all_inner_texts()
+    assert not browser_wait.errors_shown(page), browser_wait.errors_shown(page)
 
 
 def metrics(page) -> dict[str, str]:

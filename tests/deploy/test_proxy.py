@@ -147,9 +147,7 @@ def _chart(page) -> str:
 
 
 def _no_errors(page) -> None:
-    assert page.locator("[data-testid='stException']").count() == 0
-    errors = page.locator("[data-testid='stAlertContentError']")
-    assert errors.count() == 0, errors.all_inner_texts()
+    assert not browser_wait.errors_shown(page), browser_wait.errors_shown(page)
 
 
 def _proxy_log(layout) -> list[tuple[str, str, str]]:
