@@ -237,7 +237,7 @@ if verdict == "breaks":
             f"view, for an aggregate std {noise.joint.tau_agg / noise.cape.tau_pool:.2f}× the "
             "pooled requirement (docs/privacy.md)."
         )
-    st.error("\n\n".join(words), icon=":material/error:")
+    st.error("\n\n".join(words), icon=":material/gavel:")  # a verdict, not a failure
 elif verdict == "slack":
     exact = worst
     who = "every site" if built(_aggregator, parties, key=view_key)[1] else f"site {exact.site}"

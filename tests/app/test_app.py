@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpcore
+from benchmarks.capacity import VERDICT_ICON
 
 ROOT = Path(__file__).resolve().parents[2]
 LECTURER_KEY = os.environ["CAPE_LECTURER_KEY"]  # tests/conftest.py
@@ -66,6 +67,8 @@ def test_every_page_runs_without_exception(name):
         _text(e) for e in at.error if name in FINDINGS and FINDINGS[name] in _text(e)
     ]
     assert bool(at.error) == (name in FINDINGS)
+    # drawn as a verdict, which the load client tells from an error (benchmarks/capacity.py)
+    assert all(e.icon == VERDICT_ICON for e in at.error), [e.icon for e in at.error]
     # every calibration control (keyed P + "calib") opens on the core's default (issue #51)
     opened = {r.value for r in at.radio if r.key and r.key.endswith("calib")}
     assert opened == ({CALIBRATION_PAGES[name]} if name in CALIBRATION_PAGES else set())
