@@ -30,7 +30,7 @@ PCA_DEFAULTS = {
     "k": 10,
     "runs": 5,
     "algorithms": ("nonprivate", "cape", "conv", "local", "dpdis"),
-    "calibration": "classic",
+    "calibration": dpcore.DEFAULT_CALIBRATION.kind,  # the pages' since issue #51
     "neighbouring": "add-remove",
     "sites": 10,
     "n_per_site": 1000,
@@ -41,7 +41,7 @@ TENSOR_DEFAULTS = {
     "model": "mog",
     "dim": 10,
     "k": 5,
-    "calibration": "classic",
+    "calibration": dpcore.DEFAULT_CALIBRATION.kind,  # the pages' since issue #51
     "sensitivity": "paper",
     "scaling": "public",
     "algorithms": ("nonprivate", "cape", "conv", "local_agn", "random"),

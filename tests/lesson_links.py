@@ -27,7 +27,7 @@ VERDICTS = (
 def is_verdict(text: str) -> bool:
     """Whether an error box's text is one of the pages' verdicts: as the browser gives it (its
     icon's name on the first line, then the message) or the message alone, Markdown or not."""
-    lines = [line.strip().lstrip("*") for line in text.strip().split("\n")[:2]]
+    lines = [line.strip().lstrip("*") for line in text.split("\n") if line.strip()][:2]
     return any(line.startswith(VERDICTS) for line in lines)
 
 

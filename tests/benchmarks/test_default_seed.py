@@ -53,6 +53,6 @@ def test_pages_open_on_the_default_seed_with_the_benchmarks_numbers(name):
         assert shown["CAPE"] == f"{numbers['pca cape']:.1%}"
         assert shown["Conventional"] == f"{numbers['pca conv']:.1%}"
         assert len(PCA_DEFAULTS["algorithms"]) == len(shown)
-    else:  # shown with three significant digits
-        assert shown["CAPE"] == f"{numbers['tensor cape']:.3g}"
-        assert shown["Conventional"] == f"{numbers['tensor conv']:.3g}"
+    else:  # shown with three decimals (app_pages/tensor.py)
+        assert shown["CAPE"] == f"{numbers['tensor cape']:.3f}"
+        assert shown["Conventional"] == f"{numbers['tensor conv']:.3f}"
