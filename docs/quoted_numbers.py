@@ -837,7 +837,6 @@ def _lesson5() -> dict[str, Any]:
             winner="capeAGN",
         )
 
-    old = duel(3, 0)  # the seed the pages had then
     eight = duel(8, OTD_SETTINGS.seed)  # the runs before streams were keyed by name
     low = lessons.tensor_scene(0.01).numbers
     return {
@@ -846,7 +845,6 @@ def _lesson5() -> dict[str, Any]:
         "pca_conv": 100 * pca["conv"],
         "split_z": split["z"],
         "otd": otd,
-        "old": old,
         "eight": eight,
         "low": low,
         "estimate": dpcore.estimate_work(otd_spec(OTD_SETTINGS)).seconds,
@@ -863,8 +861,6 @@ def _lesson5() -> dict[str, Any]:
     "{split_z:.1f}.",
     "the same 8 runs now give {eight[cape]:.3f} ± {eight[cape_se]:.3f} against "
     "{eight[conv]:.3f} ± {eight[conv_se]:.3f}, {eight[z]:.1f} standard errors",
-    "the old 3-run sweep at seed 0 gives CAPE's {old[cape]:.3f} against conventional's "
-    "{old[conv]:.3f}, {old[z]:.1f} standard errors",
     "It now uses {otd_runs} runs ({otd[cape]:.3f} ± {otd[cape_se]:.3f} against {otd[conv]:.3f} "
     "± {otd[conv_se]:.3f}: {otd[z]:.1f} standard errors)",
     "an estimated {estimate:.2f} s of work, under the {heavy:g} s from which the tensor page "

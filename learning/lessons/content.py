@@ -808,10 +808,10 @@ BEYOND = Lesson(
             "An attacker proves the broken promise",
             "Lesson 4 computed that the aggregator, holding all releases, learns more than "
             f"the paper's promise allows. With {AUDIT_SITES} equal sites (ε_s = 0.5, δ_s = "
-            f"{AUDIT_DELTA:g}) its view of site 1 has ε = {{epsilon:.3g}}. The **Attack audit** "
+            f"{AUDIT_DELTA:g}) its view of site 1 has ε = {{epsilon:.4g}}. The **Attack audit** "
             "shows it without the theory: an attacker plays the game — {trials:,} runs with "
             "and without one person's record — and turns its false alarms ({fpr:.3g}) and "
-            "misses ({fnr:.3g}) into a 95 % lower bound: ε ≥ **{lower:.3g}** (Clopper–Pearson "
+            "misses ({fnr:.3g}) into a 95 % lower bound: ε ≥ **{lower:.4g}** (Clopper–Pearson "
             "bounds on both rates; Jagielski et al. 2020).",
             "audit_scene",
             TRIALS,
@@ -829,15 +829,15 @@ BEYOND = Lesson(
                     ("au_trials", "{trials}"),
                     ("au_seed", str(LESSON_SEED)),
                 ),
-                shows=("lower", "epsilon"),
+                shows=("lower", "epsilon"),  # at the page table's 4 digits: no double rounding
                 section=sections.AUDIT_NUMBERS,  # the chart above shows them as bars only
             ),
             Question(
                 "Predict: with {trials:,} games, does the attack prove that the aggregator's "
                 "view breaks the promise ε_s = 0.5?",
                 ("yes: a proven break", "not yet: the bound stays below ε_s"),
-                "The attack proves ε ≥ **{lower:.3g}** against ε_s = {promised:.3g} (theory: "
-                "{epsilon:.3g}). About {needed} games show the break in half of such audits: "
+                "The attack proves ε ≥ **{lower:.4g}** against ε_s = {promised:.3g} (theory: "
+                "{epsilon:.4g}). About {needed} games show the break in half of such audits: "
                 "fewer games leave wider Clopper–Pearson bounds, and a lower bound that may "
                 "stay below the promise even though the promise is broken.",
                 claim="yes: a proven break",  # the text: the audit shows it

@@ -221,7 +221,7 @@ def truth(step_key: str, value) -> tuple[str, str]:
         )[0]  # fmt: skip
         assert lower == pytest.approx(found.epsilon_lower, rel=1e-12) and lower < found.epsilon
         answer = "yes: a proven break" if lower > 0.5 else "not yet: the bound stays below ε_s"
-        return answer, f"**{lower:.3g}**"
+        return answer, f"**{lower:.4g}**"  # the step quotes the page table's 4 digits
     raise AssertionError(f"no independent check for step {step_key!r}")
 
 
