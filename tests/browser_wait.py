@@ -80,6 +80,12 @@ def errors_shown(page) -> list[str]:
     return shown + [t for t in boxes if not is_verdict(t)]
 
 
+def assert_no_errors(page) -> None:
+    """No exception and no error box on the page but the pages' verdicts (:func:`errors_shown`)."""
+    shown = errors_shown(page)
+    assert not shown, shown
+
+
 def stretch() -> float:
     """How much longer than on an idle machine a wait may take now: the 1-minute load average
     over the cores, at least 1. With L runnable processes sharing C cores each gets about C/L

@@ -75,9 +75,7 @@ def _settle(page, charts: int = 0, timeout: float = 90) -> None:
 errors_shown = browser_wait.errors_shown  # the pages' verdicts (lesson_links) are no error
 
 
-def _assert_no_errors(page) -> None:
-    assert page.locator("[data-testid='stException']").count() == 0
-    assert not errors_shown(page), errors_shown(page)
+_assert_no_errors = browser_wait.assert_no_errors
 
 
 def _shot(page, name: str, height: int) -> None:

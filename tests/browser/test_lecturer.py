@@ -46,8 +46,7 @@ def still(page, selector: str) -> None:
     page.wait_for_function(_STILL, arg=[selector, STILL_MS], timeout=30_000, polling=50)
 
 
-def no_errors(page) -> None:
-    assert not browser_wait.errors_shown(page), browser_wait.errors_shown(page)
+no_errors = browser_wait.assert_no_errors
 
 
 def metrics(page) -> dict[str, str]:

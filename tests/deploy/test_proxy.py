@@ -146,8 +146,7 @@ def _chart(page) -> str:
     )
 
 
-def _no_errors(page) -> None:
-    assert not browser_wait.errors_shown(page), browser_wait.errors_shown(page)
+_no_errors = browser_wait.assert_no_errors
 
 
 def _proxy_log(layout) -> list[tuple[str, str, str]]:
