@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 from module_marks import deselected_module
 from streamlit import config as streamlit_config
 from streamlit.components.v2 import manifest_scanner
-from xdist_groups import mark_groups
+from xdist_groups import AsideScheduling, mark_groups, workers
 
 from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
@@ -136,6 +136,20 @@ def pytest_ignore_collect(collection_path, config):
     its tests (the fast lane need not import the browser and app modules: tests/module_marks.py);
     otherwise let pytest decide."""
     return True if deselected_module(collection_path, config.option.markexpr) else None
+
+
+def pytest_xdist_auto_num_workers(config):
+    """test.sh's ``-n auto``: a worker per core, and one more for the groups that wait
+    (tests/xdist_groups.py, ``ASIDE``) when the run may select them."""
+    return workers(config)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the groups that wait on a worker of their own (three workers
+    or more; tests/xdist_groups.py)."""
+    if config.getoption("dist") == "loadgroup":
+        return AsideScheduling(config, log)
+    return None
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,6 +12,7 @@ import pytest
 
 import tests.conftest as conftest
 import tests.module_marks as module_marks
+import tests.xdist_groups as xdist_groups
 
 
 class _Item:
@@ -75,6 +76,81 @@ def test_an_xdist_group_runs_on_one_worker(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:]
     workers = out.read_text().split()
     assert len(workers) == 3 and len(set(workers)) == 1, workers
+
+
+ASIDE_PLANTED = """
+import os, pytest
+
+def _mark(kind):
+    with open(os.environ["WORKERS_OUT"], "a") as out:
+        out.write(kind + " " + os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+
+@pytest.mark.xdist_group("federated")
+@pytest.mark.parametrize("n", range(3))
+def test_waits(n):
+    _mark("federated")
+
+@pytest.mark.xdist_group("proxy")
+@pytest.mark.parametrize("n", range(2))
+def test_fails_over(n):
+    _mark("proxy")
+
+@pytest.mark.parametrize("n", range(12))
+def test_computes(n):
+    _mark("free")
+"""
+
+
+@pytest.mark.slow  # four interpreters with pytest-xdist: about 6 s
+def test_the_groups_that_wait_have_a_worker_of_their_own(tmp_path):
+    # tests/xdist_groups.py: with three workers the last runs the ASIDE groups and nothing
+    # else; plain loadgroup gives it free tests too (the planted queue holds 12 of them)
+    (tmp_path / "test_planted.py").write_text(ASIDE_PLANTED)
+    tests = Path(__file__).resolve().parent
+    (tmp_path / "conftest.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(tests)!r})\n"
+        "from xdist_groups import AsideScheduling, mark_groups\n"
+        "def pytest_collection_modifyitems(config, items):\n    mark_groups(config, items)\n"
+        "def pytest_xdist_make_scheduler(config, log):\n    return AsideScheduling(config, log)\n"
+    )
+    out = tmp_path / "workers.txt"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "3", "--dist", "loadgroup", "-q",
+         "-p", "no:cacheprovider", "-p", "no:randomly", "test_planted.py"],
+        cwd=tmp_path, env={**os.environ, "WORKERS_OUT": str(out)},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    ran = [line.split() for line in out.read_text().splitlines()]
+    assert len(ran) == 17, ran
+    assert {worker for kind, worker in ran if kind != "free"} == {"gw2"}, ran
+    assert "gw2" not in {worker for kind, worker in ran if kind == "free"}, ran
+
+
+def _config(args, markexpr=""):
+    root = Path(__file__).resolve().parents[1]
+    return types.SimpleNamespace(
+        option=types.SimpleNamespace(markexpr=markexpr),
+        rootpath=root,
+        args=args,
+        invocation_params=types.SimpleNamespace(dir=root),
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "markexpr", "extra"),
+    [
+        ([], "", 1),  # the whole suite
+        (["tests", "dpcore"], "", 1),  # pytest's testpaths
+        (["tests/federated/test_federated.py::test_x"], "", 1),
+        (["tests/deploy"], "", 1),
+        (["tests/core", "tests/browser/test_a11y.py"], "", 0),
+        (["tests"], "not slow and not app and not browser", 0),  # the fast lane
+        ([], "browser", 0),  # any -m: a selection
+    ],
+)
+def test_a_worker_is_set_aside_only_when_the_groups_that_wait_may_run(args, markexpr, extra):
+    assert xdist_groups.workers(_config(args, markexpr), cores=2) == 2 + extra
 
 
 FAST_LANE = "not slow and not app and not browser"  # README's fast lane
