@@ -1066,9 +1066,11 @@ def _class_server_health() -> dict[str, Any]:
     "Once a run has taken {progress:g} s\nit prints a progress line on stderr at least every "
     "{progress:g} s",
     "in chunks of about {chunk:g} s of a worker's time",
+    "a block at a time ({per_worker} tasks a worker, at least {block})",
 )
 def _scale_out() -> dict[str, Any]:
     from dpcore import cli, cluster
+    from dpcore.experiments.sweeps import otd
 
     same = cluster.UNKNOWN_WORK_SECONDS == dpcore.MAX_SECONDS
     return {
@@ -1082,6 +1084,8 @@ def _scale_out() -> dict[str, Any]:
         "memory_s": cluster.FAILURE_MEMORY_SECONDS,
         "progress": cli.PROGRESS_SECONDS,
         "chunk": dpcore.parallel.CHUNK_SECONDS,
+        "per_worker": otd.BLOCK_TASKS_PER_WORKER,
+        "block": otd.BLOCK_TASKS,
     }
 
 

@@ -67,8 +67,10 @@ from dpcore.experiments.realdata import BUNDLED
 from dpcore.experiments.sweeps import (
     OTD_METRICS,
     PCA_METRICS,
+    otd_frame,
     otd_sweep,
     pca_sweep,
+    run_otd_sweep,
     run_pca_sweep,
 )
 from dpcore.experiments.sweeps.provenance import kernels
@@ -348,8 +350,8 @@ def run(
 
     ``budget`` None: no limit. ``progress``: a :func:`dpcore.parallel.report_progress` sink
     for the run's tasks (a :class:`ProgressLine`'s heartbeat runs while the sweep does).
-    ``partial`` (PCA sweeps): where each finished task is kept; ``completed``: the tasks a
-    killed run kept (:func:`dpcore.run_pca_sweep`), not run again.
+    ``partial``: where each finished task is kept; ``completed``: the tasks a killed run
+    kept (:func:`dpcore.run_pca_sweep`, :func:`dpcore.run_otd_sweep`), not run again.
     """
     with (
         warnings.catch_warnings(),
@@ -357,17 +359,30 @@ def run(
         progress if isinstance(progress, ProgressLine) else contextlib.nullcontext(),
     ):
         warnings.simplefilter("ignore", ClassicGaussianWarning)  # the record names the method
-        if task != "pca" or (partial is None and not completed):
+        if partial is None and not completed:
             return SWEEPS[task](**call, workers=workers, executor=executor, budget=budget)
-        spec = PcaSpec.build(**{name: value for name, value in call.items() if name != "rng"})
+        keywords = {name: value for name, value in call.items() if name != "rng"}
+        on_task = partial.append if partial is not None else None
+        if task == "otd":
+            otd = OtdSpec.build(**keywords)
+            result = run_otd_sweep(
+                otd,
+                call["rng"],
+                workers=workers,
+                executor=executor,
+                budget=budget,
+                completed=completed,
+                on_task=on_task,
+            )
+            return otd_frame(otd, result)
         return run_pca_sweep(
-            spec,
+            PcaSpec.build(**keywords),
             call["rng"],
             workers=workers,
             executor=executor,
             budget=budget,
             completed=completed,
-            on_task=partial.append if partial is not None else None,
+            on_task=on_task,
         )
 
 
@@ -627,7 +642,7 @@ class PartialOutput:
     @staticmethod
     def line(value: Any) -> bytes:
         """One line: the checksum, a tab, the JSON, a newline."""
-        text = json.dumps(value, separators=(",", ":"))
+        text = json.dumps(value, separators=(",", ":"), default=_plain)
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         return f"{digest}\t{text}\n".encode()
 
@@ -715,6 +730,13 @@ class PartialOutput:
             self.path.unlink(missing_ok=True)
 
 
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python number it holds (``json.dumps``'s ``default``)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"a partial output holds numbers, strings and booleans; got {value!r}")
+
+
 def _where(parser: argparse.ArgumentParser, default: Any) -> None:
     """The options that say where the output goes and where the tasks run."""
     parser.add_argument(
@@ -746,7 +768,7 @@ def _where(parser: argparse.ArgumentParser, default: Any) -> None:
         const=True,
         default=default,
         help="take the tasks a killed run of the same sweep kept (OUT.partial.jsonl) and "
-        "run the rest (PCA sweeps)",
+        "run the rest",
     )
     parser.add_argument(
         "--estimate",
@@ -862,19 +884,13 @@ def sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _partial(
     task: str, params: dict[str, Any], out: Path, *, resume: bool
 ) -> tuple[PartialOutput | None, dict[tuple[int, int], list[dict[str, Any]]]]:
-    """The partial output of a PCA run, opened, and the tasks it already holds (``resume``).
+    """The partial output of a run, opened, and the tasks it already holds (``resume``).
 
     Without ``resume`` the file is new (one left by a killed run is refused: its tasks are
-    not thrown away unasked); a tensor sweep keeps none (its power method
-    runs batched at its end) and refuses ``--resume``.
+    not thrown away unasked). A PCA sweep keeps each task as it finishes; a tensor sweep
+    keeps a block of tasks at a time, once the block's batched power method has run
+    (:func:`dpcore.run_otd_sweep`).
     """
-    if task != "pca":
-        if resume:
-            raise CliError(
-                "--resume applies to PCA sweeps: a tensor sweep's power method runs batched "
-                "at its end, so it keeps no task before it is done"
-            )
-        return None, {}
     header = {"format": RECORD_FORMAT, "task": task, "params": params, "commit": source_commit()}
     partial = PartialOutput(partial_path(out))
     if not resume and partial.path.exists():

@@ -181,7 +181,8 @@ def report_progress(sink: ProgressSink) -> Iterator[None]:
     """Call ``sink(done, total)`` as the tasks of top-level parallel maps start and finish.
 
     ``total`` counts the tasks of every map started so far, so a sweep with several stages
-    (the tensor sweep's draws, then whitenings) reports its next stage's tasks when it starts.
+    reports its next stage's tasks when it starts (unless a stage announces them all at
+    once, :func:`counted_as`: the tensor sweep's blocks).
     Maps nested inside a task are not counted separately. One sink at a time per process.
 
     Examples
@@ -205,10 +206,42 @@ def report_progress(sink: ProgressSink) -> Iterator[None]:
             _PROGRESS.sink = None
 
 
-def _counted(fn: Callable[[T], R]) -> Callable[[T], R]:
-    """``fn`` that reports one task done when it returns.
+@contextlib.contextmanager
+def counted_as(total: int) -> Iterator[Callable[[int], None]]:
+    """Count the block as ``total`` tasks, done as the callback it yields is told.
 
-    It marks its thread as inside a task, so that maps nested in it are not counted.
+    For a stage whose tasks run through several maps (the tensor sweep's blocks: draws,
+    whitenings, one batched power method): ``total`` is announced at once, so the counts
+    say the whole run from the start, and the maps started in this thread inside the block
+    are not counted again. Outside :func:`report_progress` (or inside a counted task) it
+    counts nothing.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> with report_progress(lambda done, total: seen.append((done, total))):
+    ...     with counted_as(4) as done:
+    ...         _ = parallel_map(abs, [-1, -2], workers=1)
+    ...         done(2)
+    >>> seen
+    [(0, 4), (2, 4)]
+    """
+    count = _PROGRESS.sink is not None and not _PROGRESS.nested()
+    if count:
+        _PROGRESS.add(total=total)
+    outer = _PROGRESS.nested()
+    _PROGRESS.inside.task = True  # the maps of this thread inside: part of these tasks
+    try:
+        yield (lambda n: _PROGRESS.add(done=n)) if count else (lambda n: None)
+    finally:
+        _PROGRESS.inside.task = outer
+
+
+def _counted(fn: Callable[[T], R], count: bool = True) -> Callable[[T], R]:
+    """``fn`` that reports one task done when it returns (unless ``count`` is False).
+
+    It marks its thread as inside a task, so that maps nested in it are not counted (nor
+    those nested in the uncounted tasks of a map inside a counted block, :func:`counted_as`).
     """
 
     def task(x: T) -> R:
@@ -218,7 +251,8 @@ def _counted(fn: Callable[[T], R]) -> Callable[[T], R]:
             out = fn(x)
         finally:
             _PROGRESS.inside.task = outer
-        _PROGRESS.add(done=1)
+        if count:
+            _PROGRESS.add(done=1)
         return out
 
     return task
@@ -476,8 +510,8 @@ def parallel_map(
             chunks = min(len(items), workers or executor_workers(executor))
             return _chunked(fn, items, chunks, executor, count=count, on_result=on_result)
         task: Callable[[Any], R] = fn
-        if count:
-            task = _counted(task)
+        if _PROGRESS.sink is not None:  # counted or not, maps nested in a task are not
+            task = _counted(task, count)
         pairs: list[Any] = items
         if on_result is not None:
             task, pairs = _reporting(task, on_result), list(enumerate(items))

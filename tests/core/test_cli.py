@@ -18,6 +18,7 @@ import pytest
 import dpcore
 from dpcore import cli
 from dpcore.experiments import paper, realdata
+from dpcore.experiments.sweeps import otd as otd_sweeps
 
 SMALL_PCA = [
     "sweep", "pca", "--epsilon", "0.1,1,10", "--runs", "2", "--dim", "12", "--k", "3",
@@ -476,8 +477,6 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_file(tmp_path, capsys, 
     assert out.read_bytes() == whole.read_bytes() and not partial.exists()
     record = json.loads(out.with_suffix(".json").read_text())
     assert record["csv_sha256"] == json.loads(whole.with_suffix(".json").read_text())["csv_sha256"]
-    assert cli.main([*SMALL_OTD, "--out", str(tmp_path / "o.csv"), "--resume"]) == 2
-    assert "--resume applies to PCA sweeps" in capsys.readouterr().err
 
     # a full disk: one line naming the file, the tasks kept before it stay kept
     room = {"writes": 2}  # the header and one task
@@ -499,6 +498,73 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_file(tmp_path, capsys, 
     room["writes"] = 0  # full before the header: said before the sweep runs
     assert cli.main([*SMALL_PCA, "--out", str(tmp_path / "g.csv")]) == 2
     assert f"cannot write {tmp_path / 'g.csv'}'s partial output" in capsys.readouterr().err
+
+
+def _interrupted(monkeypatch, after: int) -> list[tuple[int, int]]:
+    """Make the partial output stop the run (KeyboardInterrupt) once it kept ``after`` tasks;
+    returns the keys it kept."""
+    real = cli.PartialOutput.append
+    calls: list[tuple[int, int]] = []
+
+    def interrupted(self, key, rows):
+        if len(calls) == after:
+            raise KeyboardInterrupt
+        calls.append(key)
+        real(self, key, rows)
+
+    monkeypatch.setattr(cli.PartialOutput, "append", interrupted)
+    return calls
+
+
+SMALL_OTD_6 = [*SMALL_OTD, "--runs", "3", "--workers", "1"]  # 2 grid points × 3 runs
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.mechanisms.calibration.ClassicGaussianWarning")
+def test_an_interrupted_tensor_run_resumes_to_the_uninterrupted_file(tmp_path, capsys, monkeypatch):
+    # issue #51: the tensor power method runs batched a block of tasks at a time
+    # (dpcore.run_otd_sweep), and each block's tasks are kept as it finishes, so a tensor
+    # run resumes as a PCA run does. The uninterrupted run is one block of 6 tasks, the cut
+    # and the resumed runs blocks of 2: a tensor's power method does not depend on its batch
+    whole = tmp_path / "whole.csv"
+    assert cli.main([*SMALL_OTD_6, "--out", str(whole)]) == 0
+    monkeypatch.setattr(otd_sweeps, "block_tasks", lambda workers: 2)
+    calls = _interrupted(monkeypatch, after=3)  # in the second block, after its first task
+    out = tmp_path / "cut.csv"
+    with pytest.raises(KeyboardInterrupt):
+        cli.main([*SMALL_OTD_6, "--out", str(out)])
+    monkeypatch.undo()
+    monkeypatch.setattr(otd_sweeps, "block_tasks", lambda workers: 2)
+    assert calls == [(0, 0), (0, 1), (0, 2)]  # keyed (grid point, run), in the sweep's order
+    partial = cli.partial_path(out)
+    assert not out.exists() and len(partial.read_bytes().splitlines()) == 1 + 3
+    capsys.readouterr()
+    assert cli.main([*SMALL_OTD_6, "--out", str(out)]) == 2  # not thrown away unasked
+    assert "add --resume to keep them" in capsys.readouterr().err
+    assert cli.main([*SMALL_OTD_6, "--out", str(out), "--resume"]) == 0
+    assert "resuming: 3 tasks kept" in capsys.readouterr().err
+    assert out.read_bytes() == whole.read_bytes() and not partial.exists()
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert record["csv_sha256"] == json.loads(whole.with_suffix(".json").read_text())["csv_sha256"]
+
+
+@pytest.mark.filterwarnings("ignore::dpcore.mechanisms.calibration.ClassicGaussianWarning")
+def test_a_tensor_partial_output_of_another_sweep_is_refused(tmp_path, capsys, monkeypatch):
+    # the tasks kept by a tensor run are taken only by the same sweep: another seed, or a
+    # PCA sweep writing to the same file, is refused before any work, the file left as it was
+    monkeypatch.setattr(otd_sweeps, "block_tasks", lambda workers: 2)
+    _interrupted(monkeypatch, after=2)
+    out = tmp_path / "run.csv"
+    with pytest.raises(KeyboardInterrupt):
+        cli.main([*SMALL_OTD_6, "--out", str(out)])
+    partial = cli.partial_path(out)
+    kept = partial.read_bytes()
+    assert len(kept.splitlines()) == 1 + 2
+    capsys.readouterr()
+    assert cli.main([*SMALL_OTD_6, "--rng", "4", "--out", str(out), "--resume"]) == 2
+    assert "another sweep or code (they differ in: params)" in capsys.readouterr().err
+    assert cli.main([*SMALL_PCA, "--out", str(out), "--resume"]) == 2
+    assert "(they differ in: params, task)" in capsys.readouterr().err
+    assert partial.read_bytes() == kept and not out.exists()
 
 
 RESUMED_PCA = [
@@ -527,15 +593,24 @@ def _longest_silence(lines: list[tuple[float, str]]) -> float:
     return max((b - a for a, b in itertools.pairwise(stamps)), default=0.0)
 
 
-def _killed_and_resumed(tmp_path: Path, runs: int, at: float) -> dict[str, float]:
+RESUMED_OTD = [
+    "sweep", "otd", "--epsilon", "0.3,1,3,10", "--dim", "8", "--k", "3", "--sites", "3",
+    "--n-per-site", "500", "--rng", "11",
+]  # fmt: skip
+
+
+def _killed_and_resumed(
+    tmp_path: Path, runs: int, at: float, sweep: list[str] = RESUMED_PCA
+) -> dict[str, float]:
     """A CLI sweep on a 2-process pool, SIGKILLed (its process group) once it kept the
     fraction ``at`` of its tasks, resumed; the CSV against the API's uninterrupted frame
     written as the CLI writes it. Returns what was seen: the tasks kept at the kill and at
     the resumption, the longest silence between progress lines of either run."""
     import signal
 
-    argv = [*RESUMED_PCA, "--runs", str(runs), "--processes", "2"]
-    tasks = 5 * runs
+    task = sweep[1]
+    argv = [*sweep, "--runs", str(runs), "--processes", "2"]
+    tasks = len(sweep[sweep.index("--epsilon") + 1].split(",")) * runs
     out = tmp_path / "run.csv"
     partial = cli.partial_path(out)
     command = [sys.executable, "-m", "dpcore", *argv, "--out", str(out)]
@@ -560,7 +635,7 @@ def _killed_and_resumed(tmp_path: Path, runs: int, at: float) -> dict[str, float
     # the uninterrupted run: the same keywords through the API, written as the CLI writes
     record = json.loads(out.with_suffix(".json").read_text())
     whole = tmp_path / "whole.csv"
-    cli.write("pca", record["params"], cli.run("pca", record["params"]), whole, "")
+    cli.write(task, record["params"], cli.run(task, record["params"]), whole, "")
     assert out.read_bytes() == whole.read_bytes()
     silence = max(_longest_silence(first), _longest_silence(second))
     return {"kept": kept, "resumed": resumed, "longest_silence": silence}
@@ -570,6 +645,15 @@ def _killed_and_resumed(tmp_path: Path, runs: int, at: float) -> dict[str, float
 def test_a_sweep_killed_halfway_on_a_process_pool_resumes_to_the_bit(tmp_path):
     seen = _killed_and_resumed(tmp_path, runs=200, at=0.25)  # 1,000 tasks, ~3 s of work a run
     assert seen["kept"] >= 250
+
+
+@pytest.mark.slow
+def test_a_tensor_sweep_killed_halfway_on_a_process_pool_resumes_to_the_bit(tmp_path):
+    # 4 grid points × 64 runs: blocks of 64 tasks on 2 processes (dpcore.run_otd_sweep's
+    # block_tasks), each kept once its batched power method has run; killed once a block
+    # or two were kept, resumed on another pool, the CSV equal to an uninterrupted run's
+    seen = _killed_and_resumed(tmp_path, runs=64, at=0.25, sweep=RESUMED_OTD)
+    assert 64 <= seen["kept"] < 256
 
 
 @pytest.mark.slow

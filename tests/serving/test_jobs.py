@@ -231,7 +231,7 @@ def test_a_sweep_reports_each_of_its_grid_point_run_tasks(workers):
     seen.clear()
     with report_progress(lambda done, total: seen.append((done, total))):
         dpcore.otd_sweep(dim=4, k=2, sites=2, n_per_site=[200, 400], epsilon=1.0, runs=2)
-    assert seen[-1] == (8, 8)  # 2 points × 2 runs: draws, then whitenings
+    assert seen[0] == (0, 4) and seen[-1] == (4, 4)  # 2 points × 2 runs, announced at once
 
 
 def test_tasks_run_by_another_executor_are_counted_as_their_chunks_return():

@@ -5,8 +5,11 @@ Component recovery along one swept axis, and one run's recovered weights.
 
 from __future__ import annotations
 
+import itertools
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
@@ -14,6 +17,7 @@ import pandas as pd
 
 from dpcore._validation import RngLike, check_rng
 from dpcore.experiments.limits import WorkBudget, check_budget, check_feasible
+from dpcore.experiments.sweeps.pca import TaskKey, check_completed, task_key
 from dpcore.experiments.sweeps.provenance import Seed, frame_attrs, seed_of
 from dpcore.experiments.sweeps.scores import OTD_METRICS
 from dpcore.experiments.sweeps.spec import GridPoint, OtdSpec, RunStreams, keywords_of, resolve_rng
@@ -23,8 +27,12 @@ from dpcore.factorization.moments import SiteMoments, moment_sensitivities, site
 from dpcore.factorization.otd import WhitenedTensor, decompose_batch
 from dpcore.factorization.registry import NoiseScales, OtdInputs, OtdMethod, SitePrivacy, streams
 from dpcore.factorization.tensor import Recovery
-from dpcore.mechanisms.calibration import classic_warning_once, gaussian_sigmas
-from dpcore.parallel import parallel_map, planned_workers, single_blas
+from dpcore.mechanisms.calibration import (
+    ClassicGaussianWarning,
+    classic_warning_once,
+    gaussian_sigmas,
+)
+from dpcore.parallel import counted_as, parallel_map, planned_workers, single_blas
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,11 +102,54 @@ def _noise_scales(
 
 @dataclass(frozen=True, eq=False)
 class OtdRun:
-    """A tensor sweep's outcomes and the planted model they are scored against."""
+    """A tensor sweep's outcomes and the planted model they are scored against.
+
+    ``kept``: the rows of the tasks an earlier run kept (``completed`` of
+    :func:`run_otd_sweep`), by key ``(i, run)``; they have no outcome here, and
+    :func:`otd_frame` puts them in their place.
+    """
 
     model: MixtureModel
     outcomes: list[Outcome]
     seed: Seed = None  # the rng it ran from (provenance.seed_of), for the frame's attrs
+    kept: Mapping[TaskKey, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+
+
+# The (grid point, run) tasks go through the three phases (draws, calibration, whitening)
+# and the batched power method a block at a time: a block's tasks are finished (their rows
+# kept, ``on_task``) before the next block starts. A tensor's power method does not depend
+# on what else is in its batch (``tensor_power_method_batch``), so the frame is the same
+# for any block size; a block this large pays the power method's per-step overhead
+# (~20 µs) once for many tensors.
+BLOCK_TASKS = 64
+BLOCK_TASKS_PER_WORKER = 8
+
+
+def block_tasks(workers: int) -> int:
+    """Tasks in one block of a tensor sweep on ``workers`` workers: 8 a worker, 64 at least.
+
+    Examples
+    --------
+    >>> block_tasks(2), block_tasks(100)
+    (64, 800)
+    """
+    return max(BLOCK_TASKS, BLOCK_TASKS_PER_WORKER * workers)
+
+
+def _task_rows(
+    spec: OtdSpec, model: MixtureModel, outcomes: Sequence[Outcome]
+) -> list[dict[str, Any]]:
+    """The frame's rows of ``outcomes``: the algorithm, the axes, the run, the metrics."""
+    return [
+        {
+            "algorithm": o.algorithm,
+            **o.point.row(),
+            "run": o.run,
+            **{name: OTD_METRICS[name](o.recovery, model) for name in spec.metrics},
+            "private_preprocessing": o.private_preprocessing,
+        }
+        for o in outcomes
+    ]
 
 
 @single_blas
@@ -109,27 +160,42 @@ def run_otd_sweep(
     workers: int | None = None,
     executor: Executor | None = None,
     budget: WorkBudget | None = None,
+    completed: Mapping[TaskKey, Sequence[Mapping[str, Any]]] | None = None,
+    on_task: Callable[[TaskKey, list[dict[str, Any]]], None] | None = None,
 ) -> OtdRun:
     """Run a validated tensor sweep: one :class:`Outcome` per (grid point, run, algorithm).
 
     ``rng`` is spawned into the model stream (the planted model), the draw stream (the
     sites' samples) and the noise stream (one child per grid value, run and algorithm).
 
-    Three phases: data draws (threads), calibration (this thread, so that its warnings
+    The (grid point, run) tasks run a block at a time (:func:`block_tasks`), each block in
+    three phases: data draws (threads), calibration (this thread, so that its warnings
     collapse into one: ``warnings.catch_warnings`` is not thread-safe), whitening (threads);
-    then the tensor power method runs batched over every whitened tensor, in this process.
-    ``workers`` and ``executor`` say where the draws and whitenings run
-    (:func:`dpcore.parallel.parallel_map`); the outcomes are identical for any choice.
+    then the tensor power method runs batched over the block's whitened tensors, in this
+    process. ``workers`` and ``executor`` say where the draws and whitenings run
+    (:func:`dpcore.parallel.parallel_map`); the outcomes are identical for any choice, and
+    for any block size (each tensor's power method is the one it gets alone).
     ``budget``: as in :func:`dpcore.run_pca_sweep` (default None, no bound).
+
+    A run can be kept as it goes and resumed, as :func:`dpcore.run_pca_sweep`'s:
+    ``on_task(key, rows)`` receives each task's frame rows (:func:`otd_frame`) as its block
+    finishes, keyed ``(i, run)``, ``i`` the grid value's position; ``completed`` maps keys
+    to the rows an earlier run gave: those tasks are not run again, and the result holds
+    their rows (``kept``) in place of outcomes. Every task's streams are spawned whichever
+    run, so the frame is the one a run without them gives.
     """
     if not isinstance(spec, OtdSpec):
         raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
     rng = check_rng(rng)
     grid = spec.grid
+    if on_task is not None and not callable(on_task):
+        raise TypeError(f"on_task must be callable; got {type(on_task).__name__}")
     check_feasible(spec, what="this tensor sweep")  # no budget but this machine's memory
     if budget is not None:
         estimate = spec.estimate(workers=planned_workers(workers, executor))
         check_budget(estimate, what="this tensor sweep", budget=budget)
+    keys = [task_key(i, spec.runs.count) for i in range(len(grid.values) * spec.runs.count)]
+    done = check_completed(completed, keys)
     seed = seed_of(rng)  # before spawning (see run_pca_sweep)
     data_rng, draw_rng, noise_rng = rng.spawn(3)
     planted = make_model(spec.model, spec.dim, spec.k, sigma2=spec.sigma2, rng=data_rng)
@@ -143,23 +209,38 @@ def run_otd_sweep(
         sizes, _ = spec.sites.layout(point)
         return site_moments(planted, sizes, rng=rng, **moment_opts)
 
+    todo = [i for i, key in enumerate(keys) if key not in done]
     # The one data draw of ε and δ sweeps comes first: drawing spawns site streams from
     # draw_rng, and the per-run streams are spawned after them.
-    fixed = None if grid.resamples else draw(grid.point(grid.values[0]), draw_rng)
+    fixed = None if grid.resamples or not todo else draw(grid.point(grid.values[0]), draw_rng)
     points = list(spec.runs.streams(grid, noise_rng, draw_rng))
-    if fixed is None:
-        draws = parallel_map(lambda r: draw(r.point, r.draw), points, workers, executor=executor)
-    else:
-        draws = [fixed] * len(points)
 
+    # Calibration in this thread, its ClassicGaussianWarnings collapsed into one for the
+    # sweep: with one data draw every grid value's noise is known at once; with a draw per
+    # task (N_s and S sweeps: ε and δ are the same at every point, and so is the warning)
+    # each block's new (value, σ²) are calibrated as it comes, the first block warning.
     cache: dict[tuple[Any, float], NoiseScales] = {}  # noise depends on the grid value and σ²
-    noises = []
-    with classic_warning_once():
-        for r, mom in zip(points, draws, strict=True):
-            key = (r.point.value(grid.axis), mom.sigma2)
-            if key not in cache:
-                cache[key] = _noise_scales(spec, planted, r.point, mom.sigma2)
-            noises.append(cache[key])
+    if fixed is not None:
+        with classic_warning_once():
+            for value in dict.fromkeys(grid.values):
+                point = grid.point(value)
+                key = (point.value(grid.axis), fixed.sigma2)
+                cache[key] = _noise_scales(spec, planted, point, fixed.sigma2)
+    warned = [fixed is not None]
+
+    def calibrate(runs: list[RunStreams], moments: list[SiteMoments]) -> list[NoiseScales]:
+        with warnings.catch_warnings():
+            if warned[0]:
+                warnings.simplefilter("ignore", ClassicGaussianWarning)
+            with classic_warning_once():
+                for r, mom in zip(runs, moments, strict=True):
+                    key = (r.point.value(grid.axis), mom.sigma2)
+                    if key not in cache:
+                        cache[key] = _noise_scales(spec, planted, r.point, mom.sigma2)
+        warned[0] = True
+        return [
+            cache[(r.point.value(grid.axis), m.sigma2)] for r, m in zip(runs, moments, strict=True)
+        ]
 
     # the spec's records, not names, travel to the tasks (see run_pca_sweep)
     methods = {r.name: cast(OtdMethod, r.method("otd")) for r in spec.records}
@@ -194,10 +275,35 @@ def run_otd_sweep(
             )
         return out
 
-    tasks = list(zip(points, draws, noises, strict=True))
-    chunks = parallel_map(whiten, tasks, workers, executor=executor)
-    pending = [p for chunk in chunks for p in chunk]
-    tensors = [p for p in pending if p.decomposes]
+    outcomes: list[Outcome] = []
+    size = block_tasks(planned_workers(workers, executor))
+    with counted_as(len(todo)) as count:  # progress: the tasks, whitened
+        for first in range(0, len(todo), size):
+            block = todo[first : first + size]
+            runs = [points[i] for i in block]
+            if fixed is None:
+                draws = parallel_map(
+                    lambda r: draw(r.point, r.draw), runs, workers, executor=executor
+                )
+            else:
+                draws = [fixed] * len(runs)
+            tasks = list(zip(runs, draws, calibrate(runs, draws), strict=True))
+            chunks = parallel_map(
+                whiten, tasks, workers, executor=executor, on_result=lambda _, __: count(1)
+            )
+            outcomes_of = _power_method(spec, planted, chunks)
+            for i, task_outcomes in zip(block, outcomes_of, strict=True):
+                if on_task is not None:
+                    on_task(keys[i], _task_rows(spec, planted, task_outcomes))
+                outcomes.extend(task_outcomes)
+    return OtdRun(planted, outcomes, seed, kept=done)
+
+
+def _power_method(
+    spec: OtdSpec, planted: MixtureModel, chunks: list[list[_Pending]]
+) -> list[list[Outcome]]:
+    """Each task's outcomes: the power method batched over every whitened tensor of a block."""
+    tensors = [p for chunk in chunks for p in chunk if p.decomposes]
     recovered = iter(
         decompose_batch(
             [p.result for p in tensors],  # type: ignore[misc]
@@ -207,32 +313,46 @@ def run_otd_sweep(
             rngs=[p.power_rng for p in tensors],
         )
     )
-    outcomes = []
-    for p in pending:
-        rec = next(recovered) if p.decomposes else p.result
-        assert isinstance(rec, Recovery)
-        outcomes.append(Outcome(p.point, p.run, p.algorithm, rec, p.private_preprocessing))
-    return OtdRun(planted, outcomes, seed)
+    out = []
+    for chunk in chunks:
+        task_outcomes = []
+        for p in chunk:
+            rec = next(recovered) if p.decomposes else p.result
+            assert isinstance(rec, Recovery)
+            task_outcomes.append(Outcome(p.point, p.run, p.algorithm, rec, p.private_preprocessing))
+        out.append(task_outcomes)
+    return out
 
 
 def otd_frame(spec: OtdSpec, result: OtdRun) -> pd.DataFrame:
-    """The tidy frame of a tensor sweep: one row per outcome, one column per metric."""
+    """The tidy frame of a tensor sweep: one row per outcome, one column per metric.
+
+    The rows an earlier run kept (``result.kept``) take their tasks' places, grid value by
+    grid value and run by run, as an uninterrupted run gives them.
+    """
     if not isinstance(spec, OtdSpec):
         raise TypeError(f"spec must be an OtdSpec (OtdSpec.build); got {type(spec).__name__}")
     if not isinstance(result, OtdRun):
         raise TypeError(f"result must be an OtdRun (run_otd_sweep); got {type(result).__name__}")
-    metrics = spec.metrics
-    rows = [
-        {
-            "algorithm": o.algorithm,
-            **o.point.row(),
-            "run": o.run,
-            **{name: OTD_METRICS[name](o.recovery, result.model) for name in metrics},
-            "private_preprocessing": o.private_preprocessing,
-        }
-        for o in result.outcomes
-    ]
-    columns = ["algorithm", *spec.grid.columns, "run", *metrics, "private_preprocessing"]
+    rows = _task_rows(spec, result.model, result.outcomes)
+    if result.kept:  # the outcomes are those of the other tasks, in order, one per algorithm
+        per_task = len(spec.records)
+        runs = spec.runs.count
+        keys = [task_key(i, runs) for i in range(len(spec.grid.values) * runs)]
+        fresh = iter(rows)
+        if len(rows) != per_task * sum(key not in result.kept for key in keys):
+            raise ValueError(
+                f"result must hold one outcome per algorithm ({per_task}) of every task it "
+                f"did not keep; got {len(rows)} outcomes and {len(result.kept)} kept tasks"
+            )
+        rows = [
+            dict(row)
+            for key in keys
+            for row in (
+                result.kept[key] if key in result.kept else itertools.islice(fresh, per_task)
+            )
+        ]
+    columns = ["algorithm", *spec.grid.columns, "run", *spec.metrics, "private_preprocessing"]
     frame = pd.DataFrame(rows, columns=columns)
     frame.attrs.update(frame_attrs("otd", spec.keywords(), result.seed))  # see run_pca_sweep
     return frame

@@ -264,6 +264,38 @@ def test_a_pca_sweep_resumed_from_the_tasks_it_kept_is_the_same_frame():
         dpcore.run_pca_sweep(spec, 5, on_task="print")
 
 
+def test_a_tensor_sweep_resumed_from_the_tasks_it_kept_is_the_same_frame(monkeypatch):
+    # issue #51: as a PCA sweep's; the power method runs batched a block of tasks at a time
+    # (here blocks of 2 against 4 for the uninterrupted run), and a tensor's power method
+    # does not depend on its batch, so the frames are equal to the bit
+    from dpcore.experiments.sweeps import otd as otd_sweeps
+
+    spec = OtdSpec.build(**{**TENSOR, "runs": 2}, epsilon=[0.5, 1.0, 2.0])  # one data draw
+    kept: dict[tuple[int, int], list[dict]] = {}
+    run = dpcore.run_otd_sweep(spec, 5, workers=2, on_task=kept.__setitem__)
+    whole = dpcore.otd_frame(spec, run)
+    assert sorted(kept) == [(i, r) for i in range(3) for r in range(2)]
+    rows = [row for key in sorted(kept) for row in kept[key]]  # the frame's, in its order
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(rows, columns=whole.columns), whole, check_exact=True
+    )
+    monkeypatch.setattr(otd_sweeps, "block_tasks", lambda workers: 2)
+    half = {key: kept[key] for key in [(0, 1), (2, 0), (1, 1)]}
+    again: dict[tuple[int, int], list[dict]] = {}
+    result = dpcore.run_otd_sweep(spec, 5, workers=1, completed=half, on_task=again.__setitem__)
+    assert set(again) == set(kept) - set(half) and len(result.outcomes) == 3 * len(spec.records)
+    pd.testing.assert_frame_equal(dpcore.otd_frame(spec, result), whole, check_exact=True)
+    drawn = spec.replace(epsilon=1.0, n_per_site=[200, 300])  # a fresh draw per run
+    kept.clear()
+    full = dpcore.otd_frame(drawn, dpcore.run_otd_sweep(drawn, 2, on_task=kept.__setitem__))
+    resumed = dpcore.run_otd_sweep(drawn, 2, completed={(1, 0): kept[(1, 0)]})
+    pd.testing.assert_frame_equal(dpcore.otd_frame(drawn, resumed), full, check_exact=True)
+    with pytest.raises(ValueError, match=r"completed must hold keys \(i, run\).*got \(3, 0\)"):
+        dpcore.run_otd_sweep(spec, 5, completed={(3, 0): []})
+    with pytest.raises(TypeError, match="on_task must be callable"):
+        dpcore.run_otd_sweep(spec, 5, on_task="print")
+
+
 def test_both_families_take_their_algorithms_parameters_with_the_declared_defaults():
     # issue #51: a parameter only some algorithms read (rank, the power method's, secure
     # aggregation's) is declared once in the registry; each spec's build takes it, with
