@@ -13,6 +13,7 @@ from figures.audit import (
     verdict,
 )
 from figures.memo import built
+from figures.theme import VERDICT_ICON
 from figures.tradeoff import VIEW_STYLES, tradeoff_figure, tradeoff_words
 from learning import sections, snippets
 from learning.glossary import terms_line
@@ -313,7 +314,7 @@ with chart_box:
                 f"**Demonstrated: the promise is broken** ({name}). With {row.trials:,} "
                 f"trials the attack proves ε ≥ {row.epsilon_lower:.3g} > ε_s = {promised:.3g} "
                 f"at 95 % confidence (theory: ε = {row.epsilon:.3g}).{hidden}",
-                icon=":material/gavel:",
+                icon=VERDICT_ICON,  # a verdict, not a failure
             )
         elif row.trials_needed is None or pd.isna(row.trials_needed):
             st.warning(

@@ -17,6 +17,7 @@ from figures.privacy import (
     views_table,
     worst_table,
 )
+from figures.theme import VERDICT_ICON
 from learning import explanations, sections, snippets
 from learning.glossary import terms_line
 from ui import presenter
@@ -237,7 +238,7 @@ if verdict == "breaks":
             f"view, for an aggregate std {noise.joint.tau_agg / noise.cape.tau_pool:.2f}× the "
             "pooled requirement (docs/privacy.md)."
         )
-    st.error("\n\n".join(words), icon=":material/gavel:")  # a verdict, not a failure
+    st.error("\n\n".join(words), icon=VERDICT_ICON)  # a verdict, not a failure
 elif verdict == "slack":
     exact = worst
     who = "every site" if built(_aggregator, parties, key=view_key)[1] else f"site {exact.site}"

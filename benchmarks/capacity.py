@@ -62,16 +62,13 @@ import numpy as np
 
 from benchmarks import calibration
 from benchmarks.server import cpu_seconds, rss_mib, streamlit_server
-
-# The pages draw a verdict on the settings shown (the paper's design breaking the default
-# sites' joint view, an attack demonstrating it) as an error box with this icon: content, not
-# a failure (tests/app/test_app.py checks the pages use it).
-VERDICT_ICON = ":material/gavel:"
+from figures.theme import is_verdict_icon
 
 
 def _verdict(element) -> bool:
-    """Whether an error box is one of the pages' verdicts (:data:`VERDICT_ICON`)."""
-    return bool(element.alert.icon == VERDICT_ICON)
+    """Whether an error box is one of the pages' verdicts: content, not a failure, told by
+    its icon (:data:`figures.theme.VERDICT_ICON`)."""
+    return is_verdict_icon(element.alert.icon)
 
 
 def _cpu(pids: list[int]) -> float:

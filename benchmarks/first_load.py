@@ -18,14 +18,13 @@ import argparse
 import statistics
 import time
 
-from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from benchmarks.server import CHROMIUM, CHROMIUM_ARGS, ERRORS_SHOWN, streamlit_server
 
 CHARTS = {"2": 10, "3": 9, "4": 9, "5": 9}  # panels + the shared legend
 PAINTED = (
     "() => [...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")]"
     ".filter(e => e.querySelector('.main-svg')).length"
 )
-ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 
 
 def first_paint(browser, url: str, figure: str, timeout: float = 120) -> float:
@@ -39,7 +38,7 @@ def first_paint(browser, url: str, figure: str, timeout: float = 120) -> float:
             raise TimeoutError(f"figure {figure}: not every chart painted in {timeout:.0f} s")
         time.sleep(0.05)
     seconds = time.perf_counter() - start
-    if page.locator(ERRORS).count():
+    if page.evaluate(ERRORS_SHOWN):
         raise RuntimeError(f"figure {figure} shows an error")
     context.close()
     return seconds

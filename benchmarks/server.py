@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from figures.theme import VERDICT_SYMBOL
+
 ROOT = Path(__file__).resolve().parents[1]
 # Debian's Chromium, driven by Playwright (the browser tests and the load test).
 CHROMIUM = "/usr/bin/chromium"
@@ -22,6 +24,17 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
 ]
+# What a page in Chromium shows that is wrong, as texts (``page.evaluate(ERRORS_SHOWN)``):
+# every exception and every error box but the pages' verdicts, told by their icon
+# (figures.theme.VERDICT_ICON), never by their words: Streamlit draws a box's icon as a
+# Material Symbols span, [data-testid='stAlertDynamicIcon'], whose text is the symbol's name
+# (VERDICT_SYMBOL, "gavel": the verdict boxes as Streamlit 1.67 draws them).
+ERRORS_SHOWN = f"""() => [
+  ...[...document.querySelectorAll("[data-testid='stException']")].map(e => e.innerText),
+  ...[...document.querySelectorAll("[data-testid='stAlertContentError']")]
+    .filter(box => ![...box.querySelectorAll("[data-testid='stAlertDynamicIcon']")]
+      .some(icon => icon.textContent.trim() === "{VERDICT_SYMBOL}"))
+    .map(box => box.innerText)]"""
 
 
 def free_port() -> int:

@@ -110,6 +110,9 @@ if TYPE_CHECKING:
         iterative_trust_table,
     )
     from dpcore.analysis.trust_models import (
+        LABELS as TRUST_LABELS,
+    )
+    from dpcore.analysis.trust_models import (
         SCHEMES as TRUST_SCHEMES,
     )
     from dpcore.analysis.trust_models import (
@@ -553,6 +556,7 @@ __all__ = [  # noqa: RUF022
     "read_view",
     "tradeoff_curves",
     # Trust models: who must be trusted for what accuracy
+    "TRUST_LABELS",
     "TRUST_SCHEMES",
     "TrustOverview",
     "count_text",

@@ -1,5 +1,6 @@
-"""One name and one colour per algorithm on every page, read from the algorithm registry, and
-the page-wide CSS that keeps text readable in both themes.
+"""One name and one colour per algorithm on every page, read from the algorithm registry, the
+page-wide CSS that keeps text readable in both themes, and the icon that marks a page's
+verdict (:data:`VERDICT_ICON`).
 
 The labels, colours (Okabe–Ito colour-blind-safe palette) and descriptions live in each
 algorithm's record (:mod:`dpcore.factorization.registry`); this module only shapes them for
@@ -20,10 +21,13 @@ __all__ = [
     "CHART_TEXT",
     "CSS",
     "LOG_AXES",
+    "VERDICT_ICON",
+    "VERDICT_SYMBOL",
     "Style",
     "contrast_ratio",
     "description",
     "fit_axis_title",
+    "is_verdict_icon",
     "label",
     "style",
 ]
@@ -124,3 +128,27 @@ CSS = """
 [data-testid="stButtonGroup"] button { color: inherit !important; }
 </style>
 """
+
+
+# A page's verdict on the settings it shows is drawn as an error box on purpose (the Privacy
+# explorer's joint view breaking the promise, the Attack audit's attack demonstrating it):
+# content, not a failure, and the box says so by this icon (``st.error(text,
+# icon=VERDICT_ICON)``). Every client that counts error boxes (the AppTest and browser tests,
+# the load clients) tells a verdict by it, never by the verdict's words: a reworded verdict
+# breaks no check, and an error box without the icon still counts as one.
+VERDICT_ICON = ":material/gavel:"
+# In the browser the icon is a Material Symbols ligature: a span inside the box,
+# ``[data-testid='stAlertDynamicIcon']``, whose text is the symbol's name.
+VERDICT_SYMBOL = VERDICT_ICON.removeprefix(":material/").removesuffix(":")
+
+
+def is_verdict_icon(icon: str | None) -> bool:
+    """Whether an error box drawn with ``icon`` (as ``st.error`` was given it; AppTest's
+    element and the alert's protobuf carry it so) is a page's verdict.
+
+    >>> is_verdict_icon(":material/gavel:"), is_verdict_icon(":material/error:")
+    (True, False)
+    >>> is_verdict_icon("")  # an error box without an icon: a failure
+    False
+    """
+    return icon == VERDICT_ICON

@@ -7,7 +7,7 @@ Every number comes from :func:`dpcore.analysis.trust_models.trust_table` and
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,30 +15,40 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dpcore import TRUST_LABELS as LABELS
 from dpcore import TRUST_SCHEMES as SCHEMES
-from dpcore import count_text
+from dpcore import algorithm_names, count_text
 from dpcore import get_algorithm as get
 from figures import theme
 
-LABELS = {
-    "central": "Central (trusted curator)",
-    "local": "Local (site 1 alone)",
-    "conventional": "Conventional",
-    "cape": "CAPE, paper's design",
-    "cape_joint": "CAPE, joint-view-safe",
-    "secagg": "Secure aggregation",
-    "shuffle": "Shuffle (negative control)",
-}
-# Registry colours where the scheme is a registered algorithm (one colour per algorithm on
-# every page); central and the shuffle control in greys that read on both themes.
-_REGISTERED = {"local": "local", "conventional": "conv", "cape": "cape", "cape_joint": "cape_joint"}
-COLORS = {
-    **{s: theme.style(a).color for s, a in _REGISTERED.items()},
-    "central": "#666666",
-    "secagg": "#7F3C8D",
-    "shuffle": "#999999",
-}
+# Each scheme's colour, derived: a new scheme gets one with no edit here. A scheme that is a
+# registered algorithm wears that algorithm's colour (one colour per algorithm on every page),
+# found by its own name or by the one _ALGORITHM gives; central and the shuffle control are
+# greys that read on both themes; any other scheme takes, in registry order, the next colour
+# of _SPARE that no algorithm and no other scheme wears (from Paul Tol's palettes, none of
+# them in the registry, each at least 3:1 against both themes' backgrounds, WCAG 2.1's
+# contrast for a mark; past its six they repeat, and tests/figures/test_trust_figures.py
+# names the schemes that share a colour).
+_ALGORITHM = {"conventional": "conv"}  # a scheme registered under another name
+_GREYS = {"central": "#666666", "shuffle": "#999999"}
+_SPARE = ("#EE3377", "#997700", "#4477AA", "#228833", "#EE6677", "#CC3311")
 
+
+def scheme_colors(schemes: Sequence[str]) -> dict[str, str]:
+    """The colour of each of ``schemes`` (trust schemes' names, in registry order)."""
+    registered = set(algorithm_names())
+    out = {s: _GREYS[s] for s in schemes if s in _GREYS}
+    for s in schemes:
+        if s not in out and _ALGORITHM.get(s, s) in registered:
+            out[s] = theme.style(_ALGORITHM.get(s, s)).color
+    worn = set(out.values()) | {theme.style(a).color for a in registered}
+    spare = [c for c in _SPARE if c not in worn] or list(_SPARE)
+    rest = [s for s in schemes if s not in out]
+    out.update({s: spare[i % len(spare)] for i, s in enumerate(rest)})
+    return {s: out[s] for s in schemes}
+
+
+COLORS = scheme_colors(SCHEMES)
 
 
 def _at(frame: pd.DataFrame, row: str, column: str) -> float:

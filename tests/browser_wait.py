@@ -18,8 +18,9 @@ import os
 import time
 from pathlib import Path
 
-from lesson_links import is_verdict
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from benchmarks.server import ERRORS_SHOWN
 
 # How long an action's rerun may take to start (a slider's keyboard step is debounced by the
 # frontend before it is sent); past this the action asked for no rerun.
@@ -73,11 +74,9 @@ _IDLE = """(quietMs) => {
 
 
 def errors_shown(page) -> list[str]:
-    """The exceptions and error boxes on the page, as their texts, but the pages' verdicts
-    (lesson_links.VERDICTS: a finding is no error)."""
-    shown = page.locator("[data-testid='stException']").all_inner_texts()
-    boxes = page.locator("[data-testid='stAlertContentError']").all_inner_texts()
-    return shown + [t for t in boxes if not is_verdict(t)]
+    """The exceptions and error boxes on the page, as their texts, but the pages' verdicts,
+    told by their icon (benchmarks.server.ERRORS_SHOWN: a finding is no error)."""
+    return list(page.evaluate(ERRORS_SHOWN))
 
 
 def assert_no_errors(page) -> None:

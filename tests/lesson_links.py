@@ -1,7 +1,7 @@
 """Every link the class kit hands a class (issue #49): each lesson step's Explore link, each
-handout's links and the 50-minute plan's links, as (where it comes from, page, query), and
-what counts as a notice or an error on the page it opens. Shared by tests/app/test_links.py
-(AppTest) and tests/browser/test_browser_links.py (Chromium)."""
+handout's links and the 50-minute plan's links, as (where it comes from, page, query). Shared
+by tests/app/test_links.py (AppTest) and tests/browser/test_browser_links.py (Chromium); an
+error box that is a page's verdict is told by its icon (figures.theme.VERDICT_ICON)."""
 
 from __future__ import annotations
 
@@ -12,23 +12,6 @@ from dataclasses import dataclass, field
 
 from learning.lessons import LESSONS
 from learning.sections import PARAM as SECTION
-
-# A page's verdict on the settings it shows is drawn as an error box on purpose (the joint view
-# breaks the promise; the attack demonstrates it): content, not a failure. With the exact
-# (analytic) σ, the pages' default since issue #51, the Privacy explorer and the Attack audit
-# show one at their defaults (the paper's design breaks the default sites' joint view).
-VERDICTS = (
-    "The paper's design: the aggregator's joint view",
-    "The joint-view-safe design: the aggregator's joint view",
-    "Demonstrated: the promise is broken",
-)
-
-
-def is_verdict(text: str) -> bool:
-    """Whether an error box's text is one of the pages' verdicts: as the browser gives it (its
-    icon's name on the first line, then the message) or the message alone, Markdown or not."""
-    lines = [line.strip().lstrip("*") for line in text.split("\n") if line.strip()][:2]
-    return any(line.startswith(VERDICTS) for line in lines)
 
 
 @dataclass(frozen=True)

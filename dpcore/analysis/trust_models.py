@@ -789,6 +789,9 @@ class TrustScheme:
     ----------
     name : str
         The ``scheme`` column.
+    label : str
+        Its name as a reader sees it: its row of the Trust models page's table, its bar in the
+        chart (:data:`LABELS`).
     trusted : str
         Who must be trusted, in words (secure aggregation's row names its t).
     remedy : str
@@ -803,6 +806,7 @@ class TrustScheme:
     """
 
     name: str
+    label: str
     trusted: str
     remedy: str
     source: str
@@ -813,6 +817,7 @@ class TrustScheme:
 REGISTRY = (
     TrustScheme(
         name="central",
+        label="Central (trusted curator)",
         trusted="a curator who holds every site's data",
         remedy="none needed (the curator holds the data)",
         source="τ_pool = max_s μ_s τ_s (Imtiaz & Sarwate Sec. 3.1)",
@@ -821,6 +826,7 @@ REGISTRY = (
     ),
     TrustScheme(
         name="local",
+        label="Local (site 1 alone)",
         trusted="nobody",
         remedy="none needed (nothing is combined)",
         source="τ_1 = σ(Δ_1, ε_1, δ_1) (Dwork et al. 2014, Analyze Gauss)",
@@ -829,6 +835,7 @@ REGISTRY = (
     ),
     TrustScheme(
         name="conventional",
+        label="Conventional",
         trusted="nobody",
         remedy="none needed (renormalise over the survivors)",
         source="sqrt(Σ μ_s² τ_s²) (Imtiaz & Sarwate eq. (2))",
@@ -837,6 +844,7 @@ REGISTRY = (
     ),
     TrustScheme(
         name="cape",
+        label="CAPE, paper's design",
         trusted="the noise generator (never to collude with the aggregator)",
         remedy="the noise generator sends Σ μ_d (E_d + H_d)",
         source="τ_agg = τ_pool (Imtiaz & Sarwate Sec. 3.1, Prop. 1)",
@@ -845,6 +853,7 @@ REGISTRY = (
     ),
     TrustScheme(
         name="cape_joint",
+        label="CAPE, joint-view-safe",
         trusted="the noise generator (never to collude with the aggregator)",
         remedy="the noise generator sends Σ μ_d (E_d + H_d)",
         source="τ_agg = 1.05 τ_pool (docs/privacy.md, joint-view-safe)",
@@ -853,6 +862,7 @@ REGISTRY = (
     ),
     TrustScheme(
         name="secagg",
+        label="Secure aggregation",
         trusted="fewer than t sites colluding with the server",
         remedy="over-provisioned shares (σ sized for one dropout)",
         source="KLS 2021 Prop. 14 eq. (17) + CKS 2020 Prop. 12; Bonawitz et al. 2017",
@@ -861,6 +871,7 @@ REGISTRY = (
     ),
     TrustScheme(
         name="shuffle",
+        label="Shuffle (negative control)",
         trusted="the shuffler (never to collude with the analyst)",
         remedy="none needed (renormalise over the survivors)",
         source="Feldman, McMillan & Talwar 2021 Thm. 3.1 (needs n ≥ 16 ln(4/δ) e^ε₀)",
@@ -869,6 +880,7 @@ REGISTRY = (
     ),
 )
 SCHEMES = tuple(scheme.name for scheme in REGISTRY)
+LABELS = {scheme.name: scheme.label for scheme in REGISTRY}  # scheme → its name on the pages
 
 
 def trust_scheme(name: object) -> TrustScheme:

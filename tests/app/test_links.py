@@ -16,10 +16,11 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from lesson_links import Link, explore_links, handout_links, is_verdict
+from lesson_links import Link, explore_links, handout_links
 from streamlit.testing.v1 import AppTest
 from test_lessons import _arrived
 
+from figures.theme import is_verdict_icon
 from learning.lessons import LESSONS
 from learning.plan import HERE, PLAN
 
@@ -48,11 +49,7 @@ def problems(link: Link) -> list[str]:
         for w in at.warning
         if w.icon == LINK_OFF or "in the link" in w.value
     ]
-    found += [
-        f"error: {e.value[:160]}"
-        for e in at.error
-        if not is_verdict(e.value)
-    ]
+    found += [f"error: {e.value[:160]}" for e in at.error if not is_verdict_icon(e.icon)]
     for key, texts in link.params().items():
         if key not in at.session_state:
             found.append(f"{key}: no control took it")

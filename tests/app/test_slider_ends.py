@@ -83,8 +83,9 @@ def test_covering_rows_cover_every_pair_of_ends():
 @pytest.mark.parametrize("name", PAGES)
 def test_every_slider_at_its_ends_with_the_others_never_shows_an_error(name):
     at = open_page(name)
-    # failures: every st.error but a page's privacy finding (the paper's design breaking the
-    # aggregator's joint view is a result at these settings, not an error: tests/test_app.py)
+    # failures: every st.error but a page's verdict, told by its icon (the paper's design
+    # breaking the aggregator's joint view is a result at these settings, not an error:
+    # tests/app/test_app.py)
     assert not at.exception and not failures(at)
     ends = slider_ends(at)
     if name in WITHOUT_SLIDERS:

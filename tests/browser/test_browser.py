@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from benchmarks.server import streamlit_server as app_server
+from figures.theme import VERDICT_SYMBOL
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -72,7 +73,7 @@ def _settle(page, charts: int = 0, timeout: float = 90) -> None:
     browser_wait.settle(page, timeout, charts=charts)
 
 
-errors_shown = browser_wait.errors_shown  # the pages' verdicts (lesson_links) are no error
+errors_shown = browser_wait.errors_shown  # the pages' verdicts (by their icon) are no error
 
 
 _assert_no_errors = browser_wait.assert_no_errors
@@ -143,6 +144,38 @@ def test_privacy_page_collusion_from_a_link(server, tabs):
     text = page.locator("[data-testid='stMultiSelect']").first.inner_text()
     assert "site 5" in text and "site 1" not in text
     _shot(page, "privacy-collusion", 2600)
+
+
+# A copy of the page's first error box with its icon's text (and its words, if given) changed,
+# added to the page outside Streamlit's tree (nothing redraws it); returns the copy's words.
+PLANT_BOX = """([symbol, words]) => {
+  const box = document.querySelector("[data-testid='stAlertContentError']");
+  const copy = box.closest("[data-testid='stAlert']").cloneNode(true);
+  copy.querySelector("[data-testid='stAlertDynamicIcon']").textContent = symbol;
+  const text = copy.querySelector("[data-testid='stMarkdownContainer']");
+  if (words !== null) text.textContent = words;
+  document.body.appendChild(copy);
+  return text.innerText;
+}"""
+
+
+def test_a_verdict_is_told_from_an_error_box_by_its_icon(server, tabs):
+    # The Privacy explorer opens on its verdict (the paper's design breaks the default sites'
+    # joint view): an error box drawn with the verdict's icon, which no error check counts.
+    page = tabs(width=1400, height=1000)
+    page.goto(f"{server}/privacy")
+    _settle(page, charts=2)
+    boxes = page.locator("[data-testid='stAlertContentError']")
+    assert boxes.count() == 1
+    assert boxes.locator("[data-testid='stAlertDynamicIcon']").inner_text() == VERDICT_SYMBOL
+    assert errors_shown(page) == []
+    # planted: the same box, every word the same, with another icon: an error, counted
+    words = page.evaluate(PLANT_BOX, ["error", None])
+    shown = errors_shown(page)
+    assert len(shown) == 1 and words.strip() and words in shown[0], (words, shown)
+    # and a box with the verdict's icon counts as none, whatever it says
+    page.evaluate(PLANT_BOX, [VERDICT_SYMBOL, "A reworded finding: the promise is broken."])
+    assert errors_shown(page) == shown
 
 
 def test_paper_figure_regenerates_in_the_browser(server, tabs):

@@ -22,9 +22,9 @@ import urllib.parse
 
 import browser_wait
 import pytest
-from lesson_links import explore_links, is_verdict
+from lesson_links import explore_links
 from test_browser import SHOTS
-from test_browser_links import ERRORS, NOTICES
+from test_browser_links import NOTICES
 
 from learning.handout import ANSWERS, QUESTIONS, SHEETS
 from learning.lessons import LESSONS
@@ -47,11 +47,7 @@ def _download(page, lesson, sheet: str, folder) -> tuple[str, str]:
 
 def _problems(page, where: str) -> list[str]:
     found = [f"{where}: notice: {n[:160]}" for n in page.evaluate(NOTICES)]
-    found += [
-        f"{where}: error: {e[:160]}"
-        for e in page.evaluate(ERRORS)
-        if not is_verdict(e)
-    ]
+    found += [f"{where}: error: {e[:160]}" for e in browser_wait.errors_shown(page)]
     return found
 
 

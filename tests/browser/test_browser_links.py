@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import browser_wait
 import pytest
-from lesson_links import Link, explore_links, handout_links, is_verdict
+from lesson_links import Link, explore_links, handout_links
 from test_browser import SHOTS
 from test_lessons import _numbers, shown_at_precision
 
@@ -57,10 +57,6 @@ FIRST_SCREEN = """() => {
 }"""
 NOTICES = """() => [...document.querySelectorAll("[data-testid='stAlert']")]
   .map(a => a.innerText).filter(t => t.includes('link_off') || t.includes('in the link'))"""
-ERRORS = """() => [
-  ...[...document.querySelectorAll("[data-testid='stException']")].map(e => e.innerText),
-  ...[...document.querySelectorAll("[data-testid='stAlertContentError']")]  // after its icon
-    .map(e => (e.querySelector("[data-testid='stMarkdownContainer']") || e).innerText.trim())]"""
 
 
 def _problems(page, server: str, link: Link) -> list[str]:
@@ -69,11 +65,7 @@ def _problems(page, server: str, link: Link) -> list[str]:
     if link.section:  # where the link lands: the section's header on the screen, and still
         browser_wait.landed(page, link.section)  # (the Overview's box: as far as it scrolls)
     found = [f"notice: {n[:160]}" for n in page.evaluate(NOTICES)]
-    found += [
-        f"error: {e[:160]}"
-        for e in page.evaluate(ERRORS)
-        if not is_verdict(e)
-    ]
+    found += [f"error: {e[:160]}" for e in browser_wait.errors_shown(page)]  # but verdicts
     screen = page.evaluate(FIRST_SCREEN)
     on_screen = _numbers(screen)
     for name, (value, spec) in link.shows.items():

@@ -14,9 +14,8 @@ import re
 
 import browser_wait
 import pytest
-from lesson_links import is_verdict
 from test_browser import SHOTS
-from test_browser_links import ERRORS, FIRST_SCREEN, NOTICES
+from test_browser_links import FIRST_SCREEN, NOTICES
 
 from learning.plan import HERE, PLAN
 from learning.sections import PARAM as SECTION
@@ -53,11 +52,7 @@ def test_each_plan_slots_link_in_its_order_opens_its_page_with_what_the_slot_quo
                 browser_wait.landed(page, section)
             where = f"slot {number} {slot.title!r} ({page.url.removeprefix(server)})"
             found += [f"{where}: notice: {n[:160]}" for n in page.evaluate(NOTICES)]
-            found += [
-                f"{where}: error: {e[:160]}"
-                for e in page.evaluate(ERRORS)
-                if not is_verdict(e)
-            ]
+            found += [f"{where}: error: {e[:160]}" for e in browser_wait.errors_shown(page)]
             if slot.page == HERE:  # a link to a section of the page it is on: an anchor
                 assert section and page.url.endswith(f"#{section}"), page.url
             screen = page.evaluate(FIRST_SCREEN)

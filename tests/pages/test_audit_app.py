@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 from figures.audit import CONFIDENCE_WORDS, soundness_words, verdict
+from figures.theme import is_verdict_icon
 from ui.sites_table import default_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,8 +31,9 @@ SAFE_JOINT = ("joint-view-safe design", "aggregator: all releases")
 
 
 def failures(at: AppTest) -> list[str]:
-    """The page's st.error texts but its findings (a promise shown broken by the attack)."""
-    return [e.value for e in at.error if not e.value.startswith("**Demonstrated: the promise")]
+    """The page's st.error texts but its verdicts (a promise shown broken by the attack), told
+    by their icon (figures.theme.VERDICT_ICON)."""
+    return [e.value for e in at.error if not is_verdict_icon(e.icon)]
 
 
 def _paper_joint(calibration: str) -> float:

@@ -630,6 +630,7 @@ def test_schemes_are_the_registry_in_order_and_looked_up_by_name():
     assert SCHEMES == tuple(record.name for record in REGISTRY)
     assert len(set(SCHEMES)) == len(SCHEMES)
     assert dpcore.TRUST_SCHEMES == SCHEMES
+    assert dpcore.TRUST_LABELS == {record.name: record.label for record in REGISTRY}
     for record in REGISTRY:
         assert trust_scheme(record.name) is record
     with pytest.raises(ValueError, match=r"scheme must be one of \['central'.*got 'helper'"):
