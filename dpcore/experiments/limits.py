@@ -370,8 +370,9 @@ def estimate_otd(
 ) -> WorkEstimate:
     """Cost of :func:`dpcore.otd_sweep`: moments, noisy tensors, power method per run.
 
-    The power method is counted at its iteration bound (batched over every tensor: ~20 µs
-    a step). Each algorithm whose registry record decomposes a tensor costs one noisy tensor and
+    The power method is counted at its iteration bound (batched over each block of a sweep's
+    tasks: ~20 µs a step; a block's own fixed cost, ~30 ms, is left out: within the
+    estimate's factor). Each algorithm whose registry record decomposes a tensor costs one noisy tensor and
     one power method per run; without ``algorithms``, the paper's six. The draws and
     whitenings spread over ``workers`` (default :func:`dpcore.parallel.default_workers`).
     """
