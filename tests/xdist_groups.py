@@ -41,9 +41,9 @@ def mark_groups(config, items) -> None:
 # full run, docs/performance.md "A worker for the tests that wait"). On one of two workers
 # they left a core idle; a third worker that runs only them overlaps the waiting with the
 # other two workers' computing.
-ASIDE = frozenset({"federated", "proxy"})
+ASIDE = frozenset({"federated", "proxy", "wheel"})  # wheel: fresh venvs, pip, builds
 # Where their tests live: a selection without them needs no worker set aside.
-ASIDE_PATHS = ("tests/federated", "tests/deploy/test_proxy.py")
+ASIDE_PATHS = ("tests/federated", "tests/deploy/test_proxy.py", "tests/test_packaging.py")
 
 try:
     from xdist.scheduler import LoadGroupScheduling

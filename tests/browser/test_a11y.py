@@ -57,8 +57,10 @@ def page_paths(page, server: str) -> list[str]:
     return nav_paths(page)
 
 
-AXE_RUN = """async () => {
-  const result = await axe.run(document, {resultTypes: ['violations']});
+AXE_RUN = """async (only) => {
+  const options = {resultTypes: ['violations']};
+  if (only) options.runOnly = {type: 'rule', values: only};
+  const result = await axe.run(document, options);
   return result.violations.map(v => ({
     id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.map(n => {
@@ -71,12 +73,34 @@ AXE_RUN = """async () => {
 }"""
 
 
-def violations(page, axe_source: str) -> list[dict]:
+# The rules whose verdict depends on the colours: all a scheme switch can change. The switch
+# reruns the page's script with the same settings; the dark flag reaches only the charts'
+# colours (ui/presenter.py), so the markup the other rules read is the same. :func:`axe_problems`
+# checks that it is (STRUCTURE) before it runs only these after a switch; each axe run costs
+# Chromium about 2 CPU-seconds (docs/performance.md).
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+# The markup axe's other rules read: elements by tag, role and aria-* attribute names, and the
+# images' alt texts; the charts' SVG and the data grids' canvases left out (colours and
+# redraws only).
+STRUCTURE = """() => {
+  const count = {};
+  for (const el of document.querySelectorAll('body *')) {
+    if (el.closest("svg, [data-testid='stPlotlyChart'], [data-testid='stDataFrame']")) continue;
+    const aria = [...el.attributes].map(a => a.name).filter(n => n.startsWith('aria-')).sort();
+    const key = [el.tagName, el.getAttribute('role') || '', aria.join(','),
+                 el.tagName === 'IMG' ? el.getAttribute('alt') : ''].join('|');
+    count[key] = (count[key] || 0) + 1;
+  }
+  return count;
+}"""
+
+
+def violations(page, axe_source: str, only: list[str] | None = None) -> list[dict]:
     """axe-core's critical and serious violations (and headings out of order) on the page as
-    shown, the navigation's included."""
+    shown, the navigation's included; ``only``: those rules alone."""
     if not page.evaluate("() => typeof axe !== 'undefined'"):  # once per document
         page.add_script_tag(content=axe_source)
-    found = page.evaluate(AXE_RUN)
+    found = page.evaluate(AXE_RUN, only)
     return [v for v in found if v["impact"] in BLOCKING or v["id"] in ALSO_BLOCKING]
 
 
@@ -132,13 +156,23 @@ TABLE_WIDTHS = """() => [
 WIDE_TABLES = {"trust_models", "audit"}
 
 
-def axe_problems(page, axe_source: str, name: str) -> list[str]:
-    """axe's blocking violations, and chart lettering missing or below AA contrast."""
+def axe_problems(page, axe_source: str, name: str, before: dict | None = None) -> list[str]:
+    """axe's blocking violations, and chart lettering missing or below AA contrast.
+
+    ``before``: the same page before a scheme switch, as a dict this fills on its first use
+    with the page's markup (STRUCTURE); if the markup now is the same, only the colour rules
+    run (COLOUR_RULES), else every rule, and the difference is not itself a problem."""
+    only = None
+    if before is not None:
+        structure = page.evaluate(STRUCTURE)
+        if before.get("structure") == structure:
+            only = COLOUR_RULES
+        before.setdefault("structure", structure)
     problems = [
         f"axe: {v['impact']} {v['id']} ×{len(v['nodes'])}: {v['help']} — "
         f"{v['nodes'][0]['html']} ({v['nodes'][0]['summary']})"
         + (" [in the navigation: ui/nav_a11y.js]" if v["nodes"][0]["in_nav"] else "")
-        for v in violations(page, axe_source)
+        for v in violations(page, axe_source, only)
     ]
     ratios = lettering_contrast(page)
     # the protocol's network is drawn without axes or legend (its labels sit on the nodes)
@@ -150,7 +184,9 @@ def axe_problems(page, axe_source: str, name: str) -> list[str]:
     return problems
 
 
-def page_problems(page, axe_source: str, name: str, scheme: str) -> list[str]:
+def page_problems(
+    page, axe_source: str, name: str, scheme: str, before: dict | None = None
+) -> list[str]:
     """Everything wrong with ``name``'s page, settled at 1400×1000 in ``scheme``: an error or
     no title, a wide table (WIDE_TABLES), axe's blocking violations and chart lettering
     (:func:`axe_problems`), a navigation that does not list the pages tested. Saves the
@@ -170,7 +206,7 @@ def page_problems(page, axe_source: str, name: str, scheme: str) -> list[str]:
     SHOTS.mkdir(parents=True, exist_ok=True)
     dark = "-dark" if scheme == "dark" else ""
     page.screenshot(path=str(SHOTS / f"{name}{dark}.png"), full_page=True)
-    problems += axe_problems(page, axe_source, name)
+    problems += axe_problems(page, axe_source, name, before)
     listed = sorted(nav_paths(page))
     offered = [path for key, path in PAGES.items() if key != "classroom" or name == key]
     if listed != sorted(f"/{path}" for path in offered):  # a student's lacks the lecturer's
@@ -178,7 +214,9 @@ def page_problems(page, axe_source: str, name: str, scheme: str) -> list[str]:
     return problems
 
 
-def presenter_problems(page, path: str, scheme: str, axe_source: str, name: str) -> list[str]:
+def presenter_problems(
+    page, path: str, scheme: str, axe_source: str, name: str, before: dict | None = None
+) -> list[str]:
     """Everything wrong with ``path`` settled in presenter mode at 1280×720 in ``scheme``
     (tests/presenter_checks.py), then axe's blocking violations and the charts' lettering
     there too (issue #49: 0 serious in presenter mode as well; its larger lettering and
@@ -187,7 +225,7 @@ def presenter_problems(page, path: str, scheme: str, axe_source: str, name: str)
     problems = [f"error shown: {e}" for e in errors_shown(page)]
     problems += presenter_checks.first_screen_problems(page, path, scheme)
     browser_wait.resize(page, presenter_checks.WIDTH, 2200)
-    problems += axe_problems(page, axe_source, name)
+    problems += axe_problems(page, axe_source, name, before)
     page.set_viewport_size({"width": presenter_checks.WIDTH, "height": presenter_checks.HEIGHT})
     return problems
 
@@ -207,18 +245,20 @@ def test_page_renders_passes_axe_fits_and_presents(server, tabs, axe_source, nam
     page = tabs(width=1400, height=1000)
     page.goto(f"{server}{path}?{key}")
     _settle(page, CHARTS[name])
-    problems += [f"light: {p}" for p in page_problems(page, axe_source, name, "light")]
+    loaded: dict = {}  # every rule on the load; after the switch, the colours' (COLOUR_RULES)
+    problems += [f"light: {p}" for p in page_problems(page, axe_source, name, "light", loaded)]
     page.set_viewport_size({"width": 1400, "height": 1000})
     browser_wait.switch_scheme(page, "dark")
-    problems += [f"dark: {p}" for p in page_problems(page, axe_source, name, "dark")]
+    problems += [f"dark: {p}" for p in page_problems(page, axe_source, name, "dark", loaded)]
     # presenter mode on a projector (issue #22), the same page
     page = tabs(width=presenter_checks.WIDTH, height=presenter_checks.HEIGHT, dark=True)
     page.goto(f"{server}{path}?{key}present=true")
     browser_wait.settle(page, 120)
-    dark = presenter_problems(page, path, "dark", axe_source, name)
+    loaded = {}
+    dark = presenter_problems(page, path, "dark", axe_source, name, loaded)
     problems += [f"dark: presenter: {p}" for p in dark]
     browser_wait.switch_scheme(page, "light")
-    light = presenter_problems(page, path, "light", axe_source, name)
+    light = presenter_problems(page, path, "light", axe_source, name, loaded)
     problems += [f"light: presenter: {p}" for p in light]
     assert not problems, f"{name}:\n" + "\n".join(problems)
 
