@@ -372,9 +372,9 @@ def estimate_otd(
 
     The power method is counted at its iteration bound (batched over each block of a sweep's
     tasks: ~20 µs a step; a block's own fixed cost, ~30 ms, is left out: within the
-    estimate's factor). Each algorithm whose registry record decomposes a tensor costs one noisy tensor and
-    one power method per run; without ``algorithms``, the paper's six. The draws and
-    whitenings spread over ``workers`` (default :func:`dpcore.parallel.default_workers`).
+    estimate's factor). Each algorithm whose registry record decomposes a tensor costs one
+    noisy tensor and one power method per run; without ``algorithms``, the paper's six. The
+    draws and whitenings spread over ``workers`` (default :func:`dpcore.parallel.default_workers`).
     """
     workers = workers or default_workers()
     tasks = points * runs
