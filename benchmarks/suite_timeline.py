@@ -41,31 +41,33 @@ def _write(event: str, nodeid: str) -> None:
         return
     if "file" not in _out:
         directory.mkdir(parents=True, exist_ok=True)
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        worker = _out.get("worker", "main")
         _out["file"] = open(directory / f"worker-{worker}.jsonl", "a", buffering=1)
     line = json.dumps({"ev": event, "t": time.time(), "id": nodeid})
     _out["file"].write(line + "\n")  # type: ignore[attr-defined]
 
 
 def pytest_runtest_logstart(nodeid, location):
-    if "PYTEST_XDIST_WORKER" in os.environ or not _xdist_controller():
+    if not _out.get("controller"):
         _write("start", nodeid)
 
 
 def pytest_runtest_logfinish(nodeid, location):
-    if "PYTEST_XDIST_WORKER" in os.environ or not _xdist_controller():
+    if not _out.get("controller"):
         _write("end", nodeid)
-
-
-def _xdist_controller() -> bool:
-    return bool(_out.get("controller"))
 
 
 def pytest_configure(config):
     directory = _directory()
-    if directory is None or "PYTEST_XDIST_WORKER" in os.environ:
+    if directory is None:
         return
-    # the controller: with xdist its own logstart hooks repeat the workers' (not written)
+    # Which process this is from pytest-xdist's own record (config.workerinput), not from the
+    # environment: a pytest started inside a test inherits its worker's PYTEST_XDIST_WORKER.
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        _out["worker"] = workerinput["workerid"]
+        return
+    # the controller: with xdist its logstart hooks repeat the workers' (not written)
     _out["controller"] = bool(getattr(config.option, "numprocesses", None))
     directory.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
