@@ -4,13 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
-# A worker per core (pytest-xdist), tests sent one at a time, the slow ones first
-# (tests/conftest.py); tests marked xdist_group("…") share one worker. The full suite gets one
-# worker more, which runs only the groups that wait on purpose (the federation's fault rounds,
-# the class server's failovers: tests/xdist_groups.py) beside the others' computing
-# (docs/performance.md, "A worker for the tests that wait"); four plain workers were slower
-# than two on this 2-core machine ("The test suite's time"). PYTEST_WORKERS=N sets the count;
-# PYTEST_WORKERS=0 runs everything in this process.
+# Two workers (pytest-xdist), tests sent one at a time, the slow ones first (tests/conftest.py);
+# tests marked xdist_group("…") share one worker. PYTEST_WORKERS=auto adds a worker that runs
+# only the groups that wait on purpose (tests/xdist_groups.py): 19.1-20.8 min instead of 21 in
+# two runs, but a third run on a slower machine failed a federation fault round's time limit
+# beside it (docs/performance.md, "A worker for the tests that wait"), so it is not the
+# default. PYTEST_WORKERS=N sets the count; PYTEST_WORKERS=0 runs everything in this process.
 # Bytecode is cached between runs even where the environment says not to (this machine sets
 # PYTHONDONTWRITEBYTECODE=1): a second run then neither recompiles the project in each of
 # the many interpreters the suite starts nor redoes pytest's assertion rewriting of the test
@@ -24,7 +23,7 @@ nice -n 19 .venv/bin/python -m mypy >"$checks" 2>&1 &
 mypy_pid=$!
 trap 'kill "$mypy_pid" 2>/dev/null || true; rm -f "$checks"' EXIT
 tests=0
-.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-auto}" --dist loadgroup "$@" || tests=$?
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@" || tests=$?
 typing=0
 wait "$mypy_pid" || typing=$?
 cat "$checks"
