@@ -55,26 +55,34 @@ def test_free(n):
 """
 
 
-@pytest.mark.slow  # three interpreters with pytest-xdist: about 5 s
-def test_an_xdist_group_runs_on_one_worker(tmp_path):
-    # pytest 9.2 ignores pytest-xdist's own group suffix (tests/xdist_groups.py): the three
-    # tests of group "g" ran on both workers. The conftest planted here calls what
-    # tests/conftest.py calls.
-    (tmp_path / "test_planted.py").write_text(GROUPED)
-    tests = Path(__file__).resolve().parent
+def _planted_run(tmp_path, tests: str, conftest: str, workers: int) -> str:
+    """Run the planted ``tests`` on ``workers`` pytest-xdist workers (``--dist loadgroup``)
+    under a conftest that calls what tests/conftest.py calls, plus ``conftest``; what the tests
+    wrote to WORKERS_OUT."""
+    (tmp_path / "test_planted.py").write_text(tests)
+    here = Path(__file__).resolve().parent
     (tmp_path / "conftest.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(tests)!r})\nfrom xdist_groups import mark_groups\n"
+        f"import sys\nsys.path.insert(0, {str(here)!r})\nfrom xdist_groups import mark_groups\n"
         "def pytest_collection_modifyitems(config, items):\n    mark_groups(config, items)\n"
+        + conftest
     )
     out = tmp_path / "workers.txt"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q",
+        [sys.executable, "-m", "pytest", "-n", str(workers), "--dist", "loadgroup", "-q",
          "-p", "no:cacheprovider", "test_planted.py"],
         cwd=tmp_path, env={**os.environ, "WORKERS_OUT": str(out)},
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:]
-    workers = out.read_text().split()
+    return out.read_text()
+
+
+@pytest.mark.slow  # three interpreters with pytest-xdist: about 5 s
+def test_an_xdist_group_runs_on_one_worker(tmp_path):
+    # pytest 9.2 ignores pytest-xdist's own group suffix (tests/xdist_groups.py): the three
+    # tests of group "g" ran on both workers. The conftest planted here calls what
+    # tests/conftest.py calls.
+    workers = _planted_run(tmp_path, GROUPED, "", 2).split()
     assert len(workers) == 3 and len(set(workers)) == 1, workers
 
 
@@ -105,23 +113,13 @@ def test_computes(n):
 def test_the_groups_that_wait_have_a_worker_of_their_own(tmp_path):
     # tests/xdist_groups.py: with three workers the last runs the ASIDE groups and nothing
     # else; plain loadgroup gives it free tests too (the planted queue holds 12 of them)
-    (tmp_path / "test_planted.py").write_text(ASIDE_PLANTED)
-    tests = Path(__file__).resolve().parent
-    (tmp_path / "conftest.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(tests)!r})\n"
-        "from xdist_groups import AsideScheduling, mark_groups\n"
-        "def pytest_collection_modifyitems(config, items):\n    mark_groups(config, items)\n"
+    scheduler = (
+        "from xdist_groups import AsideScheduling\n"
         "def pytest_xdist_make_scheduler(config, log):\n    return AsideScheduling(config, log)\n"
     )
-    out = tmp_path / "workers.txt"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-n", "3", "--dist", "loadgroup", "-q",
-         "-p", "no:cacheprovider", "-p", "no:randomly", "test_planted.py"],
-        cwd=tmp_path, env={**os.environ, "WORKERS_OUT": str(out)},
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:]
-    ran = [line.split() for line in out.read_text().splitlines()]
+    ran = [
+        line.split() for line in _planted_run(tmp_path, ASIDE_PLANTED, scheduler, 3).splitlines()
+    ]
     assert len(ran) == 17, ran
     assert {worker for kind, worker in ran if kind != "free"} == {"gw2"}, ran
     assert "gw2" not in {worker for kind, worker in ran if kind == "free"}, ran
